@@ -1,0 +1,233 @@
+package events
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+)
+
+// Hash is a SHA-256 digest.
+type Hash [sha256.Size]byte
+
+// IsZero reports whether h is the zero hash (the Prev of a log's first event).
+func (h Hash) IsZero() bool { return h == Hash{} }
+
+// String is the lowercase hex form.
+func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (h *Hash) UnmarshalText(b []byte) error {
+	p, err := ParseHash(string(b))
+	if err != nil {
+		return err
+	}
+	*h = p
+	return nil
+}
+
+// ParseHash parses the hex form of a Hash.
+func ParseHash(s string) (Hash, error) {
+	var h Hash
+	if len(s) != 2*len(h) {
+		return h, fmt.Errorf("hash %q: want %d hex digits", s, 2*len(h))
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return h, fmt.Errorf("hash %q: %w", s, err)
+	}
+	return h, nil
+}
+
+// The binary encoding of an event, which is both what the store keeps and what the hash is
+// computed over (without the trailing hash). It is fixed: changing it breaks every chain.
+//
+//	format byte (1) | flags byte | task (16) | seq uvarint | id (16) | turn uvarint |
+//	time varint (Unix ns, if flagTime) | type len+bytes | v uvarint |
+//	origin file len+bytes, record uvarint (if flagOrigin) | prev (32) | data len+bytes | hash (32)
+const (
+	formatV1   = 1
+	flagTime   = 1 << 0
+	flagOrigin = 1 << 1
+)
+
+// AppendBinary appends the event's binary encoding, hash included, to b.
+func (e *Event) AppendBinary(b []byte) []byte {
+	b = e.appendUnhashed(b)
+	return append(b, e.Hash[:]...)
+}
+
+// MarshalBinary implements encoding.BinaryMarshaler.
+func (e Event) MarshalBinary() ([]byte, error) {
+	return e.AppendBinary(make([]byte, 0, e.encodedSize())), nil
+}
+
+// ComputeHash is SHA-256 over the binary encoding of every field but Hash.
+func (e *Event) ComputeHash() Hash {
+	return sha256.Sum256(e.appendUnhashed(make([]byte, 0, e.encodedSize())))
+}
+
+func (e *Event) encodedSize() int {
+	n := 2 + 16 + 10 + 16 + 10 + 10 + 10 + len(e.Type) + 10 + 32 + 10 + len(e.Data) + 32
+	if e.Origin != nil {
+		n += 20 + len(e.Origin.File)
+	}
+	return n
+}
+
+func (e *Event) appendUnhashed(b []byte) []byte {
+	var flags byte
+	if !e.Time.IsZero() {
+		flags |= flagTime
+	}
+	if e.Origin != nil {
+		flags |= flagOrigin
+	}
+	b = append(b, formatV1, flags)
+	b = append(b, e.Task[:]...)
+	b = binary.AppendUvarint(b, e.Seq)
+	b = append(b, e.ID[:]...)
+	b = binary.AppendUvarint(b, uint64(e.Turn))
+	if flags&flagTime != 0 {
+		b = binary.AppendVarint(b, e.Time.UnixNano())
+	}
+	b = appendString(b, string(e.Type))
+	b = binary.AppendUvarint(b, uint64(e.V))
+	if e.Origin != nil {
+		b = appendString(b, e.Origin.File)
+		b = binary.AppendUvarint(b, uint64(e.Origin.Record))
+	}
+	b = append(b, e.Prev[:]...)
+	b = binary.AppendUvarint(b, uint64(len(e.Data)))
+	return append(b, e.Data...)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// UnmarshalBinary decodes an event encoded by MarshalBinary. Data aliases b, so the caller must
+// not reuse b afterwards; the payload itself is not decoded (see Payload).
+func (e *Event) UnmarshalBinary(b []byte) error {
+	r := reader{b: b}
+	format, flags := r.byte(), r.byte()
+	if r.err == nil && format != formatV1 {
+		return fmt.Errorf("%w: unknown format %d", ErrCorrupt, format)
+	}
+	var ev Event
+	r.copy(ev.Task[:])
+	ev.Seq = r.uvarint()
+	r.copy(ev.ID[:])
+	ev.Turn = int(r.uvarint())
+	if flags&flagTime != 0 {
+		ev.Time = time.Unix(0, r.varint()).UTC()
+	}
+	ev.Type = internType(r.bytes())
+	ev.V = int(r.uvarint())
+	if flags&flagOrigin != 0 {
+		ev.Origin = &Origin{File: string(r.bytes())}
+		ev.Origin.Record = int(r.uvarint())
+	}
+	r.copy(ev.Prev[:])
+	ev.Data = r.bytes()
+	r.copy(ev.Hash[:])
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
+	}
+	*e = ev
+	return nil
+}
+
+// internType avoids an allocation per decoded event for the known types.
+func internType(b []byte) Type {
+	if t, ok := typeByName[string(b)]; ok {
+		return t
+	}
+	return Type(b)
+}
+
+var typeByName = func() map[string]Type {
+	m := make(map[string]Type, len(schemas))
+	for _, t := range Types() {
+		m[string(t)] = t
+	}
+	return m
+}()
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: truncated", ErrCorrupt)
+	}
+	r.b = nil
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) < 1 {
+		r.fail()
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) copy(dst []byte) {
+	if len(r.b) < len(dst) {
+		r.fail()
+		return
+	}
+	copy(dst, r.b)
+	r.b = r.b[len(dst):]
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || uint64(len(r.b)) < n {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// ParseTask parses a task id.
+func ParseTask(s string) (uuid.UUID, error) { return uuid.Parse(s) }
+
+// ParseID parses an event id.
+func ParseID(s string) (ulid.ULID, error) { return ulid.ParseStrict(s) }

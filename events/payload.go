@@ -1,0 +1,244 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Payload is the typed content of an event. Every payload type of this package implements it.
+type Payload interface {
+	// EventType is the type the payload is recorded under.
+	EventType() Type
+	validate() error
+}
+
+// TaskStarted opens a task's log: the workspace it runs in, the runtime that records it and the
+// engine configuration every later decision uses.
+type TaskStarted struct {
+	// Roots are the absolute workspace roots, in the runtime's order; the first is the primary.
+	Roots []string `json:"roots"`
+	// Runtime names the agent runtime that records the task.
+	Runtime Runtime `json:"runtime,omitzero"`
+	// OS is the operating system the task runs on, as Go names it ("linux", "windows", …).
+	OS string `json:"os,omitempty"`
+	// Config is the engine configuration (windows, caps, snapshot interval) as a JSON object;
+	// absent means the defaults of the projections package.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// Runtime names an agent runtime and its version.
+type Runtime struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// UserMessage is the text a human sent.
+type UserMessage struct {
+	Text string `json:"text"`
+}
+
+// Mention is an @mention of a workspace path.
+type Mention struct {
+	// Path is the mention as the user wrote it, for example "/src/a.ts" or "src/a.ts".
+	Path string `json:"path"`
+	// Resolved is the path the runtime resolved it to (absolute or root-relative); empty when
+	// the runtime did not resolve it, in which case Path is used.
+	Resolved string `json:"resolved,omitempty"`
+}
+
+// ToolCall is a tool the model called.
+type ToolCall struct {
+	// Tool is the tool's name as the agent calls it ("read_file", "Edit", "apply_patch").
+	Tool string `json:"tool"`
+	// ID is the call id the model gave, when it gave one.
+	ID string `json:"id,omitempty"`
+	// Params are the call's parameters, a JSON object.
+	Params json.RawMessage `json:"params"`
+	// Cwd is the working directory the call ran in when it differs from the primary root.
+	Cwd string `json:"cwd,omitempty"`
+	// Failed is set when the runtime knows the call did not succeed.
+	Failed bool `json:"failed,omitempty"`
+}
+
+// TabSnapshot is the editor's open and visible tabs; each snapshot replaces the previous one.
+type TabSnapshot struct {
+	Open    []string `json:"open"`
+	Visible []string `json:"visible"`
+}
+
+// File write operations.
+const (
+	OpCreate = "create"
+	OpEdit   = "edit"
+	OpDelete = "delete"
+)
+
+// FileWrite is a file the agent created, edited or deleted.
+type FileWrite struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+}
+
+// SettingsChanged records a change of mode, provider or model; empty fields are unchanged.
+type SettingsChanged struct {
+	Mode     string `json:"mode,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// RuleToggled records a user turning a rule on or off.
+type RuleToggled struct {
+	Rule    string `json:"rule"`
+	Enabled bool   `json:"enabled"`
+}
+
+// RulesSnapshot records the rule files a decision evaluates; their contents are blobs in the
+// store, addressed by SHA-256.
+type RulesSnapshot struct {
+	Files []SnapshotFile `json:"files"`
+}
+
+// SnapshotFile is one rule file in a RulesSnapshot.
+type SnapshotFile struct {
+	Provider      string `json:"provider"`
+	Scope         string `json:"scope"`
+	Root          string `json:"root,omitempty"`
+	Path          string `json:"path"`
+	Blob          string `json:"blob"`
+	Size          int    `json:"size"`
+	AlwaysEnabled bool   `json:"always_enabled,omitempty"`
+}
+
+// RuleTriggered records a stream-triggered rule firing on the model's output.
+type RuleTriggered struct {
+	Rule   string `json:"rule"`
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	Match  string `json:"match"`
+}
+
+// EventType implements Payload.
+func (*TaskStarted) EventType() Type { return TypeTaskStarted }
+
+// EventType implements Payload.
+func (*UserMessage) EventType() Type { return TypeUserMessage }
+
+// EventType implements Payload.
+func (*Mention) EventType() Type { return TypeMention }
+
+// EventType implements Payload.
+func (*ToolCall) EventType() Type { return TypeToolCall }
+
+// EventType implements Payload.
+func (*TabSnapshot) EventType() Type { return TypeTabSnapshot }
+
+// EventType implements Payload.
+func (*FileWrite) EventType() Type { return TypeFileWrite }
+
+// EventType implements Payload.
+func (*SettingsChanged) EventType() Type { return TypeSettingsChanged }
+
+// EventType implements Payload.
+func (*RuleToggled) EventType() Type { return TypeRuleToggled }
+
+// EventType implements Payload.
+func (*RulesSnapshot) EventType() Type { return TypeRulesSnapshot }
+
+// EventType implements Payload.
+func (*RuleTriggered) EventType() Type { return TypeRuleTriggered }
+
+func (p *TaskStarted) validate() error {
+	for i, r := range p.Roots {
+		if r == "" {
+			return fmt.Errorf("roots[%d] is empty", i)
+		}
+	}
+	if len(p.Config) > 0 && !isJSONObject(p.Config) {
+		return errors.New("config must be a JSON object")
+	}
+	return nil
+}
+
+func (p *UserMessage) validate() error { return nil }
+
+func (p *Mention) validate() error {
+	if p.Path == "" {
+		return errors.New("path is empty")
+	}
+	return nil
+}
+
+func (p *ToolCall) validate() error {
+	if p.Tool == "" {
+		return errors.New("tool is empty")
+	}
+	if len(p.Params) == 0 {
+		p.Params = json.RawMessage("{}")
+	}
+	if !isJSONObject(p.Params) {
+		return errors.New("params must be a JSON object")
+	}
+	return nil
+}
+
+func (p *TabSnapshot) validate() error {
+	if p.Open == nil {
+		p.Open = []string{}
+	}
+	if p.Visible == nil {
+		p.Visible = []string{}
+	}
+	return nil
+}
+
+func (p *FileWrite) validate() error {
+	if p.Path == "" {
+		return errors.New("path is empty")
+	}
+	switch p.Op {
+	case OpCreate, OpEdit, OpDelete:
+		return nil
+	}
+	return fmt.Errorf("op %q is not one of create, edit, delete", p.Op)
+}
+
+func (p *SettingsChanged) validate() error {
+	switch p.Mode {
+	case "", "act", "plan":
+		return nil
+	}
+	return fmt.Errorf("mode %q is not act or plan", p.Mode)
+}
+
+func (p *RuleToggled) validate() error {
+	if p.Rule == "" {
+		return errors.New("rule is empty")
+	}
+	return nil
+}
+
+func (p *RulesSnapshot) validate() error {
+	if p.Files == nil {
+		p.Files = []SnapshotFile{}
+	}
+	for i, f := range p.Files {
+		if f.Path == "" || f.Blob == "" {
+			return fmt.Errorf("files[%d] needs path and blob", i)
+		}
+	}
+	return nil
+}
+
+func (p *RuleTriggered) validate() error {
+	if p.Rule == "" {
+		return errors.New("rule is empty")
+	}
+	return nil
+}
+
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 1 && b[0] == '{' && json.Valid(b)
+}

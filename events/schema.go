@@ -1,0 +1,146 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// An upgrade turns the payload of one schema version into the next version's.
+type upgrade func(data []byte) ([]byte, error)
+
+// schema describes one event type: its current version, a constructor for its payload and the
+// upgrades from each older version to the next.
+type schema struct {
+	current  int
+	new      func() Payload
+	upgrades map[int]upgrade // from version v to v+1
+}
+
+// schemas is fixed at compile time: changing the schema is a code change, never runtime state.
+var schemas = map[Type]*schema{
+	TypeTaskStarted:     {current: 1, new: func() Payload { return &TaskStarted{} }},
+	TypeUserMessage:     {current: 1, new: func() Payload { return &UserMessage{} }},
+	TypeMention:         {current: 2, new: func() Payload { return &Mention{} }, upgrades: map[int]upgrade{1: upgradeMentionV1}},
+	TypeToolCall:        {current: 1, new: func() Payload { return &ToolCall{} }},
+	TypeTabSnapshot:     {current: 1, new: func() Payload { return &TabSnapshot{} }},
+	TypeFileWrite:       {current: 1, new: func() Payload { return &FileWrite{} }},
+	TypeSettingsChanged: {current: 1, new: func() Payload { return &SettingsChanged{} }},
+	TypeRuleToggled:     {current: 1, new: func() Payload { return &RuleToggled{} }},
+	TypeRulesSnapshot:   {current: 1, new: func() Payload { return &RulesSnapshot{} }},
+	TypeDecision:        {current: 1, new: func() Payload { return &Decision{} }},
+	TypeRuleTriggered:   {current: 1, new: func() Payload { return &RuleTriggered{} }},
+}
+
+// Types lists the known event types in a fixed order.
+func Types() []Type {
+	return []Type{TypeTaskStarted, TypeUserMessage, TypeMention, TypeToolCall, TypeTabSnapshot,
+		TypeFileWrite, TypeSettingsChanged, TypeRuleToggled, TypeRulesSnapshot, TypeDecision,
+		TypeRuleTriggered}
+}
+
+// Known reports whether t is an event type this code can decode.
+func Known(t Type) bool { _, ok := schemas[t]; return ok }
+
+// CurrentVersion is the schema version New writes for t; 0 for an unknown type.
+func CurrentVersion(t Type) int {
+	if s, ok := schemas[t]; ok {
+		return s.current
+	}
+	return 0
+}
+
+func (s *schema) upgrade(t Type, v int, data []byte) ([]byte, error) {
+	if v > s.current {
+		return nil, fmt.Errorf("%w: %s v%d (this build knows v%d); upgrade tasklog", ErrNewerVersion, t, v, s.current)
+	}
+	if v < 1 {
+		return nil, fmt.Errorf("%w: %s has schema version %d", ErrInvalid, t, v)
+	}
+	for ; v < s.current; v++ {
+		up, ok := s.upgrades[v]
+		if !ok {
+			return nil, fmt.Errorf("%w: no upgrade of %s from v%d", ErrInvalid, t, v)
+		}
+		var err error
+		if data, err = up(data); err != nil {
+			return nil, fmt.Errorf("upgrade %s v%d to v%d: %w", t, v, v+1, err)
+		}
+	}
+	return data, nil
+}
+
+// upgradeMentionV1 upgrades a v1 mention, {"path"} holding the already resolved path, to v2,
+// which keeps the spelling the user wrote apart from the resolution.
+func upgradeMentionV1(data []byte) ([]byte, error) {
+	var v1 struct {
+		Path string `json:"path"`
+	}
+	if err := decodeStrict(data, &v1); err != nil {
+		return nil, err
+	}
+	return canonicalJSON(&Mention{Path: v1.Path, Resolved: v1.Path})
+}
+
+// decodeStrict decodes one JSON value, rejecting unknown fields and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// canonicalJSON encodes v compactly, with object keys of maps sorted (encoding/json does that),
+// raw JSON fields canonicalized and no HTML escaping, so equal payloads have equal bytes.
+func canonicalJSON(v any) ([]byte, error) {
+	if p, ok := v.(*ToolCall); ok {
+		params, err := Canonicalize(p.Params)
+		if err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+		c := *p
+		c.Params = params
+		v = &c
+	}
+	if p, ok := v.(*TaskStarted); ok && len(p.Config) > 0 {
+		cfg, err := Canonicalize(p.Config)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		c := *p
+		c.Config = cfg
+		v = &c
+	}
+	return marshalNoEscape(v)
+}
+
+// Canonicalize rewrites a JSON value in tasklog's canonical form: compact, object keys sorted,
+// numbers kept as written, no HTML escaping.
+func Canonicalize(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return marshalNoEscape(v)
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,18 @@
+module github.com/tasklog/tasklog
+
+go 1.26
+
+require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/google/uuid v1.6.0
+	github.com/oklog/ulid/v2 v2.1.2
+	github.com/rogpeppe/go-internal v1.16.0
+	go.etcd.io/bbolt v1.4.3
+	golang.org/x/term v0.48.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)
