@@ -1,0 +1,195 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrHashMismatch is returned when a line of a JSON Lines log carries a hash or prev that does
+// not match its content or its predecessor: the file was altered or lines were lost.
+var ErrHashMismatch = errors.New("hash chain broken")
+
+// MaxLineBytes bounds one line of a JSON Lines log.
+const MaxLineBytes = 64 << 20
+
+// jsonLine is the JSON form of an event: the authoring format. Field order is the export order.
+type jsonLine struct {
+	Task   string          `json:"task,omitempty"`
+	Seq    uint64          `json:"seq,omitempty"`
+	ID     string          `json:"id,omitempty"`
+	Turn   int             `json:"turn,omitempty"`
+	Time   string          `json:"time,omitempty"`
+	Type   Type            `json:"type"`
+	V      int             `json:"v,omitempty"`
+	Origin *Origin         `json:"origin,omitempty"`
+	Data   json.RawMessage `json:"data"`
+	Prev   string          `json:"prev,omitempty"`
+	Hash   string          `json:"hash,omitempty"`
+}
+
+// MarshalJSONLine encodes a stored event as one line of the export format (without the
+// newline). The encoding is lossless: decoding it gives back the same event, hash included.
+func MarshalJSONLine(e Event) ([]byte, error) {
+	l := jsonLine{Task: e.Task.String(), Seq: e.Seq, ID: e.ID.String(), Turn: e.Turn, Type: e.Type,
+		V: e.V, Origin: e.Origin, Data: e.Data, Hash: e.Hash.String()}
+	if !e.Time.IsZero() {
+		l.Time = e.Time.UTC().Format(time.RFC3339Nano)
+	}
+	if !e.Prev.IsZero() {
+		l.Prev = e.Prev.String()
+	}
+	return marshalNoEscape(&l)
+}
+
+// Line is one decoded line of a JSON Lines log. Fields the line omitted are zero in Event and
+// false in the Has flags; the caller (an importer) assigns them.
+type Line struct {
+	// Event is the line's event; Data is canonical and has been checked against its schema.
+	Event Event
+	// No is the 1-based line number in the file.
+	No int
+	// HasTask, HasSeq, HasID, HasTurn, HasTime and HasHash tell which envelope fields the line set.
+	HasTask, HasSeq, HasID, HasTurn, HasTime, HasHash bool
+}
+
+// LineReader reads a JSON Lines log, one event per line. Blank lines are skipped. Every error
+// names the file and line.
+type LineReader struct {
+	name string
+	sc   *bufio.Scanner
+	no   int
+}
+
+// NewLineReader reads r; name is used in error messages.
+func NewLineReader(r io.Reader, name string) *LineReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	return &LineReader{name: name, sc: sc}
+}
+
+// Next returns the next line, or io.EOF after the last one.
+func (lr *LineReader) Next() (Line, error) {
+	for lr.sc.Scan() {
+		lr.no++
+		raw := bytes.TrimSpace(lr.sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		l, err := ParseLine(raw)
+		if err != nil {
+			return Line{}, fmt.Errorf("%s:%d: %w", lr.name, lr.no, err)
+		}
+		l.No = lr.no
+		return l, nil
+	}
+	if err := lr.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return Line{}, fmt.Errorf("%s:%d: line longer than %d bytes", lr.name, lr.no+1, MaxLineBytes)
+		}
+		return Line{}, fmt.Errorf("%s: %w", lr.name, err)
+	}
+	return Line{}, io.EOF
+}
+
+// ParseLine decodes one line of the authoring or export format. Unknown envelope fields,
+// unknown event types, unknown payload fields and payloads that break their schema are errors.
+// A line that carries a hash keeps its data bytes verbatim, so the hash can be checked; other
+// lines get canonical data.
+func ParseLine(raw []byte) (Line, error) {
+	var jl jsonLine
+	if err := decodeStrict(raw, &jl); err != nil {
+		return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if jl.Type == "" {
+		return Line{}, fmt.Errorf("%w: missing \"type\"", ErrInvalid)
+	}
+	s, ok := schemas[jl.Type]
+	if !ok {
+		return Line{}, fmt.Errorf("%w %q", ErrUnknownType, jl.Type)
+	}
+	l := Line{HasSeq: jl.Seq != 0, HasTurn: jl.Turn != 0, HasHash: jl.Hash != ""}
+	e := &l.Event
+	e.Type, e.Seq, e.Turn, e.Origin = jl.Type, jl.Seq, jl.Turn, jl.Origin
+	e.V = jl.V
+	if e.V == 0 {
+		e.V = s.current
+	}
+	var err error
+	if jl.Task != "" {
+		if e.Task, err = uuid.Parse(jl.Task); err != nil {
+			return Line{}, fmt.Errorf("%w: task %q: %v", ErrInvalid, jl.Task, err)
+		}
+		l.HasTask = true
+	}
+	if jl.ID != "" {
+		if e.ID, err = ParseID(jl.ID); err != nil {
+			return Line{}, fmt.Errorf("%w: id %q: %v", ErrInvalid, jl.ID, err)
+		}
+		l.HasID = true
+	}
+	if jl.Time != "" {
+		if e.Time, err = time.Parse(time.RFC3339Nano, jl.Time); err != nil {
+			return Line{}, fmt.Errorf("%w: time %q: %v", ErrInvalid, jl.Time, err)
+		}
+		e.Time = e.Time.UTC()
+		l.HasTime = true
+	}
+	if jl.Prev != "" {
+		if e.Prev, err = ParseHash(jl.Prev); err != nil {
+			return Line{}, fmt.Errorf("%w: prev: %v", ErrInvalid, err)
+		}
+	}
+	if l.HasHash {
+		if e.Hash, err = ParseHash(jl.Hash); err != nil {
+			return Line{}, fmt.Errorf("%w: hash: %v", ErrInvalid, err)
+		}
+	}
+	if len(jl.Data) == 0 {
+		jl.Data = json.RawMessage("{}")
+	}
+	if e.Data, err = lineData(s, e.Type, e.V, jl.Data, l.HasHash); err != nil {
+		return Line{}, err
+	}
+	if l.HasHash {
+		if !l.HasTask || !l.HasID || !l.HasSeq {
+			return Line{}, fmt.Errorf("%w: a line with a hash must also carry task, id and seq", ErrInvalid)
+		}
+		if got := e.ComputeHash(); got != e.Hash {
+			return Line{}, fmt.Errorf("%w: seq %d: hash %s does not match the line's content (computed %s): the line was altered",
+				ErrHashMismatch, e.Seq, short(e.Hash), short(got))
+		}
+	}
+	return l, nil
+}
+
+// lineData checks a line's payload against its schema and returns the bytes to store.
+func lineData(s *schema, t Type, v int, data []byte, verbatim bool) ([]byte, error) {
+	up, err := s.upgrade(t, v, data)
+	if err != nil {
+		return nil, err
+	}
+	p := s.new()
+	if err := decodeStrict(up, p); err != nil {
+		return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+	}
+	switch {
+	case verbatim:
+		return append([]byte(nil), data...), nil
+	case v == s.current:
+		return canonicalJSON(p)
+	default:
+		return Canonicalize(data)
+	}
+}
+
+func short(h Hash) string { return h.String()[:12] }

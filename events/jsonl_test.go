@@ -1,0 +1,173 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestExportLineRoundTrip(t *testing.T) {
+	for _, e := range sampleLog(t) {
+		line, err := MarshalJSONLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ParseLine(line)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", e, err, line)
+		}
+		if !l.HasHash || !l.HasID || !l.HasSeq || !l.HasTask || !l.HasTime || !l.HasTurn {
+			t.Errorf("%s: lost a field: %+v", e, l)
+		}
+		again, _ := MarshalJSONLine(l.Event)
+		if !bytes.Equal(line, again) {
+			t.Errorf("re-export differs:\n%s\n%s", line, again)
+		}
+		if l.Event.Hash != e.Hash {
+			t.Errorf("%s: hash changed", e)
+		}
+	}
+}
+
+func TestExportDoesNotEscapeHTML(t *testing.T) {
+	line, _ := MarshalJSONLine(sampleLog(t)[1])
+	if !strings.Contains(string(line), `<Button> under apps/web & test`) {
+		t.Errorf("line escapes markup: %s", line)
+	}
+}
+
+func TestAuthoringLines(t *testing.T) {
+	tests := []struct {
+		name     string
+		line     string
+		wantData string
+		wantErr  error
+		inErr    string
+	}{
+		{"minimal", `{"type":"user_message","data":{"text":"fix src/a.ts"}}`, `{"text":"fix src/a.ts"}`, nil, ""},
+		{"canonical params", `{"type":"tool_call","data":{"tool":"read_file","params":{"z":1,"path":"a"}}}`,
+			`{"tool":"read_file","params":{"path":"a","z":1}}`, nil, ""},
+		{"old version kept", `{"type":"mention","v":1,"data":{"path":"a.ts"}}`, `{"path":"a.ts"}`, nil, ""},
+		{"no data", `{"type":"tab_snapshot"}`, `{"open":[],"visible":[]}`, nil, ""},
+		{"unknown type", `{"type":"telepathy","data":{}}`, "", ErrUnknownType, `"telepathy"`},
+		{"typo in data", `{"type":"user_message","data":{"txt":"hi"}}`, "", ErrInvalid, `"txt"`},
+		{"typo in envelope", `{"type":"user_message","tpye":1,"data":{"text":"hi"}}`, "", ErrInvalid, `"tpye"`},
+		{"missing type", `{"data":{"text":"hi"}}`, "", ErrInvalid, `missing "type"`},
+		{"truncated", `{"type":"user_message","data":{"text":"hi`, "", ErrInvalid, "unexpected EOF"},
+		{"bad op", `{"type":"file_write","data":{"path":"a","op":"move"}}`, "", ErrInvalid, "op"},
+		{"bad task", `{"task":"nope","type":"user_message","data":{"text":"x"}}`, "", ErrInvalid, "task"},
+		{"newer schema", `{"type":"mention","v":7,"data":{"path":"a"}}`, "", ErrNewerVersion, "v7"},
+		{"hash without id", `{"type":"user_message","data":{"text":"x"},"hash":"` + strings.Repeat("0", 64) + `"}`, "", ErrInvalid, "must also carry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseLine([]byte(tt.line))
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(l.Event.Data) != tt.wantData {
+					t.Errorf("data = %s, want %s", l.Event.Data, tt.wantData)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.inErr) {
+				t.Errorf("err = %v, want %v mentioning %q", err, tt.wantErr, tt.inErr)
+			}
+		})
+	}
+}
+
+func TestTamperedLineIsRefused(t *testing.T) {
+	line, _ := MarshalJSONLine(sampleLog(t)[1])
+	tampered := strings.Replace(string(line), "apps/web", "apps/api", 1)
+	_, err := ParseLine([]byte(tampered))
+	if !errors.Is(err, ErrHashMismatch) || !strings.Contains(err.Error(), "seq 2") {
+		t.Errorf("err = %v, want ErrHashMismatch at seq 2", err)
+	}
+}
+
+func TestLineReaderNamesFileAndLine(t *testing.T) {
+	in := "{\"type\":\"user_message\",\"data\":{\"text\":\"a\"}}\n\n{\"type\":\"user_message\",\"data\":{\"text\":\"b\"}}\n{\"type\":\"bogus\"}\n"
+	lr := NewLineReader(strings.NewReader(in), "s.jsonl")
+	var nos []int
+	for {
+		l, err := lr.Next()
+		if err == io.EOF {
+			t.Fatal("reached EOF without the bad line's error")
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "s.jsonl:4: ") || !errors.Is(err, ErrUnknownType) {
+				t.Errorf("err = %v, want s.jsonl:4 unknown type", err)
+			}
+			break
+		}
+		nos = append(nos, l.No)
+	}
+	if len(nos) != 2 || nos[0] != 1 || nos[1] != 3 {
+		t.Errorf("line numbers = %v, want [1 3]", nos)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	log := sampleLog(t)
+	want := []string{
+		"roots /ws; runtime cline 3.51.0",
+		`"Add a <Button> under apps/web & test it"`,
+		"/apps/web/src/App.tsx → apps/web/src/App.tsx",
+		`write_to_file content="x" path="apps/web/a.tsx"`,
+		"1 open, 0 visible",
+		"create apps/web/a.tsx",
+		"mode=plan",
+		"disable cline:.clinerules/a.md",
+	}
+	for i, e := range log {
+		if got := Summary(e); got != want[i] {
+			t.Errorf("Summary(%s) = %q, want %q", e, got, want[i])
+		}
+	}
+	if got := Summary(Event{Seq: 3, Type: "x"}); !strings.Contains(got, "unreadable") {
+		t.Errorf("summary of an unknown event = %q", got)
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	for _, e := range sampleLog(f) {
+		line, _ := MarshalJSONLine(e)
+		f.Add(line)
+	}
+	f.Add([]byte(`{"type":"tool_call","data":{"tool":"x","params":{"a":[1,{"b":null}]}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := ParseLine(b)
+		if err != nil {
+			return
+		}
+		if _, err := l.Event.Payload(); err != nil {
+			t.Fatalf("accepted line has an undecodable payload: %v", err)
+		}
+	})
+}
+
+func FuzzUnmarshalBinary(f *testing.F) {
+	for _, e := range sampleLog(f) {
+		b, _ := e.MarshalBinary()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var e Event
+		if e.UnmarshalBinary(b) != nil {
+			return
+		}
+		// Non-minimal varints decode too; what matters is that a decoded event is stable.
+		again, _ := e.MarshalBinary()
+		var e2 Event
+		if err := e2.UnmarshalBinary(again); err != nil {
+			t.Fatalf("re-encoded event does not decode: %v", err)
+		}
+		if third, _ := e2.MarshalBinary(); !bytes.Equal(third, again) {
+			t.Fatalf("encoding is not stable")
+		}
+	})
+}
