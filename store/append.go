@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// Appended is where an Append put its events.
+type Appended struct {
+	// First and Last are the sequence numbers of the first and last event of the batch.
+	First, Last uint64
+	// Events are the events as stored: Task, Seq, Prev and Hash set.
+	Events []events.Event
+	// Duplicate is set when every event was already stored by an earlier append and nothing
+	// was written.
+	Duplicate bool
+}
+
+// appendRequest is one Append waiting for the committer.
+type appendRequest struct {
+	ctx      context.Context
+	task     uuid.UUID
+	expected uint64
+	evs      []events.Event
+	// result has room for the one answer, so the committer never blocks on a caller.
+	result chan appendResult
+}
+
+type appendResult struct {
+	appended Appended
+	err      error
+}
+
+// Append atomically adds evs to the end of task's log, provided its head is at expectedVersion
+// (0 for a new task): the events get sequence numbers expectedVersion+1, +2, …, the task's id,
+// and hashes chained to their predecessor. Either every event is stored, durably, or none is.
+// Turn, Time, V, Data and Origin are the caller's; every event needs an ID and a Type. When the
+// head has moved, the error is a *VersionConflictError (errors.Is ErrVersionConflict).
+//
+// Append is idempotent by event id, so a retry after a lost acknowledgement succeeds. The promise
+// covers exactly this: if every event of the batch is already stored in this task, at consecutive
+// positions in the batch's order, and each is byte-for-byte the event the caller would have
+// stored (same ID, Turn, Time, Type, V, Origin and Data), Append writes nothing and returns the
+// original positions and stored events with Duplicate set, whatever expectedVersion says. Any
+// other overlap with stored ids is refused with ErrDuplicateID and nothing is written: a batch
+// only partly stored, an id stored in another task, stored at other relative positions, or
+// stored with different content. A batch that repeats an id within itself is refused likewise.
+//
+// If ctx is done before the batch is committed, Append returns ctx.Err() and writes nothing.
+// Once the commit has begun Append waits for its outcome, so an error never hides a write.
+func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (Appended, error) {
+	if db.readOnly {
+		return Appended{}, ErrReadOnly
+	}
+	if err := checkBatch(task, evs); err != nil {
+		return Appended{}, err
+	}
+	r := &appendRequest{
+		ctx:      ctx,
+		task:     task,
+		expected: expectedVersion,
+		// The caller keeps its slice; the committer fills in a copy.
+		evs:    append([]events.Event(nil), evs...),
+		result: make(chan appendResult, 1),
+	}
+	if err := db.enqueue(r); err != nil {
+		return Appended{}, err
+	}
+	res := <-r.result
+	return res.appended, res.err
+}
+
+// enqueue hands r to the committer unless the database is closed or ctx ends first.
+func (db *DB) enqueue(r *appendRequest) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return ErrClosed
+	}
+	select {
+	case db.reqs <- r:
+		return nil
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+}
+
+// checkBatch refuses what no state of the log could make valid, before it costs a transaction.
+func checkBatch(task uuid.UUID, evs []events.Event) error {
+	if task == uuid.Nil {
+		return fmt.Errorf("append: %w: the task id is the nil UUID", ErrInvalidEvent)
+	}
+	if len(evs) == 0 {
+		return fmt.Errorf("append to task %s: %w: no events", task, ErrInvalidEvent)
+	}
+	var seen map[ulid.ULID]int
+	if len(evs) > 1 {
+		seen = make(map[ulid.ULID]int, len(evs))
+	}
+	for i := range evs {
+		ev := &evs[i]
+		switch {
+		case ev.ID == ulid.ULID{}:
+			return fmt.Errorf("append to task %s: event #%d (%s): %w", task, i, ev.Type, ErrMissingID)
+		case ev.Type == "":
+			return fmt.Errorf("append to task %s: event #%d (%s): %w: no type", task, i, ev.ID, ErrInvalidEvent)
+		case ev.Task != uuid.Nil && ev.Task != task:
+			return fmt.Errorf("append to task %s: event #%d (%s): %w: it belongs to task %s", task, i, ev.ID, ErrInvalidEvent, ev.Task)
+		}
+		if seen == nil {
+			continue
+		}
+		if j, dup := seen[ev.ID]; dup {
+			return fmt.Errorf("append to task %s: events #%d and #%d: %w %s within one batch", task, j, i, ErrDuplicateID, ev.ID)
+		}
+		seen[ev.ID] = i
+	}
+	return nil
+}

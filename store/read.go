@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// chunkSize is how many events one read transaction copies out. Large enough that the
+// transaction's cost vanishes per event, small enough that a long read never holds the
+// transaction (and so never blocks the file's growth) for long.
+const chunkSize = 512
+
+// Head is the end of a task's log.
+type Head struct {
+	// Seq is the last event's sequence number, which is also the number of events.
+	Seq uint64
+	// Hash is the last event's hash, the value the next event's Prev must have.
+	Hash events.Hash
+	// LastTurn is the last event's turn.
+	LastTurn int
+}
+
+// TaskInfo describes one task of the database.
+type TaskInfo struct {
+	// Task is the task's id.
+	Task uuid.UUID
+	// Events is how many events its log holds.
+	Events uint64
+	// LastTurn is the turn of its last event.
+	LastTurn int
+}
+
+// chunk is a run of stored events copied out of a read transaction into one buffer.
+type chunk struct {
+	seqs []uint64
+	vals [][]byte
+}
+
+// readChunk copies up to chunkSize events of task, starting at seq from, out of one read
+// transaction. It fails with ErrTaskNotFound when the task has no bucket.
+func (db *DB) readChunk(task uuid.UUID, from uint64) (chunk, error) {
+	var c chunk
+	err := db.view(func(tx *bolt.Tx) error {
+		tb := taskBucket(tx, task)
+		if tb == nil {
+			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
+		}
+		// First collect the references into the mmap, then copy them all into one buffer
+		// sized exactly, before the transaction ends and the references go stale.
+		refs := make([][]byte, 0, chunkSize)
+		size := 0
+		cur := tb.Cursor()
+		for k, v := cur.Seek(uint64ToBytes(from)); k != nil && len(refs) < chunkSize; k, v = cur.Next() {
+			if len(k) != 8 {
+				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
+			}
+			c.seqs = append(c.seqs, bytesToUint64(k))
+			refs = append(refs, v)
+			size += len(v)
+		}
+		buf := make([]byte, 0, size)
+		c.vals = make([][]byte, len(refs))
+		for i, v := range refs {
+			start := len(buf)
+			buf = append(buf, v...)
+			c.vals[i] = buf[start:len(buf):len(buf)]
+		}
+		return nil
+	})
+	return c, err
+}
+
+func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
+	tasks := tx.Bucket(bucketTasks)
+	if tasks == nil {
+		return nil
+	}
+	return tasks.Bucket(task[:])
+}
+
+// Events streams task's events in order, starting at sequence fromSeq (0 and 1 both mean the
+// beginning). Only envelopes are decoded; Event.Data is a copy the caller may keep. The log is
+// read in chunks, each copied out of its own read transaction, so no transaction is open while
+// the loop body runs: the body may append to the same task (those events are then streamed
+// too) or take its time. A value that does not decode, a gap or an event stored under the wrong
+// key ends the stream with an error naming task and seq (errors.Is ErrCorrupt). An unknown task
+// yields ErrTaskNotFound.
+func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		next := max(fromSeq, 1)
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			c, err := db.readChunk(task, next)
+			if err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			for i, seq := range c.seqs {
+				ev, err := decodeAt(task, seq, c.vals[i])
+				if err == nil && seq != next {
+					err = fmt.Errorf("task %s: seq %d: %w: missing, the next stored event is seq %d", task, next, ErrCorrupt, seq)
+				}
+				if err != nil {
+					yield(events.Event{}, err)
+					return
+				}
+				if !yield(ev, nil) {
+					return
+				}
+				next = seq + 1
+			}
+			if len(c.seqs) < chunkSize {
+				return
+			}
+		}
+	}
+}
+
+// decodeAt decodes the value stored under seq and checks it is the event that belongs there.
+func decodeAt(task uuid.UUID, seq uint64, raw []byte) (events.Event, error) {
+	var ev events.Event
+	if err := ev.UnmarshalBinary(raw); err != nil {
+		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: %w", task, seq, ErrCorrupt, err)
+	}
+	if ev.Seq != seq || ev.Task != task {
+		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: the stored event says it is task %s seq %d",
+			task, seq, ErrCorrupt, ev.Task, ev.Seq)
+	}
+	return ev, nil
+}
+
+// Head returns the end of task's log, or ErrTaskNotFound.
+func (db *DB) Head(task uuid.UUID) (Head, error) {
+	var h Head
+	err := db.view(func(tx *bolt.Tx) error {
+		var err error
+		h, err = headOf(taskBucket(tx, task), task)
+		return err
+	})
+	return h, err
+}
+
+// headOf decodes the last event of a task's bucket.
+func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
+	if tb == nil {
+		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
+	}
+	k, v := tb.Cursor().Last()
+	if k == nil {
+		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
+	}
+	// Decoding aliases v, which is fine: only fixed-size fields are kept.
+	var ev events.Event
+	if err := ev.UnmarshalBinary(v); err != nil {
+		return Head{}, fmt.Errorf("task %s: seq %d: %w: %w", task, bytesToUint64(k), ErrCorrupt, err)
+	}
+	return Head{Seq: bytesToUint64(k), Hash: ev.Hash, LastTurn: ev.Turn}, nil
+}
+
+// Tasks lists every task with at least one event, sorted by task id.
+func (db *DB) Tasks() ([]TaskInfo, error) {
+	var out []TaskInfo
+	err := db.view(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket(bucketTasks)
+		if tasks == nil {
+			return nil
+		}
+		// bbolt keeps keys in byte order, which for UUIDs is their string order too.
+		return tasks.ForEachBucket(func(k []byte) error {
+			if len(k) != 16 {
+				return fmt.Errorf("%w: bucket %x is not a task id", ErrCorrupt, k)
+			}
+			task := uuid.UUID(k)
+			h, err := headOf(tasks.Bucket(k), task)
+			if err != nil {
+				return err
+			}
+			out = append(out, TaskInfo{Task: task, Events: h.Seq, LastTurn: h.LastTurn})
+			return nil
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,268 @@
+// Package store keeps tasklog's durable per-task event logs in one embedded bbolt file.
+//
+// Each task's events live in their own bucket under 8-byte big-endian sequence keys, stored in
+// the canonical binary encoding of package events and chained by hash. Append checks an expected
+// version, assigns sequence numbers, seals the chain and is idempotent by event id; concurrent
+// appends to any number of tasks are group-committed into shared, fsynced transactions by one
+// committer goroutine. Reads stream a task from any sequence in chunks without holding a
+// transaction while the caller works. Beside the logs the file holds content-addressed blobs and
+// projection snapshots. The store never decodes a payload: what an event means is not its concern.
+//
+//	db, err := store.Open("tasks.db", nil)
+//	if err != nil { ... }
+//	defer db.Close()
+//	res, err := db.Append(ctx, task, head, ev1, ev2)
+//	for ev, err := range db.Events(ctx, task, 1) { ... }
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+const (
+	// fileMode keeps task logs private to their owner: they hold users' prompts and code.
+	fileMode = 0o600
+	// defaultTimeout is how long Open waits for another process to release the file.
+	defaultTimeout = time.Second
+	// defaultMaxBatch bounds how many appends share one transaction.
+	defaultMaxBatch = 256
+)
+
+// Options configures Open. The zero value (or nil) is a durable, writable store.
+type Options struct {
+	// Timeout is how long Open waits for another process holding the file to let go before it
+	// fails with ErrLocked. Zero means one second; negative means do not wait.
+	Timeout time.Duration
+	// NoSync skips the fsync after each commit. An acknowledged append can then be lost when the
+	// machine (not just the process) crashes. Meant for tests and benchmarks that are not about
+	// durability; never for a real log.
+	NoSync bool
+	// ReadOnly opens the file for reading only; several read-only openers may share it, and
+	// every write fails with ErrReadOnly.
+	ReadOnly bool
+	// MaxBatch is the most appends one group commit takes. Zero means 256.
+	MaxBatch int
+}
+
+// DB is an open task log file. Its methods are safe for concurrent use.
+type DB struct {
+	bolt     *bolt.DB
+	path     string
+	readOnly bool
+	maxBatch int
+
+	// mu guards closed against a concurrent send on reqs: Append sends under the read lock,
+	// Close flips closed and closes reqs under the write lock.
+	mu     sync.RWMutex
+	closed bool
+	reqs   chan *appendRequest
+	// done is closed when the committer has answered every request and exited.
+	done chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the task log at path, creating it (mode 0600) if it does not exist. The parent
+// directory must exist.
+func Open(path string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.Timeout == 0:
+		o.Timeout = defaultTimeout
+	case o.Timeout < 0:
+		// bbolt treats zero as "wait forever"; one nanosecond means a single attempt.
+		o.Timeout = time.Nanosecond
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = defaultMaxBatch
+	}
+	if err := checkPath(path, o.ReadOnly); err != nil {
+		return nil, fmt.Errorf("open task log %q: %w", path, err)
+	}
+	b, err := openBolt(path, &bolt.Options{Timeout: o.Timeout, ReadOnly: o.ReadOnly, NoSync: o.NoSync})
+	if err != nil {
+		return nil, openError(path, o.Timeout, err)
+	}
+	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch}
+	if err := db.check(); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open task log %q: %w", path, err)
+	}
+	if !o.ReadOnly {
+		db.reqs = make(chan *appendRequest, o.MaxBatch)
+		db.done = make(chan struct{})
+		go db.commitLoop()
+	}
+	return db, nil
+}
+
+// checkPath turns the common mistakes into clear errors before bbolt sees them.
+func checkPath(path string, readOnly bool) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %q: %w; create it first", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%q is not a directory", dir)
+	}
+	st, err = os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%w: it is a directory", ErrNotDatabase)
+	case err != nil && readOnly:
+		return err
+	}
+	return nil
+}
+
+// openBolt opens the file and turns a bbolt panic or a fault on a damaged mapping into an
+// error: a bad file must never take the process down.
+func openBolt(path string, opts *bolt.Options) (b *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return bolt.Open(path, fileMode, opts)
+}
+
+// openError says what went wrong opening the file and what to do about it.
+func openError(path string, timeout time.Duration, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("open task log %q: %w (waited %v); close the other tasklog or open with a longer timeout",
+			path, ErrLocked, timeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum):
+		return fmt.Errorf("open task log %q: %w: %v", path, ErrNotDatabase, err)
+	case errors.Is(err, ErrCorrupt):
+		return fmt.Errorf("open task log %q: %w", path, err)
+	}
+	if st, serr := os.Stat(path); serr == nil && st.Size() > 0 && st.Size() < 2*int64(os.Getpagesize()) {
+		return fmt.Errorf("open task log %q: %w: %v", path, ErrNotDatabase, err)
+	}
+	return fmt.Errorf("open task log %q: %w", path, err)
+}
+
+// check makes sure the file is a whole task log of a format this code knows, and lays out the
+// buckets of a new one.
+func (db *DB) check() error {
+	st, err := os.Stat(db.path)
+	if err != nil {
+		return err
+	}
+	err = db.view(func(tx *bolt.Tx) error {
+		if need := tx.Size(); need > st.Size() {
+			return fmt.Errorf("%w: the file is %d bytes but its pages reach %d: it was truncated", ErrCorrupt, st.Size(), need)
+		}
+		return checkFormat(tx)
+	})
+	if !errors.Is(err, errNoFormat) {
+		return err
+	}
+	if db.readOnly {
+		// An empty file opened read-only: reads find nothing, which is the truth.
+		return nil
+	}
+	return db.update(func(tx *bolt.Tx) error {
+		if err := checkFormat(tx); !errors.Is(err, errNoFormat) {
+			return err
+		}
+		for _, name := range [][]byte{bucketMeta, bucketTasks, bucketIDs, bucketBlobs, bucketSnapshots} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keyFormat, formatV1)
+	})
+}
+
+// errNoFormat marks a database with no buckets at all: a new file.
+var errNoFormat = errors.New("new database")
+
+func checkFormat(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		if k, _ := tx.Cursor().First(); k != nil {
+			return fmt.Errorf("%w: a bbolt database of something else (it has a bucket %q)", ErrNotDatabase, k)
+		}
+		return errNoFormat
+	}
+	if f := meta.Get(keyFormat); string(f) != string(formatV1) {
+		return fmt.Errorf("%w: unknown format %q; a newer tasklog wrote it", ErrNotDatabase, f)
+	}
+	return nil
+}
+
+// Path is the file the database was opened from.
+func (db *DB) Path() string { return db.path }
+
+// Close waits for every pending append to be committed or refused, then closes the file.
+// Calling it again returns nil.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		db.mu.Lock()
+		db.closed = true
+		if db.reqs != nil {
+			close(db.reqs)
+		}
+		db.mu.Unlock()
+		if db.done != nil {
+			<-db.done
+		}
+		db.closeErr = db.bolt.Close()
+	})
+	return db.closeErr
+}
+
+// view runs fn in a read transaction, turning a panic or fault inside bbolt into ErrCorrupt.
+func (db *DB) view(fn func(*bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return boltError(db.bolt.View(fn))
+}
+
+// update runs fn in a write transaction and commits it; a panic or fault becomes ErrCorrupt and
+// the transaction is rolled back.
+func (db *DB) update(fn func(*bolt.Tx) error) (err error) {
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return boltError(db.bolt.Update(fn))
+}
+
+// boltError maps bbolt's errors onto this package's sentinels where a caller would test them.
+func boltError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return ErrClosed
+	case errors.Is(err, berrors.ErrDatabaseReadOnly):
+		return ErrReadOnly
+	}
+	return err
+}
