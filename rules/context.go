@@ -16,6 +16,9 @@ type EvaluationContext struct {
 	// OS is the operating system the task runs on, as Go names it ("linux", "darwin",
 	// "windows"); empty when unknown.
 	OS string `json:"os,omitempty"`
+	// Rules are the rule names the user mentioned (for example "@rule:name"): manual rules
+	// apply only when named here.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // ContextPath is one candidate path with the evidence that put it into the context.

@@ -1,0 +1,170 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+// categorize reads the provider's keys and settles the rule's category and conditions, each
+// provider as its own tool reads them. The common keys (description, mode, provider, model,
+// os, condition) are read for every provider.
+func (b *builder) categorize() {
+	r := b.r
+	if d, _, ok := b.stringField("description"); ok {
+		r.Description = strings.TrimSpace(d)
+	}
+	b.commonConditions()
+	stream := b.streamTrigger()
+	r.Category = b.providerCategory()
+	if stream {
+		// A stream condition outranks every other category, as in the agent that defined it.
+		r.Category = CategoryStream
+	}
+	b.reportUnread()
+}
+
+func (b *builder) addPaths(c *Condition) {
+	if c != nil {
+		b.r.Conditions = append(b.r.Conditions, *c)
+	}
+}
+
+func (b *builder) providerCategory() Category {
+	switch b.class.kind {
+	case kindLegacy, kindMain:
+		return CategoryAlways
+	case kindMemory:
+		if b.class.dir == "" {
+			return CategoryAlways
+		}
+		pattern := b.class.dir + "/**"
+		b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: "location", Values: []string{pattern},
+			Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
+		return CategoryScoped
+	}
+	switch b.f.Provider {
+	case ProviderCline:
+		// Cline reads only paths, and only as a list: a string is the wrong type and the rule
+		// stays universal, as in Cline.
+		return b.scopedOr(b.pathCondition("paths", false, false), CategoryAlways)
+	case ProviderClaude:
+		return b.scopedOr(b.pathCondition("paths", true, false), CategoryAlways)
+	case ProviderCopilot:
+		c := b.pathCondition("applyTo", true, true)
+		if c == nil {
+			b.diag(0, SeverityInfo, DiagManualOnly, "no applyTo: GitHub Copilot attaches this file only when it is added by hand")
+		}
+		return b.scopedOr(c, CategoryManual)
+	case ProviderCursor:
+		return b.cursorCategory(false)
+	case ProviderWindsurf:
+		return b.windsurfCategory()
+	case ProviderTasklog:
+		return b.tasklogCategory()
+	}
+	return CategoryAlways
+}
+
+func (b *builder) scopedOr(c *Condition, otherwise Category) Category {
+	if c == nil {
+		return otherwise
+	}
+	b.addPaths(c)
+	return CategoryScoped
+}
+
+// cursorCategory follows Cursor's rule types: alwaysApply wins (Always), then globs (Auto
+// Attached), then a description (Agent Requested), else Manual. For a Windsurf file without a
+// trigger (lenient) the last resort is always-on instead, as Windsurf's plain files are.
+func (b *builder) cursorCategory(lenient bool) Category {
+	always, alwaysSet := b.boolField("alwaysApply")
+	globs := b.pathCondition("globs", true, true)
+	if always {
+		if globs != nil {
+			f, _ := b.fm.Lookup("globs")
+			b.diag(f.Line, SeverityInfo, DiagIgnoredKey, "globs is ignored: alwaysApply: true applies the rule to every request")
+		}
+		return CategoryAlways
+	}
+	if globs != nil {
+		b.addPaths(globs)
+		return CategoryScoped
+	}
+	if b.r.Description != "" && (!lenient || alwaysSet) {
+		return CategoryOnRequest
+	}
+	if lenient {
+		return CategoryAlways
+	}
+	b.diag(0, SeverityInfo, DiagManualOnly, "no alwaysApply, globs or description: Cursor applies this rule only when it is @-mentioned")
+	return CategoryManual
+}
+
+func (b *builder) windsurfCategory() Category {
+	trig, line, ok := b.stringField("trigger")
+	if !ok {
+		return b.cursorCategory(true)
+	}
+	switch strings.TrimSpace(trig) {
+	case "always_on":
+		return CategoryAlways
+	case "manual":
+		return CategoryManual
+	case "model_decision":
+		if b.r.Description == "" {
+			b.diag(line, SeverityWarning, DiagBadTrigger, "trigger: model_decision without a description: the model has nothing to decide by")
+		}
+		return CategoryOnRequest
+	case "glob":
+		c := b.pathCondition("globs", true, false)
+		if c == nil {
+			b.diag(line, SeverityWarning, DiagEmptyList, "trigger: glob without globs: the rule never applies")
+			c = &Condition{Key: CondPaths, From: "globs"}
+		}
+		b.addPaths(c)
+		return CategoryScoped
+	}
+	b.diag(line, SeverityWarning, DiagBadTrigger, fmt.Sprintf("trigger %q is not always_on, manual, model_decision or glob; read the Cursor-style keys instead", trig))
+	return b.cursorCategory(true)
+}
+
+// tasklogCategory reads every tool's keys, since tasklog's own folder is where people merge
+// rules from several tools: alwaysApply, then a Windsurf trigger, then patterns (paths, globs
+// and applyTo together), then a description (on request), else always.
+func (b *builder) tasklogCategory() Category {
+	if always, _ := b.boolField("alwaysApply"); always {
+		return CategoryAlways
+	}
+	if trig, _, ok := b.stringField("trigger"); ok {
+		switch strings.TrimSpace(trig) {
+		case "always_on":
+			return CategoryAlways
+		case "manual":
+			return CategoryManual
+		case "model_decision":
+			return CategoryOnRequest
+		}
+	}
+	var merged *Condition
+	for _, key := range []string{"paths", "globs", "applyTo"} {
+		c := b.pathCondition(key, true, key != "paths")
+		if c == nil {
+			continue
+		}
+		if merged == nil {
+			merged = c
+			continue
+		}
+		merged.From += "+" + key
+		merged.Values = append(merged.Values, c.Values...)
+		merged.patterns = append(merged.patterns, c.patterns...)
+	}
+	if merged != nil {
+		b.addPaths(merged)
+		return CategoryScoped
+	}
+	if b.r.Description != "" {
+		return CategoryOnRequest
+	}
+	return CategoryAlways
+}

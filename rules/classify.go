@@ -1,0 +1,107 @@
+package rules
+
+import (
+	"path"
+	"strings"
+)
+
+// fileKind is what a file is to its provider, read from its path alone so that a recorded
+// File re-loads the same way.
+type fileKind int
+
+const (
+	kindFolder  fileKind = iota // a file in a rules folder: named by its path inside the folder
+	kindLegacy                  // a single always-on file (.cursorrules, .windsurfrules, global_rules.md)
+	kindMain                    // .github/copilot-instructions.md: always on, frontmatter not read
+	kindMemory                  // AGENTS.md / CLAUDE.md: scoped by where it is
+	kindClineFile               // the legacy .clinerules file: Cline reads its frontmatter
+	kindRemote                  // a remote rule
+)
+
+type fileClass struct {
+	kind fileKind
+	name string
+	dir  string // kindMemory: the folder the file scopes ("" at the root)
+}
+
+// folderPrefixes are the rules folders of each provider, workspace and home.
+var folderPrefixes = map[string][]string{
+	ProviderTasklog:  {".tasklog/rules/"},
+	ProviderCline:    {".clinerules/", "Documents/Cline/Rules/"},
+	ProviderCursor:   {".cursor/rules/"},
+	ProviderWindsurf: {".windsurf/rules/"},
+	ProviderClaude:   {".claude/rules/"},
+	ProviderCopilot:  {".github/instructions/"},
+}
+
+func classify(f *File) fileClass {
+	if f.Scope == ScopeRemote {
+		return fileClass{kind: kindRemote, name: f.Path}
+	}
+	p := f.Path
+	base := path.Base(p)
+	switch {
+	case f.Provider == ProviderCline && p == ".clinerules":
+		return fileClass{kind: kindClineFile, name: "clinerules"}
+	case p == ".cursorrules" || p == ".windsurfrules":
+		return fileClass{kind: kindLegacy, name: strings.TrimPrefix(p, ".")}
+	case p == ".codeium/windsurf/memories/global_rules.md":
+		return fileClass{kind: kindLegacy, name: "global_rules"}
+	case p == ".github/copilot-instructions.md":
+		return fileClass{kind: kindMain, name: "copilot-instructions"}
+	case (f.Provider == ProviderAgents || f.Provider == ProviderClaude) && (base == "AGENTS.md" || base == "CLAUDE.md"):
+		dir := path.Dir(p)
+		stem := strings.TrimSuffix(base, ".md")
+		if dir == "." || dir == ".claude" || dir == ".codex" || f.Scope == ScopeGlobal {
+			return fileClass{kind: kindMemory, name: stem}
+		}
+		return fileClass{kind: kindMemory, name: dir + "/" + stem, dir: dir}
+	}
+	rel := p
+	for _, pre := range folderPrefixes[f.Provider] {
+		if strings.HasPrefix(p, pre) {
+			rel = strings.TrimPrefix(p, pre)
+			break
+		}
+	}
+	return fileClass{kind: kindFolder, name: ruleName(f.Provider, rel)}
+}
+
+// ruleName drops the extension: ".instructions.md" for Copilot, the last one otherwise.
+func ruleName(provider, rel string) string {
+	if provider == ProviderCopilot {
+		if s, ok := strings.CutSuffix(rel, ".instructions.md"); ok {
+			return s
+		}
+	}
+	if ext := path.Ext(rel); ext != "" && len(ext) < len(path.Base(rel)) {
+		return strings.TrimSuffix(rel, ext)
+	}
+	return rel
+}
+
+// providerRank orders providers for shadowing: tasklog's own folder first, then the tools
+// whose rule formats carry the most intent (Cursor's, Windsurf's), then the rest.
+var providerRank = map[string]int{
+	ProviderTasklog: 7, ProviderCursor: 6, ProviderWindsurf: 5, ProviderClaude: 4,
+	ProviderCline: 3, ProviderCopilot: 2, ProviderAgents: 1,
+}
+
+// precedence of a rule: higher wins among rules of the same name. A remote rule that is
+// always enabled is mandated by its organization and outranks everything; then provider,
+// then scope (workspace over global over remote).
+func precedence(f *File) int {
+	p := providerRank[f.Provider] * 10
+	switch f.Scope {
+	case ScopeWorkspace:
+		p += 3
+	case ScopeGlobal:
+		p += 2
+	default:
+		p++
+	}
+	if f.Scope == ScopeRemote && f.AlwaysEnabled {
+		p += 1000
+	}
+	return p
+}

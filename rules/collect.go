@@ -1,0 +1,266 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Limits of discovery. They bound the work a hostile or huge tree can cause.
+const (
+	// MaxFileSize is the number of bytes kept of one rule file; a larger file is truncated and
+	// the rule gets a [DiagTooLarge] diagnostic.
+	MaxFileSize = 256 << 10
+	// MaxFilesPerFolder bounds the files taken from one rules folder.
+	MaxFilesPerFolder = 1000
+	// MaxWalkEntries bounds the directory entries looked at while searching a root for
+	// AGENTS.md and CLAUDE.md files.
+	MaxWalkEntries = 20000
+	// MaxDepth bounds the folder depth of every walk; it also ends symlink loops.
+	MaxDepth = 12
+)
+
+// ErrNoFS is returned by [Collect] for a workspace root without a file system.
+var ErrNoFS = errors.New("rules: workspace root has no file system")
+
+// skippedDirs are never searched for AGENTS.md/CLAUDE.md: they hold dependencies or build
+// output, not the project's own instructions, and can be enormous.
+var skippedDirs = map[string]bool{
+	"node_modules": true, "vendor": true, "dist": true, "build": true, "target": true,
+	"out": true, "__pycache__": true, "venv": true, "bower_components": true,
+}
+
+// Collect reads every rule file of the workspace: the only function of this package that
+// does I/O. The result is sorted (workspace, then global, then remote; by root and path) and
+// does not depend on directory order. A file that is too large comes back truncated and one
+// that cannot be read comes back empty with ReadError set, so that [Load] reports it; a walk
+// that hits a limit comes back as a File with ReadError too. Collect fails only for a root
+// without a file system.
+func Collect(ws Workspace) ([]File, error) {
+	var c collector
+	for _, r := range ws.Roots {
+		if r.FS == nil {
+			return nil, fmt.Errorf("collect root %q: %w", r.Name, ErrNoFS)
+		}
+		c.workspace(r)
+	}
+	if ws.Home != nil {
+		c.home(ws.Home)
+	}
+	for _, rr := range ws.Remote {
+		c.files = append(c.files, File{Provider: ProviderCline, Scope: ScopeRemote, Path: rr.Name,
+			Content: []byte(rr.Contents), AlwaysEnabled: rr.AlwaysEnabled})
+	}
+	slices.SortStableFunc(c.files, compareFiles)
+	return c.files, nil
+}
+
+type collector struct {
+	files []File
+}
+
+// source describes one place a provider keeps rules.
+type source struct {
+	provider string
+	dir      string // a folder to read recursively, or
+	file     string // a single file
+	accept   func(rel string) bool
+	flat     bool // only the folder's own files, no subfolders
+}
+
+func hasExt(exts ...string) func(string) bool {
+	return func(rel string) bool {
+		for _, e := range exts {
+			if strings.HasSuffix(rel, e) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// clineAccept reads every file of .clinerules/ except the folders Cline uses for other things.
+func clineAccept(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	return !strings.Contains(rel, "/") || (first != "workflows" && first != "hooks" && first != "skills")
+}
+
+func anyFile(string) bool { return true }
+
+var workspaceSources = []source{
+	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
+	{provider: ProviderCline, dir: ".clinerules", accept: clineAccept},
+	{provider: ProviderCline, file: ".clinerules"},
+	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
+	{provider: ProviderCursor, file: ".cursorrules"},
+	{provider: ProviderWindsurf, dir: ".windsurf/rules", accept: hasExt(".md"), flat: true},
+	{provider: ProviderWindsurf, file: ".windsurfrules"},
+	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
+	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
+	{provider: ProviderCopilot, file: ".github/copilot-instructions.md"},
+	{provider: ProviderCopilot, dir: ".github/instructions", accept: hasExt(".instructions.md")},
+}
+
+var homeSources = []source{
+	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
+	{provider: ProviderCline, dir: "Documents/Cline/Rules", accept: anyFile},
+	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
+	{provider: ProviderWindsurf, file: ".codeium/windsurf/memories/global_rules.md"},
+	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
+	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
+	{provider: ProviderAgents, file: ".codex/AGENTS.md"},
+}
+
+func (c *collector) workspace(r Root) {
+	for _, s := range workspaceSources {
+		c.source(r.FS, ScopeWorkspace, r.Name, s)
+	}
+	c.memoryFiles(r)
+}
+
+func (c *collector) home(fsys fs.FS) {
+	for _, s := range homeSources {
+		c.source(fsys, ScopeGlobal, "", s)
+	}
+}
+
+func (c *collector) source(fsys fs.FS, scope, root string, s source) {
+	if s.file != "" {
+		info, err := fs.Stat(fsys, s.file)
+		if err != nil || info.IsDir() {
+			return // absent, or the folder form of the same name (.clinerules/)
+		}
+		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: s.file})
+		return
+	}
+	info, err := fs.Stat(fsys, s.dir)
+	if err != nil || !info.IsDir() {
+		return
+	}
+	var found []string
+	truncated := false
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := fs.ReadDir(fsys, dir)
+		if err != nil {
+			c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: dir,
+				ReadError: "read folder: " + err.Error()})
+			return
+		}
+		for _, e := range entries { // fs.ReadDir sorts by name
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue // .DS_Store, editor swap files, hidden folders
+			}
+			full := path.Join(dir, name)
+			isDir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 {
+				if fi, err := fs.Stat(fsys, full); err == nil {
+					isDir = fi.IsDir()
+				}
+			}
+			if isDir {
+				if s.flat {
+					continue
+				}
+				if depth >= MaxDepth {
+					truncated = true
+					continue
+				}
+				walk(full, depth+1)
+				continue
+			}
+			rel := strings.TrimPrefix(full, s.dir+"/")
+			if !s.accept(rel) {
+				continue
+			}
+			if len(found) >= MaxFilesPerFolder {
+				truncated = true
+				return
+			}
+			found = append(found, full)
+		}
+	}
+	walk(s.dir, 1)
+	for _, p := range found {
+		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
+	}
+	if truncated {
+		c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: s.dir,
+			ReadError: fmt.Sprintf("%s: folder exceeds %d files or depth %d; the rest was not read",
+				DiagWalkLimit, MaxFilesPerFolder, MaxDepth)})
+	}
+}
+
+// memoryFiles finds AGENTS.md and CLAUDE.md at the root and in its subfolders, skipping
+// hidden folders and dependency or build folders.
+func (c *collector) memoryFiles(r Root) {
+	seen := 0
+	limited := false
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := fs.ReadDir(r.FS, dir)
+		if err != nil {
+			return // unreadable subfolders hold no rules we could report by name
+		}
+		for _, e := range entries {
+			if seen++; seen > MaxWalkEntries {
+				limited = true
+				return
+			}
+			name := e.Name()
+			full := path.Join(dir, name)
+			if e.IsDir() { // symlinked folders are not followed here: they are often loops
+				if strings.HasPrefix(name, ".") || skippedDirs[name] {
+					continue
+				}
+				if depth >= MaxDepth {
+					limited = true
+					continue
+				}
+				walk(full, depth+1)
+				continue
+			}
+			switch name {
+			case "AGENTS.md":
+				c.read(r.FS, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: full})
+			case "CLAUDE.md":
+				c.read(r.FS, File{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: r.Name, Path: full})
+			}
+		}
+	}
+	walk(".", 1)
+	if limited {
+		c.files = append(c.files, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: ".",
+			ReadError: fmt.Sprintf("%s: workspace exceeds %d entries or depth %d; AGENTS.md and CLAUDE.md files beyond were not searched",
+				DiagWalkLimit, MaxWalkEntries, MaxDepth)})
+	}
+}
+
+// read reads at most MaxFileSize bytes of one file.
+func (c *collector) read(fsys fs.FS, f File) {
+	fh, err := fsys.Open(f.Path)
+	if err != nil {
+		f.ReadError = err.Error()
+		c.files = append(c.files, f)
+		return
+	}
+	defer fh.Close()
+	if info, err := fh.Stat(); err == nil {
+		f.Size = info.Size()
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize))
+	if err != nil {
+		f.ReadError = err.Error()
+		data = nil
+	}
+	f.Content = data
+	if f.Size <= int64(len(data)) {
+		f.Size = 0 // whole file read: Size adds nothing to the snapshot
+	}
+	c.files = append(c.files, f)
+}

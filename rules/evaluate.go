@@ -1,0 +1,194 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Toggles enable and disable rules by ID; a rule absent from the map is enabled.
+type Toggles map[string]bool
+
+// Reason codes of a [Result]. They are stable: recorded decisions and tests compare them.
+const (
+	ReasonAlways          = "always"           // included: no condition
+	ReasonMatched         = "matched"          // included: every condition held
+	ReasonMentioned       = "mentioned"        // included: a manual rule the user named
+	ReasonOnRequest       = "on_request"       // listed by description; body via rule://
+	ReasonManual          = "manual"           // included only when mentioned by name
+	ReasonStream          = "stream_triggered" // registered as a stream trigger, not in the prompt
+	ReasonNoEvidence      = "no_evidence"      // scoped, and no candidate path in the context
+	ReasonNoMatch         = "no_match"         // scoped, and no candidate path matches
+	ReasonConditionFailed = "condition_failed" // a mode/provider/model/os condition failed
+	ReasonToggledOff      = "toggled_off"      // disabled by a toggle
+	ReasonShadowed        = "shadowed"         // a higher-precedence rule has the same name
+	ReasonEmpty           = "empty"            // no body to include
+	ReasonInvalid         = "invalid"          // binary or unreadable
+)
+
+// Decision is the outcome of evaluating a rule set against a context.
+type Decision struct {
+	// EngineVersion is the [EngineVersion] that decided.
+	EngineVersion string `json:"engine_version"`
+	// Results has one entry per rule, sorted by rule ID.
+	Results []Result `json:"results"`
+	// Diagnostics are every rule's diagnostics and the set's own, sorted by file and line.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Result is the decision about one rule, with its reason.
+type Result struct {
+	// Rule is the rule decided about.
+	Rule *Rule
+	// Included reports whether the rule's body goes into the prompt.
+	Included bool
+	// Listed reports whether the rule is listed by name and description (on request).
+	Listed bool
+	// Reason is a stable code: one of the Reason constants.
+	Reason string
+	// Detail says the same for a person.
+	Detail string
+	// Matches is the evidence of the conditions that held, at most [MaxMatchesPerRule].
+	Matches []Match
+	// ShadowedBy is the ID of the rule that shadows this one.
+	ShadowedBy string
+}
+
+// MarshalJSON records the rule by ID and name rather than in full: a decision refers to the
+// rule set snapshot it was made from.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type out struct {
+		RuleID     string   `json:"rule_id"`
+		Name       string   `json:"name"`
+		Category   Category `json:"category"`
+		Included   bool     `json:"included"`
+		Listed     bool     `json:"listed,omitempty"`
+		Reason     string   `json:"reason"`
+		Detail     string   `json:"detail"`
+		Matches    []Match  `json:"matches,omitempty"`
+		ShadowedBy string   `json:"shadowed_by,omitempty"`
+	}
+	return json.Marshal(out{r.Rule.ID, r.Rule.Name, r.Rule.Category, r.Included, r.Listed, r.Reason, r.Detail, r.Matches, r.ShadowedBy})
+}
+
+// Evaluate decides every rule against the context. It is pure and deterministic: the same
+// rule set, context and toggles give the same Decision.
+func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
+	st := &evalState{ctx: &ctx}
+	st.candidates = make([]candidate, 0, len(ctx.Paths))
+	for i, p := range ctx.Paths {
+		if p.Path == "" {
+			continue
+		}
+		c := prepareCandidate(p.Path)
+		c.root, c.index = p.Root, i
+		if c.isDir {
+			c.segs = strings.Split(c.stripped, "/")
+		}
+		st.candidates = append(st.candidates, c)
+	}
+	d := Decision{EngineVersion: EngineVersion, Results: make([]Result, len(rs.rules))}
+	for i, r := range rs.rules {
+		d.Results[i] = rs.decide(r, st, t)
+	}
+	d.Diagnostics = append(d.Diagnostics, rs.diagnostics...)
+	for _, r := range rs.rules {
+		d.Diagnostics = append(d.Diagnostics, r.Diagnostics...)
+	}
+	slices.SortStableFunc(d.Diagnostics, compareDiagnostics)
+	return d
+}
+
+func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
+	res := Result{Rule: r, ShadowedBy: r.ShadowedBy}
+	switch {
+	case r.Unusable == "empty":
+		return res.with(ReasonEmpty, "the rule has no body")
+	case r.Unusable != "":
+		return res.with(ReasonInvalid, "the file is "+r.Unusable)
+	case r.ShadowedBy != "":
+		return res.with(ReasonShadowed, "shadowed by "+r.ShadowedBy+", a rule of the same name with higher precedence")
+	case !r.AlwaysEnabled && t != nil && isOff(t, r.ID):
+		return res.with(ReasonToggledOff, "disabled by its toggle")
+	}
+	var matches []Match
+	pathReason := ""
+	for i := range r.Conditions {
+		c := &r.Conditions[i]
+		ok, m, why := evaluators[c.Key](c, st, matches)
+		matches = m
+		if ok {
+			continue
+		}
+		res.Matches = nil
+		if c.Key != CondPaths {
+			return res.with(ReasonConditionFailed, why)
+		}
+		pathReason = ReasonNoMatch
+		if strings.HasPrefix(why, "no candidate path in") {
+			pathReason = ReasonNoEvidence
+		}
+		return res.with(pathReason, why)
+	}
+	res.Matches = matches
+	switch r.Category {
+	case CategoryStream:
+		return res.with(ReasonStream, fmt.Sprintf("registered as a stream trigger on %s", r.Trigger.Pattern))
+	case CategoryOnRequest:
+		res.Listed = true
+		return res.with(ReasonOnRequest, "listed by its description; the model reads it through rule://"+r.Name)
+	case CategoryManual:
+		if slices.Contains(st.ctx.Rules, r.Name) {
+			res.Included = true
+			return res.with(ReasonMentioned, "mentioned by name")
+		}
+		res.Matches = nil
+		return res.with(ReasonManual, "applies only when mentioned by name")
+	}
+	res.Included = true
+	if len(r.Conditions) == 0 {
+		return res.with(ReasonAlways, "applies to every request")
+	}
+	return res.with(ReasonMatched, describeMatches(matches))
+}
+
+func isOff(t Toggles, id string) bool {
+	on, ok := t[id]
+	return ok && !on
+}
+
+func (r Result) with(reason, detail string) Result {
+	r.Reason, r.Detail = reason, detail
+	return r
+}
+
+func describeMatches(ms []Match) string {
+	var parts []string
+	for _, m := range ms {
+		switch {
+		case m.Below:
+			parts = append(parts, fmt.Sprintf("%s %q could match below %s", m.Condition, m.Pattern, m.Path))
+		case m.Path != "":
+			parts = append(parts, fmt.Sprintf("%s %q matched %s", m.Condition, m.Pattern, m.Path))
+		default:
+			parts = append(parts, fmt.Sprintf("%s is %s", m.Condition, m.Pattern))
+		}
+		if len(parts) == 3 && len(ms) > 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ms)-3))
+			break
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Included returns the results whose rules go into the prompt, in rule ID order.
+func (d Decision) Included() []Result {
+	var out []Result
+	for _, r := range d.Results {
+		if r.Included {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package rules
+
+import (
+	"cmp"
+	"io/fs"
+	"path"
+)
+
+// File is one rule source as found: the unit a rules snapshot records. Everything [Load]
+// needs is in it, so a recorded list of Files re-loads to the same rule set anywhere.
+type File struct {
+	// Provider is the tool whose folder the file is in: one of the Provider constants.
+	Provider string `json:"provider"`
+	// Scope is "workspace", "global" or "remote".
+	Scope string `json:"scope"`
+	// Root is the workspace root's name as recorded (for example "/ws"); empty for global and
+	// remote files.
+	Root string `json:"root,omitempty"`
+	// Path is the POSIX path relative to the root or the home folder; for a remote rule, its name.
+	Path string `json:"path"`
+	// Content is the file's bytes, at most [MaxFileSize] of them.
+	Content []byte `json:"content"`
+	// AlwaysEnabled marks a remote rule that toggles cannot disable.
+	AlwaysEnabled bool `json:"always_enabled,omitempty"`
+	// Size is the file's size when it was read; a Size above len(Content) means Content was
+	// truncated. Zero means "the length of Content".
+	Size int64 `json:"size,omitempty"`
+	// ReadError is set when the file could not be read; Content is then empty.
+	ReadError string `json:"read_error,omitempty"`
+}
+
+// label is the file as a person would look for it.
+func (f *File) label() string {
+	switch f.Scope {
+	case ScopeGlobal:
+		return "~/" + f.Path
+	case ScopeRemote:
+		return "remote:" + f.Path
+	}
+	if f.Root == "" {
+		return f.Path
+	}
+	return path.Join(f.Root, f.Path)
+}
+
+// id is the stable identity of the rule the file becomes.
+func (f *File) id() string {
+	return f.Provider + ":" + f.label()
+}
+
+func compareFiles(a, b File) int {
+	return cmp.Or(cmp.Compare(scopeOrder(a.Scope), scopeOrder(b.Scope)), cmp.Compare(a.Root, b.Root),
+		cmp.Compare(a.Path, b.Path), cmp.Compare(a.Provider, b.Provider))
+}
+
+func scopeOrder(s string) int {
+	switch s {
+	case ScopeWorkspace:
+		return 0
+	case ScopeGlobal:
+		return 1
+	}
+	return 2
+}
+
+// Root is one workspace root: its name as recorded in the log and a file system to read it.
+type Root struct {
+	Name string
+	FS   fs.FS
+}
+
+// RemoteRule is a rule delivered by configuration rather than a file (Cline's remote global
+// rules). Its JSON shape is Cline's.
+type RemoteRule struct {
+	Name          string `json:"name"`
+	Contents      string `json:"contents"`
+	AlwaysEnabled bool   `json:"alwaysEnabled"`
+}
+
+// Workspace is everything [Collect] reads rules from.
+type Workspace struct {
+	// Roots are the workspace roots, in the order the runtime lists them.
+	Roots []Root
+	// Home is the user's home folder; nil when global rules are not wanted.
+	Home fs.FS
+	// Remote are rules delivered by configuration.
+	Remote []RemoteRule
+}

@@ -1,0 +1,239 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of frontmatter parsing: a hostile file is a diagnostic, not an outage.
+const (
+	maxFrontmatterBytes = 64 << 10
+	maxYAMLNodes        = 10000 // nodes visited, aliases expanded included ("billion laughs")
+	maxYAMLDepth        = 32
+)
+
+// Frontmatter is the parsed metadata block of a rule file.
+type Frontmatter struct {
+	// Present reports whether the file opened with a --- fenced block.
+	Present bool
+	// Fields are the top-level keys in file order; empty when the block failed to parse.
+	Fields []Field
+	// Body is the text after the block, or the whole (normalized) file when there is no
+	// block or it failed to parse.
+	Body string
+	// BodyLine is the 1-based line of the file where Body starts.
+	BodyLine int
+	// Failed reports that the block was present but could not be read at all: the rule is
+	// then universal, with the raw file as its body (fail-open).
+	Failed bool
+	// Lenient reports that strict YAML rejected the block but the line reader accepted it.
+	Lenient bool
+	// Problems are the parse anomalies, with lines relative to the file.
+	Problems []Problem
+}
+
+// Field is one top-level frontmatter key and its value.
+type Field struct {
+	Key string
+	// Value is a string, bool, int, float64, nil, []any or map[string]any.
+	Value any
+	// Line is the 1-based line of the key in the file.
+	Line int
+}
+
+// Problem is a parse anomaly; it becomes a [Diagnostic] once the file is known.
+type Problem struct {
+	Line     int
+	Severity Severity
+	Code     string
+	Message  string
+}
+
+// Lookup returns the field with the given key.
+func (fm *Frontmatter) Lookup(key string) (Field, bool) {
+	for _, f := range fm.Fields {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// normalizeText strips a UTF-8 byte order mark and turns CRLF and lone CR into LF, so that
+// a rule reads the same whatever the checkout's line endings.
+func normalizeText(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+		s = strings.ReplaceAll(s, "\r", "\n")
+	}
+	return s
+}
+
+// ParseFrontmatter splits a rule file into its frontmatter and body. It never fails: a
+// block that strict YAML rejects is read line by line, as Cursor and Windsurf read theirs
+// ("globs: *.ts,*.tsx"); a block neither can read leaves the whole file as the body with a
+// [DiagParseError] problem. Leading blank lines before the opening --- are tolerated.
+func ParseFrontmatter(text string) Frontmatter {
+	text = normalizeText(text)
+	fm := Frontmatter{Body: text, BodyLine: 1}
+	start := 0
+	line := 1
+	for start < len(text) { // skip leading blank lines
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 || strings.TrimSpace(text[start:start+end]) != "" {
+			break
+		}
+		start += end + 1
+		line++
+	}
+	rest := text[start:]
+	first, after, ok := strings.Cut(rest, "\n")
+	if !ok || strings.TrimRight(first, " \t") != "---" {
+		fm.checkBareKeys(rest, line)
+		return fm
+	}
+	openLine := line
+	block, body, closeLine, found := findClosingFence(after, openLine+1)
+	if !found {
+		fm.Problems = append(fm.Problems, Problem{Line: openLine, Severity: SeverityWarning, Code: DiagParseError,
+			Message: "frontmatter opens with --- but never closes; the whole file is the body"})
+		return fm
+	}
+	fm.Present = true
+	fm.Body = body
+	fm.BodyLine = closeLine + 1
+	if len(block) > maxFrontmatterBytes {
+		fm.fail(openLine, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
+		return fm
+	}
+	if strings.TrimSpace(block) == "" {
+		return fm
+	}
+	fields, probs, err := parseStrictYAML(block, openLine+1)
+	if err == nil {
+		fm.Fields = fields
+		fm.Problems = append(fm.Problems, probs...)
+		return fm
+	}
+	if errors.Is(err, errYAMLLimits) {
+		fm.fail(openLine, DiagYAMLLimits, err.Error(), text)
+		return fm
+	}
+	if lf, ok := parseLenient(block, openLine+1); ok {
+		fm.Fields = lf
+		fm.Lenient = true
+		fm.Problems = append(fm.Problems, strictFailure(block, openLine, err, true)...)
+		return fm
+	}
+	fm.Problems = append(fm.Problems, strictFailure(block, openLine, err, false)...)
+	fm.Failed = true
+	fm.Body = text
+	fm.BodyLine = 1
+	return fm
+}
+
+func (fm *Frontmatter) fail(line int, code, msg, text string) {
+	fm.Problems = append(fm.Problems, Problem{Line: line, Severity: SeverityError, Code: code,
+		Message: msg + "; the rule is kept universal with the whole file as its body"})
+	fm.Failed = true
+	fm.Body = text
+	fm.BodyLine = 1
+}
+
+// findClosingFence finds the line "---" (or YAML's "...") that ends the block.
+func findClosingFence(s string, firstLine int) (block, body string, closeLine int, ok bool) {
+	pos := 0
+	line := firstLine
+	for pos <= len(s) {
+		end := strings.IndexByte(s[pos:], '\n')
+		var cur string
+		next := len(s) + 1
+		if end < 0 {
+			cur = s[pos:]
+		} else {
+			cur = s[pos : pos+end]
+			next = pos + end + 1
+		}
+		if t := strings.TrimRight(cur, " \t"); t == "---" || t == "..." {
+			block = s[:pos]
+			if next <= len(s) {
+				body = s[next:]
+			}
+			return block, body, line, true
+		}
+		if end < 0 {
+			break
+		}
+		pos = next
+		line++
+	}
+	return "", "", 0, false
+}
+
+var bareKeyRE = regexp.MustCompile(`^(description|globs|paths|alwaysApply|applyTo|trigger):`)
+
+// checkBareKeys notes a file whose metadata lost its --- fences: it is read as body.
+func (fm *Frontmatter) checkBareKeys(rest string, line int) {
+	if bareKeyRE.MatchString(rest) {
+		fm.Problems = append(fm.Problems, Problem{Line: line, Severity: SeverityWarning, Code: DiagNoDelimiters,
+			Message: "the file starts with metadata keys but has no --- fences; it is read as plain body"})
+	}
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// strictFailure explains why strict YAML rejected the block.
+func strictFailure(block string, openLine int, err error, lenient bool) []Problem {
+	msg := err.Error()
+	line := openLine
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, e := strconv.Atoi(m[1]); e == nil {
+			line = openLine + n
+		}
+	}
+	var out []Problem
+	for i, l := range strings.Split(block, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && isKey(k) && strings.HasPrefix(strings.TrimSpace(v), "*") {
+			out = append(out, Problem{Line: openLine + 1 + i, Severity: SeverityWarning, Code: DiagUnquotedStar,
+				Message: fmt.Sprintf("the value of %q starts with an unquoted * (YAML reads it as an alias); quote it: %s: %q",
+					k, k, strings.TrimSpace(v))})
+		}
+	}
+	if lenient {
+		out = append(out, Problem{Line: line, Severity: SeverityWarning, Code: DiagNotStrict,
+			Message: "frontmatter is not strict YAML (" + msg + "); read line by line as Cursor and Windsurf do"})
+	} else {
+		out = append(out, Problem{Line: line, Severity: SeverityError, Code: DiagParseError,
+			Message: "frontmatter is not YAML (" + msg + "); the rule is kept universal with the whole file as its body"})
+	}
+	return out
+}
+
+func isKey(k string) bool {
+	if k == "" || k != strings.TrimSpace(k) {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeContent turns a file's bytes into text, reporting NUL bytes and invalid UTF-8.
+func decodeContent(b []byte) (text string, binary bool, invalidUTF8 bool) {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "", true, false
+	}
+	if !utf8.Valid(b) {
+		return strings.ToValidUTF8(string(b), "\uFFFD"), false, true
+	}
+	return string(b), false, false
+}

@@ -1,0 +1,115 @@
+package rules
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func fieldMap(fm Frontmatter) map[string]any {
+	m := map[string]any{}
+	for _, f := range fm.Fields {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+func problemCodes(fm Frontmatter) []string {
+	var out []string
+	for _, p := range fm.Problems {
+		out = append(out, p.Code)
+	}
+	return out
+}
+
+// The cases of Cline's frontmatter.test.ts, then the ones this package adds.
+func TestParseFrontmatter(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		present   bool
+		failed    bool
+		lenient   bool
+		data      map[string]any
+		body      string // compared after TrimSpace
+		codes     []string
+		rawIsBody bool
+	}{
+		{name: "cline: no frontmatter returns the original content", in: "Just text",
+			data: map[string]any{}, body: "Just text"},
+		{name: "cline: valid YAML frontmatter", in: "---\npaths:\n  - \"src/**\"\n---\n\nHello", present: true,
+			data: map[string]any{"paths": []any{"src/**"}}, body: "Hello"},
+		{name: "cline: malformed YAML fails open", in: "---\npaths: [invalid\n---\nBody", present: true, failed: true,
+			data: map[string]any{}, rawIsBody: true, codes: []string{DiagParseError}},
+		{name: "BOM, CRLF and leading blank lines", in: "\ufeff\r\n\r\n---\r\nalwaysApply: true\r\n---\r\nBody\r\nline 2\r\n", present: true,
+			data: map[string]any{"alwaysApply": true}, body: "Body\nline 2"},
+		{name: "cursor unquoted comma globs are read line by line", in: "---\ndescription: x\nglobs: *.ts,*.tsx\nalwaysApply: false\n---\nB", present: true, lenient: true,
+			data: map[string]any{"description": "x", "globs": "*.ts,*.tsx", "alwaysApply": false}, body: "B",
+			codes: []string{DiagUnquotedStar, DiagNotStrict}},
+		{name: "lenient block list", in: "---\nglobs:\n  - **/*.ts\n  - \"*.md\"\n---\nB", present: true, lenient: true,
+			data: map[string]any{"globs": []any{"**/*.ts", "*.md"}}, body: "B", codes: []string{DiagNotStrict}},
+		{name: "empty frontmatter", in: "---\n---\nB", present: true, data: map[string]any{}, body: "B"},
+		{name: "empty values", in: "---\ndescription:\nglobs:\nalwaysApply: true\n---\nB", present: true,
+			data: map[string]any{"description": nil, "globs": nil, "alwaysApply": true}, body: "B"},
+		{name: "unclosed frontmatter is body", in: "---\npaths: [a]\nBody", data: map[string]any{},
+			rawIsBody: true, codes: []string{DiagParseError}},
+		{name: "a --- later in the file is not frontmatter", in: "Intro\n---\nx: y\n---\n", data: map[string]any{}, rawIsBody: true},
+		{name: "keys without fences", in: "description: x globs: [\"a\"]\n\nBody", data: map[string]any{}, rawIsBody: true,
+			codes: []string{DiagNoDelimiters}},
+		{name: "a list is not a mapping", in: "---\n- a\n- b\n---\nB", present: true, failed: true, data: map[string]any{},
+			rawIsBody: true, codes: []string{DiagParseError}},
+		{name: "object-building tags are read as text", in: "---\ndescription: !!python/object:os.system echo\n---\nB", present: true,
+			data: map[string]any{"description": "echo"}, body: "B", codes: []string{DiagYAMLTag}},
+		{name: "billion laughs is a diagnostic", in: "---\n" + laughs() + "---\nB", present: true, failed: true,
+			data: map[string]any{}, rawIsBody: true, codes: []string{DiagYAMLLimits}},
+		{name: "comment after a value", in: "---\nglobs: [\"*\"] # always\n---\nB", present: true,
+			data: map[string]any{"globs": []any{"*"}}, body: "B"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := ParseFrontmatter(tt.in)
+			if fm.Present != tt.present || fm.Failed != tt.failed || fm.Lenient != tt.lenient {
+				t.Errorf("present/failed/lenient = %v/%v/%v, want %v/%v/%v (problems %v)", fm.Present, fm.Failed, fm.Lenient, tt.present, tt.failed, tt.lenient, fm.Problems)
+			}
+			if got := fieldMap(fm); !reflect.DeepEqual(got, tt.data) {
+				t.Errorf("data = %#v, want %#v", got, tt.data)
+			}
+			want := tt.body
+			if tt.rawIsBody {
+				want = strings.TrimSpace(normalizeText(tt.in))
+			}
+			if got := strings.TrimSpace(fm.Body); got != want {
+				t.Errorf("body = %q, want %q", got, want)
+			}
+			if got := problemCodes(fm); !reflect.DeepEqual(got, tt.codes) {
+				t.Errorf("problem codes = %v, want %v (%v)", got, tt.codes, fm.Problems)
+			}
+		})
+	}
+}
+
+func laughs() string {
+	var sb strings.Builder
+	sb.WriteString("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		sb.WriteString(n + ": &" + n + " [")
+		for i := 0; i < 9; i++ {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString("*" + prev)
+		}
+		sb.WriteString("]\n")
+		prev = n
+	}
+	return sb.String()
+}
+
+func TestSplitTopLevel(t *testing.T) {
+	got := splitTopLevel(`**/*.{ts,tsx}, *.md,[a,b]/x, "q,r"`, ',')
+	want := []string{"**/*.{ts,tsx}", " *.md", "[a,b]/x", ` "q,r"`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

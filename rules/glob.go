@@ -1,0 +1,358 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Pattern is one compiled path pattern (a paths/globs/applyTo entry).
+//
+// Patterns are matched with doublestar/v4 behind a thin layer that makes them answer as
+// Cline's picomatch(pattern.trim(), {dot: true}) did, as GLOBS.md lays down. Each rule of
+// that document is applied where its comment says so. Compile once with [CompilePattern];
+// matching never re-parses.
+type Pattern struct {
+	// Raw is the pattern as written.
+	Raw string
+
+	trimmed     string   // Raw without surrounding space: what literal equality compares against
+	alts        []string // doublestar patterns; a candidate matches if any matches
+	prefixes    []string // per alt: a literal prefix every match starts with (quick reject)
+	suffixes    []string // per alt: a literal suffix every match ends with (quick reject)
+	segments    [][]string
+	negate      bool
+	never       bool // can never match: absolute, or a ".." segment
+	literalOnly bool // invalid or unsupported: only literal equality can match
+	dirOnly     bool // ends in "/": matches only candidates written with a trailing "/"
+	slashOK     bool // ends in *, ** or ]: a candidate's trailing "/" is accepted
+	problems    []Problem
+}
+
+// maxBracketLiterals bounds the [body] groups read both as a class and as literal text;
+// each one doubles the alternatives.
+const maxBracketLiterals = 4
+
+var (
+	extglobRE   = regexp.MustCompile(`[@!+?*]\(`)
+	rangeRE     = regexp.MustCompile(`\{[^{},]*\.\.[^{},]*\}`)
+	driveRE     = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+	winEscapeRE = regexp.MustCompile(`\\[A-Za-z0-9_.-]`)
+)
+
+// CompilePattern compiles one path pattern. It never fails: a pattern that cannot match as
+// written is still returned (matching only by literal equality, or never) with problems
+// that say why.
+func CompilePattern(raw string) *Pattern {
+	p := &Pattern{Raw: raw}
+	// GLOBS: trim the pattern, as Cline did before calling picomatch.
+	s := strings.TrimSpace(raw)
+	p.trimmed = s
+	if s == "" {
+		p.never = true
+		p.problem(SeverityWarning, DiagEmptyPattern, "empty pattern dropped")
+		return p
+	}
+	// GLOBS: a leading "./" is dropped, repeatedly.
+	for strings.HasPrefix(s, "./") {
+		s = strings.TrimLeft(s[2:], "/")
+	}
+	// GLOBS: "!pat" negates the whole pattern (an odd count of "!", not "!(").
+	bangs := len(s) - len(strings.TrimLeft(s, "!"))
+	if bangs > 0 && !strings.HasPrefix(s[bangs:], "(") {
+		s = s[bangs:]
+		if bangs%2 == 1 {
+			p.negate = true
+			p.problem(SeverityWarning, DiagNegated, fmt.Sprintf("%q matches every path that %q does not; to exclude paths, list only the ones to include", raw, s))
+		}
+	}
+	if strings.HasPrefix(s, "/") || driveRE.MatchString(s) {
+		p.never = true
+		p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q is absolute and can never match: candidate paths are relative to their workspace root", raw))
+		return p
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == ".." {
+			p.never = true
+			p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q contains a \"..\" segment and can never match: candidate paths stay inside their root", raw))
+			return p
+		}
+	}
+	// GLOBS: a backslash escapes the next character; warn about Windows-style separators.
+	if winEscapeRE.MatchString(s) {
+		p.problem(SeverityWarning, DiagWindowsPath, fmt.Sprintf("%q: a backslash escapes the next character, it is not a path separator; write / instead", raw))
+	}
+	// GLOBS: extglobs, ranges and POSIX classes are not supported: diagnostic, literal only.
+	switch {
+	case extglobRE.MatchString(s):
+		p.unsupported(raw, "extglobs like +(a|b), @(...), !(...)")
+		return p
+	case rangeRE.MatchString(s):
+		p.unsupported(raw, "ranges like {1..3}")
+		return p
+	case strings.Contains(s, "[[:"):
+		p.unsupported(raw, "POSIX classes like [[:alpha:]]")
+		return p
+	}
+	// GLOBS: a leading "**.ext" matches at any depth.
+	if strings.HasPrefix(s, "**") && len(s) > 2 && s[2] != '/' && s[2] != '*' {
+		s = "**/*" + s[2:]
+	}
+	// GLOBS: "{ts}" (one item, no comma) is literal text.
+	s = literalSingleBraces(s)
+	if !doublestar.ValidatePattern(s) {
+		// GLOBS: an unbalanced [ or { is invalid; only literal equality can match it.
+		p.literalOnly = true
+		p.problem(SeverityWarning, DiagBadGlob, fmt.Sprintf("%q is not a valid pattern (unbalanced [ or {); only a path spelled exactly like it matches", raw))
+		return p
+	}
+	// GLOBS: "[body]" without regex characters matches the literal text or one character.
+	p.alts = bracketAlternatives(s)
+	for _, a := range p.alts {
+		p.prefixes = append(p.prefixes, literalPrefix(a))
+		p.suffixes = append(p.suffixes, literalSuffix(a))
+		p.segments = append(p.segments, splitSegments(a))
+	}
+	// GLOBS: a pattern ending in "/" matches only candidates written with a trailing "/".
+	p.dirOnly = strings.HasSuffix(s, "/")
+	// GLOBS: a candidate ending in "/" is accepted after a final *, ** or ].
+	p.slashOK = strings.HasSuffix(s, "*") || strings.HasSuffix(s, "]")
+	return p
+}
+
+func (p *Pattern) problem(sev Severity, code, msg string) {
+	p.problems = append(p.problems, Problem{Severity: sev, Code: code, Message: msg})
+}
+
+func (p *Pattern) unsupported(raw, what string) {
+	p.literalOnly = true
+	p.problem(SeverityWarning, DiagUnsupported, fmt.Sprintf("%q uses %s, which are not supported; only a path spelled exactly like it matches", raw, what))
+}
+
+// Usable reports whether the pattern can match anything at all.
+func (p *Pattern) Usable() bool { return !p.never }
+
+// candidate is a context path prepared once per evaluation.
+type candidate struct {
+	path     string // POSIX form
+	stripped string // path without its trailing "/" (directories), else path
+	isDir    bool
+	dotSeg   bool // has a "." or ".." segment: wildcards never match it
+	segs     []string
+	root     string
+	index    int // into EvaluationContext.Paths
+}
+
+func prepareCandidate(raw string) candidate {
+	// GLOBS: fold "\" to "/" in the candidate.
+	p := strings.ReplaceAll(raw, `\`, "/")
+	c := candidate{path: p, stripped: p}
+	if strings.HasSuffix(p, "/") {
+		c.isDir = true
+		c.stripped = strings.TrimSuffix(p, "/")
+	}
+	for _, seg := range strings.Split(c.stripped, "/") {
+		if seg == "." || seg == ".." {
+			c.dotSeg = true
+		}
+	}
+	return c
+}
+
+// Match reports whether the pattern matches the candidate path (a root-relative POSIX path;
+// backslashes are folded, a trailing "/" marks a directory).
+func (p *Pattern) Match(path string) bool {
+	c := prepareCandidate(path)
+	return p.match(&c)
+}
+
+func (p *Pattern) match(c *candidate) bool {
+	if p.never {
+		return false
+	}
+	// GLOBS: a pattern equal to the candidate matches, whatever glob characters it holds.
+	if c.path == p.trimmed {
+		return true
+	}
+	if p.literalOnly {
+		return false
+	}
+	// GLOBS: wildcards never match a "." or ".." segment.
+	m := !c.dotSeg && p.matchAlts(c)
+	return m != p.negate
+}
+
+func (p *Pattern) matchAlts(c *candidate) bool {
+	if p.dirOnly && !c.isDir {
+		return false
+	}
+	for i, a := range p.alts {
+		if matchForm(a, p.prefixes[i], p.suffixes[i], c.path) {
+			return true
+		}
+		if c.isDir && p.slashOK && matchForm(a, p.prefixes[i], p.suffixes[i], c.stripped) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchForm(alt, prefix, suffix, s string) bool {
+	if !strings.HasPrefix(s, prefix) || !strings.HasSuffix(s, suffix) {
+		return false
+	}
+	return doublestar.MatchUnvalidated(alt, s)
+}
+
+const metaChars = `*?[]{}\`
+
+// literalPrefix is the literal text before the first meta character, cut back to its last
+// "/" so that "src/**" still admits "src" itself.
+func literalPrefix(a string) string {
+	i := strings.IndexAny(a, metaChars)
+	if i < 0 {
+		i = len(a)
+	}
+	lit := a[:i]
+	if j := strings.LastIndexByte(lit, '/'); j >= 0 {
+		return lit[:j]
+	}
+	return ""
+}
+
+// literalSuffix is the literal text after the last meta character.
+func literalSuffix(a string) string {
+	i := strings.LastIndexAny(a, metaChars)
+	if i < 0 {
+		return "" // a pattern without meta characters: the prefix check suffices
+	}
+	return a[i+1:]
+}
+
+// literalSingleBraces escapes every brace group without a top-level comma.
+func literalSingleBraces(s string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	b := []byte(s)
+	var out []byte
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if ch == '\\' && i+1 < len(b) {
+			out = append(out, ch, b[i+1])
+			i++
+			continue
+		}
+		if ch == '{' {
+			if end, comma := matchBrace(b, i); end > 0 && !comma {
+				out = append(out, '\\', '{')
+				out = append(out, literalSingleBraces(string(b[i+1:end]))...)
+				out = append(out, '\\', '}')
+				i = end
+				continue
+			}
+		}
+		out = append(out, ch)
+	}
+	return string(out)
+}
+
+// matchBrace finds the } closing the { at i and whether the group has a top-level comma.
+func matchBrace(b []byte, i int) (end int, comma bool) {
+	depth := 0
+	inClass := false
+	for j := i; j < len(b); j++ {
+		switch ch := b[j]; {
+		case ch == '\\':
+			j++
+		case inClass:
+			if ch == ']' {
+				inClass = false
+			}
+		case ch == '[':
+			inClass = true
+		case ch == '{':
+			depth++
+		case ch == '}':
+			depth--
+			if depth == 0 {
+				return j, comma
+			}
+		case ch == ',' && depth == 1:
+			comma = true
+		}
+	}
+	return -1, false
+}
+
+// classRegexChars are picomatch's regex characters: a bracket body holding one of them is
+// a character class only; one without is also tried as literal text.
+const classRegexChars = `-*+?.^${}(|)[]!\`
+
+// bracketAlternatives expands each literal-capable [body] into the class and the escaped
+// literal text.
+func bracketAlternatives(s string) []string {
+	type group struct{ start, end int }
+	var groups []group
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			end := strings.IndexByte(s[i+1:], ']')
+			if end < 0 {
+				return []string{s}
+			}
+			end += i + 1
+			if body := s[i+1 : end]; body != "" && !strings.ContainsAny(body, classRegexChars) {
+				groups = append(groups, group{i, end})
+			}
+			i = end
+		}
+	}
+	if len(groups) == 0 || len(groups) > maxBracketLiterals {
+		return []string{s}
+	}
+	alts := []string{""}
+	prev := 0
+	for _, g := range groups {
+		lit := `\[` + s[g.start+1:g.end] + `\]`
+		class := s[g.start : g.end+1]
+		var next []string
+		for _, a := range alts {
+			next = append(next, a+s[prev:g.start]+class, a+s[prev:g.start]+lit)
+		}
+		alts = next
+		prev = g.end + 1
+	}
+	for i := range alts {
+		alts[i] += s[prev:]
+	}
+	return alts
+}
+
+// splitSegments splits a doublestar pattern at its separators, or returns nil when a brace
+// group or escape spans one (the directory test then stays silent rather than guess).
+func splitSegments(a string) []string {
+	depth := 0
+	for i := 0; i < len(a); i++ {
+		switch a[i] {
+		case '\\':
+			if i+1 < len(a) && a[i+1] == '/' {
+				return nil
+			}
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case '/':
+			if depth > 0 {
+				return nil
+			}
+		}
+	}
+	return strings.Split(a, "/")
+}

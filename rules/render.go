@@ -1,0 +1,113 @@
+package rules
+
+import (
+	"html"
+	"strings"
+)
+
+// RenderCline renders the included rules as Cline's prompt does: one block per rule, its
+// display path on the first line and its body below, blocks separated by a blank line.
+func (d Decision) RenderCline() string {
+	var sb strings.Builder
+	for _, res := range d.Results {
+		if !res.Included {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString(res.Rule.DisplayPath)
+		sb.WriteByte('\n')
+		sb.WriteString(res.Rule.Body)
+	}
+	return sb.String()
+}
+
+// RenderTagged renders the included rules in a <generic-rules> section, with their bodies,
+// and the on-request rules in a <domain-rules> section, by name and description, for the
+// model to read through rule://<name>. An empty section is left out.
+func (d Decision) RenderTagged() string {
+	var gen, dom strings.Builder
+	for _, res := range d.Results {
+		r := res.Rule
+		switch {
+		case res.Included:
+			gen.WriteString(`<rule name="` + attr(r.Name) + `" source="` + attr(r.Provider) + `" path="` + attr(r.DisplayPath) + "\">\n")
+			gen.WriteString(r.Body)
+			gen.WriteString("\n</rule>\n")
+		case res.Listed:
+			dom.WriteString(`<rule name="` + attr(r.Name) + "\">\n")
+			if r.Description != "" {
+				dom.WriteString("<description>" + html.EscapeString(r.Description) + "</description>\n")
+			}
+			for _, p := range r.Patterns() {
+				dom.WriteString("<glob>" + html.EscapeString(p) + "</glob>\n")
+			}
+			dom.WriteString("</rule>\n")
+		}
+	}
+	var sb strings.Builder
+	if gen.Len() > 0 {
+		sb.WriteString("<generic-rules>\n" + gen.String() + "</generic-rules>\n")
+	}
+	if dom.Len() > 0 {
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString("<domain-rules>\nRead " + RuleURIScheme + "<name> when working in a matching domain.\n" + dom.String() + "</domain-rules>\n")
+	}
+	return sb.String()
+}
+
+func attr(s string) string { return html.EscapeString(s) }
+
+// AppliedRule is one entry of Cline's "conditional rules applied" notice: a rule that was
+// included because its conditions held.
+type AppliedRule struct {
+	// Name is the rule's display path, as Cline names it.
+	Name string `json:"name"`
+	// RuleID identifies the rule.
+	RuleID string `json:"rule_id"`
+	// MatchedConditions lists, per condition, the values that matched, in condition order.
+	MatchedConditions []MatchedCondition `json:"matchedConditions"`
+}
+
+// MatchedCondition is the values of one condition that matched (for paths: the patterns).
+type MatchedCondition struct {
+	Condition string   `json:"condition"`
+	Values    []string `json:"values"`
+}
+
+// ConditionalRulesApplied lists the included rules that had conditions, with the condition
+// values that matched, in rule ID order.
+func (d Decision) ConditionalRulesApplied() []AppliedRule {
+	var out []AppliedRule
+	for _, res := range d.Results {
+		if !res.Included || len(res.Matches) == 0 {
+			continue
+		}
+		ar := AppliedRule{Name: res.Rule.DisplayPath, RuleID: res.Rule.ID}
+		for _, m := range res.Matches {
+			n := len(ar.MatchedConditions)
+			if n == 0 || ar.MatchedConditions[n-1].Condition != m.Condition {
+				ar.MatchedConditions = append(ar.MatchedConditions, MatchedCondition{Condition: m.Condition})
+				n++
+			}
+			mc := &ar.MatchedConditions[n-1]
+			if !contains(mc.Values, m.Pattern) {
+				mc.Values = append(mc.Values, m.Pattern)
+			}
+		}
+		out = append(out, ar)
+	}
+	return out
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

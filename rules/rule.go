@@ -1,0 +1,122 @@
+package rules
+
+import "regexp"
+
+// Category says how a rule reaches the model.
+type Category string
+
+// The rule categories.
+const (
+	// CategoryAlways rules are included in every prompt.
+	CategoryAlways Category = "always"
+	// CategoryScoped rules are included when a candidate path matches one of their patterns.
+	CategoryScoped Category = "scoped"
+	// CategoryOnRequest rules are listed by name and description; the model reads the body
+	// through rule://<name> when it decides the rule is relevant.
+	CategoryOnRequest Category = "on_request"
+	// CategoryManual rules are included only when the user mentions them by name.
+	CategoryManual Category = "manual"
+	// CategoryStream rules are never in the prompt: they are registered as stream triggers
+	// that fire when the model's output matches their regular expression.
+	CategoryStream Category = "stream_triggered"
+)
+
+// Provider names, as recorded in [File.Provider] and [Rule.Provider].
+const (
+	ProviderTasklog  = "tasklog"
+	ProviderCline    = "cline"
+	ProviderCursor   = "cursor"
+	ProviderWindsurf = "windsurf"
+	ProviderClaude   = "claude"
+	ProviderCopilot  = "copilot"
+	ProviderAgents   = "agents"
+)
+
+// Scopes, as recorded in [File.Scope].
+const (
+	ScopeWorkspace = "workspace"
+	ScopeGlobal    = "global"
+	ScopeRemote    = "remote"
+)
+
+// Rule is one rule file, normalized. A Rule is immutable once [Load] returns it.
+type Rule struct {
+	// ID is unique within a rule set and stable across runs: provider, scope and path.
+	ID string `json:"id"`
+	// Name is the rule's path inside its rules folder without the extension (the file stem
+	// for top-level files). Rules of the same name shadow each other; rule://<name> resolves it.
+	Name string `json:"name"`
+	// Provider is the tool whose folder the rule came from (one of the Provider constants).
+	Provider string `json:"provider"`
+	// Scope is "workspace", "global" or "remote".
+	Scope string `json:"scope"`
+	// Root is the workspace root the file was found in; empty for global and remote rules.
+	Root string `json:"root,omitempty"`
+	// Path is the file's POSIX path relative to its root or home folder (remote: the name).
+	Path string `json:"path"`
+	// DisplayPath is how the rule is labelled in the prompt: Path for workspace rules,
+	// "~/"+Path for global rules, the name for remote rules.
+	DisplayPath string `json:"display_path"`
+	// Body is the text that goes into the prompt: the file without its frontmatter, trimmed.
+	Body string `json:"-"`
+	// Description is the frontmatter description, if any.
+	Description string `json:"description,omitempty"`
+	// Category says how the rule reaches the model.
+	Category Category `json:"category"`
+	// Conditions are AND-ed; a rule without conditions is unconditional.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// Trigger is set for stream-triggered rules.
+	Trigger *Trigger `json:"trigger,omitempty"`
+	// AlwaysEnabled marks a remote rule that toggles cannot disable.
+	AlwaysEnabled bool `json:"always_enabled,omitempty"`
+	// Unusable is set when the rule can never be included ("binary", "empty"); such a rule
+	// does not take part in shadowing, so it cannot hide a usable rule of the same name.
+	Unusable string `json:"unusable,omitempty"`
+	// ShadowedBy is the ID of the higher-precedence rule of the same name, if any.
+	ShadowedBy string `json:"shadowed_by,omitempty"`
+	// Diagnostics lists everything odd about the file, in file order.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// ContentHash is the hex SHA-256 of the file's content as recorded.
+	ContentHash string `json:"content_hash"`
+
+	precedence int
+}
+
+// Patterns returns the raw patterns of the rule's path condition, if it has one: the
+// nearest-miss information for a scoped rule that was not included.
+func (r *Rule) Patterns() []string {
+	for i := range r.Conditions {
+		if r.Conditions[i].Key == CondPaths {
+			return r.Conditions[i].Values
+		}
+	}
+	return nil
+}
+
+// Condition is one AND-ed requirement of a rule.
+type Condition struct {
+	// Key is the evaluator's name: one of the Cond constants.
+	Key string `json:"key"`
+	// From is the frontmatter key the condition was read from ("globs", "applyTo", ...), or
+	// "location" for the implicit scope of a subfolder's AGENTS.md.
+	From string `json:"from"`
+	// Values are the condition's operands as written (patterns, modes, model globs, ...).
+	Values []string `json:"values"`
+	// Root restricts a location condition to candidate paths of this workspace root.
+	Root string `json:"root,omitempty"`
+
+	patterns []*Pattern
+}
+
+// Trigger is a stream-triggered rule's registration.
+type Trigger struct {
+	// RuleID and Name identify the rule.
+	RuleID string `json:"rule_id"`
+	Name   string `json:"name"`
+	// Pattern is the compiled condition; it marshals to the expression as written.
+	Pattern *regexp.Regexp `json:"pattern"`
+	// Scope restricts the stream the trigger watches: "text", "thinking", "tool", or "" (any).
+	Scope string `json:"scope,omitempty"`
+	// Once asks the runtime to fire the trigger at most once per task.
+	Once bool `json:"once,omitempty"`
+}

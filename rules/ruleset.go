@@ -1,0 +1,264 @@
+package rules
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// RuleSet is the normalized, shadowed set of rules loaded from a list of files. It is
+// immutable and safe for concurrent use.
+type RuleSet struct {
+	rules       []*Rule // sorted by ID
+	byName      map[string]*Rule
+	names       []string // resolvable names, sorted
+	diagnostics []Diagnostic
+}
+
+// Loader parses rule files and caches the parse of each content (by SHA-256) and the
+// compilation of each pattern, so that re-loading the same files costs little. Its zero
+// value is not ready: use [NewLoader]. A Loader is safe for concurrent use.
+type Loader struct {
+	mu       sync.Mutex
+	parses   map[[32]byte]*parsedContent
+	patterns map[string]*Pattern
+	max      int
+}
+
+// parsedContent is the provider-independent, immutable part of a file's parse.
+type parsedContent struct {
+	text        string
+	binary      bool
+	invalidUTF8 bool
+	truncated   bool
+	fm          Frontmatter
+	hash        string
+}
+
+// NewLoader returns a loader whose caches hold at most maxEntries parses and patterns each
+// (a full cache is emptied and refilled, which keeps memory bounded without bookkeeping).
+func NewLoader(maxEntries int) *Loader {
+	if maxEntries <= 0 {
+		maxEntries = 4096
+	}
+	return &Loader{parses: map[[32]byte]*parsedContent{}, patterns: map[string]*Pattern{}, max: maxEntries}
+}
+
+var defaultLoader = NewLoader(0)
+
+// Load parses, normalizes, validates and shadows files with a shared cache. It is pure: the
+// same files always give the same rule set.
+func Load(files []File) *RuleSet { return defaultLoader.Load(files) }
+
+// Load parses, normalizes, validates and shadows files into a rule set.
+func (l *Loader) Load(files []File) *RuleSet {
+	rs := &RuleSet{byName: map[string]*Rule{}}
+	ids := map[string]int{}
+	for i := range files {
+		f := &files[i]
+		if f.ReadError != "" && strings.HasPrefix(f.ReadError, DiagWalkLimit+":") {
+			rs.diagnostics = append(rs.diagnostics, Diagnostic{File: f.label(), Severity: SeverityWarning,
+				Code: DiagWalkLimit, Message: strings.TrimSpace(strings.TrimPrefix(f.ReadError, DiagWalkLimit+":"))})
+			continue
+		}
+		r := l.build(f)
+		if n := ids[r.ID]; n > 0 {
+			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
+			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
+				Code: DiagDuplicateID, Message: "another file has the same provider and path; this one got the id " + r.ID})
+			for i := range r.Diagnostics {
+				r.Diagnostics[i].RuleID = r.ID
+			}
+			if r.Trigger != nil {
+				r.Trigger.RuleID = r.ID
+			}
+		}
+		ids[strings.SplitN(r.ID, "#", 2)[0]]++
+		rs.rules = append(rs.rules, r)
+	}
+	slices.SortFunc(rs.rules, func(a, b *Rule) int { return cmp.Compare(a.ID, b.ID) })
+	rs.shadow()
+	slices.SortFunc(rs.diagnostics, compareDiagnostics)
+	return rs
+}
+
+// shadow keeps, for each name, the usable rule of highest precedence (ties: the smaller ID).
+// Unusable rules are validated out first, so an empty winner does not erase its runner-up.
+func (rs *RuleSet) shadow() {
+	for _, r := range rs.rules { // sorted by ID, so the first of equal precedence wins
+		if r.Unusable != "" {
+			continue
+		}
+		if w, ok := rs.byName[r.Name]; !ok || r.precedence > w.precedence {
+			rs.byName[r.Name] = r
+		}
+	}
+	for _, r := range rs.rules {
+		if r.Unusable != "" {
+			continue
+		}
+		if w := rs.byName[r.Name]; w != r {
+			r.ShadowedBy = w.ID
+		}
+	}
+	for name := range rs.byName {
+		rs.names = append(rs.names, name)
+	}
+	slices.Sort(rs.names)
+}
+
+func (l *Loader) parse(content []byte) *parsedContent {
+	key := sha256.Sum256(content)
+	l.mu.Lock()
+	pc, ok := l.parses[key]
+	l.mu.Unlock()
+	if ok {
+		return pc
+	}
+	pc = &parsedContent{hash: hex.EncodeToString(key[:])}
+	text, binary, invalid := decodeContent(content)
+	pc.binary, pc.invalidUTF8 = binary, invalid
+	if len(text) > MaxFileSize {
+		text = truncateUTF8(text, MaxFileSize)
+		pc.truncated = true
+	}
+	pc.text = text
+	if !binary {
+		pc.fm = ParseFrontmatter(text)
+	}
+	l.mu.Lock()
+	if len(l.parses) >= l.max {
+		clear(l.parses)
+	}
+	l.parses[key] = pc
+	l.mu.Unlock()
+	return pc
+}
+
+func (l *Loader) pattern(raw string) *Pattern {
+	l.mu.Lock()
+	p, ok := l.patterns[raw]
+	l.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = CompilePattern(raw)
+	l.mu.Lock()
+	if len(l.patterns) >= l.max {
+		clear(l.patterns)
+	}
+	l.patterns[raw] = p
+	l.mu.Unlock()
+	return p
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// build turns one file into a rule.
+func (l *Loader) build(f *File) *Rule {
+	class := classify(f)
+	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
+	r.DisplayPath = f.Path
+	if f.Scope == ScopeGlobal {
+		r.DisplayPath = "~/" + f.Path
+	}
+	b := &builder{r: r, f: f, class: class, pats: l.pattern, read: map[string]bool{}}
+	r.Category = CategoryAlways
+	if f.ReadError != "" {
+		r.Unusable = "unreadable"
+		b.diag(0, SeverityError, DiagReadError, "the file could not be read: "+f.ReadError)
+		return r
+	}
+	pc := l.parse(f.Content)
+	r.ContentHash = pc.hash
+	if pc.binary {
+		r.Unusable = "binary"
+		b.diag(0, SeverityError, DiagBinary, "the file holds NUL bytes: it is binary, not a rule")
+		return r
+	}
+	if pc.invalidUTF8 {
+		b.diag(0, SeverityWarning, DiagInvalidUTF8, "the file is not valid UTF-8; invalid bytes were replaced by U+FFFD")
+	}
+	if f.Size > int64(len(f.Content)) || pc.truncated {
+		size := max(f.Size, int64(len(f.Content)))
+		b.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the file is %d bytes; only the first %d bytes are kept", size, MaxFileSize))
+	}
+	fm := pc.fm
+	b.fm = &fm
+	for _, p := range fm.Problems {
+		b.diag(p.Line, p.Severity, p.Code, p.Message)
+	}
+	r.Body = strings.TrimSpace(fm.Body)
+	if !fm.Failed {
+		b.categorize()
+	}
+	sortConditions(r.Conditions)
+	if r.Body == "" {
+		r.Unusable = "empty"
+		b.diag(0, SeverityWarning, DiagEmptyBody, "the rule has no body: there is nothing to put in the prompt")
+	}
+	slices.SortStableFunc(r.Diagnostics, func(a, b Diagnostic) int { return cmp.Compare(a.Line, b.Line) })
+	return r
+}
+
+// Rules returns every rule, sorted by ID, shadowed and unusable ones included.
+func (rs *RuleSet) Rules() []*Rule { return rs.rules }
+
+// Diagnostics returns the diagnostics that belong to no single rule (walk limits).
+func (rs *RuleSet) Diagnostics() []Diagnostic { return rs.diagnostics }
+
+// Names returns the names rule:// resolves, sorted.
+func (rs *RuleSet) Names() []string { return rs.names }
+
+// ErrRuleNotFound is returned by [RuleSet.Resolve] for a name no usable rule has.
+var ErrRuleNotFound = errors.New("rule not found")
+
+// ErrNotRuleURI is returned by [RuleSet.Resolve] for a URI without the rule:// scheme.
+var ErrNotRuleURI = errors.New("not a rule:// URI")
+
+// RuleURIScheme prefixes a rule's name to address it.
+const RuleURIScheme = "rule://"
+
+// Resolve returns the winning rule named by "rule://<name>". Names match exactly and case
+// sensitively; the error for an unknown name lists the names available.
+func (rs *RuleSet) Resolve(uri string) (*Rule, error) {
+	name, ok := strings.CutPrefix(uri, RuleURIScheme)
+	if !ok {
+		return nil, fmt.Errorf("resolve %q: %w", uri, ErrNotRuleURI)
+	}
+	if r, ok := rs.byName[name]; ok {
+		return r, nil
+	}
+	avail := "none"
+	if len(rs.names) > 0 {
+		avail = strings.Join(rs.names, ", ")
+	}
+	return nil, fmt.Errorf("resolve %q: %w; available: %s", uri, ErrRuleNotFound, avail)
+}
+
+// Triggers returns the stream triggers of the winning stream-triggered rules, sorted by rule
+// ID. Toggles are the caller's to apply.
+func (rs *RuleSet) Triggers() []Trigger {
+	var out []Trigger
+	for _, r := range rs.rules {
+		if r.Category == CategoryStream && r.Trigger != nil && r.ShadowedBy == "" && r.Unusable == "" {
+			out = append(out, *r.Trigger)
+		}
+	}
+	return out
+}
