@@ -45,6 +45,7 @@ func (db *DB) commit(batch []*appendRequest) {
 	results := make([]appendResult, len(batch))
 	err := db.update(func(tx *bolt.Tx) error {
 		w := newWriter(tx)
+		w.hook = db.stageHook
 		for i, r := range batch {
 			var err error
 			results[i].appended, results[i].err, err = w.stage(r)
@@ -74,6 +75,8 @@ type writer struct {
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
+	// hook, when set, runs after each event is put; tests use it to make bbolt "fail".
+	hook func(r *appendRequest, i int) error
 }
 
 func newWriter(tx *bolt.Tx) *writer {
@@ -124,6 +127,11 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		w.arena = append(w.arena, key...)
 		if err := w.ids.Put(ev.ID[:], w.arena[start:]); err != nil {
 			return Appended{}, nil, err
+		}
+		if w.hook != nil {
+			if err := w.hook(r, i); err != nil {
+				return Appended{}, nil, err
+			}
 		}
 	}
 	return Appended{First: head + 1, Last: head + uint64(len(r.evs)), Events: r.evs}, nil, nil

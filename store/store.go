@@ -35,6 +35,8 @@ const (
 	defaultTimeout = time.Second
 	// defaultMaxBatch bounds how many appends share one transaction.
 	defaultMaxBatch = 256
+	// lockPoll is how often bbolt retries a file lock held by another process.
+	lockPoll = 50 * time.Millisecond
 )
 
 // Options configures Open. The zero value (or nil) is a durable, writable store.
@@ -70,6 +72,9 @@ type DB struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// stageHook is nil outside tests; see writer.hook.
+	stageHook func(r *appendRequest, i int) error
 }
 
 // Open opens the task log at path, creating it (mode 0600) if it does not exist. The parent
@@ -79,12 +84,16 @@ func Open(path string, opts *Options) (*DB, error) {
 	if opts != nil {
 		o = *opts
 	}
+	// bbolt polls the lock every 50ms and gives up one poll early; the extra poll makes the
+	// wait the error reports the wait that happened.
+	lockWait := o.Timeout + lockPoll
 	switch {
 	case o.Timeout == 0:
 		o.Timeout = defaultTimeout
+		lockWait = o.Timeout + lockPoll
 	case o.Timeout < 0:
-		// bbolt treats zero as "wait forever"; one nanosecond means a single attempt.
-		o.Timeout = time.Nanosecond
+		// bbolt treats zero as "wait forever"; a nanosecond means a single attempt.
+		o.Timeout, lockWait = 0, time.Nanosecond
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = defaultMaxBatch
@@ -92,7 +101,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err := checkPath(path, o.ReadOnly); err != nil {
 		return nil, fmt.Errorf("open task log %q: %w", path, err)
 	}
-	b, err := openBolt(path, &bolt.Options{Timeout: o.Timeout, ReadOnly: o.ReadOnly, NoSync: o.NoSync})
+	b, err := openBolt(path, &bolt.Options{Timeout: lockWait, ReadOnly: o.ReadOnly, NoSync: o.NoSync})
 	if err != nil {
 		return nil, openError(path, o.Timeout, err)
 	}

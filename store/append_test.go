@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+func TestAppendAssignsSequenceAndChainsHashes(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	a := mustAppend(t, db, task, 0, msgs(t, 3, "first")...)
+	if a.First != 1 || a.Last != 3 || a.Duplicate || len(a.Events) != 3 {
+		t.Fatalf("Append = first %d last %d dup %v, %d events", a.First, a.Last, a.Duplicate, len(a.Events))
+	}
+	b := mustAppend(t, db, task, 3, msgs(t, 2, "second")...)
+	if b.First != 4 || b.Last != 5 {
+		t.Fatalf("second Append = %d..%d, want 4..5", b.First, b.Last)
+	}
+	stored := collect(t, db, task, 1)
+	if len(stored) != 5 {
+		t.Fatalf("%d events stored, want 5", len(stored))
+	}
+	var prev events.Hash
+	for i, ev := range stored {
+		if ev.Seq != uint64(i+1) || ev.Task != task {
+			t.Errorf("event %d: seq %d task %s", i, ev.Seq, ev.Task)
+		}
+		if ev.Prev != prev {
+			t.Errorf("seq %d: Prev %s, want %s", ev.Seq, ev.Prev, prev)
+		}
+		if ev.Hash != ev.ComputeHash() {
+			t.Errorf("seq %d: Hash is not the hash of the content", ev.Seq)
+		}
+		prev = ev.Hash
+	}
+	for i, ev := range append(a.Events, b.Events...) {
+		if ev.Hash != stored[i].Hash || ev.Seq != stored[i].Seq {
+			t.Errorf("returned event %d differs from the stored one", i)
+		}
+	}
+	h, err := db.Head(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Head{Seq: 5, Hash: prev, LastTurn: stored[4].Turn}); h != want {
+		t.Errorf("Head = %+v, want %+v", h, want)
+	}
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAppendVersionConflict(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	mustAppend(t, db, task, 0, msgs(t, 2, "x")...)
+	for _, expected := range []uint64{0, 1, 3} {
+		_, err := db.Append(context.Background(), task, expected, msg(t, 1, "late"))
+		var vc *VersionConflictError
+		if !errors.Is(err, ErrVersionConflict) || !errors.As(err, &vc) {
+			t.Fatalf("expected %d: error %v is not a version conflict", expected, err)
+		}
+		if vc.Actual != 2 || vc.Expected != expected || vc.Task != task {
+			t.Errorf("conflict = %+v, want actual 2", vc)
+		}
+	}
+}
+
+func TestAppendRefusesInvalidEvents(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	noID := msg(t, 1, "x")
+	noID.ID = ulid.ULID{}
+	noType := msg(t, 1, "x")
+	noType.Type = ""
+	otherTask := msg(t, 1, "x")
+	otherTask.Task = uuid.New()
+	twice := msg(t, 1, "x")
+	tests := []struct {
+		name string
+		task uuid.UUID
+		evs  []events.Event
+		want error
+	}{
+		{"no id", task, []events.Event{msg(t, 1, "ok"), noID}, ErrMissingID},
+		{"no type", task, []events.Event{noType}, ErrInvalidEvent},
+		{"another task's event", task, []events.Event{otherTask}, ErrInvalidEvent},
+		{"no events", task, nil, ErrInvalidEvent},
+		{"nil task", uuid.Nil, []events.Event{msg(t, 1, "x")}, ErrInvalidEvent},
+		{"id twice in the batch", task, []events.Event{twice, msg(t, 1, "y"), twice}, ErrDuplicateID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := db.Append(context.Background(), tt.task, 0, tt.evs...); !errors.Is(err, tt.want) {
+				t.Errorf("error %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if _, err := db.Head(task); !errors.Is(err, ErrTaskNotFound) {
+		t.Errorf("a refused append wrote something: Head error %v", err)
+	}
+}
+
+func TestAppendCancelledContextWritesNothing(t *testing.T) {
+	db := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	task := uuid.New()
+	if _, err := db.Append(ctx, task, 0, msg(t, 1, "never")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if _, err := db.Head(task); !errors.Is(err, ErrTaskNotFound) {
+		t.Errorf("Head error %v, want ErrTaskNotFound", err)
+	}
+}
+
+func TestAppendIdempotentByID(t *testing.T) {
+	db := openTest(t)
+	task, other := uuid.New(), uuid.New()
+	e := msgs(t, 3, "orig")
+	first := mustAppend(t, db, task, 0, e[0], e[1])
+	mustAppend(t, db, task, 2, e[2])
+	mustAppend(t, db, other, 0, msg(t, 1, "other task"))
+
+	changed := func(ev events.Event, f func(*events.Event)) events.Event { f(&ev); return ev }
+	elsewhere := e[0].Time.In(time.FixedZone("elsewhere", 5*3600))
+	fresh := msg(t, 3, "fresh")
+	tests := []struct {
+		name     string
+		task     uuid.UUID
+		expected uint64
+		evs      []events.Event
+		first    uint64 // 0: refused with ErrDuplicateID
+	}{
+		{"whole batch again", task, 0, []events.Event{e[0], e[1]}, 1},
+		{"whole batch, stale version", task, 7, []events.Event{e[0], e[1]}, 1},
+		{"the sealed events returned before", task, 2, first.Events, 1},
+		{"one event of a batch", task, 3, []events.Event{e[1]}, 2},
+		{"across two appends", task, 0, []events.Event{e[1], e[2]}, 2},
+		{"same instant in another zone", task, 0, []events.Event{changed(e[0], func(ev *events.Event) { ev.Time = elsewhere })}, 1},
+		{"not consecutive", task, 3, []events.Event{e[0], e[2]}, 0},
+		{"reordered", task, 3, []events.Event{e[1], e[0]}, 0},
+		{"partly stored", task, 3, []events.Event{e[2], fresh}, 0},
+		{"partly stored, new first", task, 3, []events.Event{fresh, e[2]}, 0},
+		{"different data", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Data = []byte(`{"text":"edited"}`) })}, 0},
+		{"different turn", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Turn = 9 })}, 0},
+		{"different type", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Type = events.TypeMention })}, 0},
+		{"different origin", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Origin = &events.Origin{File: "x"} })}, 0},
+		{"id stored in another task", other, 1, []events.Event{e[0]}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := db.Append(context.Background(), tt.task, tt.expected, tt.evs...)
+			if tt.first == 0 {
+				if !errors.Is(err, ErrDuplicateID) {
+					t.Fatalf("error %v, want ErrDuplicateID", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.Duplicate || a.First != tt.first || a.Last != tt.first+uint64(len(tt.evs))-1 {
+				t.Fatalf("Append = %d..%d duplicate %v, want %d.. duplicate", a.First, a.Last, a.Duplicate, tt.first)
+			}
+			for i, ev := range a.Events {
+				if ev.Seq != tt.first+uint64(i) || ev.ID != tt.evs[i].ID || ev.Hash != ev.ComputeHash() {
+					t.Errorf("returned event %d is not the stored one: %+v", i, ev)
+				}
+			}
+		})
+	}
+	if h, _ := db.Head(task); h.Seq != 3 {
+		t.Errorf("head moved to %d; a duplicate or refused append wrote", h.Seq)
+	}
+	if h, _ := db.Head(other); h.Seq != 1 {
+		t.Errorf("other task's head moved to %d", h.Seq)
+	}
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAppendRaceOnOneTask(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	for round := range uint64(50) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make([]error, 2)
+		for i := range errs {
+			ev := msg(t, 1, fmt.Sprintf("round %d writer %d", round, i))
+			wg.Go(func() {
+				<-start
+				_, errs[i] = db.Append(context.Background(), task, round, ev)
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			var vc *VersionConflictError
+			switch {
+			case err == nil:
+				won++
+			case errors.As(err, &vc) && vc.Actual == round+1:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d writers won, want exactly 1", round, won)
+		}
+	}
+	if h, _ := db.Head(task); h.Seq != 50 {
+		t.Errorf("head %d, want 50", h.Seq)
+	}
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
+}
+
+// Every writer appends to every task, re-reading the head on a conflict; afterwards each task
+// must be a sound chain holding every writer's events in that writer's order.
+func TestAppendManyWritersManyTasks(t *testing.T) {
+	db := openTest(t)
+	const writers, perWriter = 16, 40
+	tasks := make([]uuid.UUID, 8)
+	for i := range tasks {
+		tasks[i] = uuid.New()
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for n := range perWriter {
+				task := tasks[(w+n)%len(tasks)]
+				ev := msg(t, 1, fmt.Sprintf("%d/%d", w, n))
+				for {
+					h, err := db.Head(task)
+					if err != nil && !errors.Is(err, ErrTaskNotFound) {
+						t.Error(err)
+						return
+					}
+					_, err = db.Append(context.Background(), task, h.Seq, ev)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, ErrVersionConflict) {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := 0
+	for _, task := range tasks {
+		if err := db.Verify(context.Background(), task); err != nil {
+			t.Error(err)
+		}
+		last := make(map[int]int)
+		for _, ev := range collect(t, db, task, 1) {
+			p, err := ev.Payload()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w, n int
+			fmt.Sscanf(p.(*events.UserMessage).Text, "%d/%d", &w, &n)
+			if prev, ok := last[w]; ok && n <= prev {
+				t.Errorf("task %s: writer %d's event %d after its event %d", task, w, n, prev)
+			}
+			last[w] = n
+			total++
+		}
+	}
+	if total != writers*perWriter {
+		t.Errorf("%d events stored, want %d", total, writers*perWriter)
+	}
+}
+
+// One request's refusal or storage failure must not cost the others of its group commit.
+func TestGroupCommitIsolatesRequests(t *testing.T) {
+	db := openTest(t)
+	a, b, c, d := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	mustAppend(t, db, b, 0, msg(t, 1, "b1"))
+	broken := errors.New("disk on fire")
+	cTail := msg(t, 1, "c2")
+	db.stageHook = func(r *appendRequest, i int) error {
+		if r.task == c && i == 1 {
+			return broken
+		}
+		return nil
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := func(ctx context.Context, task uuid.UUID, expected uint64, evs ...events.Event) *appendRequest {
+		return &appendRequest{ctx: ctx, task: task, expected: expected, evs: evs, result: make(chan appendResult, 1)}
+	}
+	bg := context.Background()
+	batch := []*appendRequest{
+		req(bg, a, 0, msg(t, 1, "a1"), msg(t, 1, "a2")),
+		req(bg, b, 0, msg(t, 1, "b conflict")),
+		req(bg, c, 0, msg(t, 1, "c1"), cTail),
+		req(cancelled, d, 0, msg(t, 1, "d1")),
+		req(bg, a, 2, msg(t, 1, "a3")),
+	}
+	db.commit(batch)
+	got := make([]appendResult, len(batch))
+	for i, r := range batch {
+		got[i] = <-r.result
+	}
+	if got[0].err != nil || got[0].appended.Last != 2 {
+		t.Errorf("a: %+v", got[0])
+	}
+	if !errors.Is(got[1].err, ErrVersionConflict) {
+		t.Errorf("b: %v, want a version conflict", got[1].err)
+	}
+	if !errors.Is(got[2].err, broken) {
+		t.Errorf("c: %v, want the storage error", got[2].err)
+	}
+	if !errors.Is(got[3].err, context.Canceled) {
+		t.Errorf("d: %v, want context.Canceled", got[3].err)
+	}
+	if got[4].err != nil || got[4].appended.First != 3 {
+		t.Errorf("a again: %+v", got[4])
+	}
+	db.stageHook = nil
+	for task, want := range map[uuid.UUID]uint64{a: 3, b: 1, c: 0, d: 0} {
+		h, err := db.Head(task)
+		if want == 0 {
+			if !errors.Is(err, ErrTaskNotFound) {
+				t.Errorf("task %s: Head %+v, %v: a failed request wrote", task, h, err)
+			}
+			continue
+		}
+		if err != nil || h.Seq != want {
+			t.Errorf("task %s: Head %+v, %v, want seq %d", task, h, err, want)
+		}
+	}
+	// The failed request's events can be appended later: nothing of them was half-written.
+	mustAppend(t, db, c, 0, msg(t, 1, "c1 again"), cTail)
+}
