@@ -3,11 +3,14 @@ package events
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -34,6 +37,49 @@ type jsonLine struct {
 	Hash   string          `json:"hash,omitempty"`
 }
 
+// blobLine is the JSON form of a content-addressed blob in an export: the rule file contents a
+// rules_snapshot references. Text is kept as text; other bytes as base64.
+type blobLine struct {
+	Blob    string  `json:"blob"`
+	Content *string `json:"content,omitempty"`
+	Base64  []byte  `json:"base64,omitempty"`
+}
+
+// Blob is a content-addressed blob carried by a JSON Lines log.
+type Blob struct {
+	// Sum is the lowercase hex SHA-256 of Content.
+	Sum     string
+	Content []byte
+}
+
+// MarshalBlobLine encodes a blob as one line of the export format (without the newline).
+func MarshalBlobLine(sum string, content []byte) ([]byte, error) {
+	l := blobLine{Blob: sum}
+	if utf8.Valid(content) {
+		s := string(content)
+		l.Content = &s
+	} else {
+		l.Base64 = content
+	}
+	return marshalNoEscape(&l)
+}
+
+func parseBlobLine(raw []byte) (*Blob, error) {
+	var bl blobLine
+	if err := decodeStrict(raw, &bl); err != nil {
+		return nil, fmt.Errorf("%w: blob line: %v", ErrInvalid, err)
+	}
+	content := bl.Base64
+	if bl.Content != nil {
+		content = []byte(*bl.Content)
+	}
+	sum := sha256.Sum256(content)
+	if got := hex.EncodeToString(sum[:]); got != bl.Blob {
+		return nil, fmt.Errorf("%w: blob %s: content hashes to %s", ErrHashMismatch, bl.Blob, got)
+	}
+	return &Blob{Sum: bl.Blob, Content: content}, nil
+}
+
 // MarshalJSONLine encodes a stored event as one line of the export format (without the
 // newline). The encoding is lossless: decoding it gives back the same event, hash included.
 func MarshalJSONLine(e Event) ([]byte, error) {
@@ -57,6 +103,8 @@ type Line struct {
 	No int
 	// HasTask, HasSeq, HasID, HasTurn, HasTime and HasHash tell which envelope fields the line set.
 	HasTask, HasSeq, HasID, HasTurn, HasTime, HasHash bool
+	// Blob is set, and Event is zero, for a blob line.
+	Blob *Blob
 }
 
 // LineReader reads a JSON Lines log, one event per line. Blank lines are skipped. Every error
@@ -76,26 +124,34 @@ func NewLineReader(r io.Reader, name string) *LineReader {
 
 // Next returns the next line, or io.EOF after the last one.
 func (lr *LineReader) Next() (Line, error) {
+	raw, no, err := lr.Raw()
+	if err != nil {
+		return Line{}, err
+	}
+	l, err := ParseLine(raw)
+	if err != nil {
+		return Line{}, fmt.Errorf("%s:%d: %w", lr.name, no, err)
+	}
+	l.No = no
+	return l, nil
+}
+
+// Raw returns the next non-blank line undecoded, with its 1-based number, or io.EOF. The bytes
+// are valid until the next call.
+func (lr *LineReader) Raw() ([]byte, int, error) {
 	for lr.sc.Scan() {
 		lr.no++
-		raw := bytes.TrimSpace(lr.sc.Bytes())
-		if len(raw) == 0 {
-			continue
+		if raw := bytes.TrimSpace(lr.sc.Bytes()); len(raw) > 0 {
+			return raw, lr.no, nil
 		}
-		l, err := ParseLine(raw)
-		if err != nil {
-			return Line{}, fmt.Errorf("%s:%d: %w", lr.name, lr.no, err)
-		}
-		l.No = lr.no
-		return l, nil
 	}
 	if err := lr.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return Line{}, fmt.Errorf("%s:%d: line longer than %d bytes", lr.name, lr.no+1, MaxLineBytes)
+			return nil, lr.no + 1, fmt.Errorf("%s:%d: line longer than %d bytes", lr.name, lr.no+1, MaxLineBytes)
 		}
-		return Line{}, fmt.Errorf("%s: %w", lr.name, err)
+		return nil, lr.no, fmt.Errorf("%s: %w", lr.name, err)
 	}
-	return Line{}, io.EOF
+	return nil, lr.no, io.EOF
 }
 
 // ParseLine decodes one line of the authoring or export format. Unknown envelope fields,
@@ -103,6 +159,10 @@ func (lr *LineReader) Next() (Line, error) {
 // A line that carries a hash keeps its data bytes verbatim, so the hash can be checked; other
 // lines get canonical data.
 func ParseLine(raw []byte) (Line, error) {
+	if bytes.HasPrefix(raw, []byte(`{"blob":`)) {
+		b, err := parseBlobLine(raw)
+		return Line{Blob: b}, err
+	}
 	var jl jsonLine
 	if err := decodeStrict(raw, &jl); err != nil {
 		return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)

@@ -2,6 +2,8 @@ package events
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"strings"
@@ -170,4 +172,25 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			t.Fatalf("encoding is not stable")
 		}
 	})
+}
+
+func TestBlobLines(t *testing.T) {
+	for _, content := range [][]byte{[]byte("---\npaths: [\"src/**\"]\n---\nUse <T>."), {0xff, 0x00, 0xfe}} {
+		sum := sha256.Sum256(content)
+		line, err := MarshalBlobLine(hex.EncodeToString(sum[:]), content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ParseLine(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if l.Blob == nil || !bytes.Equal(l.Blob.Content, content) {
+			t.Errorf("blob line %s did not round-trip", line)
+		}
+	}
+	bad := `{"blob":"` + strings.Repeat("ab", 32) + `","content":"x"}`
+	if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrHashMismatch) {
+		t.Errorf("wrong blob sum: err = %v, want ErrHashMismatch", err)
+	}
 }
