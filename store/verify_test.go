@@ -1,0 +1,108 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+func TestVerifyFindsTampering(t *testing.T) {
+	get := func(tb *bolt.Bucket, seq uint64) []byte { return bytes.Clone(tb.Get(uint64ToBytes(seq))) }
+	decode := func(raw []byte) events.Event {
+		var ev events.Event
+		if err := ev.UnmarshalBinary(raw); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	otherTask := uuid.New()
+	tests := []struct {
+		name    string
+		tamper  func(task uuid.UUID, tasks *bolt.Bucket) error
+		seq     uint64
+		problem string
+	}{
+		{"byte flipped in the payload", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			tb := tasks.Bucket(task[:])
+			raw := get(tb, 17)
+			i := bytes.Index(raw, []byte("event 16"))
+			raw[i] = 'E'
+			return tb.Put(uint64ToBytes(17), raw)
+		}, 17, "hash mismatch (stored "},
+		{"event deleted", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			return tasks.Bucket(task[:]).Delete(uint64ToBytes(5))
+		}, 5, "missing: the next stored event is seq 6"},
+		{"first event deleted", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			return tasks.Bucket(task[:]).Delete(uint64ToBytes(1))
+		}, 1, "missing"},
+		{"pair swapped", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			tb := tasks.Bucket(task[:])
+			a, b := get(tb, 8), get(tb, 9)
+			if err := tb.Put(uint64ToBytes(8), b); err != nil {
+				return err
+			}
+			return tb.Put(uint64ToBytes(9), a)
+		}, 8, "says it is seq 9"},
+		{"event rewritten and resealed", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			tb := tasks.Bucket(task[:])
+			ev := decode(get(tb, 10))
+			ev.Data = []byte(`{"text":"forged"}`)
+			ev.Seal(ev.Prev)
+			return tb.Put(uint64ToBytes(10), ev.AppendBinary(nil))
+		}, 11, "prev link"},
+		{"event from another task", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			tb := tasks.Bucket(task[:])
+			ev := decode(get(tb, 12))
+			ev.Task = otherTask
+			ev.Seal(ev.Prev)
+			return tb.Put(uint64ToBytes(12), ev.AppendBinary(nil))
+		}, 12, "belongs to task " + otherTask.String()},
+		{"record cut short", func(task uuid.UUID, tasks *bolt.Bucket) error {
+			tb := tasks.Bucket(task[:])
+			raw := get(tb, 20)
+			return tb.Put(uint64ToBytes(20), raw[:len(raw)-5])
+		}, 20, "do not decode"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t)
+			task := uuid.New()
+			evs := make([]events.Event, 30)
+			for i := range evs {
+				evs[i] = msg(t, 1, "event "+string(rune('0'+i/10))+string(rune('0'+i%10)))
+			}
+			mustAppend(t, db, task, 0, evs...)
+			if err := db.Verify(context.Background(), task); err != nil {
+				t.Fatalf("before tampering: %v", err)
+			}
+			rawUpdate(t, db, func(tasks *bolt.Bucket) error { return tt.tamper(task, tasks) })
+			db = openAt(t, db.Path(), &Options{NoSync: true})
+			err := db.Verify(context.Background(), task)
+			var ve *VerifyError
+			if !errors.Is(err, ErrChainBroken) || !errors.As(err, &ve) {
+				t.Fatalf("Verify = %v, want a VerifyError", err)
+			}
+			if ve.Task != task || ve.Seq != tt.seq || !strings.Contains(ve.Problem, tt.problem) {
+				t.Errorf("Verify = %v\nwant seq %d: %s…", err, tt.seq, tt.problem)
+			}
+			if !strings.HasPrefix(err.Error(), "task "+task.String()+": seq ") {
+				t.Errorf("message %q does not lead with task and seq", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func TestVerifyUnknownTask(t *testing.T) {
+	db := openTest(t)
+	if err := db.Verify(context.Background(), uuid.New()); !errors.Is(err, ErrTaskNotFound) {
+		t.Errorf("Verify = %v, want ErrTaskNotFound", err)
+	}
+}
