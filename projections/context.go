@@ -1,0 +1,120 @@
+package projections
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// Context returns the evaluation context of the next decision: the candidate paths of the
+// evidence inside its windows, each with its newest MaxSources sources (oldest first), sorted by
+// path then root, at most MaxPaths of them; and the mode, provider, model and OS in force.
+//
+// When there are more than MaxPaths candidates, the cap keeps paths by their most confident
+// source (mention, tool target, file write, prose, tab, shell), then by how recent that evidence
+// is, newest first; only the kept paths are sorted. The cost is bounded by the caps, not by the
+// length of the log.
+func (t *Task) Context() rules.EvaluationContext {
+	paths, _ := t.build()
+	return rules.EvaluationContext{Paths: paths, Mode: t.mode, Provider: t.provider,
+		Model: t.model, OS: t.os}
+}
+
+// Dropped counts, by reason and sorted by reason, the candidate paths that evidence still inside
+// the windows of the next decision offered but its context leaves out: normalization failures
+// (outside_root, dotdot, unmappable, not_a_path, root) of every event whose evidence still counts
+// — the current user turn's, the last ToolTurns turns', the latest tab snapshot's, every file
+// write's — and over_cap, once for each such path a source had to forget to stay within MaxPaths
+// plus once for each path the context's cap left out. A count is per event and path: the same
+// path offered twice counts twice. A path a source forgot may still be in the context through
+// another source.
+func (t *Task) Dropped() []events.Count {
+	_, overCap := t.build()
+	var n [numReasons]int
+	t.userDrops.sum(&n)
+	t.toolDrops.sum(&n)
+	for r := range n {
+		n[r] += t.tabDrops[r] + t.writeDrops[r]
+	}
+	n[reasonIndex(ReasonOverCap)] += overCap
+	var out []events.Count
+	for r, c := range n {
+		if c > 0 {
+			out = append(out, events.Count{Name: reasons[r], N: c})
+		}
+	}
+	slices.SortFunc(out, func(a, b events.Count) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+type candidate struct {
+	key     pathKey
+	sources []rules.Source
+}
+
+// build collects the candidates in cap order, merges each path's sources across kinds and sorts
+// the kept ones for output. It returns how many distinct paths the cap cut.
+func (t *Task) build() ([]rules.ContextPath, int) {
+	firstEpoch := [numKinds]int{
+		kindMention: t.minUserEpoch(), kindProse: t.minUserEpoch(),
+		kindTool: t.minToolEpoch(), kindShell: t.minToolEpoch(),
+	}
+	var kept []candidate
+	index := map[pathKey]int{}
+	cut := map[pathKey]bool{}
+	for k := range numKinds {
+		// Each set is ordered newest first, and kinds come in confidence order, so the first
+		// MaxPaths distinct keys met are exactly those the cap keeps.
+		for e := t.sets[k].newest; e != nil; e = e.older {
+			i, ok := index[e.key]
+			if !ok {
+				if len(kept) >= t.cfg.MaxPaths {
+					cut[e.key] = true
+					continue
+				}
+				i = len(kept)
+				index[e.key] = i
+				kept = append(kept, candidate{key: e.key})
+			}
+			for _, s := range e.sources {
+				if s.Epoch >= firstEpoch[k] {
+					kept[i].sources = append(kept[i].sources, rules.Source{Kind: kindNames[k],
+						Seq: s.Seq, Turn: s.Turn, Detail: s.Detail})
+				}
+			}
+		}
+	}
+	out := make([]rules.ContextPath, 0, len(kept))
+	for _, c := range kept {
+		slices.SortFunc(c.sources, compareSources)
+		if n := len(c.sources) - t.cfg.MaxSources; n > 0 {
+			c.sources = c.sources[n:]
+		}
+		root := ""
+		if c.key.root >= 0 {
+			root = t.roots[c.key.root]
+		}
+		out = append(out, rules.ContextPath{Path: c.key.rel, Root: root, Sources: c.sources})
+	}
+	slices.SortFunc(out, func(a, b rules.ContextPath) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Root, b.Root))
+	})
+	return out, len(cut)
+}
+
+// compareSources orders evidence oldest first; within one event by kind rank, then detail.
+func compareSources(a, b rules.Source) int {
+	return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)),
+		cmp.Compare(a.Detail, b.Detail))
+}
+
+func kindRank(k rules.SourceKind) int {
+	for i, n := range kindNames {
+		if n == k {
+			return i
+		}
+	}
+	return len(kindNames)
+}

@@ -1,0 +1,251 @@
+package projections
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ExtractPaths returns the path-like strings of a user's message, in order of first appearance
+// and without duplicates: what Cline's extractPathLikeStrings finds, plus inline @mentions.
+//
+// A candidate is a token that starts the text or follows whitespace or one of ( [ { " ' ` and is
+// followed by the end, whitespace or one of ) ] } " ' ` , . ; : ! ?. It counts when it has at least
+// two "/"-separated segments ("src/index.ts", "apps/web/") or is a single file name with an
+// extension ("foo.md", ".gitignore"). Fenced code blocks and URLs are removed first; a leading
+// "./" is removed; absolute paths, ".." segments and tokens over 300 bytes are dropped.
+//
+// Where this differs from Cline's regular expression, on purpose: @/path, @"/path with spaces"
+// and @rel/path mentions count (the "@" and a leading "/" are removed: mentions are
+// root-relative); backslashes separate segments; letters outside ASCII are name characters; a
+// trailing "." ends the sentence rather than the name; a token followed by some other character
+// ("src/a.ts#L3") is not cut short at an inner dot; and a lone name whose extension is all digits
+// ("1.5", "v2.0") is a version, not a file.
+func ExtractPaths(text string) []string {
+	return extract(text, proseMode)
+}
+
+// extractMode tunes the scanner for prose or for shell command lines.
+type extractMode struct {
+	keepAbsolute bool // shell: absolute paths may still map to a root
+	backslash    bool // prose: "\" separates segments (in a shell it escapes)
+	mentions     bool // prose: "@" introduces a mention (in a shell it is npm's "@scope/")
+	stripFences  bool
+	starts       string // characters a token may follow, besides whitespace
+	ends         string // characters a token may be followed by, besides whitespace
+}
+
+var (
+	proseMode = extractMode{backslash: true, mentions: true, stripFences: true,
+		starts: "([{\"'`", ends: ")]}\"'`,.;:!?"}
+	shellMode = extractMode{keepAbsolute: true,
+		starts: "([{\"'`=", ends: ")]}\"'`,.;:!?|&<>"}
+)
+
+// urlPattern is Cline's: a scheme, "://" and everything up to whitespace.
+var urlPattern = regexp.MustCompile(`\b\w+://\S+`)
+
+const maxTokenLen = 300
+
+func extract(text string, m extractMode) []string {
+	if text == "" {
+		return nil
+	}
+	if m.stripFences {
+		text = stripFencedCode(text)
+	}
+	if strings.Contains(text, "://") {
+		text = urlPattern.ReplaceAllString(text, " ")
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(tok string, mention bool) {
+		if p, ok := cleanToken(tok, mention, m); ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	prev := ' '
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !m.canStart(prev) {
+			prev = r
+			i += size
+			continue
+		}
+		mention := false
+		start := i
+		if r == '@' && m.mentions {
+			if j, tok, ok := quotedMention(text, i+1); ok {
+				add(tok, true)
+				i, prev = j, '"'
+				continue
+			}
+			mention = true
+			start = i + 1
+		}
+		end := start
+		for end < len(text) {
+			r, size := utf8.DecodeRuneInString(text[end:])
+			if !m.isNameRune(r) {
+				break
+			}
+			end += size
+		}
+		if end == start {
+			prev = r
+			i += size
+			continue
+		}
+		last, _ := utf8.DecodeLastRuneInString(text[:end])
+		if end == len(text) || m.canEnd(firstRune(text[end:])) {
+			add(text[start:end], mention)
+		}
+		prev, i = last, end
+	}
+	return out
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+func (m extractMode) canStart(prev rune) bool {
+	return unicode.IsSpace(prev) || strings.ContainsRune(m.starts, prev)
+}
+
+func (m extractMode) canEnd(next rune) bool {
+	return unicode.IsSpace(next) || strings.ContainsRune(m.ends, next)
+}
+
+func (m extractMode) isNameRune(r rune) bool {
+	switch {
+	case r == '_' || r == '.' || r == '-' || r == '/':
+		return true
+	case r == '\\':
+		return m.backslash
+	case r < utf8.RuneSelf:
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// quotedMention reads the "…" of @"/path with spaces" starting at i (just after the "@").
+func quotedMention(text string, i int) (int, string, bool) {
+	if i >= len(text) || text[i] != '"' {
+		return 0, "", false
+	}
+	j := strings.IndexByte(text[i+1:], '"')
+	if j < 0 {
+		return 0, "", false
+	}
+	tok := text[i+1 : i+1+j]
+	if strings.ContainsAny(tok, "\n\r") {
+		return 0, "", false
+	}
+	return i + 2 + j, tok, true
+}
+
+// cleanToken applies the shape rules of ExtractPaths to one token.
+func cleanToken(tok string, mention bool, m extractMode) (string, bool) {
+	tok = strings.TrimRight(tok, ".")
+	if m.backslash {
+		tok = strings.ReplaceAll(tok, `\`, "/")
+	}
+	if mention {
+		tok = strings.TrimPrefix(tok, "/") // Cline's @/path is relative to the workspace
+	}
+	for strings.HasPrefix(tok, "./") {
+		tok = tok[2:]
+	}
+	if tok == "" || len(tok) > maxTokenLen {
+		return "", false
+	}
+	abs := strings.HasPrefix(tok, "/")
+	if abs && !m.keepAbsolute {
+		return "", false
+	}
+	body := strings.TrimPrefix(strings.TrimSuffix(tok, "/"), "/")
+	if body == "" {
+		return "", false
+	}
+	segs := strings.Split(body, "/")
+	for _, s := range segs {
+		if s == "" || s == ".." {
+			return "", false
+		}
+	}
+	if len(segs) == 1 && !abs && !isFileName(body, strings.HasSuffix(tok, "/")) {
+		return "", false
+	}
+	return tok, true
+}
+
+// isFileName is the single-segment case: a name with an extension of 1 to 10 ASCII letters or
+// digits, not all digits.
+func isFileName(s string, dir bool) bool {
+	i := strings.LastIndexByte(s, '.')
+	if dir || i < 0 {
+		return false
+	}
+	ext := s[i+1:]
+	if len(ext) < 1 || len(ext) > 10 {
+		return false
+	}
+	digits := true
+	for j := 0; j < len(ext); j++ {
+		c := ext[j]
+		switch {
+		case c >= '0' && c <= '9':
+		case isASCIILetter(c):
+			digits = false
+		default:
+			return false
+		}
+	}
+	return !digits
+}
+
+// stripFencedCode blanks ``` and ~~~ fenced blocks: code is not the user naming files. An
+// unclosed fence runs to the end, as Markdown renders it.
+func stripFencedCode(text string) string {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	fence := ""
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		trimmed := strings.TrimLeft(line, " \t")
+		if fence == "" {
+			if f := fenceOf(trimmed); f != "" {
+				fence = f
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString(line)
+			continue
+		}
+		if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
+			fence = ""
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// fenceOf returns the fence a line opens ("```", "````", "~~~"), or "".
+func fenceOf(line string) string {
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(line) && line[n] == c {
+			n++
+		}
+		if n >= 3 && (c == '~' || !strings.ContainsRune(line[n:], '`')) {
+			return line[:n] // a backtick in the info string makes it inline code, not a fence
+		}
+	}
+	return ""
+}

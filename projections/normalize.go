@@ -1,0 +1,329 @@
+package projections
+
+import (
+	"net/url"
+	"strings"
+)
+
+// The reasons a candidate path is left out of the context, as Dropped reports them.
+const (
+	// ReasonOutsideRoot: an absolute path (or one resolved against a cwd) that no workspace root
+	// contains.
+	ReasonOutsideRoot = "outside_root"
+	// ReasonDotDot: a ".." segment took the path out of its root.
+	ReasonDotDot = "dotdot"
+	// ReasonUnmappable: a path that cannot be placed on the file system from the log alone ("~",
+	// a drive-relative "C:x", a file URI on another host).
+	ReasonUnmappable = "unmappable"
+	// ReasonNotAPath: empty, or a URI of a scheme other than file.
+	ReasonNotAPath = "not_a_path"
+	// ReasonRoot: the workspace root itself, which no rule pattern can match.
+	ReasonRoot = "root"
+	// ReasonOverCap: evidence beyond MaxPaths, the oldest and least confident first.
+	ReasonOverCap = "over_cap"
+)
+
+// reasons lists every reason in the order snapshots store their counts; appending is a change of
+// Version.
+var reasons = [...]string{ReasonOutsideRoot, ReasonDotDot, ReasonUnmappable, ReasonNotAPath,
+	ReasonRoot, ReasonOverCap}
+
+const numReasons = len(reasons)
+
+func reasonIndex(r string) int {
+	for i, s := range reasons {
+		if s == r {
+			return i
+		}
+	}
+	panic("projections: unknown drop reason " + r)
+}
+
+// Normalize maps a path as an agent or editor spelled it to the workspace root that contains it
+// and the root-relative POSIX path under it. roots are the workspace roots of task_started (the
+// first is the primary); cwd, when set, is what a relative p is relative to (itself relative to
+// the primary root when it is relative). It returns the root as recorded in roots, the relative
+// path (directories end in "/") and reason "" when the path is kept, or one of the Reason
+// constants when it is not.
+//
+// Accepted spellings: POSIX and Windows separators, drive letters in either case, UNC paths,
+// file:// URIs (percent-decoded), a leading "./". The root with the longest match wins, so a root
+// nested in another owns its files. Only the drive letter is compared without regard to case:
+// the log does not say whether the file system folds case.
+func Normalize(p string, roots []string, cwd string) (root, rel string, reason string) {
+	rs := prepareRoots(roots)
+	i, rel, reason := rs.normalize(p, cwd)
+	if reason != "" {
+		return "", "", reason
+	}
+	if i >= 0 {
+		root = roots[i]
+	}
+	return root, rel, ""
+}
+
+// absPath is a lexically cleaned path: prefix is "/" (POSIX), "c:/" (a drive, lower-cased), "//"
+// (UNC) or "" (relative, only when the task has no usable root).
+type absPath struct {
+	prefix string
+	segs   []string
+}
+
+func (a absPath) String() string { return a.prefix + strings.Join(a.segs, "/") }
+
+// rootSet holds the normalized workspace roots of a task.
+type rootSet struct {
+	roots []absPath
+	ok    []bool // false for a root that is not absolute; it never matches
+}
+
+func prepareRoots(roots []string) rootSet {
+	rs := rootSet{roots: make([]absPath, len(roots)), ok: make([]bool, len(roots))}
+	for i, r := range roots {
+		prefix, rest, reason := splitPath(r)
+		if reason != "" || prefix == "" {
+			continue
+		}
+		a, escaped := resolve(absPath{prefix: prefix}, rest)
+		if escaped {
+			continue
+		}
+		rs.roots[i], rs.ok[i] = a, true
+	}
+	return rs
+}
+
+// primary is the base of relative paths: roots[0] when it is usable.
+func (rs rootSet) primary() (absPath, bool) {
+	if len(rs.roots) == 0 || !rs.ok[0] {
+		return absPath{}, false
+	}
+	return rs.roots[0], true
+}
+
+// contains returns the index of the root with the longest match for a, or -1.
+func (rs rootSet) contains(a absPath) int {
+	best, bestLen := -1, -1
+	for i, r := range rs.roots {
+		if !rs.ok[i] || r.prefix != a.prefix || len(r.segs) > len(a.segs) || len(r.segs) <= bestLen {
+			continue
+		}
+		match := true
+		for j, s := range r.segs {
+			if a.segs[j] != s {
+				match = false
+				break
+			}
+		}
+		if match {
+			best, bestLen = i, len(r.segs)
+		}
+	}
+	return best
+}
+
+// normalize is Normalize on prepared roots; it returns the root's index (-1 for a relative path
+// in a task without roots).
+func (rs rootSet) normalize(p, cwd string) (int, string, string) {
+	prefix, rest, reason := splitPath(p)
+	if reason != "" {
+		return -1, "", reason
+	}
+	dir := strings.HasSuffix(rest, "/")
+	var a absPath
+	hadDotDot := hasDotDot(rest)
+	baseRoot := -1
+	if prefix != "" {
+		var escaped bool
+		if a, escaped = resolve(absPath{prefix: prefix}, rest); escaped {
+			return -1, "", ReasonDotDot
+		}
+	} else {
+		base, ok, reason := rs.base(cwd)
+		if reason != "" {
+			return -1, "", reason
+		}
+		if ok {
+			baseRoot = rs.contains(base)
+		}
+		var escaped bool
+		if a, escaped = resolve(base, rest); escaped {
+			return -1, "", ReasonDotDot
+		}
+		if !ok {
+			return rs.relativeOnly(a, dir)
+		}
+	}
+	i := rs.contains(a)
+	switch {
+	case hadDotDot && baseRoot >= 0 && i != baseRoot:
+		return -1, "", ReasonDotDot
+	case i < 0 && hadDotDot:
+		return -1, "", ReasonDotDot
+	case i < 0:
+		return -1, "", ReasonOutsideRoot
+	}
+	segs := a.segs[len(rs.roots[i].segs):]
+	if len(segs) == 0 {
+		return -1, "", ReasonRoot
+	}
+	rel := strings.Join(segs, "/")
+	if dir {
+		rel += "/"
+	}
+	return i, rel, ""
+}
+
+// relativeOnly keeps a relative path of a task that has no usable root: it is relative to the
+// workspace, whatever that is.
+func (rs rootSet) relativeOnly(a absPath, dir bool) (int, string, string) {
+	if len(a.segs) == 0 {
+		return -1, "", ReasonRoot
+	}
+	rel := strings.Join(a.segs, "/")
+	if dir {
+		rel += "/"
+	}
+	return -1, rel, ""
+}
+
+// base is what a relative path is relative to: the cwd, itself resolved against the primary root
+// when relative, else the primary root. ok is false when there is no absolute base at all.
+func (rs rootSet) base(cwd string) (absPath, bool, string) {
+	primary, hasPrimary := rs.primary()
+	if strings.TrimSpace(cwd) == "" {
+		return primary, hasPrimary, ""
+	}
+	prefix, rest, reason := splitPath(cwd)
+	if reason != "" {
+		return absPath{}, false, reason
+	}
+	if prefix != "" {
+		a, escaped := resolve(absPath{prefix: prefix}, rest)
+		if escaped {
+			return absPath{}, false, ReasonDotDot
+		}
+		return a, true, ""
+	}
+	a, escaped := resolve(primary, rest)
+	if escaped {
+		return absPath{}, false, ReasonDotDot
+	}
+	return a, hasPrimary, ""
+}
+
+// splitPath undoes URI encoding and Windows spelling and splits off the absolute prefix; rest is
+// the remainder with "/" separators.
+func splitPath(p string) (prefix, rest, reason string) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", "", ReasonNotAPath
+	}
+	if hasSchemeFold(p, "file") {
+		var reason string
+		if p, reason = fromFileURI(p); reason != "" {
+			return "", "", reason
+		}
+	} else if hasScheme(p) {
+		return "", "", ReasonNotAPath
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~"):
+		return "", "", ReasonUnmappable
+	case isDrive(p):
+		if len(p) == 2 || p[2] != '/' {
+			return "", "", ReasonUnmappable // drive-relative: depends on that drive's cwd
+		}
+		return strings.ToLower(p[:1]) + ":/", p[3:], ""
+	case strings.HasPrefix(p, "//"):
+		return "//", p[2:], ""
+	case strings.HasPrefix(p, "/"):
+		return "/", p[1:], ""
+	}
+	return "", p, ""
+}
+
+func isDrive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0])
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// hasScheme reports a URI scheme of two or more characters; a single letter is a drive.
+func hasScheme(p string) bool {
+	i := strings.IndexByte(p, ':')
+	if i < 2 || !isASCIILetter(p[0]) {
+		return false
+	}
+	for j := 1; j < i; j++ {
+		c := p[j]
+		if !isASCIILetter(c) && (c < '0' || c > '9') && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasSchemeFold(p, scheme string) bool {
+	return len(p) > len(scheme) && p[len(scheme)] == ':' && strings.EqualFold(p[:len(scheme)], scheme)
+}
+
+// fromFileURI turns file:///c%3A/x, file:///home/x and file://host/share/x into paths.
+func fromFileURI(p string) (string, string) {
+	p = p[len("file:"):]
+	if strings.HasPrefix(p, "//") {
+		p = p[2:]
+		host := p
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			host, p = p[:i], p[i:]
+		} else {
+			p = ""
+		}
+		switch {
+		case host == "" || strings.EqualFold(host, "localhost"):
+		default:
+			p = "//" + host + p // a UNC share, which a root may name
+		}
+	}
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	dec, err := url.PathUnescape(p)
+	if err != nil || dec == "" {
+		return "", ReasonNotAPath
+	}
+	if len(dec) >= 3 && dec[0] == '/' && isDrive(dec[1:]) {
+		dec = dec[1:] // "/c:/x" is how a URI spells a drive
+	}
+	return dec, ""
+}
+
+func hasDotDot(rest string) bool {
+	for s := range strings.SplitSeq(rest, "/") {
+		if s == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve appends rest's segments to base, dropping "" and "." and applying "..". escaped
+// reports a ".." that climbed above base's prefix.
+func resolve(base absPath, rest string) (absPath, bool) {
+	segs := make([]string, len(base.segs), len(base.segs)+strings.Count(rest, "/")+1)
+	copy(segs, base.segs)
+	for s := range strings.SplitSeq(rest, "/") {
+		switch s {
+		case "", ".":
+		case "..":
+			if len(segs) == 0 {
+				return absPath{}, true
+			}
+			segs = segs[:len(segs)-1]
+		default:
+			segs = append(segs, s)
+		}
+	}
+	return absPath{prefix: base.prefix, segs: segs}, false
+}

@@ -1,0 +1,344 @@
+package projections
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Target is one path a tool call names.
+type Target struct {
+	// Path is the path as the tool spelled it (absolute or relative to the call's working
+	// directory); a directory the tool lists or searches ends in "/".
+	Path string
+	// Shell is set for a path-like string found in a shell command line: the command may only
+	// mention it, so it is weaker evidence than a tool's file parameter.
+	Shell bool
+}
+
+// ToolTargets returns the paths a tool call targets, in the order the parameters name them and
+// without duplicates. Known tools of Cline, Claude Code, Codex and pi are read through a table;
+// any other tool contributes its top-level string parameters named path, file, *_path or *Path
+// and its string arrays named paths or *_paths. Parameters that are not a JSON object give no
+// targets.
+func ToolTargets(tool string, params json.RawMessage) []Target {
+	var p toolParams
+	if err := json.Unmarshal(params, &p); err != nil || p == nil {
+		return nil
+	}
+	h, ok := toolTable[tool]
+	if !ok {
+		h = genericTargets
+	}
+	var c collector
+	h(p, &c)
+	return c.out
+}
+
+type toolParams map[string]any
+
+func (p toolParams) str(key string) string {
+	s, _ := p[key].(string)
+	return s
+}
+
+// strs reads a string or an array of strings.
+func (p toolParams) strs(key string) []string {
+	switch v := p[key].(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// collector gathers targets without duplicates.
+type collector struct{ out []Target }
+
+func (c *collector) add(path string, shell bool) {
+	path = strings.TrimSpace(path)
+	if path == "" {
+		return
+	}
+	t := Target{Path: path, Shell: shell}
+	if !slices.Contains(c.out, t) {
+		c.out = append(c.out, t)
+	}
+}
+
+func (c *collector) file(path string) { c.add(path, false) }
+
+func (c *collector) dir(path string) {
+	if path = strings.TrimSpace(path); path != "" {
+		c.add(asDir(path), false)
+	}
+}
+
+func asDir(p string) string {
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, `\`) {
+		return p
+	}
+	return p + "/"
+}
+
+// fileOrDir is for tools whose path may be either (Grep): a last segment with an extension is
+// taken for a file. The log cannot ask the file system.
+func (c *collector) fileOrDir(path string) {
+	path = strings.TrimSpace(path)
+	last := path[strings.LastIndexAny(path, `/\`)+1:]
+	if strings.LastIndexByte(last, '.') > 0 {
+		c.file(path)
+	} else {
+		c.dir(path)
+	}
+}
+
+type toolHandler func(p toolParams, c *collector)
+
+var toolTable = map[string]toolHandler{
+	// Cline
+	"read_file":                  clineFile,
+	"write_to_file":              clineFile,
+	"replace_in_file":            clineFile,
+	"new_rule":                   clineFile,
+	"list_files":                 clineDir,
+	"search_files":               clineDir,
+	"list_code_definition_names": clineDir,
+	"apply_patch":                applyPatchTool,
+	"read_files":                 clineReadFiles,
+	"execute_command":            shellTool,
+	// Claude Code
+	"Read":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	"Write":        func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	"Edit":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	"MultiEdit":    func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	"NotebookEdit": func(p toolParams, c *collector) { c.file(p.str("notebook_path")) },
+	"Glob":         globTool,
+	"Grep":         func(p toolParams, c *collector) { c.fileOrDir(p.str("path")) },
+	"LS":           func(p toolParams, c *collector) { c.dir(p.str("path")) },
+	"Bash":         shellTool,
+	// Codex
+	"shell":         shellTool,
+	"shell_command": shellTool,
+	"exec_command":  shellTool,
+	// pi, whose paths may carry the "@" of the mention they came from
+	"read":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	"write": func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	"edit":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	"ls":    func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
+	"find":  func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
+	"grep":  func(p toolParams, c *collector) { c.fileOrDir(strings.TrimPrefix(p.str("path"), "@")) },
+	"bash":  shellTool,
+	// Cline SDK
+	"run_commands": shellTool,
+}
+
+// clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
+// "absolutePath".
+func clineFile(p toolParams, c *collector) {
+	c.file(p.str("path"))
+	c.file(p.str("absolutePath"))
+}
+
+func clineDir(p toolParams, c *collector) {
+	c.dir(p.str("path"))
+	c.dir(p.str("absolutePath"))
+}
+
+// clineReadFiles is the SDK's batch read: files[{path}], with path-array aliases.
+func clineReadFiles(p toolParams, c *collector) {
+	if files, ok := p["files"].([]any); ok {
+		for _, f := range files {
+			if m, ok := f.(map[string]any); ok {
+				s, _ := m["path"].(string)
+				c.file(s)
+			}
+		}
+	}
+	genericTargets(p, c)
+}
+
+// globTool: the pattern's leading literal directories are what Glob lists, under path.
+func globTool(p toolParams, c *collector) {
+	base := p.str("path")
+	prefix, literal := globPrefix(p.str("pattern"))
+	switch {
+	case literal && prefix != "":
+		c.file(joinUnder(base, prefix))
+	case prefix != "":
+		c.dir(joinUnder(base, prefix))
+	case base != "":
+		c.dir(base)
+	}
+}
+
+// globPrefix returns the segments of pattern before the first one with a glob metacharacter
+// ("src/app/" of "src/app/**/*.ts"), and whether the whole pattern is literal.
+func globPrefix(pattern string) (string, bool) {
+	pattern = strings.TrimSpace(pattern)
+	if pattern == "" {
+		return "", false
+	}
+	if !strings.ContainsAny(pattern, "*?[{") {
+		return pattern, true
+	}
+	i := strings.IndexAny(pattern, "*?[{")
+	j := strings.LastIndexByte(pattern[:i], '/')
+	return pattern[:j+1], false
+}
+
+// joinUnder puts a relative p under base; an absolute p or an empty base leaves p alone.
+func joinUnder(base, p string) string {
+	if base == "" || base == "." || isAbsSpelling(p) {
+		return p
+	}
+	return strings.TrimRight(base, `/\`) + "/" + p
+}
+
+func isAbsSpelling(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || strings.HasPrefix(p, "~") ||
+		isDrive(p) || hasScheme(p)
+}
+
+// applyPatchTool reads the patch text of Cline's and Codex's apply_patch, whichever parameter
+// carries it.
+func applyPatchTool(p toolParams, c *collector) {
+	for _, key := range []string{"input", "patch"} {
+		patchTargets(p.str(key), c)
+	}
+	if cmd := p.strs("command"); len(cmd) > 0 {
+		patchTargets(strings.Join(cmd, "\n"), c)
+	}
+}
+
+// patchTargets adds the files named by the headers of an apply_patch body.
+func patchTargets(patch string, c *collector) {
+	if !strings.Contains(patch, "*** ") {
+		return
+	}
+	for line := range strings.Lines(patch) {
+		line = strings.TrimSpace(line)
+		for _, h := range patchHeaders {
+			if rest, ok := strings.CutPrefix(line, h); ok {
+				c.file(rest)
+			}
+		}
+	}
+}
+
+var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
+
+// shellTool harvests a shell call: an apply_patch it runs names its files outright; any other
+// path-like string in the command line is Shell evidence. Codex's workdir, when given, is what
+// the command's relative paths are relative to.
+func shellTool(p toolParams, c *collector) {
+	var parts []string
+	for _, key := range []string{"command", "cmd", "commands"} {
+		parts = append(parts, p.strs(key)...)
+	}
+	workdir := p.str("workdir")
+	cmd := strings.Join(parts, "\n")
+	if strings.Contains(cmd, "*** ") {
+		var patch collector
+		patchTargets(cmd, &patch)
+		for _, t := range patch.out {
+			c.file(joinUnder(workdir, t.Path))
+		}
+		cmd = cutPatch(cmd)
+	}
+	for _, s := range extract(cutHeredocs(cmd), shellMode) {
+		c.add(joinUnder(workdir, s), true)
+	}
+}
+
+// cutPatch removes "*** Begin Patch" … "*** End Patch": its headers are read already and its body
+// is file content, not paths the command names.
+func cutPatch(cmd string) string {
+	for {
+		i := strings.Index(cmd, "*** Begin Patch")
+		if i < 0 {
+			return cmd
+		}
+		j := strings.Index(cmd[i:], "*** End Patch")
+		if j < 0 {
+			return cmd[:i]
+		}
+		cmd = cmd[:i] + " " + cmd[i+j+len("*** End Patch"):]
+	}
+}
+
+// cutHeredocs removes the bodies of here-documents (cat > f <<'EOF' … EOF): file content again.
+func cutHeredocs(cmd string) string {
+	if !strings.Contains(cmd, "<<") {
+		return cmd
+	}
+	var b strings.Builder
+	var delim string
+	for line := range strings.Lines(cmd) {
+		if delim != "" {
+			if strings.TrimSpace(line) == delim {
+				delim = ""
+			}
+			continue
+		}
+		b.WriteString(line)
+		delim = heredocDelim(line)
+	}
+	return b.String()
+}
+
+// heredocDelim returns the delimiter word of the last here-document a line opens, or "".
+func heredocDelim(line string) string {
+	i := strings.LastIndex(line, "<<")
+	if i < 0 || i > 0 && line[i-1] == '<' {
+		return "" // none, or a here-string (<<<)
+	}
+	rest := strings.TrimLeft(line[i+2:], "-~ \t")
+	rest = strings.TrimLeft(rest, `'"`)
+	end := strings.IndexFunc(rest, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
+	})
+	if end < 0 {
+		end = len(rest)
+	}
+	return rest[:end]
+}
+
+// genericTargets is the fallback for tools the table does not know.
+func genericTargets(p toolParams, c *collector) {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // map order is random; the result must not be
+	for _, k := range keys {
+		switch {
+		case isPathKey(k):
+			c.file(p.str(k))
+		case k == "paths" || strings.HasSuffix(k, "_paths") || camelSuffix(k, "Paths"):
+			if _, ok := p[k].([]any); ok {
+				for _, s := range p.strs(k) {
+					c.file(s)
+				}
+			}
+		}
+	}
+}
+
+func isPathKey(k string) bool {
+	return k == "path" || k == "file" || strings.HasSuffix(k, "_path") || camelSuffix(k, "Path")
+}
+
+// camelSuffix matches filePath, absolutePath: a lower-case word followed by suffix.
+func camelSuffix(k, suffix string) bool {
+	rest, ok := strings.CutSuffix(k, suffix)
+	return ok && rest != "" && unicode.IsLower(rune(rest[len(rest)-1]))
+}
