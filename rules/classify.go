@@ -10,12 +10,12 @@ import (
 type fileKind int
 
 const (
-	kindFolder  fileKind = iota // a file in a rules folder: named by its path inside the folder
-	kindLegacy                  // a single always-on file (.cursorrules, .windsurfrules, global_rules.md)
-	kindMain                    // .github/copilot-instructions.md: always on, frontmatter not read
-	kindMemory                  // AGENTS.md / CLAUDE.md: scoped by where it is
-	kindClineFile               // the legacy .clinerules file: Cline reads its frontmatter
-	kindRemote                  // a remote rule
+	kindFolder    fileKind = iota // a file in a rules folder: named by its path inside the folder
+	kindLegacy                    // a single always-on file (.cursorrules, .windsurfrules, global_rules.md)
+	kindMain                      // .github/copilot-instructions.md: always on, frontmatter not read
+	kindMemory                    // AGENTS.md / CLAUDE.md: scoped by where it is
+	kindClineFile                 // the legacy .clinerules file: Cline reads its frontmatter
+	kindRemote                    // a remote rule
 )
 
 type fileClass struct {

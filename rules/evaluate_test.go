@@ -1,0 +1,323 @@
+package rules
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func ctxPaths(paths ...string) EvaluationContext {
+	var ctx EvaluationContext
+	for i, p := range paths {
+		ctx.Paths = append(ctx.Paths, ContextPath{Path: p, Sources: []Source{{Kind: SourceProse, Seq: uint64(i + 1), Turn: 1}}})
+	}
+	return ctx
+}
+
+func clineFile(name, content string) File {
+	return File{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: ".clinerules/" + name, Content: []byte(content)}
+}
+
+func resultFor(t *testing.T, d Decision, id string) Result {
+	t.Helper()
+	for _, r := range d.Results {
+		if r.Rule.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s", id)
+	return Result{}
+}
+
+// The cases of Cline's rule-conditionals.test.ts (evaluateRuleConditionals with paths).
+func TestClineConditionals(t *testing.T) {
+	tests := []struct {
+		name        string
+		frontmatter string
+		paths       []string
+		included    bool
+		reason      string
+		matched     []string
+	}{
+		{"treats missing paths as universal", "", nil, true, ReasonAlways, nil},
+		{"does not activate path-scoped rules with empty context", "paths: [\"src/**\"]", nil, false, ReasonNoEvidence, nil},
+		{"matches when any candidate path matches any glob", "paths: [\"src/**\", \"apps/**\"]", []string{"src/index.ts"}, true, ReasonMatched, []string{"src/**"}},
+		{"ignores invalid paths type (fail-open)", "paths: \"src/**\"", nil, true, ReasonAlways, nil},
+		{"paths: [] never matches", "paths: []", []string{"src/index.ts"}, false, ReasonNoMatch, nil},
+		{"no candidate matches", "paths: [\"src/**\"]", []string{"docs/readme.md"}, false, ReasonNoMatch, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			content := "Body"
+			if tt.frontmatter != "" {
+				content = "---\n" + tt.frontmatter + "\n---\nBody"
+			}
+			rs := Load([]File{clineFile("r.md", content)})
+			d := rs.Evaluate(ctxPaths(tt.paths...), nil)
+			res := d.Results[0]
+			if res.Included != tt.included || res.Reason != tt.reason {
+				t.Fatalf("included=%v reason=%s (%s), want %v %s", res.Included, res.Reason, res.Detail, tt.included, tt.reason)
+			}
+			var got []string
+			for _, ar := range d.ConditionalRulesApplied() {
+				for _, mc := range ar.MatchedConditions {
+					if mc.Condition == CondPaths {
+						got = append(got, mc.Values...)
+					}
+				}
+			}
+			if !slices.Equal(got, tt.matched) {
+				t.Errorf("matched paths conditions %v, want %v", got, tt.matched)
+			}
+		})
+	}
+}
+
+// Cline's rule-loading.test.ts: a universal and a scoped rule in .clinerules/.
+func TestClineRuleLoading(t *testing.T) {
+	fsys := fstest.MapFS{
+		".clinerules/universal.md": {Data: []byte("Always on")},
+		".clinerules/scoped.md":    {Data: []byte("---\npaths:\n  - \"src/**\"\n---\n\nOnly for src")},
+	}
+	files, err := Collect(Workspace{Roots: []Root{{Name: "/ws", FS: fsys}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := Load(files)
+	d1 := rs.Evaluate(ctxPaths("src/index.ts"), Toggles{})
+	c1 := d1.RenderCline()
+	for _, want := range []string{".clinerules/universal.md\nAlways on", ".clinerules/scoped.md\nOnly for src"} {
+		if !strings.Contains(c1, want) {
+			t.Errorf("content %q lacks %q", c1, want)
+		}
+	}
+	if strings.Contains(c1, "paths:") {
+		t.Errorf("frontmatter leaked into the prompt: %q", c1)
+	}
+	applied := d1.ConditionalRulesApplied()
+	if len(applied) != 1 || applied[0].Name != ".clinerules/scoped.md" {
+		t.Errorf("applied = %+v", applied)
+	}
+	c2 := rs.Evaluate(ctxPaths("docs/readme.md"), Toggles{}).RenderCline()
+	if !strings.Contains(c2, "universal.md") || strings.Contains(c2, "scoped.md") {
+		t.Errorf("content %q", c2)
+	}
+}
+
+// Cline's remote rules: frontmatter in contents, toggles, alwaysEnabled.
+func TestRemoteRules(t *testing.T) {
+	files, _ := Collect(Workspace{Remote: []RemoteRule{
+		{Name: "scoped", Contents: "---\npaths: [\"src/**\"]\n---\nRemote scoped"},
+		{Name: "plain", Contents: "Remote plain"},
+		{Name: "mandated", Contents: "Org rule", AlwaysEnabled: true},
+	}})
+	rs := Load(files)
+	tg := Toggles{"cline:remote:plain": false, "cline:remote:mandated": false}
+	d := rs.Evaluate(ctxPaths("src/a.ts"), tg)
+	want := map[string]string{"cline:remote:scoped": ReasonMatched, "cline:remote:plain": ReasonToggledOff, "cline:remote:mandated": ReasonAlways}
+	for id, reason := range want {
+		if r := resultFor(t, d, id); r.Reason != reason {
+			t.Errorf("%s: %s, want %s", id, r.Reason, reason)
+		}
+	}
+	if got := d.RenderCline(); got != "mandated\nOrg rule\n\nscoped\nRemote scoped" {
+		t.Errorf("render = %q", got)
+	}
+	if r := resultFor(t, rs.Evaluate(ctxPaths("docs/a.md"), nil), "cline:remote:scoped"); r.Included {
+		t.Errorf("scoped remote rule included for docs/a.md")
+	}
+}
+
+func TestConditionals(t *testing.T) {
+	tests := []struct {
+		fm     string
+		ctx    EvaluationContext
+		reason string
+	}{
+		{"mode: act", EvaluationContext{Mode: "act"}, ReasonMatched},
+		{"mode: act", EvaluationContext{Mode: "plan"}, ReasonConditionFailed},
+		{"mode: [act, plan]", EvaluationContext{Mode: "plan"}, ReasonMatched},
+		{"mode: act", EvaluationContext{}, ReasonConditionFailed},
+		{"mode: 3", EvaluationContext{}, ReasonAlways}, // wrong type: ignored
+		{"mode: []", EvaluationContext{Mode: "act"}, ReasonConditionFailed},
+		{"provider: [anthropic, openai]", EvaluationContext{Provider: "OpenAI"}, ReasonMatched},
+		{"provider: anthropic", EvaluationContext{Provider: "openai"}, ReasonConditionFailed},
+		{"model: \"claude-*\"", EvaluationContext{Model: "claude-sonnet-4-5"}, ReasonMatched},
+		{"model: \"claude-*\"", EvaluationContext{Model: "anthropic/claude-sonnet-4-5"}, ReasonMatched},
+		{"model: \"claude-3-5-sonnet-*\"", EvaluationContext{Model: "gpt-5"}, ReasonConditionFailed},
+		{"os: [darwin, linux]", EvaluationContext{OS: "linux"}, ReasonMatched},
+		{"os: macos", EvaluationContext{OS: "darwin"}, ReasonMatched},
+		{"os: windows", EvaluationContext{OS: "linux"}, ReasonConditionFailed},
+		{"paths: [\"src/**\"]\nmode: act", EvaluationContext{Mode: "act", Paths: []ContextPath{{Path: "src/a"}}}, ReasonMatched},
+		{"paths: [\"src/**\"]\nmode: act", EvaluationContext{Mode: "plan", Paths: []ContextPath{{Path: "src/a"}}}, ReasonConditionFailed},
+		{"unknown: 1", EvaluationContext{}, ReasonAlways},
+	}
+	for _, tt := range tests {
+		rs := Load([]File{clineFile("r.md", "---\n"+tt.fm+"\n---\nBody")})
+		if got := rs.Evaluate(tt.ctx, nil).Results[0]; got.Reason != tt.reason {
+			t.Errorf("%q with %+v: %s (%s), want %s", tt.fm, tt.ctx, got.Reason, got.Detail, tt.reason)
+		}
+	}
+}
+
+func TestDirectoryEvidence(t *testing.T) {
+	rs := Load([]File{clineFile("web.md", "---\npaths: [\"apps/web/**/*.tsx\"]\n---\nWeb")})
+	d := rs.Evaluate(ctxPaths("apps/web/"), nil)
+	r := d.Results[0]
+	if !r.Included || len(r.Matches) != 1 || !r.Matches[0].Below || r.Matches[0].Path != "apps/web/" {
+		t.Fatalf("got %+v", r)
+	}
+	if r.Matches[0].Sources[0].Kind != SourceProse {
+		t.Errorf("sources not copied: %+v", r.Matches[0])
+	}
+}
+
+func TestShadowing(t *testing.T) {
+	files := []File{
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Path: ".cursor/rules/style.mdc", Content: []byte("---\nalwaysApply: true\n---\nCursor style")},
+		{Provider: ProviderWindsurf, Scope: ScopeWorkspace, Path: ".windsurf/rules/style.md", Content: []byte("Windsurf style")},
+		{Provider: ProviderTasklog, Scope: ScopeWorkspace, Path: ".tasklog/rules/empty.md", Content: []byte("---\ndescription: x\n---\n")},
+		{Provider: ProviderCline, Scope: ScopeWorkspace, Path: ".clinerules/empty.md", Content: []byte("Runner-up")},
+	}
+	rs := Load(files)
+	d := rs.Evaluate(EvaluationContext{}, nil)
+	if r := resultFor(t, d, "windsurf:.windsurf/rules/style.md"); r.Reason != ReasonShadowed || r.ShadowedBy != "cursor:.cursor/rules/style.mdc" {
+		t.Errorf("windsurf: %+v", r)
+	}
+	if r := resultFor(t, d, "tasklog:.tasklog/rules/empty.md"); r.Reason != ReasonEmpty {
+		t.Errorf("empty tasklog: %s", r.Reason)
+	}
+	if r := resultFor(t, d, "cline:.clinerules/empty.md"); r.Reason != ReasonAlways {
+		t.Errorf("runner-up erased by an empty winner: %s", r.Reason)
+	}
+	// Toggles do not resurrect a shadowed rule, and a toggled-off winner is reported so.
+	d = rs.Evaluate(EvaluationContext{}, Toggles{"cursor:.cursor/rules/style.mdc": false})
+	if r := resultFor(t, d, "cursor:.cursor/rules/style.mdc"); r.Reason != ReasonToggledOff {
+		t.Errorf("toggle: %s", r.Reason)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Path: ".cursor/rules/db.mdc", Content: []byte("---\ndescription: Database work\n---\nUse migrations")},
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Path: ".cursor/rules/ui/forms.mdc", Content: []byte("---\ndescription: Forms\n---\nForms body")},
+	})
+	r, err := rs.Resolve("rule://db")
+	if err != nil || r.Body != "Use migrations" || r.Category != CategoryOnRequest {
+		t.Fatalf("Resolve = %+v, %v", r, err)
+	}
+	if r, err := rs.Resolve("rule://ui/forms"); err != nil || r.Body != "Forms body" {
+		t.Fatalf("nested: %v %v", r, err)
+	}
+	_, err = rs.Resolve("rule://DB")
+	if !errors.Is(err, ErrRuleNotFound) || !strings.Contains(err.Error(), "available: db, ui/forms") {
+		t.Errorf("case-sensitive miss: %v", err)
+	}
+	if _, err := rs.Resolve("db"); !errors.Is(err, ErrNotRuleURI) {
+		t.Errorf("bare name: %v", err)
+	}
+	tagged := rs.Evaluate(EvaluationContext{}, nil).RenderTagged()
+	if !strings.Contains(tagged, "<domain-rules>") || !strings.Contains(tagged, `<rule name="db">`) || strings.Contains(tagged, "<generic-rules>") {
+		t.Errorf("tagged = %q", tagged)
+	}
+}
+
+func TestTriggers(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderTasklog, Scope: ScopeWorkspace, Path: ".tasklog/rules/no-any.md", Content: []byte("---\ncondition: \": any\\\\b\"\nscope: text\nonce: true\nalwaysApply: true\n---\nDo not use any.")},
+		{Provider: ProviderTasklog, Scope: ScopeWorkspace, Path: ".tasklog/rules/bad.md", Content: []byte("---\ncondition: \"(?<=x)\"\n---\nBad regexp")},
+	})
+	tr := rs.Triggers()
+	if len(tr) != 1 || tr[0].Name != "no-any" || tr[0].Scope != "text" || !tr[0].Once || !tr[0].Pattern.MatchString("x: any;") {
+		t.Fatalf("triggers = %+v", tr)
+	}
+	d := rs.Evaluate(EvaluationContext{}, nil)
+	if r := resultFor(t, d, "tasklog:.tasklog/rules/no-any.md"); r.Reason != ReasonStream || r.Included {
+		t.Errorf("stream rule: %+v", r)
+	}
+	bad := resultFor(t, d, "tasklog:.tasklog/rules/bad.md")
+	if bad.Reason != ReasonAlways || !hasCode(bad.Rule.Diagnostics, DiagBadRegexp) {
+		t.Errorf("bad regexp rule: %s %+v", bad.Reason, bad.Rule.Diagnostics)
+	}
+}
+
+func TestManualMention(t *testing.T) {
+	rs := Load([]File{{Provider: ProviderWindsurf, Scope: ScopeWorkspace, Path: ".windsurf/rules/release.md", Content: []byte("---\ntrigger: manual\n---\nRelease steps")}})
+	if r := rs.Evaluate(EvaluationContext{}, nil).Results[0]; r.Reason != ReasonManual || r.Included {
+		t.Errorf("unmentioned: %+v", r)
+	}
+	if r := rs.Evaluate(EvaluationContext{Rules: []string{"release"}}, nil).Results[0]; r.Reason != ReasonMentioned || !r.Included {
+		t.Errorf("mentioned: %+v", r)
+	}
+}
+
+func hasCode(ds []Diagnostic, code string) bool {
+	for _, d := range ds {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func codes(ds []Diagnostic) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Code)
+	}
+	return out
+}
+
+// Provider semantics: each row is one file as its tool's users write it.
+func TestProviderCategories(t *testing.T) {
+	tests := []struct {
+		provider, path, content string
+		category                Category
+		patterns                []string
+		codes                   []string
+	}{
+		{ProviderCursor, ".cursor/rules/a.mdc", "---\ndescription: x\nglobs: *.ts,*.tsx\nalwaysApply: false\n---\nB", CategoryScoped, []string{"*.ts", "*.tsx"},
+			[]string{DiagNotStrict, DiagUnquotedStar, DiagCommaString}},
+		{ProviderCursor, ".cursor/rules/a.mdc", "---\nglobs: [\"**/*.ts\"]\nalwaysApply: true\n---\nB", CategoryAlways, nil, []string{DiagIgnoredKey}},
+		{ProviderCursor, ".cursor/rules/a.mdc", "---\ndescription: when doing X\nglobs:\nalwaysApply: false\n---\nB", CategoryOnRequest, nil, nil},
+		{ProviderCursor, ".cursor/rules/a.mdc", "---\ndescription:\nglobs:\nalwaysApply: false\n---\nB", CategoryManual, nil, []string{DiagManualOnly}},
+		{ProviderCursor, ".cursor/rules/a.mdc", "---\nglobs: **/*.{ts,tsx,js}\n---\nB", CategoryScoped, []string{"**/*.{ts,tsx,js}"}, []string{DiagNotStrict, DiagUnquotedStar}},
+		{ProviderCursor, ".cursorrules", "Plain legacy", CategoryAlways, nil, nil},
+		{ProviderWindsurf, ".windsurf/rules/a.md", "---\ntrigger: always_on\n---\nB", CategoryAlways, nil, nil},
+		{ProviderWindsurf, ".windsurf/rules/a.md", "---\ntrigger: model_decision\ndescription: d\n---\nB", CategoryOnRequest, nil, nil},
+		{ProviderWindsurf, ".windsurf/rules/a.md", "---\ntrigger: glob\nglobs: \"*.py\"\n---\nB", CategoryScoped, []string{"*.py"}, nil},
+		{ProviderWindsurf, ".windsurf/rules/a.md", "---\ntrigger: glob\n---\nB", CategoryScoped, nil, []string{DiagEmptyList}},
+		{ProviderWindsurf, ".windsurf/rules/a.md", "---\ntrigger: sometimes\n---\nB", CategoryAlways, nil, []string{DiagBadTrigger}},
+		{ProviderWindsurf, ".windsurfrules", "Legacy", CategoryAlways, nil, nil},
+		{ProviderClaude, ".claude/rules/a.md", "---\npaths: src/**/*.ts, lib/**\n---\nB", CategoryScoped, []string{"src/**/*.ts", "lib/**"}, []string{DiagCommaString}},
+		{ProviderClaude, ".claude/rules/a.md", "---\nglobs: [\"apps/**\"]\n---\nB", CategoryAlways, nil, []string{DiagForeignKey}},
+		{ProviderClaude, ".claude/rules/a.md", "No frontmatter", CategoryAlways, nil, nil},
+		{ProviderCopilot, ".github/instructions/r.instructions.md", "---\napplyTo: '**/*.ts,**/*.tsx'\n---\nB", CategoryScoped, []string{"**/*.ts", "**/*.tsx"}, []string{DiagCommaString}},
+		{ProviderCopilot, ".github/instructions/r.instructions.md", "No applyTo", CategoryManual, nil, []string{DiagManualOnly}},
+		{ProviderCopilot, ".github/copilot-instructions.md", "Main", CategoryAlways, nil, nil},
+		{ProviderAgents, "AGENTS.md", "Root", CategoryAlways, nil, nil},
+		{ProviderAgents, "apps/web/AGENTS.md", "Web", CategoryScoped, []string{"apps/web/**"}, nil},
+		{ProviderCline, ".clinerules/a.md", "---\nglobs: [\"*\"]\ndescription: d\n---\nB", CategoryAlways, nil, []string{DiagForeignKey}},
+		{ProviderCline, ".clinerules/a.md", "---\npaths: [\"\", \"src/**\"]\n---\nB", CategoryScoped, []string{"src/**"}, []string{DiagEmptyPattern}},
+		{ProviderCline, ".clinerules/a.md", "---\npaths: [\"/abs/**\"]\n---\nB", CategoryScoped, []string{"/abs/**"}, []string{DiagNeverMatches}},
+		{ProviderCline, ".clinerules/a.md", "---\npaths: [invalid\n---\nB", CategoryAlways, nil, []string{DiagParseError}},
+		{ProviderTasklog, ".tasklog/rules/a.md", "---\ndescription: d\n---\nB", CategoryOnRequest, nil, nil},
+		{ProviderTasklog, ".tasklog/rules/a.md", "---\npaths: [a/**]\nglobs: b/**\napplyTo: c/**\n---\nB", CategoryScoped, []string{"a/**", "b/**", "c/**"}, nil},
+		{ProviderTasklog, ".tasklog/rules/a.md", "---\ndescription: d\n---\n", CategoryOnRequest, nil, []string{DiagEmptyBody}},
+		{ProviderTasklog, ".tasklog/rules/a.md", "bin\x00ary", CategoryAlways, nil, []string{DiagBinary}},
+		{ProviderTasklog, ".tasklog/rules/a.md", "caf\xe9", CategoryAlways, nil, []string{DiagInvalidUTF8}},
+	}
+	for _, tt := range tests {
+		r := Load([]File{{Provider: tt.provider, Scope: ScopeWorkspace, Path: tt.path, Content: []byte(tt.content)}}).Rules()[0]
+		got := codes(r.Diagnostics)
+		slices.Sort(got)
+		want := slices.Clone(tt.codes)
+		slices.Sort(want)
+		if r.Category != tt.category || !reflect.DeepEqual(r.Patterns(), tt.patterns) || !slices.Equal(got, want) {
+			t.Errorf("%s %s %q:\n got %s %q %v\nwant %s %q %v\n%v", tt.provider, tt.path, tt.content, r.Category, r.Patterns(), got, tt.category, tt.patterns, want, r.Diagnostics)
+		}
+	}
+}
