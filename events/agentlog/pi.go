@@ -73,6 +73,8 @@ func (p *piImporter) message(s *sink, msg any) error {
 		if err := s.turn(); err != nil {
 			return err
 		}
+		// A response that ended in an error or was aborted never ran its calls.
+		stopped := gets(msg, "stopReason") == "error" || gets(msg, "stopReason") == "aborted"
 		for _, b := range arr(get(msg, "content")) {
 			if gets(b, "type") != "toolCall" {
 				continue
@@ -84,7 +86,13 @@ func (p *piImporter) message(s *sink, msg any) error {
 					writes = append(writes, s.write(path, op, ""))
 				}
 			}
-			s.toolCall(name, gets(b, "id"), args, "", writes)
+			c := s.toolCall(name, gets(b, "id"), args, "", writes)
+			if stopped {
+				s.settle(c, true)
+			}
+		}
+		if stopped {
+			return s.drain(false)
 		}
 	case "toolResult":
 		id := gets(msg, "toolCallId")
