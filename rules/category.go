@@ -105,7 +105,12 @@ func (b *builder) windsurfCategory() Category {
 	if !ok {
 		return b.cursorCategory(true)
 	}
-	switch strings.TrimSpace(trig) {
+	trig = strings.TrimSpace(trig)
+	if g, has := b.fm.Lookup("globs"); has && trig != "glob" && g.Value != nil {
+		b.read["globs"] = true
+		b.diag(g.Line, SeverityInfo, DiagIgnoredKey, "globs is ignored: Windsurf reads it only with trigger: glob")
+	}
+	switch trig {
 	case "always_on":
 		return CategoryAlways
 	case "manual":

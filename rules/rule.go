@@ -80,6 +80,7 @@ type Rule struct {
 	ContentHash string `json:"content_hash"`
 
 	precedence int
+	shadowKey  string // Name, plus the root for a subfolder's AGENTS.md/CLAUDE.md (scoped by place, not name)
 }
 
 // Patterns returns the raw patterns of the rule's path condition, if it has one: the

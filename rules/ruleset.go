@@ -90,25 +90,31 @@ func (l *Loader) Load(files []File) *RuleSet {
 
 // shadow keeps, for each name, the usable rule of highest precedence (ties: the smaller ID).
 // Unusable rules are validated out first, so an empty winner does not erase its runner-up.
+//
+// A subfolder's AGENTS.md or CLAUDE.md is scoped by its place, so the same file in two
+// workspace roots does not shadow the other; rule:// then resolves the first by ID.
 func (rs *RuleSet) shadow() {
+	winners := map[string]*Rule{}
 	for _, r := range rs.rules { // sorted by ID, so the first of equal precedence wins
 		if r.Unusable != "" {
 			continue
 		}
-		if w, ok := rs.byName[r.Name]; !ok || r.precedence > w.precedence {
-			rs.byName[r.Name] = r
+		if w, ok := winners[r.shadowKey]; !ok || r.precedence > w.precedence {
+			winners[r.shadowKey] = r
 		}
 	}
 	for _, r := range rs.rules {
 		if r.Unusable != "" {
 			continue
 		}
-		if w := rs.byName[r.Name]; w != r {
+		if w := winners[r.shadowKey]; w != r {
 			r.ShadowedBy = w.ID
+			continue
 		}
-	}
-	for name := range rs.byName {
-		rs.names = append(rs.names, name)
+		if _, ok := rs.byName[r.Name]; !ok {
+			rs.byName[r.Name] = r
+			rs.names = append(rs.names, r.Name)
+		}
 	}
 	slices.Sort(rs.names)
 }
@@ -173,6 +179,10 @@ func (l *Loader) build(f *File) *Rule {
 	class := classify(f)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
+	r.shadowKey = r.Name
+	if class.kind == kindMemory && class.dir != "" {
+		r.shadowKey = r.Name + "\x00" + f.Root
+	}
 	r.DisplayPath = f.Path
 	if f.Scope == ScopeGlobal {
 		r.DisplayPath = "~/" + f.Path
