@@ -164,14 +164,16 @@ func (t *Task) userMessage(ev events.Event, p *events.UserMessage) {
 	}
 }
 
-// mention takes the runtime's resolution, else the spelling. A leading "/" that maps to no root
-// is Cline's way of writing a workspace path: "/src/a.ts" is the workspace's src/a.ts.
+// mention takes the runtime's resolution, else the spelling. In an unresolved spelling, a leading
+// "/" that maps to no root is Cline's way of writing a workspace path: "/src/a.ts" is the
+// workspace's src/a.ts.
 func (t *Task) mention(ev events.Event, p *events.Mention) {
 	src := source{Seq: ev.Seq, Turn: ev.Turn, Detail: p.Path}
-	path := p.Resolved
-	if path == "" {
-		path = strings.TrimPrefix(p.Path, "@")
+	if p.Resolved != "" {
+		t.addEvidence(kindMention, p.Resolved, "", src)
+		return
 	}
+	path := strings.TrimPrefix(p.Path, "@")
 	if _, _, reason := t.rs.normalize(path, ""); reason == ReasonOutsideRoot && strings.HasPrefix(path, "/") {
 		path = strings.TrimLeft(path, "/")
 	}

@@ -1,0 +1,77 @@
+package projections
+
+import "testing"
+
+func TestNormalize(t *testing.T) {
+	posix := []string{"/ws/app"}
+	multi := []string{"/ws/app", "/ws/lib", "/ws/app/packages/core"}
+	win := []string{`C:\Users\dev\proj`}
+	tests := []struct {
+		name      string
+		p         string
+		roots     []string
+		cwd       string
+		root, rel string
+		reason    string
+	}{
+		{"relative to primary", "src/a.ts", posix, "", "/ws/app", "src/a.ts", ""},
+		{"leading ./", "./src/a.ts", posix, "", "/ws/app", "src/a.ts", ""},
+		{"absolute in root", "/ws/app/src/a.ts", posix, "", "/ws/app", "src/a.ts", ""},
+		{"directory keeps slash", "/ws/app/src/", posix, "", "/ws/app", "src/", ""},
+		{"inner dot and double slash", "/ws/app/./src//a.ts", posix, "", "/ws/app", "src/a.ts", ""},
+		{"dotdot inside root", "src/x/../a.ts", posix, "", "/ws/app", "src/a.ts", ""},
+		{"dotdot escapes root", "../other/a.ts", posix, "", "", "", ReasonDotDot},
+		{"absolute dotdot escapes", "/ws/app/../secret", posix, "", "", "", ReasonDotDot},
+		{"dotdot above /", "/../x", posix, "", "", "", ReasonDotDot},
+		{"outside root", "/etc/passwd", posix, "", "", "", ReasonOutsideRoot},
+		{"prefix is not containment", "/ws/application/x.ts", posix, "", "", "", ReasonOutsideRoot},
+		{"root itself", "/ws/app", posix, "", "", "", ReasonRoot},
+		{"root itself as dir", "/ws/app/", posix, "", "", "", ReasonRoot},
+		{"tilde", "~/notes.md", posix, "", "", "", ReasonUnmappable},
+		{"empty", "  ", posix, "", "", "", ReasonNotAPath},
+		{"https", "https://example.com/a.ts", posix, "", "", "", ReasonNotAPath},
+		{"other scheme", "untitled:Untitled-1", posix, "", "", "", ReasonNotAPath},
+
+		{"multi-root second", "/ws/lib/util.go", multi, "", "/ws/lib", "util.go", ""},
+		{"multi-root longest wins", "/ws/app/packages/core/x.ts", multi, "", "/ws/app/packages/core", "x.ts", ""},
+		{"multi-root relative is primary", "packages/core/x.ts", multi, "", "/ws/app/packages/core", "x.ts", ""},
+		{"multi-root dotdot into sibling root", "../lib/util.go", multi, "", "", "", ReasonDotDot},
+
+		{"cwd absolute", "a.ts", posix, "/ws/app/src", "/ws/app", "src/a.ts", ""},
+		{"cwd relative", "a.ts", posix, "src", "/ws/app", "src/a.ts", ""},
+		{"cwd in other root", "util.go", multi, "/ws/lib", "/ws/lib", "util.go", ""},
+		{"cwd outside roots", "a.ts", posix, "/tmp", "", "", ReasonOutsideRoot},
+		{"cwd tilde", "a.ts", posix, "~/x", "", "", ReasonUnmappable},
+		{"cwd ignored for absolute", "/ws/app/a.ts", posix, "/tmp", "/ws/app", "a.ts", ""},
+
+		{"windows backslashes", `C:\Users\dev\proj\src\a.ts`, win, "", `C:\Users\dev\proj`, "src/a.ts", ""},
+		{"windows drive case", `c:/Users/dev/proj/src/a.ts`, win, "", `C:\Users\dev\proj`, "src/a.ts", ""},
+		{"windows relative backslashes", `src\a.ts`, win, "", `C:\Users\dev\proj`, "src/a.ts", ""},
+		{"windows other drive", `D:\proj\a.ts`, win, "", "", "", ReasonOutsideRoot},
+		{"windows drive-relative", `C:proj\a.ts`, win, "", "", "", ReasonUnmappable},
+		{"windows rest is case-sensitive", `C:\users\dev\proj\a.ts`, win, "", "", "", ReasonOutsideRoot},
+		{"unc", `\\server\share\proj\a.ts`, []string{`\\server\share\proj`}, "", `\\server\share\proj`, "a.ts", ""},
+
+		{"file uri", "file:///ws/app/src/a%20b.ts", posix, "", "/ws/app", "src/a b.ts", ""},
+		{"file uri localhost", "file://localhost/ws/app/a.ts", posix, "", "/ws/app", "a.ts", ""},
+		{"file uri windows", "file:///c%3A/Users/dev/proj/a.ts", win, "", `C:\Users\dev\proj`, "a.ts", ""},
+		{"file uri windows plain colon", "file:///C:/Users/dev/proj/a.ts", win, "", `C:\Users\dev\proj`, "a.ts", ""},
+		{"file uri unc", "file://server/share/proj/a.ts", []string{`\\server\share\proj`}, "", `\\server\share\proj`, "a.ts", ""},
+		{"file uri bad escape", "file:///ws/app/%zz", posix, "", "", "", ReasonNotAPath},
+		{"file uri root is uri", "/ws/app/a.ts", []string{"file:///ws/app"}, "", "file:///ws/app", "a.ts", ""},
+
+		{"no roots relative", "src/a.ts", nil, "", "", "src/a.ts", ""},
+		{"no roots dotdot", "../a.ts", nil, "", "", "", ReasonDotDot},
+		{"no roots absolute", "/ws/a.ts", nil, "", "", "", ReasonOutsideRoot},
+		{"root /", "/etc/hosts", []string{"/"}, "", "/", "etc/hosts", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, rel, reason := Normalize(tt.p, tt.roots, tt.cwd)
+			if root != tt.root || rel != tt.rel || reason != tt.reason {
+				t.Errorf("Normalize(%q, %q, %q) = (%q, %q, %q), want (%q, %q, %q)",
+					tt.p, tt.roots, tt.cwd, root, rel, reason, tt.root, tt.rel, tt.reason)
+			}
+		})
+	}
+}
