@@ -1,0 +1,168 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// Decision is the result of Decide: which rules go into the prompt, why, and the prompt text.
+type Decision struct {
+	// Turn is the decision's turn.
+	Turn int
+	// Seq is the sequence number of the decision event in the log.
+	Seq uint64
+	// Recorded is the decision exactly as the log holds it.
+	Recorded events.Decision
+	// Rules is the rule engine's full result, for rendering.
+	Rules rules.Decision
+	// Prompt is the rules section in Cline's format (`<path>\n<body>` blocks).
+	Prompt string
+	// Tagged is the rules section as <generic-rules>/<domain-rules> blocks.
+	Tagged string
+	// Applied is the "conditional rules applied" list Cline shows its users.
+	Applied []rules.AppliedRule
+}
+
+// Decide is called when the runtime builds a prompt. It reads the rule files, records a
+// rules_snapshot when their contents differ from the last one in the log (contents go to
+// content-addressed blobs, written once), evaluates the rules against the context folded from
+// the log, and records the decision. The snapshot and the decision are one atomic append: after
+// a crash the log holds both or neither.
+func (s *Session) Decide(ctx context.Context) (*Decision, error) {
+	files, err := rules.Collect(s.workspace())
+	if err != nil {
+		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
+	}
+	snap, blobs := snapshotOf(files)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snapSeq, lastFiles := s.state.LastSnapshot()
+	var payloads []events.Payload
+	changed := snapSeq == 0 || !slices.Equal(lastFiles, snap.Files)
+	if changed {
+		if _, err := s.db.PutBlobs(blobs); err != nil {
+			return nil, fmt.Errorf("task %s: store rule contents: %w", s.task, err)
+		}
+		payloads = append(payloads, snap)
+		snapSeq = s.head + 1
+	}
+	rs := s.ruleSet(snapSeq, files)
+	ec := s.state.Context()
+	rd := rs.Evaluate(ec, s.state.Toggles())
+	turn := s.state.Turn()
+	rec := record(turn, snapSeq, ec, s.state.Dropped(), rd)
+	payloads = append(payloads, &rec)
+	res, err := s.append(ctx, payloads...)
+	if err != nil {
+		return nil, err
+	}
+	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
+		Prompt: rd.RenderCline(), Tagged: rd.RenderTagged(), Applied: rd.ConditionalRulesApplied()}, nil
+}
+
+// ruleSet returns the rule set of the snapshot at seq, loading it only when the snapshot
+// changed since the last decision of this session.
+func (s *Session) ruleSet(seq uint64, files []rules.File) *rules.RuleSet {
+	if s.rules == nil || s.rulesSeq != seq {
+		s.rules, s.rulesSeq = rules.Load(files), seq
+	}
+	return s.rules
+}
+
+func (s *Session) workspace() rules.Workspace {
+	ws := rules.Workspace{Home: s.opts.Home, Remote: s.opts.Remote}
+	for _, r := range s.opts.Roots {
+		if r.FS != nil {
+			ws.Roots = append(ws.Roots, rules.Root{Name: r.Path, FS: r.FS})
+		}
+	}
+	return ws
+}
+
+// snapshotOf describes rule files as a rules_snapshot payload and returns their contents as
+// blobs. Collect returns files in a fixed order, so equal workspaces give equal snapshots.
+func snapshotOf(files []rules.File) (*events.RulesSnapshot, [][]byte) {
+	snap := &events.RulesSnapshot{Files: make([]events.SnapshotFile, len(files))}
+	blobs := make([][]byte, len(files))
+	for i, f := range files {
+		sum := sha256.Sum256(f.Content)
+		size := f.Size
+		if size == 0 {
+			size = int64(len(f.Content))
+		}
+		snap.Files[i] = events.SnapshotFile{Provider: f.Provider, Scope: f.Scope, Root: f.Root,
+			Path: f.Path, Blob: hex.EncodeToString(sum[:]), Size: size, AlwaysEnabled: f.AlwaysEnabled,
+			ReadError: f.ReadError}
+		blobs[i] = f.Content
+	}
+	return snap, blobs
+}
+
+// BlobReader reads content-addressed blobs; *store.DB is one.
+type BlobReader interface {
+	Blob(sum string) ([]byte, error)
+}
+
+// LoadSnapshot rebuilds the rule files a rules_snapshot recorded from their blobs.
+func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, error) {
+	out := make([]rules.File, len(files))
+	for i, f := range files {
+		content, err := br.Blob(f.Blob)
+		if err != nil {
+			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
+		}
+		size := f.Size
+		if size == int64(len(content)) {
+			size = 0 // Collect leaves Size zero for a file read whole
+		}
+		out[i] = rules.File{Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: size, ReadError: f.ReadError}
+	}
+	return out, nil
+}
+
+// record turns an evaluation into the decision event's payload. It is the one place both
+// Decide and Verify build a decision, so a recorded decision and its recomputation can only
+// differ when their inputs or the engine do.
+func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
+		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
+		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped,
+		Included: []events.RuleOutcome{}, Excluded: []events.RuleOutcome{}}
+	for i, p := range ec.Paths {
+		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root, Sources: sources(p.Sources)}
+	}
+	for _, r := range rd.Results {
+		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
+			Source: r.Rule.Provider, Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
+		for _, m := range r.Matches {
+			o.Matches = append(o.Matches, events.Match{Condition: m.Condition, Pattern: m.Pattern,
+				Path: m.Path, Root: m.Root, Sources: sources(m.Sources)})
+		}
+		if r.Included {
+			d.Included = append(d.Included, o)
+		} else {
+			d.Excluded = append(d.Excluded, o)
+		}
+	}
+	for _, dg := range rd.Diagnostics {
+		d.Diagnostics = append(d.Diagnostics, events.Diagnostic{Rule: dg.RuleID, File: dg.File,
+			Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
+	}
+	return d
+}
+
+func sources(in []rules.Source) []events.Source {
+	out := make([]events.Source, len(in))
+	for i, s := range in {
+		out[i] = events.Source{Kind: string(s.Kind), Seq: s.Seq, Turn: s.Turn, Detail: s.Detail}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// EventReader reads a task's log; *store.DB is one.
+type EventReader interface {
+	Events(ctx context.Context, task uuid.UUID, from uint64) iter.Seq2[events.Event, error]
+}
+
+// Recorded is a decision as the log holds it.
+type Recorded struct {
+	// Seq is the decision event's sequence number.
+	Seq uint64
+	// Decision is its payload.
+	Decision events.Decision
+}
+
+// Decisions reads every decision recorded in a task's log, in order.
+func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
+	var out []Recorded
+	for ev, err := range er.Events(ctx, task, 1) {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Type != events.TypeDecision {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Recorded{Seq: ev.Seq, Decision: *p.(*events.Decision)})
+	}
+	return out, nil
+}
+
+// DecisionAt reads the decision recorded for a turn.
+func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (Recorded, error) {
+	ds, err := Decisions(ctx, er, task)
+	if err != nil {
+		return Recorded{}, err
+	}
+	for _, d := range ds {
+		if d.Decision.Turn == turn {
+			return d, nil
+		}
+	}
+	return Recorded{}, fmt.Errorf("task %s turn %d: %w (the task has %d decisions)", task, turn, ErrNoDecision, len(ds))
+}
+
+// Explanation says why one rule was or was not in the prompt at a turn.
+type Explanation struct {
+	Turn     int
+	Seq      uint64
+	Included bool
+	Rule     events.RuleOutcome
+	// Context is the decision's candidate paths, for an excluded rule's nearest miss.
+	Context []events.ContextPath
+}
+
+// Explain finds the rule, by id or by name, in the decision of a turn. A name several rules
+// share (a shadowed rule and its winner) explains the included one first.
+func Explain(ctx context.Context, er EventReader, task uuid.UUID, turn int, rule string) (Explanation, error) {
+	rec, err := DecisionAt(ctx, er, task, turn)
+	if err != nil {
+		return Explanation{}, err
+	}
+	return explainIn(rec, rule)
+}
+
+// Explain is the package-level Explain on this session's task.
+func (s *Session) Explain(ctx context.Context, turn int, rule string) (Explanation, error) {
+	return Explain(ctx, s.db, s.task, turn, rule)
+}
+
+func explainIn(rec Recorded, rule string) (Explanation, error) {
+	d := rec.Decision
+	x := Explanation{Turn: d.Turn, Seq: rec.Seq, Context: d.Context}
+	for _, pass := range []func(o events.RuleOutcome) bool{
+		func(o events.RuleOutcome) bool { return o.ID == rule },
+		func(o events.RuleOutcome) bool { return o.Name == rule },
+	} {
+		for _, o := range d.Included {
+			if pass(o) {
+				x.Included, x.Rule = true, o
+				return x, nil
+			}
+		}
+		for _, o := range d.Excluded {
+			if pass(o) {
+				x.Rule = o
+				return x, nil
+			}
+		}
+	}
+	var names []string
+	for _, o := range append(append([]events.RuleOutcome(nil), d.Included...), d.Excluded...) {
+		names = append(names, o.Name)
+	}
+	return x, fmt.Errorf("turn %d: %w: %q (rules: %s)", d.Turn, ErrNoRule, rule, strings.Join(names, ", "))
+}
+
+// String explains in sentences: for an included rule, each condition with the pattern, the
+// path and the events that put the path into the context; for an excluded one, the reason and
+// the paths that were there.
+func (x Explanation) String() string {
+	var b strings.Builder
+	r := x.Rule
+	verdict := "excluded"
+	if x.Included {
+		verdict = "included"
+	}
+	fmt.Fprintf(&b, "turn %d: %s (%s) was %s: %s", x.Turn, r.Name, r.ID, verdict, r.Reason)
+	if r.Detail != "" {
+		fmt.Fprintf(&b, " — %s", r.Detail)
+	}
+	b.WriteString("\n")
+	for _, m := range r.Matches {
+		if m.Pattern == "" {
+			fmt.Fprintf(&b, "  %s passed\n", m.Condition)
+			continue
+		}
+		fmt.Fprintf(&b, "  %s %s matched %s", m.Condition, m.Pattern, m.Path)
+		for i, s := range m.Sources {
+			sep := ", from "
+			if i > 0 {
+				sep = "; "
+			}
+			fmt.Fprintf(&b, "%s%s", sep, SourceString(s))
+		}
+		b.WriteString("\n")
+	}
+	if !x.Included && r.Reason != "shadowed" && r.Reason != "toggled_off" {
+		if len(x.Context) == 0 {
+			b.WriteString("  the context had no candidate paths\n")
+		} else {
+			paths := make([]string, len(x.Context))
+			for i, p := range x.Context {
+				paths[i] = p.Path
+			}
+			fmt.Fprintf(&b, "  candidate paths were: %s\n", strings.Join(paths, ", "))
+		}
+	}
+	return b.String()
+}
+
+// SourceString describes a piece of evidence: "tool_call write_to_file at seq 41, turn 6".
+func SourceString(s events.Source) string {
+	kind := s.Kind
+	if s.Detail != "" {
+		kind += " " + s.Detail
+	}
+	return fmt.Sprintf("%s at seq %d, turn %d", kind, s.Seq, s.Turn)
+}

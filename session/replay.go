@@ -1,0 +1,259 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// LogReader is what a replay reads: the log and the blobs its rules snapshots reference.
+// *store.DB is one.
+type LogReader interface {
+	EventReader
+	BlobReader
+}
+
+// ReplayOptions turn a replay into a what-if. The zero value replays exactly what the log
+// recorded.
+type ReplayOptions struct {
+	// Workspace, when set, replaces every recorded rules snapshot with the rule files read
+	// from it once, before the replay starts.
+	Workspace *rules.Workspace
+	// Config, when set, replaces the engine configuration task_started recorded.
+	Config *projections.Config
+	// Progress, when set, is called after each event with its sequence number.
+	Progress func(seq uint64)
+}
+
+// Change is one way a recomputed decision differs from the recorded one.
+type Change struct {
+	// Turn and Seq locate the decision.
+	Turn int    `json:"turn"`
+	Seq  uint64 `json:"seq"`
+	// Rule is the rule's name ("" for a change that concerns no single rule).
+	Rule string `json:"rule,omitempty"`
+	// ID is the rule's id.
+	ID string `json:"id,omitempty"`
+	// Recorded and Now say what the log holds and what the replay computed: "included",
+	// "excluded: no_match", a context, an engine version.
+	Recorded string `json:"recorded"`
+	Now      string `json:"now"`
+	// Why is the recomputed reason, in words.
+	Why string `json:"why,omitempty"`
+}
+
+// String is the change as one line a person can act on.
+func (c Change) String() string {
+	if c.Rule == "" {
+		return fmt.Sprintf("turn %d: %s, now %s", c.Turn, c.Recorded, c.Now)
+	}
+	s := fmt.Sprintf("turn %d: rule %s was %s, now %s", c.Turn, c.Rule, c.Recorded, c.Now)
+	if c.Why != "" {
+		s += ": " + c.Why
+	}
+	return s
+}
+
+// Report is the result of replaying a task.
+type Report struct {
+	Task      uuid.UUID `json:"task"`
+	Events    uint64    `json:"events"`
+	Decisions int       `json:"decisions"`
+	// Changed counts decisions whose recomputation differs.
+	Changed int `json:"changed"`
+	// Changes lists every difference, in log order.
+	Changes []Change `json:"changes"`
+}
+
+// OK reports whether every decision was recomputed identically.
+func (r Report) OK() bool { return r.Changed == 0 }
+
+// Replay folds a task's log again and, at every recorded decision, recomputes the decision from
+// the events before it, the rules snapshot it referenced (or opts.Workspace) and the recorded
+// configuration (or opts.Config), and compares. It does not check the hash chain; the store's
+// Verify does.
+func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOptions) (Report, error) {
+	rep := Report{Task: task, Changes: []Change{}}
+	var override []rules.File
+	if opts.Workspace != nil {
+		var err error
+		if override, err = rules.Collect(*opts.Workspace); err != nil {
+			return rep, fmt.Errorf("read what-if rules: %w", err)
+		}
+	}
+	st := projections.New()
+	cache := map[uint64]*rules.RuleSet{}
+	for ev, err := range lr.Events(ctx, task, 1) {
+		if err != nil {
+			return rep, err
+		}
+		rep.Events = ev.Seq
+		if opts.Progress != nil {
+			opts.Progress(ev.Seq)
+		}
+		if ev.Type == events.TypeTaskStarted && opts.Config != nil {
+			if ev, err = withConfig(ev, *opts.Config); err != nil {
+				return rep, err
+			}
+		}
+		if ev.Type == events.TypeDecision {
+			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil, cache)
+			if err != nil {
+				return rep, err
+			}
+			rep.Decisions++
+			if len(changes) > 0 {
+				rep.Changed++
+				rep.Changes = append(rep.Changes, changes...)
+			}
+		}
+		if err := st.Apply(ev); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// withConfig returns a copy of a task_started event with another engine configuration; the log
+// itself is never changed.
+func withConfig(ev events.Event, cfg projections.Config) (events.Event, error) {
+	p, err := ev.Payload()
+	if err != nil {
+		return ev, err
+	}
+	ts := *p.(*events.TaskStarted)
+	if ts.Config, err = json.Marshal(cfg); err != nil {
+		return ev, err
+	}
+	alt, err := events.New(&ts)
+	if err != nil {
+		return ev, err
+	}
+	ev.Data = alt.Data
+	return ev, nil
+}
+
+func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, whatIf bool,
+	cache map[uint64]*rules.RuleSet) ([]Change, error) {
+	p, err := ev.Payload()
+	if err != nil {
+		return nil, err
+	}
+	was := *p.(*events.Decision)
+	key := was.Snapshot
+	if whatIf {
+		key = 0
+	}
+	rs, ok := cache[key]
+	if !ok {
+		files := override
+		if !whatIf {
+			seq, snap := st.LastSnapshot()
+			if seq != was.Snapshot {
+				return nil, fmt.Errorf("%s: decision references rules snapshot at seq %d, but the latest before it is at seq %d",
+					ev, was.Snapshot, seq)
+			}
+			if files, err = LoadSnapshot(lr, snap); err != nil {
+				return nil, fmt.Errorf("%s: %w", ev, err)
+			}
+		}
+		rs = rules.Load(files)
+		cache[key] = rs
+	}
+	ec := st.Context()
+	now := record(was.Turn, was.Snapshot, ec, st.Dropped(), rs.Evaluate(ec, st.Toggles()))
+	nowEv, err := events.New(&now)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(nowEv.Data, ev.Data) {
+		return nil, nil
+	}
+	changes := compare(was, now)
+	for i := range changes {
+		changes[i].Seq = ev.Seq
+	}
+	if len(changes) == 0 {
+		changes = []Change{{Turn: was.Turn, Seq: ev.Seq, Recorded: "decision as recorded",
+			Now: "differs in its evidence or diagnostics (same rules, same reasons)"}}
+	}
+	return changes, nil
+}
+
+// compare lists how two decisions of the same turn differ, rule by rule, in rule id order.
+func compare(was, now events.Decision) []Change {
+	var out []Change
+	if was.Engine != now.Engine {
+		out = append(out, Change{Turn: was.Turn, Recorded: "engine " + was.Engine, Now: "engine " + now.Engine})
+	}
+	before, after := outcomes(was), outcomes(now)
+	ids := make([]string, 0, len(before)+len(after))
+	for id := range before {
+		ids = append(ids, id)
+	}
+	for id := range after {
+		if _, ok := before[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		b, a := before[id], after[id]
+		if b.state == a.state {
+			continue
+		}
+		o := a.RuleOutcome
+		if a.state == "" {
+			o = b.RuleOutcome
+		}
+		out = append(out, Change{Turn: was.Turn, Rule: o.Name, ID: id, Recorded: orGone(b.state),
+			Now: orGone(a.state), Why: a.Detail})
+	}
+	if len(out) == 0 && !slices.EqualFunc(was.Context, now.Context, sameContextPath) {
+		out = append(out, Change{Turn: was.Turn, Recorded: "context " + pathList(was.Context),
+			Now: "context " + pathList(now.Context)})
+	}
+	return out
+}
+
+type outcome struct {
+	events.RuleOutcome
+	state string
+}
+
+func outcomes(d events.Decision) map[string]outcome {
+	m := make(map[string]outcome, len(d.Included)+len(d.Excluded))
+	for _, o := range d.Included {
+		m[o.ID] = outcome{o, "included"}
+	}
+	for _, o := range d.Excluded {
+		m[o.ID] = outcome{o, "excluded (" + o.Reason + ")"}
+	}
+	return m
+}
+
+func orGone(state string) string {
+	if state == "" {
+		return "absent"
+	}
+	return state
+}
+
+func sameContextPath(a, b events.ContextPath) bool { return a.Path == b.Path && a.Root == b.Root }
+
+func pathList(ps []events.ContextPath) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Path
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}

@@ -1,0 +1,283 @@
+// Package session is the API an agent runtime embeds: it opens a task's log, records what
+// happens in the task, decides which rules go into each prompt, records that decision with its
+// reasons, and explains any past decision from the log alone.
+//
+// A Session ties the store (the durable log), the projections (the folded task state) and the
+// rule engine together. Everything a decision depends on enters the log first — the rule files'
+// contents as a rules_snapshot whose contents are content-addressed blobs, the configuration in
+// task_started — so the decision can be recomputed later, byte for byte (see Verify).
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/rules"
+	"github.com/tasklog/tasklog/store"
+)
+
+// Sentinel errors callers test with errors.Is.
+var (
+	// ErrNoDecision is returned by Explain for a turn that has no recorded decision.
+	ErrNoDecision = errors.New("no decision at that turn")
+	// ErrNoRule is returned by Explain for a rule the decision does not mention.
+	ErrNoRule = errors.New("rule not in that decision")
+	// ErrReserved is returned when a caller records an event type only the session writes.
+	ErrReserved = errors.New("event type is written by the session itself")
+	// ErrRootMismatch is returned when a task is reopened with workspace roots other than the
+	// ones its log recorded.
+	ErrRootMismatch = errors.New("workspace roots differ from the task's log")
+)
+
+// snapshotName is the name the projection snapshot is stored under.
+var snapshotName = fmt.Sprintf("projection/v%d", projections.Version)
+
+// Root is one workspace root: the absolute path the log records and the file system the rule
+// files are read from.
+type Root struct {
+	// Path is the root as the runtime names it ("/home/me/proj", "C:/src/app").
+	Path string
+	// FS reads the root's files; nil means the root has no rule files to read.
+	FS fs.FS
+}
+
+// Options configure Open. The zero value is usable for a task that needs no rule files.
+type Options struct {
+	// Roots are the workspace roots. A new task records them in task_started; a reopened task
+	// must be given the same paths (the file systems may differ: that is what replay's what-if
+	// does).
+	Roots []Root
+	// Home reads the user's global rules (~/Documents/Cline/Rules, ~/.codeium/windsurf, …);
+	// nil for none.
+	Home fs.FS
+	// Remote are the organization's remote rules.
+	Remote []rules.RemoteRule
+	// Runtime names the embedding runtime, recorded in task_started.
+	Runtime events.Runtime
+	// OS is recorded in task_started for the os conditional; empty leaves it unknown.
+	OS string
+	// Config is the engine configuration recorded in a new task's task_started; nil means the
+	// defaults. A reopened task keeps the configuration its log recorded.
+	Config *projections.Config
+	// Now is the clock events are stamped with; nil means time.Now.
+	Now func() time.Time
+	// IDs makes event ids; nil means a new monotonic source on crypto/rand.
+	IDs *events.IDSource
+	// Started, when set, is the task_started event a new task begins with, as an importer
+	// built it (with its own time and origin); Roots, Runtime, OS and Config are then ignored
+	// for the new task's first event.
+	Started *events.Event
+}
+
+// Session is an open task. It is safe for concurrent use by many goroutines; appends are
+// serialized in the order they reach the session.
+type Session struct {
+	db   *store.DB
+	task uuid.UUID
+	opts Options
+
+	mu    sync.Mutex
+	state *projections.Task
+	head  uint64
+	// sinceSnapshot counts events folded since the projection snapshot was last written.
+	sinceSnapshot int
+	// rules caches the rule set of the latest snapshot, keyed by that snapshot's sequence.
+	rules     *rules.RuleSet
+	rulesSeq  uint64
+	watchBufs map[string][]byte
+}
+
+// Open opens the task's log in db, creating it with a task_started event when it has none. A
+// zero task id makes a new task with a random id. Reopening resumes from the latest projection
+// snapshot plus the events after it.
+func Open(ctx context.Context, db *store.DB, task uuid.UUID, opts Options) (*Session, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		opts.IDs = events.NewIDSource(nil)
+	}
+	if task == uuid.Nil {
+		task = uuid.New()
+	}
+	s := &Session{db: db, task: task, opts: opts, watchBufs: map[string][]byte{}}
+	head, err := db.Head(task)
+	switch {
+	case errors.Is(err, store.ErrTaskNotFound):
+		return s, s.start(ctx)
+	case err != nil:
+		return nil, fmt.Errorf("open task %s: %w", task, err)
+	}
+	if err := s.resume(ctx, head.Seq); err != nil {
+		return nil, fmt.Errorf("open task %s: %w", task, err)
+	}
+	if err := s.checkRoots(); err != nil {
+		return nil, fmt.Errorf("open task %s: %w", task, err)
+	}
+	return s, nil
+}
+
+func (s *Session) start(ctx context.Context) error {
+	s.state = projections.New()
+	if st := s.opts.Started; st != nil {
+		if st.Type != events.TypeTaskStarted {
+			return fmt.Errorf("start task: Options.Started is a %s event", st.Type)
+		}
+		_, err := s.appendEvents(ctx, []events.Event{{Type: st.Type, V: st.V, Data: st.Data, Time: st.Time, Origin: st.Origin}})
+		return err
+	}
+	roots := make([]string, len(s.opts.Roots))
+	for i, r := range s.opts.Roots {
+		roots[i] = r.Path
+	}
+	ts := &events.TaskStarted{Roots: roots, Runtime: s.opts.Runtime, OS: s.opts.OS}
+	if s.opts.Config != nil {
+		raw, err := json.Marshal(s.opts.Config)
+		if err != nil {
+			return fmt.Errorf("encode engine configuration: %w", err)
+		}
+		ts.Config = raw
+	}
+	_, err := s.append(ctx, ts)
+	return err
+}
+
+// resume restores the projection from its snapshot, when there is a usable one, and folds the
+// events after it.
+func (s *Session) resume(ctx context.Context, head uint64) error {
+	from := uint64(1)
+	s.state = projections.New()
+	if seq, data, err := s.db.Snapshot(s.task, snapshotName); err == nil && seq <= head {
+		if st, err := projections.Restore(data); err == nil && st.LastSeq() == seq {
+			s.state, from = st, seq+1
+		}
+	} else if err != nil && !errors.Is(err, store.ErrNoSnapshot) {
+		return err
+	}
+	for ev, err := range s.db.Events(ctx, s.task, from) {
+		if err != nil {
+			return err
+		}
+		if err := s.state.Apply(ev); err != nil {
+			return err
+		}
+		s.sinceSnapshot++
+	}
+	s.head = s.state.LastSeq()
+	if s.head != head {
+		return fmt.Errorf("%w: log has %d events, folded %d", store.ErrChainBroken, head, s.head)
+	}
+	return nil
+}
+
+func (s *Session) checkRoots() error {
+	if len(s.opts.Roots) == 0 {
+		return nil
+	}
+	recorded := s.state.Roots()
+	if len(recorded) != len(s.opts.Roots) {
+		return fmt.Errorf("%w: recorded %q, given %d roots", ErrRootMismatch, recorded, len(s.opts.Roots))
+	}
+	for i, r := range s.opts.Roots {
+		if r.Path != recorded[i] {
+			return fmt.Errorf("%w: root %d is %q in the log, %q given", ErrRootMismatch, i, recorded[i], r.Path)
+		}
+	}
+	return nil
+}
+
+// Task is the task's id.
+func (s *Session) Task() uuid.UUID { return s.task }
+
+// Version is the sequence number of the last event in the task's log, as this session knows it.
+func (s *Session) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head
+}
+
+// Turn is the turn the next decision will have.
+func (s *Session) Turn() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Turn()
+}
+
+// Context is the evaluation context the next decision would see.
+func (s *Session) Context() rules.EvaluationContext {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Context()
+}
+
+// append writes payloads as one atomic batch, stamped with the session's clock.
+func (s *Session) append(ctx context.Context, payloads ...events.Payload) (store.Appended, error) {
+	evs := make([]events.Event, len(payloads))
+	for i, p := range payloads {
+		ev, err := events.New(p)
+		if err != nil {
+			return store.Appended{}, err
+		}
+		evs[i] = ev
+	}
+	return s.appendEvents(ctx, evs)
+}
+
+// appendEvents writes prepared events (type, version, data, and optionally time and origin) as
+// one atomic batch, folds them, and writes a projection snapshot when enough events have
+// passed. The caller must hold s.mu (or be the only user, as in Open).
+func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.Appended, error) {
+	now := s.opts.Now().UTC()
+	turn := s.state.Turn()
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Time.IsZero() {
+			ev.Time = now
+		}
+		id, err := s.opts.IDs.New(ev.Time)
+		if err != nil {
+			return store.Appended{}, err
+		}
+		ev.Task, ev.ID, ev.Turn = s.task, id, turn
+	}
+	res, err := s.db.Append(ctx, s.task, s.head, evs...)
+	if err != nil {
+		return res, fmt.Errorf("task %s: append %s: %w", s.task, evs[0].Type, err)
+	}
+	for _, ev := range res.Events {
+		if err := s.state.Apply(ev); err != nil {
+			// The event is durable but the fold refused it: the log is the truth, so the
+			// session stops here rather than diverge from it.
+			return res, fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
+		}
+	}
+	s.head = res.Last
+	s.sinceSnapshot += len(res.Events)
+	if every := s.state.Config().SnapshotEvery; every > 0 && s.sinceSnapshot >= every {
+		if err := s.writeSnapshot(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (s *Session) writeSnapshot() error {
+	data, err := s.state.Marshal()
+	if err != nil {
+		return fmt.Errorf("task %s: snapshot projection: %w", s.task, err)
+	}
+	if err := s.db.PutSnapshot(s.task, snapshotName, s.state.LastSeq(), data); err != nil {
+		return fmt.Errorf("task %s: write projection snapshot: %w", s.task, err)
+	}
+	s.sinceSnapshot = 0
+	return nil
+}
