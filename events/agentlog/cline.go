@@ -86,7 +86,7 @@ func importClinePath(path string, opts Options, emit func(Item) error) (Report, 
 
 // clineSources opens the files of one task; the api history and metadata are optional.
 type clineSources struct {
-	ui, api, meta              string
+	ui, api, meta             string
 	openUI, openAPI, openMeta func() (io.ReadCloser, error)
 }
 

@@ -73,6 +73,9 @@ func (c *codexImporter) record(s *sink, v any) error {
 		if ver := gets(payload, "cli_version"); ver != "" {
 			s.start.Runtime.Version = ver
 		}
+		if s.root == "" {
+			return nil // legacy: the cwd comes with the environment context
+		}
 		if err := s.ensureStarted(); err != nil {
 			return err
 		}

@@ -112,6 +112,7 @@ func (s *sink) ensureStarted() error {
 	if s.root != "" {
 		s.start.Roots = []string{s.root}
 	} else {
+		s.start.Roots = []string{}
 		s.t.warn("%s: no working directory found; relative paths are left unresolved", s.file)
 	}
 	s.t.path(s.root)
