@@ -1,0 +1,82 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"testing/fstest"
+)
+
+// fiftyRules is a workspace of 50 Cline rules: 10 universal, 40 scoped to one area each.
+func fiftyRules() fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i := range 10 {
+		fsys[fmt.Sprintf(".clinerules/general-%02d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf("General rule %d.\n", i))}
+	}
+	for i := range 40 {
+		fsys[fmt.Sprintf(".clinerules/area-%02d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\npaths:\n  - \"packages/pkg%02d/**\"\n  - \"**/*.area%02d.ts\"\n---\nRules for area %d.\n", i, i, i))}
+	}
+	return fsys
+}
+
+// benchSession has a task of n events whose context holds 100 paths.
+func benchSession(b *testing.B, n int) *Session {
+	ctx := context.Background()
+	s := newSession(b, openDB(b), fiftyRules(), Options{})
+	for i := 0; s.Version() < uint64(n); i++ {
+		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%100))
+		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+			b.Fatal(err)
+		}
+		if i%100 == 99 {
+			if _, err := s.Decide(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	open := make([]string, 100)
+	for i := range open {
+		open[i] = fmt.Sprintf("packages/pkg%02d/src/tab%d.ts", i%50, i)
+	}
+	if _, err := s.Tabs(ctx, open, open[:1]); err != nil {
+		b.Fatal(err)
+	}
+	if got := len(s.Context().Paths); got != 100 {
+		b.Fatalf("context has %d paths, want 100", got)
+	}
+	return s
+}
+
+// BenchmarkDecide measures a decision (read rules, snapshot check, evaluate, append) with 50
+// rules and 100 context paths, on a short and a long task; appends do not fsync, so the figure
+// is the engine's own cost.
+func BenchmarkDecide(b *testing.B) {
+	for _, n := range []int{100, 100_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			s := benchSession(b, n)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Decide(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecord measures recording one tool call without fsync.
+func BenchmarkRecord(b *testing.B) {
+	s := newSession(b, openDB(b), fiftyRules(), Options{})
+	ctx := context.Background()
+	params := json.RawMessage(`{"path":"packages/pkg01/src/a.ts"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
