@@ -43,6 +43,18 @@ type Match struct {
 type evalState struct {
 	ctx        *EvaluationContext
 	candidates []candidate
+	ruleHits   []hit // the current rule's path hits
+	condIdx    int   // the current condition's position in its rule
+}
+
+// hasCandidates reports whether some candidate may be matched by a condition of that root.
+func (st *evalState) hasCandidates(root string) bool {
+	for i := range st.candidates {
+		if r := st.candidates[i].root; root == "" || r == "" || r == root {
+			return true
+		}
+	}
+	return false
 }
 
 // evaluator decides one condition. It returns whether the condition held, the evidence, and
@@ -59,40 +71,30 @@ var evaluators = map[string]evaluator{
 	CondOS:       evalOS,
 }
 
+// evalPaths reads the hits the evaluation collected for this condition through the pattern
+// index (see collectHits), in pattern then candidate order.
 func evalPaths(c *Condition, st *evalState, out []Match) (bool, []Match, string) {
 	if len(c.patterns) == 0 {
 		return false, out, "the rule lists no usable pattern, so it never applies"
 	}
 	any := false
-	seen := 0
-	for _, p := range c.patterns {
-		for i := range st.candidates {
-			cand := &st.candidates[i]
-			if c.Root != "" && cand.root != "" && cand.root != c.Root {
-				continue
-			}
-			seen++
-			below := false
-			if !p.match(cand) {
-				if !cand.isDir || !p.matchBelow(cand) {
-					continue
-				}
-				below = true
-			}
-			any = true
-			if len(out) < MaxMatchesPerRule {
-				cp := &st.ctx.Paths[cand.index]
-				out = append(out, Match{Condition: CondPaths, Pattern: p.Raw, Path: cp.Path, Root: cp.Root, Below: below, Sources: cp.Sources})
-			}
+	for _, h := range st.ruleHits {
+		if int(h.cond) != st.condIdx {
+			continue
+		}
+		any = true
+		if len(out) < MaxMatchesPerRule {
+			cp := &st.ctx.Paths[st.candidates[h.cand].index]
+			out = append(out, Match{Condition: CondPaths, Pattern: c.patterns[h.pat].Raw, Path: cp.Path, Root: cp.Root, Below: h.below, Sources: cp.Sources})
 		}
 	}
 	if any {
 		return true, out, ""
 	}
-	if seen == 0 {
+	if !st.hasCandidates(c.Root) {
 		return false, out, "no candidate path in the context"
 	}
-	return false, out, fmt.Sprintf("no candidate path matches %s", strings.Join(c.Values, ", "))
+	return false, out, c.noMatch
 }
 
 func evalMode(c *Condition, st *evalState, out []Match) (bool, []Match, string) {

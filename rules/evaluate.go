@@ -77,26 +77,30 @@ func (r Result) MarshalJSON() ([]byte, error) {
 func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 	st := &evalState{ctx: &ctx}
 	st.candidates = make([]candidate, 0, len(ctx.Paths))
+	nseg := 0
+	for _, p := range ctx.Paths {
+		nseg += strings.Count(p.Path, "/") + strings.Count(p.Path, `\`) + 1
+	}
+	segBuf := make([]string, 0, nseg)
 	for i, p := range ctx.Paths {
 		if p.Path == "" {
 			continue
 		}
-		c := prepareCandidate(p.Path)
+		c := prepareCandidateInto(p.Path, &segBuf)
 		c.root, c.index = p.Root, i
-		if c.isDir {
-			c.segs = strings.Split(c.stripped, "/")
-		}
 		st.candidates = append(st.candidates, c)
 	}
 	d := Decision{EngineVersion: EngineVersion, Results: make([]Result, len(rs.rules))}
+	hits := rs.collectHits(st)
 	for i, r := range rs.rules {
+		n := 0
+		for n < len(hits) && int(hits[n].rule) == i {
+			n++
+		}
+		st.ruleHits, hits = hits[:n], hits[n:]
 		d.Results[i] = rs.decide(r, st, t)
 	}
-	d.Diagnostics = append(d.Diagnostics, rs.diagnostics...)
-	for _, r := range rs.rules {
-		d.Diagnostics = append(d.Diagnostics, r.Diagnostics...)
-	}
-	slices.SortStableFunc(d.Diagnostics, compareDiagnostics)
+	d.Diagnostics = rs.allDiagnostics
 	return d
 }
 
@@ -116,6 +120,7 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 	pathReason := ""
 	for i := range r.Conditions {
 		c := &r.Conditions[i]
+		st.condIdx = i
 		ok, m, why := evaluators[c.Key](c, st, matches)
 		matches = m
 		if ok {

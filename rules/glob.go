@@ -18,11 +18,12 @@ type Pattern struct {
 	// Raw is the pattern as written.
 	Raw string
 
-	trimmed     string   // Raw without surrounding space: what literal equality compares against
-	alts        []string // doublestar patterns; a candidate matches if any matches
-	prefixes    []string // per alt: a literal prefix every match starts with (quick reject)
-	suffixes    []string // per alt: a literal suffix every match ends with (quick reject)
-	segments    [][]string
+	trimmed     string     // Raw without surrounding space: what literal equality compares against
+	alts        []string   // doublestar patterns; a candidate matches if any matches
+	prefixes    []string   // per alt: a literal prefix every match starts with (quick reject)
+	suffixes    []string   // per alt: a literal suffix every match ends with (quick reject)
+	pieces      [][]string // per alt: literal text every match contains (quick reject)
+	segments    [][]segment
 	negate      bool
 	never       bool // can never match: absolute, or a ".." segment
 	literalOnly bool // invalid or unsupported: only literal equality can match
@@ -113,6 +114,7 @@ func CompilePattern(raw string) *Pattern {
 	for _, a := range p.alts {
 		p.prefixes = append(p.prefixes, literalPrefix(a))
 		p.suffixes = append(p.suffixes, literalSuffix(a))
+		p.pieces = append(p.pieces, literalPieces(a))
 		p.segments = append(p.segments, splitSegments(a))
 	}
 	// GLOBS: a pattern ending in "/" matches only candidates written with a trailing "/".
@@ -146,14 +148,39 @@ type candidate struct {
 }
 
 func prepareCandidate(raw string) candidate {
+	return prepareCandidateInto(raw, nil)
+}
+
+// prepareCandidateInto prepares a candidate, appending its segments to buf so that an
+// evaluation allocates one array for all of them.
+func prepareCandidateInto(raw string, buf *[]string) candidate {
 	// GLOBS: fold "\" to "/" in the candidate.
-	p := strings.ReplaceAll(raw, `\`, "/")
+	p := raw
+	if strings.IndexByte(p, '\\') >= 0 {
+		p = strings.ReplaceAll(p, `\`, "/")
+	}
 	c := candidate{path: p, stripped: p}
 	if strings.HasSuffix(p, "/") {
 		c.isDir = true
 		c.stripped = strings.TrimSuffix(p, "/")
 	}
-	for _, seg := range strings.Split(c.stripped, "/") {
+	if buf == nil {
+		c.segs = strings.Split(c.stripped, "/")
+	} else {
+		start := len(*buf)
+		rest := c.stripped
+		for {
+			i := strings.IndexByte(rest, '/')
+			if i < 0 {
+				*buf = append(*buf, rest)
+				break
+			}
+			*buf = append(*buf, rest[:i])
+			rest = rest[i+1:]
+		}
+		c.segs = (*buf)[start:len(*buf):len(*buf)]
+	}
+	for _, seg := range c.segs {
 		if seg == "." || seg == ".." {
 			c.dotSeg = true
 		}
@@ -189,21 +216,60 @@ func (p *Pattern) matchAlts(c *candidate) bool {
 		return false
 	}
 	for i, a := range p.alts {
-		if matchForm(a, p.prefixes[i], p.suffixes[i], c.path) {
+		if p.matchForm(i, a, c.path) {
 			return true
 		}
-		if c.isDir && p.slashOK && matchForm(a, p.prefixes[i], p.suffixes[i], c.stripped) {
+		if c.isDir && p.slashOK && p.matchForm(i, a, c.stripped) {
 			return true
 		}
 	}
 	return false
 }
 
-func matchForm(alt, prefix, suffix, s string) bool {
-	if !strings.HasPrefix(s, prefix) || !strings.HasSuffix(s, suffix) {
+// matchForm rejects on literal text first, which settles most pairs without doublestar.
+func (p *Pattern) matchForm(i int, alt, s string) bool {
+	if !strings.HasPrefix(s, p.prefixes[i]) || !strings.HasSuffix(s, p.suffixes[i]) {
 		return false
 	}
+	for _, piece := range p.pieces[i] {
+		if !strings.Contains(s, piece) {
+			return false
+		}
+	}
 	return doublestar.MatchUnvalidated(alt, s)
+}
+
+// literalPieces are the runs of literal text outside brace and bracket groups, cut at "/"
+// (a "**/" may match nothing, and "dir/**" matches "dir"): every match contains each.
+func literalPieces(a string) []string {
+	var out []string
+	var run strings.Builder
+	flush := func() {
+		if run.Len() > 0 {
+			out = append(out, run.String())
+			run.Reset()
+		}
+	}
+	depth := 0
+	for i := 0; i < len(a); i++ {
+		switch ch := a[i]; {
+		case ch == '\\':
+			flush()
+			i++
+		case ch == '{' || ch == '[':
+			flush()
+			depth++
+		case ch == '}' || ch == ']':
+			depth--
+		case depth > 0:
+		case ch == '*' || ch == '?' || ch == '/':
+			flush()
+		default:
+			run.WriteByte(ch)
+		}
+	}
+	flush()
+	return out
 }
 
 const metaChars = `*?[]{}\`
@@ -226,7 +292,7 @@ func literalPrefix(a string) string {
 func literalSuffix(a string) string {
 	i := strings.LastIndexAny(a, metaChars)
 	if i < 0 {
-		return "" // a pattern without meta characters: the prefix check suffices
+		return a // no meta characters: only the pattern itself matches
 	}
 	return a[i+1:]
 }
@@ -333,9 +399,16 @@ func bracketAlternatives(s string) []string {
 	return alts
 }
 
+// segment is one "/"-separated part of a pattern.
+type segment struct {
+	text    string
+	literal bool // no meta characters: compared by equality
+}
+
 // splitSegments splits a doublestar pattern at its separators, or returns nil when a brace
-// group or escape spans one (the directory test then stays silent rather than guess).
-func splitSegments(a string) []string {
+// group or escape spans one, or there are too many for the directory test's bit sets (the
+// test then stays silent rather than guess).
+func splitSegments(a string) []segment {
 	depth := 0
 	for i := 0; i < len(a); i++ {
 		switch a[i] {
@@ -354,5 +427,13 @@ func splitSegments(a string) []string {
 			}
 		}
 	}
-	return strings.Split(a, "/")
+	parts := strings.Split(a, "/")
+	if len(parts) > maxBelowSegments {
+		return nil
+	}
+	segs := make([]segment, len(parts))
+	for i, t := range parts {
+		segs[i] = segment{text: t, literal: !strings.ContainsAny(t, metaChars)}
+	}
+	return segs
 }

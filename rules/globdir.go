@@ -6,6 +6,10 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
+// maxBelowSegments bounds the pattern segments the directory test handles (its states are
+// bits of a uint64).
+const maxBelowSegments = 62
+
 // MatchBelow reports whether the pattern could match some path strictly below the directory
 // dir ("apps/web/" for "add a page under apps/web"), which Cline's matcher misses.
 //
@@ -23,78 +27,116 @@ func (p *Pattern) MatchBelow(dir string) bool {
 	if !c.isDir || c.stripped == "" || c.dotSeg {
 		return false
 	}
-	c.segs = strings.Split(c.stripped, "/")
 	return p.matchBelow(&c)
 }
 
 func (p *Pattern) matchBelow(c *candidate) bool {
+	if p.never || p.literalOnly || p.negate || c.dotSeg || len(c.segs) == 0 {
+		return false
+	}
+	for i, segs := range p.segments {
+		if segs == nil {
+			continue
+		}
+		// Quick reject: the directory and the pattern's literal prefix must lie on one line.
+		if pre := p.prefixes[i]; pre != "" && !onOneLine(c.stripped, pre) {
+			continue
+		}
+		if canAnchorBelow(segs) && belowSegments(segs, c.segs) {
+			return true
+		}
+	}
+	return false
+}
+
+// belowAny reports whether some alternative could match below a directory at all.
+func (p *Pattern) belowAny() bool {
 	if p.never || p.literalOnly || p.negate {
 		return false
 	}
 	for _, segs := range p.segments {
-		if segs != nil && belowSegments(segs, c.segs) {
+		if segs != nil && canAnchorBelow(segs) {
 			return true
 		}
 	}
 	return false
 }
 
-// belowSegments runs the NFA. A state is a pattern position and whether a non-wildcard
-// segment has been consumed (anchored).
-func belowSegments(pat, dir []string) bool {
-	n := len(pat)
-	// states[j*2+a]: at pattern position j, anchored a.
-	cur := make([]bool, 2*(n+1))
-	next := make([]bool, 2*(n+1))
-	cur[0] = true
-	closure(pat, cur)
-	for _, d := range dir {
-		clear(next)
-		any := false
-		for j := 0; j < n; j++ {
-			for a := 0; a < 2; a++ {
-				if !cur[j*2+a] {
-					continue
-				}
-				seg := pat[j]
-				switch {
-				case seg == "**":
-					next[j*2+a] = true
-					any = true
-				case doublestar.MatchUnvalidated(seg, d):
-					na := a
-					if seg != "*" {
-						na = 1
-					}
-					next[(j+1)*2+na] = true
-					any = true
-				}
-			}
-		}
-		if !any {
-			return false
-		}
-		closure(pat, next)
-		cur, next = next, cur
-	}
-	for j := 0; j < n; j++ {
-		if cur[j*2+1] && !(j == n-1 && pat[j] == "") {
+// canAnchorBelow reports whether some segment before the last is neither "*" nor "**": a
+// directory can anchor the pattern only by consuming such a segment.
+func canAnchorBelow(segs []segment) bool {
+	for _, s := range segs[:len(segs)-1] {
+		if s.text != "*" && s.text != "**" {
 			return true
 		}
 	}
 	return false
+}
+
+// onOneLine reports whether one of two slash paths is the other or a folder above it.
+func onOneLine(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return strings.HasPrefix(b, a) && (len(a) == len(b) || b[len(a)] == '/')
+}
+
+// belowSegments runs the NFA. Bit j of free (anchored) is set when the walk can be at
+// pattern position j without (with) having consumed a non-wildcard segment.
+func belowSegments(pat []segment, dir []string) bool {
+	n := len(pat)
+	var free, anch uint64 = 1, 0
+	free, anch = closure(pat, free), closure(pat, anch)
+	for _, d := range dir {
+		var nf, na uint64
+		for j := 0; j < n; j++ {
+			bit := uint64(1) << j
+			if (free|anch)&bit == 0 {
+				continue
+			}
+			seg := pat[j]
+			if seg.text == "**" {
+				nf |= free & bit
+				na |= anch & bit
+				continue
+			}
+			if !segmentMatch(seg, d) {
+				continue
+			}
+			if seg.text == "*" {
+				nf |= (free & bit) << 1
+				na |= (anch & bit) << 1
+			} else {
+				na |= bit << 1
+			}
+		}
+		free, anch = closure(pat, nf), closure(pat, na)
+		if free|anch == 0 {
+			return false
+		}
+	}
+	// Something must remain below: a position before the end that is not just the empty
+	// segment of a trailing "/".
+	rest := uint64(1)<<n - 1
+	if n > 0 && pat[n-1].text == "" {
+		rest &^= uint64(1) << (n - 1)
+	}
+	return anch&rest != 0
+}
+
+func segmentMatch(seg segment, name string) bool {
+	if seg.literal {
+		return seg.text == name
+	}
+	return doublestar.MatchUnvalidated(seg.text, name)
 }
 
 // closure lets a "**" match zero segments.
-func closure(pat []string, st []bool) {
+func closure(pat []segment, st uint64) uint64 {
 	for j := 0; j < len(pat); j++ {
-		if pat[j] != "**" {
-			continue
-		}
-		for a := 0; a < 2; a++ {
-			if st[j*2+a] {
-				st[(j+1)*2+a] = true
-			}
+		if pat[j].text == "**" && st&(uint64(1)<<j) != 0 {
+			st |= uint64(1) << (j + 1)
 		}
 	}
+	return st
 }

@@ -107,6 +107,7 @@ type Condition struct {
 	Root string `json:"root,omitempty"`
 
 	patterns []*Pattern
+	noMatch  string // the detail of a paths condition that held for no candidate
 }
 
 // Trigger is a stream-triggered rule's registration.

@@ -19,6 +19,9 @@ type RuleSet struct {
 	byName      map[string]*Rule
 	names       []string // resolvable names, sorted
 	diagnostics []Diagnostic
+	index       *patternIndex
+	// allDiagnostics is the set's and every rule's diagnostics, sorted; decisions share it.
+	allDiagnostics []Diagnostic
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -84,7 +87,13 @@ func (l *Loader) Load(files []File) *RuleSet {
 	}
 	slices.SortFunc(rs.rules, func(a, b *Rule) int { return cmp.Compare(a.ID, b.ID) })
 	rs.shadow()
+	rs.index = buildIndex(rs.rules)
 	slices.SortFunc(rs.diagnostics, compareDiagnostics)
+	rs.allDiagnostics = append(rs.allDiagnostics, rs.diagnostics...)
+	for _, r := range rs.rules {
+		rs.allDiagnostics = append(rs.allDiagnostics, r.Diagnostics...)
+	}
+	slices.SortStableFunc(rs.allDiagnostics, compareDiagnostics)
 	return rs
 }
 
@@ -218,6 +227,11 @@ func (l *Loader) build(f *File) *Rule {
 		b.categorize()
 	}
 	sortConditions(r.Conditions)
+	for i := range r.Conditions {
+		if c := &r.Conditions[i]; c.Key == CondPaths {
+			c.noMatch = "no candidate path matches " + strings.Join(c.Values, ", ")
+		}
+	}
 	if r.Body == "" {
 		r.Unusable = "empty"
 		b.diag(0, SeverityWarning, DiagEmptyBody, "the rule has no body: there is nothing to put in the prompt")

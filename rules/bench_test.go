@@ -1,0 +1,91 @@
+package rules
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchFiles makes n rules with patterns of the shapes real rule files use.
+func benchFiles(n int) []File {
+	var files []File
+	for i := 0; i < n; i++ {
+		var fm string
+		switch i % 6 {
+		case 0:
+			fm = fmt.Sprintf("paths: [\"src/mod%d/**\"]", i)
+		case 1:
+			fm = fmt.Sprintf("paths: [\"**/*.ext%d\", \"**/*.x%d\"]", i%50, i)
+		case 2:
+			fm = fmt.Sprintf("paths: [\"packages/p%d/src/**/*.ts\"]", i)
+		case 3:
+			fm = fmt.Sprintf("paths: [\"apps/a%d/**/*.{ts,tsx}\", \"apps/a%d/*.json\"]", i, i)
+		case 4:
+			fm = fmt.Sprintf("paths: [\"**/dir%d/**\"]\nmode: act", i)
+		case 5:
+			fm = "mode: act"
+		}
+		files = append(files, File{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws",
+			Path: fmt.Sprintf(".clinerules/r%04d.md", i), Content: []byte("---\n" + fm + "\n---\nRule body " + fmt.Sprint(i))})
+	}
+	return files
+}
+
+func benchContext() EvaluationContext {
+	ctx := EvaluationContext{Mode: "act"}
+	for j := 0; j < 100; j++ {
+		var p string
+		switch j % 5 {
+		case 0:
+			p = fmt.Sprintf("src/mod%d/file%d.ts", j*7, j)
+		case 1:
+			p = fmt.Sprintf("packages/p%d/src/deep/x/file%d.ts", j*3, j)
+		case 2:
+			p = fmt.Sprintf("apps/a%d/src/components/C%d.tsx", j, j)
+		case 3:
+			p = fmt.Sprintf("docs/guide/page%d.md", j)
+		case 4:
+			p = fmt.Sprintf("apps/a%d/", j)
+		}
+		ctx.Paths = append(ctx.Paths, ContextPath{Path: p, Sources: []Source{{Kind: SourceTool, Seq: uint64(j)}}})
+	}
+	return ctx
+}
+
+func benchmarkEvaluate(b *testing.B, n int) {
+	rs := Load(benchFiles(n))
+	ctx := benchContext()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = rs.Evaluate(ctx, nil)
+	}
+}
+
+// BenchmarkEvaluate1000x100 decides 1,000 rules against 100 candidate paths (budget: 2 ms).
+func BenchmarkEvaluate1000x100(b *testing.B) { benchmarkEvaluate(b, 1000) }
+
+// BenchmarkEvaluate50x100 decides 50 rules against 100 candidate paths (budget: 100 µs).
+func BenchmarkEvaluate50x100(b *testing.B) { benchmarkEvaluate(b, 50) }
+
+// BenchmarkLoadCached re-loads 1,000 files whose parses are cached.
+func BenchmarkLoadCached(b *testing.B) {
+	files := benchFiles(1000)
+	Load(files)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = Load(files)
+	}
+}
+
+// TestEvaluateBudget fails when a decision of the benchmark's size blows far past its budget;
+// the bound is loose (race detector, slow CI), the benchmark reports the real figure.
+func TestEvaluateBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	r := testing.Benchmark(func(b *testing.B) { benchmarkEvaluate(b, 1000) })
+	if ns := r.NsPerOp(); ns > 50_000_000 {
+		t.Errorf("1000 rules x 100 paths took %d ns per decision", ns)
+	}
+}

@@ -1,0 +1,193 @@
+package rules
+
+import (
+	"cmp"
+	"path"
+	"slices"
+	"strings"
+)
+
+// patternIndex lets an evaluation test each candidate path only against the patterns that
+// could match it: those whose literal prefix starts with the candidate's first segment, those
+// whose literal suffix ends with the candidate's extension, and the rest (negated, literal-only
+// or wholly wild patterns). It is built once per rule set; it never changes a decision, only
+// which pairs are tried.
+type patternIndex struct {
+	bySeg1   map[string][]patRef // literal prefix of one segment, by it
+	bySeg2   map[string][]patRef // literal prefix of two or more segments, by the first two
+	segAll   map[string][]patRef // bySeg1 and bySeg2 entries by first segment, for directories
+	byExt    map[string][]patRef // no literal prefix; a literal suffix with an extension, by it
+	byAnySeg map[string][]patRef // neither; a whole literal segment somewhere, by it
+	dirWild  []patRef            // byExt entries that may match below a directory, and every byAnySeg entry
+	rest     []patRef
+}
+
+// patRef names one pattern: rule, condition and pattern positions.
+type patRef struct {
+	rule, cond, pat int32
+}
+
+// hit is one pattern matching one candidate.
+type hit struct {
+	patRef
+	cand  int32
+	below bool
+}
+
+func buildIndex(rules []*Rule) *patternIndex {
+	ix := &patternIndex{bySeg1: map[string][]patRef{}, bySeg2: map[string][]patRef{}, segAll: map[string][]patRef{},
+		byExt: map[string][]patRef{}, byAnySeg: map[string][]patRef{}}
+	for ri, r := range rules {
+		if r.Unusable != "" || r.ShadowedBy != "" {
+			continue
+		}
+		for ci := range r.Conditions {
+			c := &r.Conditions[ci]
+			if c.Key != CondPaths {
+				continue
+			}
+			for pi, p := range c.patterns {
+				ref := patRef{int32(ri), int32(ci), int32(pi)}
+				switch k := p.indexKeys(); {
+				case p.never:
+				case k.seg2 != "":
+					ix.bySeg2[k.seg2] = append(ix.bySeg2[k.seg2], ref)
+					ix.segAll[k.seg1] = append(ix.segAll[k.seg1], ref)
+				case k.seg1 != "":
+					ix.bySeg1[k.seg1] = append(ix.bySeg1[k.seg1], ref)
+					ix.segAll[k.seg1] = append(ix.segAll[k.seg1], ref)
+				case k.ext != "":
+					ix.byExt[k.ext] = append(ix.byExt[k.ext], ref)
+					// A literal extension suffix never matches a directory itself, only maybe
+					// something below it.
+					if p.belowAny() {
+						ix.dirWild = append(ix.dirWild, ref)
+					}
+				case k.anySeg != "":
+					ix.byAnySeg[k.anySeg] = append(ix.byAnySeg[k.anySeg], ref)
+					ix.dirWild = append(ix.dirWild, ref)
+				default:
+					ix.rest = append(ix.rest, ref)
+				}
+			}
+		}
+	}
+	return ix
+}
+
+type indexKeys struct {
+	seg1, seg2, ext, anySeg string
+}
+
+// indexKeys returns what every match of the pattern is certain to have: the first one or
+// two segments of its literal prefix, else the extension of its literal suffix, else a whole
+// literal segment. All alternatives must agree; negated and literal-only patterns have none.
+func (p *Pattern) indexKeys() indexKeys {
+	var k indexKeys
+	if p.negate || p.literalOnly || len(p.alts) == 0 {
+		return k
+	}
+	same := func(get func(i int) string) string {
+		v := get(0)
+		for i := 1; i < len(p.alts); i++ {
+			if get(i) != v {
+				return ""
+			}
+		}
+		return v
+	}
+	k.seg1 = same(func(i int) string { s, _, _ := strings.Cut(p.prefixes[i], "/"); return s })
+	if k.seg1 != "" {
+		k.seg2 = same(func(i int) string {
+			parts := strings.SplitN(p.prefixes[i], "/", 3)
+			if len(parts) < 2 {
+				return ""
+			}
+			return parts[0] + "/" + parts[1]
+		})
+		return k
+	}
+	if k.ext = same(func(i int) string { return suffixExt(p.suffixes[i]) }); k.ext != "" {
+		return k
+	}
+	k.anySeg = same(func(i int) string {
+		for _, sg := range p.segments[i] {
+			if sg.literal && sg.text != "" {
+				return sg.text
+			}
+		}
+		return ""
+	})
+	return k
+}
+
+// suffixExt is the extension a literal suffix fixes (".ts" for ".test.ts"), if it fixes one.
+func suffixExt(s string) string {
+	if strings.Contains(s, "/") {
+		return ""
+	}
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 || i == len(s)-1 {
+		return ""
+	}
+	return s[i:]
+}
+
+// collectHits tries every candidate against the patterns the index gives it and returns
+// the hits sorted by rule, condition, pattern and candidate: the order results report.
+func (rs *RuleSet) collectHits(st *evalState) []hit {
+	var hits []hit
+	try := func(ci int, cand *candidate, refs []patRef) {
+		for _, ref := range refs {
+			c := &rs.rules[ref.rule].Conditions[ref.cond]
+			if c.Root != "" && cand.root != "" && cand.root != c.Root {
+				continue
+			}
+			p := c.patterns[ref.pat]
+			if p.match(cand) {
+				hits = append(hits, hit{ref, int32(ci), false})
+			} else if cand.isDir && p.matchBelow(cand) {
+				hits = append(hits, hit{ref, int32(ci), true})
+			}
+		}
+	}
+	ix := rs.index
+	for ci := range st.candidates {
+		cand := &st.candidates[ci]
+		segs := cand.segs
+		var two string // the first two segments, sliced rather than joined
+		if len(segs) > 1 {
+			two = cand.stripped[:len(segs[0])+1+len(segs[1])]
+		}
+		if cand.isDir {
+			// A one-segment directory may lie above any longer prefix; a deeper one shares
+			// its first two segments with every prefix it is on one line with.
+			if len(segs) == 1 {
+				try(ci, cand, ix.segAll[segs[0]])
+			} else {
+				try(ci, cand, ix.bySeg1[segs[0]])
+				try(ci, cand, ix.bySeg2[two])
+			}
+			try(ci, cand, ix.dirWild)
+			try(ci, cand, ix.rest)
+			continue
+		}
+		try(ci, cand, ix.bySeg1[segs[0]])
+		if len(segs) > 1 {
+			try(ci, cand, ix.bySeg2[two])
+		}
+		if ext := path.Ext(cand.stripped); ext != "" {
+			try(ci, cand, ix.byExt[ext])
+		}
+		for i, sg := range segs {
+			if !slices.Contains(segs[:i], sg) {
+				try(ci, cand, ix.byAnySeg[sg])
+			}
+		}
+		try(ci, cand, ix.rest)
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.cond, b.cond), cmp.Compare(a.pat, b.pat), cmp.Compare(a.cand, b.cand))
+	})
+	return hits
+}
