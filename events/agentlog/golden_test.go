@@ -63,7 +63,8 @@ Checked against ui_messages.json, api_conversation_history.json and task_metadat
 	{ClaudeCode, "claude-code/DRMacIver__claude-reliability__snapshot-tests__tests__coverage-test-fix__transcript.jsonl", `
 - root /tmp/tmpw6sk2trg, version 2.1.14; line 0 (queue-operation) skipped.
 - one user_message (line 1); the two "Stop hook feedback" lines (15, 25, isMeta) are skipped.
-- turns = distinct message.id values (12); the two-line messages (2+3, 5+6, 9-11, …) are one turn.
+- 14 turns = the 14 distinct message.id values; multi-line messages (2-3, 5-6, 9-11, 16-17,
+  21-22, 26-27) are one turn each. 13 tool_use blocks → 13 tool calls with their toolu_ ids.
 - 3 Edit calls with successful results → 3 file_write edit (math_utils.py, test_math_utils.py,
   .gitignore); the last Bash (line 35) has is_error and a string toolUseResult → failed.`},
 	{ClaudeCode, "claude-code/marot__spotter__test__fixtures__transcripts__short.jsonl", `
@@ -80,8 +81,11 @@ Checked against ui_messages.json, api_conversation_history.json and task_metadat
   from the header, then openai/gpt-5.1-codex for the aborted request of line 2, then back.
 - 88 user messages (every role user line; "/mode" and "/them" are what the user typed).
 - 453 assistant messages → 453 turns; 103 thinking_level_change lines skipped.
-- edit/write tool calls with isError false → file_write; relative paths resolved against
-  the header cwd (packages/coding-agent/... → /Users/badlogic/workspaces/pi-mono/packages/...).`},
+- 391 toolCall blocks → 391 tool calls; 131 file_writes = the edit/write calls whose
+  toolResult has isError false (counted with a script); the 18 edits of line 32 belong to a
+  response with stopReason "error", have no result and are failed calls, not writes.
+- relative paths resolve against the header cwd (packages/coding-agent/… →
+  /Users/badlogic/workspaces/pi-mono/packages/coding-agent/…). No @mentions in this session.`},
 	{Codex, "codex/jnarowski__agentcmd__packages__agent-cli-sdk__tests__fixtures__codex__full__rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl", `
 - root /Users/jnarowski/Dev/spectora/src/spectora-labs-monorepo-v2, version 0.40.0.
 - the user turn appears twice (response_item line 2, event_msg line 3): one user_message from the

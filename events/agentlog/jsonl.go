@@ -43,8 +43,8 @@ func importJSONL(agent Agent, file string, r io.Reader, opts Options, emit func(
 			return s.t.report(), fmt.Errorf("%s: line %d: %w: %v", file, n+1, ErrFormat, err)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
-			s.t.records++
-			s.t.skipped["blank"]++
+			s.begin(n, "blank", time.Time{})
+			s.finish()
 			continue
 		}
 		v, err := decodeLine(line)
@@ -85,7 +85,9 @@ func detectLine(line []byte) (Agent, bool) {
 		return Codex, true
 	case t == "session" || t == "title":
 		return Pi, true
-	case get(v, "sessionId") != nil || t == "summary" || t == "file-history-snapshot" || t == "queue-operation":
+	case get(v, "sessionId") != nil || get(v, "parentUuid") != nil || t == "summary" ||
+		t == "file-history-snapshot" || t == "queue-operation" ||
+		((t == "user" || t == "assistant" || t == "system") && get(v, "message") != nil):
 		return ClaudeCode, true
 	case get(v, "id") != nil && get(v, "timestamp") != nil && t == "":
 		return Codex, true // legacy rollout header

@@ -116,7 +116,7 @@ func (s *sink) ensureStarted() error {
 		s.t.warn("%s: no working directory found; relative paths are left unresolved", s.file)
 	}
 	s.t.path(s.root)
-	return s.emitAt(&s.start, s.startRec, s.startWhen)
+	return s.emitAt(&s.start, max(s.startRec, 0), s.startWhen)
 }
 
 func (s *sink) emitAt(p events.Payload, rec int, when time.Time) error {
