@@ -265,7 +265,7 @@ func (c *clineImporter) read(open func() (io.ReadCloser, error)) error {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", ar.n, err)
+			return nil, err
 		}
 		return v, nil
 	}

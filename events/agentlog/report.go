@@ -19,7 +19,9 @@ type Report struct {
 	Events []events.Count `json:"events"`
 	// Turns is the number of turn boundaries emitted.
 	Turns int `json:"turns"`
-	// Skipped counts the records that mapped to no event, by kind.
+	// Skipped counts the records that mapped to no event, by kind ("say:reasoning",
+	// "progress", "event_msg:token_count", "duplicate:…", "superseded:…"). Counts from a
+	// companion file carry its role as prefix ("api:tool_use_not_executed").
 	Skipped []events.Count `json:"skipped,omitempty"`
 	// Paths is the number of distinct absolute paths the events name.
 	Paths int `json:"paths"`

@@ -89,13 +89,13 @@ func newArrayReader(r io.Reader) (*arrayReader, error) {
 func (a *arrayReader) next() (any, error) {
 	if !a.dec.More() {
 		if _, err := a.dec.Token(); err != nil {
-			return nil, fmt.Errorf("%w: element %d: %v", ErrFormat, a.n, err)
+			return nil, fmt.Errorf("record %d: %w: %v", a.n, ErrFormat, err)
 		}
 		return nil, io.EOF
 	}
 	var v any
 	if err := a.dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: element %d: %v", ErrFormat, a.n, err)
+		return nil, fmt.Errorf("record %d: %w: %v", a.n, ErrFormat, err)
 	}
 	a.n++
 	return v, nil
