@@ -288,13 +288,14 @@ func literalPrefix(a string) string {
 	return ""
 }
 
-// literalSuffix is the literal text after the last meta character.
+// literalSuffix is the literal text after the last meta character, without a leading "/"
+// (a "**/" before it may match nothing: "**/Makefile" matches "Makefile").
 func literalSuffix(a string) string {
 	i := strings.LastIndexAny(a, metaChars)
 	if i < 0 {
 		return a // no meta characters: only the pattern itself matches
 	}
-	return a[i+1:]
+	return strings.TrimPrefix(a[i+1:], "/")
 }
 
 // literalSingleBraces escapes every brace group without a top-level comma.

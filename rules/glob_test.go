@@ -31,6 +31,9 @@ func TestPatternMatch(t *testing.T) {
 		{"**/*.yml", ".github/workflows/ci.yml", true, "dot: true"},
 		{"**/*.yml", ".github/workflows/ci.yaml", false, "dot: true"},
 		{"*", ".env", true, "dot: true for *"},
+		{"**/Makefile", "Makefile", true, "**/ matches no folder"},
+		{"**/Makefile", "lib/Makefile", true, "**/ matches folders"},
+		{"**/Makefile", "lib/Makefile.am", false, "**/ then a literal"},
 		// GLOBS: replicate.
 		{" src/** ", `src\a.ts`, true, "trim the pattern; fold backslashes"},
 		{" src/** ", "lib/a.ts", false, "trim the pattern"},
