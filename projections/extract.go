@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,9 +42,6 @@ var (
 		starts: "([{\"'`=", ends: ")]}\"'`,.;:!?|&<>"}
 )
 
-// urlPattern is Cline's: a scheme, "://" and everything up to whitespace.
-var urlPattern = regexp.MustCompile(`\b\w+://\S+`)
-
 const maxTokenLen = 300
 
 func extract(text string, m extractMode) []string {
@@ -55,9 +51,7 @@ func extract(text string, m extractMode) []string {
 	if m.stripFences {
 		text = stripFencedCode(text)
 	}
-	if strings.Contains(text, "://") {
-		text = urlPattern.ReplaceAllString(text, " ")
-	}
+	text = stripURLs(text)
 	var out []string
 	seen := map[string]bool{}
 	add := func(tok string, mention bool) {
@@ -171,16 +165,55 @@ func cleanToken(tok string, mention bool, m extractMode) (string, bool) {
 	if body == "" {
 		return "", false
 	}
-	segs := strings.Split(body, "/")
-	for _, s := range segs {
+	for s := range strings.SplitSeq(body, "/") {
 		if s == "" || s == ".." {
 			return "", false
 		}
 	}
-	if len(segs) == 1 && !abs && !isFileName(body, strings.HasSuffix(tok, "/")) {
+	if !abs && !strings.Contains(body, "/") && !isFileName(body, strings.HasSuffix(tok, "/")) {
 		return "", false
 	}
 	return tok, true
+}
+
+// stripURLs blanks what Cline's /\b\w+:\/\/[^\s]+/ matches: a scheme of word characters,
+// "://" and everything up to whitespace.
+func stripURLs(text string) string {
+	i := strings.Index(text, "://")
+	if i < 0 {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i >= 0 {
+		start := i
+		for start > 0 && isWordByte(text[start-1]) {
+			start--
+		}
+		if start == i { // no scheme: not a URL, keep it
+			b.WriteString(text[:i+3])
+			text = text[i+3:]
+		} else {
+			end := i + 3
+			for end < len(text) {
+				r, size := utf8.DecodeRuneInString(text[end:])
+				if unicode.IsSpace(r) {
+					break
+				}
+				end += size
+			}
+			b.WriteString(text[:start])
+			b.WriteByte(' ')
+			text = text[end:]
+		}
+		i = strings.Index(text, "://")
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || isASCIILetter(c)
 }
 
 // isFileName is the single-segment case: a name with an extension of 1 to 10 ASCII letters or

@@ -74,11 +74,11 @@ func (a absPath) String() string { return a.prefix + strings.Join(a.segs, "/") }
 // rootSet holds the normalized workspace roots of a task.
 type rootSet struct {
 	roots []absPath
-	ok    []bool // false for a root that is not absolute; it never matches
+	strs  []string // roots[i].String(); "" for a root that is not absolute, which never matches
 }
 
 func prepareRoots(roots []string) rootSet {
-	rs := rootSet{roots: make([]absPath, len(roots)), ok: make([]bool, len(roots))}
+	rs := rootSet{roots: make([]absPath, len(roots)), strs: make([]string, len(roots))}
 	for i, r := range roots {
 		prefix, rest, reason := splitPath(r)
 		if reason != "" || prefix == "" {
@@ -88,38 +88,37 @@ func prepareRoots(roots []string) rootSet {
 		if escaped {
 			continue
 		}
-		rs.roots[i], rs.ok[i] = a, true
+		rs.roots[i], rs.strs[i] = a, a.String()
 	}
 	return rs
 }
 
 // primary is the base of relative paths: roots[0] when it is usable.
 func (rs rootSet) primary() (absPath, bool) {
-	if len(rs.roots) == 0 || !rs.ok[0] {
+	if len(rs.roots) == 0 || rs.strs[0] == "" {
 		return absPath{}, false
 	}
 	return rs.roots[0], true
 }
 
-// contains returns the index of the root with the longest match for a, or -1.
-func (rs rootSet) contains(a absPath) int {
-	best, bestLen := -1, -1
-	for i, r := range rs.roots {
-		if !rs.ok[i] || r.prefix != a.prefix || len(r.segs) > len(a.segs) || len(r.segs) <= bestLen {
+// contains returns the index of the root with the longest match for the clean absolute path
+// abs, and the path relative to it ("" for the root itself), or -1.
+func (rs rootSet) contains(abs string) (int, string) {
+	best, rel := -1, ""
+	for i, r := range rs.strs {
+		if r == "" || len(r) > len(abs) || best >= 0 && len(r) <= len(rs.strs[best]) {
 			continue
 		}
-		match := true
-		for j, s := range r.segs {
-			if a.segs[j] != s {
-				match = false
-				break
-			}
-		}
-		if match {
-			best, bestLen = i, len(r.segs)
+		switch {
+		case abs == r:
+			best, rel = i, ""
+		case strings.HasPrefix(abs, r) && strings.HasSuffix(r, "/"): // "/" or "c:/"
+			best, rel = i, abs[len(r):]
+		case strings.HasPrefix(abs, r) && abs[len(r)] == '/':
+			best, rel = i, abs[len(r)+1:]
 		}
 	}
-	return best
+	return best, rel
 }
 
 // normalize is Normalize on prepared roots; it returns the root's index (-1 for a relative path
@@ -130,31 +129,38 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		return -1, "", reason
 	}
 	dir := strings.HasSuffix(rest, "/")
-	var a absPath
-	hadDotDot := hasDotDot(rest)
+	hadDotDot := false
 	baseRoot := -1
-	if prefix != "" {
-		var escaped bool
-		if a, escaped = resolve(absPath{prefix: prefix}, rest); escaped {
+	var abs string
+	switch {
+	case prefix != "" && isClean(rest):
+		abs = prefix + strings.TrimSuffix(rest, "/") // the common case: nothing to resolve
+	case prefix == "" && strings.TrimSpace(cwd) == "" && len(rs.strs) > 0 && rs.strs[0] != "" && isClean(rest):
+		abs = strings.TrimSuffix(rs.strs[0], "/") + "/" + strings.TrimSuffix(rest, "/")
+	case prefix != "":
+		a, escaped := resolve(absPath{prefix: prefix}, rest)
+		if escaped {
 			return -1, "", ReasonDotDot
 		}
-	} else {
+		abs, hadDotDot = a.String(), hasDotDot(rest)
+	default:
 		base, ok, reason := rs.base(cwd)
 		if reason != "" {
 			return -1, "", reason
 		}
-		if ok {
-			baseRoot = rs.contains(base)
-		}
-		var escaped bool
-		if a, escaped = resolve(base, rest); escaped {
+		a, escaped := resolve(base, rest)
+		if escaped {
 			return -1, "", ReasonDotDot
 		}
 		if !ok {
 			return rs.relativeOnly(a, dir)
 		}
+		abs, hadDotDot = a.String(), hasDotDot(rest)
+		if hadDotDot {
+			baseRoot, _ = rs.contains(base.String())
+		}
 	}
-	i := rs.contains(a)
+	i, rel := rs.contains(abs)
 	switch {
 	case hadDotDot && baseRoot >= 0 && i != baseRoot:
 		return -1, "", ReasonDotDot
@@ -162,16 +168,27 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		return -1, "", ReasonDotDot
 	case i < 0:
 		return -1, "", ReasonOutsideRoot
-	}
-	segs := a.segs[len(rs.roots[i].segs):]
-	if len(segs) == 0 {
+	case rel == "":
 		return -1, "", ReasonRoot
 	}
-	rel := strings.Join(segs, "/")
 	if dir {
 		rel += "/"
 	}
 	return i, rel, ""
+}
+
+// isClean reports a path remainder with no empty, "." or ".." segment (a trailing "/" aside).
+func isClean(rest string) bool {
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" {
+		return true
+	}
+	for s := range strings.SplitSeq(rest, "/") {
+		if s == "" || s == "." || s == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // relativeOnly keeps a relative path of a task that has no usable root: it is relative to the

@@ -23,8 +23,8 @@ type Target struct {
 // and its string arrays named paths or *_paths. Parameters that are not a JSON object give no
 // targets.
 func ToolTargets(tool string, params json.RawMessage) []Target {
-	var p toolParams
-	if err := json.Unmarshal(params, &p); err != nil || p == nil {
+	p, ok := parseParams(params)
+	if !ok {
 		return nil
 	}
 	h, ok := toolTable[tool]
@@ -34,30 +34,6 @@ func ToolTargets(tool string, params json.RawMessage) []Target {
 	var c collector
 	h(p, &c)
 	return c.out
-}
-
-type toolParams map[string]any
-
-func (p toolParams) str(key string) string {
-	s, _ := p[key].(string)
-	return s
-}
-
-// strs reads a string or an array of strings.
-func (p toolParams) strs(key string) []string {
-	switch v := p[key].(type) {
-	case string:
-		return []string{v}
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // collector gathers targets without duplicates.
@@ -155,13 +131,12 @@ func clineDir(p toolParams, c *collector) {
 
 // clineReadFiles is the SDK's batch read: files[{path}], with path-array aliases.
 func clineReadFiles(p toolParams, c *collector) {
-	if files, ok := p["files"].([]any); ok {
-		for _, f := range files {
-			if m, ok := f.(map[string]any); ok {
-				s, _ := m["path"].(string)
-				c.file(s)
+	if p.isArray("files") {
+		eachElement(p.raw("files"), func(e []byte) {
+			if f, ok := parseParams(e); ok {
+				c.file(f.str("path"))
 			}
-		}
+		})
 	}
 	genericTargets(p, c)
 }
@@ -315,16 +290,17 @@ func heredocDelim(line string) string {
 // genericTargets is the fallback for tools the table does not know.
 func genericTargets(p toolParams, c *collector) {
 	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
+	for _, m := range p {
+		keys = append(keys, m.key)
 	}
-	slices.Sort(keys) // map order is random; the result must not be
+	slices.Sort(keys) // parameter order is the writer's; the result should not depend on it
+	keys = slices.Compact(keys)
 	for _, k := range keys {
 		switch {
 		case isPathKey(k):
 			c.file(p.str(k))
 		case k == "paths" || strings.HasSuffix(k, "_paths") || camelSuffix(k, "Paths"):
-			if _, ok := p[k].([]any); ok {
+			if p.isArray(k) {
 				for _, s := range p.strs(k) {
 					c.file(s)
 				}
