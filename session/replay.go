@@ -182,6 +182,11 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	for i := range changes {
 		changes[i].Seq = ev.Seq
 	}
+	if len(changes) == 0 && whatIf {
+		// Under other rules a detail (the pattern a miss names) may differ while every rule
+		// keeps its outcome: for a what-if that turn did not change.
+		return nil, nil
+	}
 	if len(changes) == 0 {
 		changes = []Change{{Turn: was.Turn, Seq: ev.Seq, Recorded: "decision as recorded",
 			Now: "differs in its evidence or diagnostics (same rules, same reasons)"}}
@@ -219,6 +224,7 @@ func compare(was, now events.Decision) []Change {
 			Now: orGone(a.state), Why: a.Detail})
 	}
 	if len(out) == 0 && !slices.EqualFunc(was.Context, now.Context, sameContextPath) {
+		// Only a changed configuration moves the context; report it even if no rule changed.
 		out = append(out, Change{Turn: was.Turn, Recorded: "context " + pathList(was.Context),
 			Now: "context " + pathList(now.Context)})
 	}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// The fixture layout the demo reads (and the tests share):
+//
+//	testdata/sessions/NAME.jsonl              a script of events with turn lines
+//	testdata/workspaces/NAME/ROOT/            the files of each root, ROOT the base name of the
+//	                                          root the script records ("/ws" → ws)
+//	testdata/workspaces/NAME/home/            optional global rules
+//	testdata/workspaces/NAME/remote-rules.json optional remote rules
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("demo", "", stderr)
+	f.db = "tasklog-demo.db"
+	dataDir := f.String("testdata", "testdata", "folder holding sessions/ and workspaces/")
+	show := f.String("show", "monorepo", "the session whose timeline is explained")
+	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
+		return code
+	}
+	scripts, err := filepath.Glob(filepath.Join(*dataDir, "sessions", "*.jsonl"))
+	if err != nil || len(scripts) == 0 {
+		return fail(stderr, fmt.Errorf("no sessions under %s/sessions (run the demo from the repository root)", *dataDir))
+	}
+	sort.Strings(scripts)
+	if err := os.Remove(f.db); err != nil && !os.IsNotExist(err) {
+		return fail(stderr, err)
+	}
+	db, err := store.Open(f.db, nil)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	fmt.Fprintf(stdout, "tasklog demo: recording %d sessions into %s\n\n", len(scripts), f.db)
+	ctx := context.Background()
+	var shown *session.Session
+	failed := false
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".jsonl")
+		wf := fixtureWorkspace(*dataDir, name)
+		s, n, err := recordScript(db, script, wf)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		verdict := "verified"
+		if err := db.Verify(ctx, s.Task()); err != nil {
+			verdict, failed = "CHAIN BROKEN: "+err.Error(), true
+		} else if rep, err := session.Replay(ctx, db, s.Task(), session.ReplayOptions{}); err != nil {
+			verdict, failed = "REPLAY FAILED: "+err.Error(), true
+		} else if !rep.OK() {
+			verdict, failed = "DIFFERS: "+rep.Changes[0].String(), true
+		}
+		fmt.Fprintf(stdout, "  %-16s %s  %3d events  %2d decisions  %s\n", name, s.Task(), s.Version(), n, verdict)
+		if name == *show {
+			shown = s
+		}
+	}
+	if shown != nil {
+		fmt.Fprintf(stdout, "\nTimeline of %q, explained:\n\n", *show)
+		if err := printTimeline(ctx, stdout, db, shown); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks --db %s\n", f.db)
+	if failed {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// fixtureWorkspace maps a fixture's roots onto testdata/workspaces/NAME/ROOT.
+func fixtureWorkspace(dataDir, name string) *workspaceFlags {
+	dir := filepath.Join(dataDir, "workspaces", name)
+	wf := &workspaceFlags{}
+	if st, err := os.Stat(filepath.Join(dir, "home")); err == nil && st.IsDir() {
+		wf.home = filepath.Join(dir, "home")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "remote-rules.json")); err == nil {
+		wf.remote = filepath.Join(dir, "remote-rules.json")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "home" {
+			wf.roots = append(wf.roots, "/"+e.Name()+"="+filepath.Join(dir, e.Name()))
+		}
+	}
+	return wf
+}
+
+
+// printTimeline shows, turn by turn, what entered the context and which rules it brought in.
+func printTimeline(ctx context.Context, w io.Writer, db *store.DB, s *session.Session) error {
+	ds, err := session.Decisions(ctx, db, s.Task())
+	if err != nil {
+		return err
+	}
+	for _, rec := range ds {
+		d := rec.Decision
+		var in []string
+		for _, o := range d.Included {
+			in = append(in, o.Name)
+		}
+		fmt.Fprintf(w, "turn %d: %d candidate paths; prompt includes: %s\n", d.Turn, len(d.Context), strings.Join(in, ", "))
+		for _, o := range d.Included {
+			for _, m := range o.Matches {
+				if m.Pattern == "" {
+					continue
+				}
+				src := ""
+				if len(m.Sources) > 0 {
+					src = ", from " + session.SourceString(m.Sources[len(m.Sources)-1])
+				}
+				fmt.Fprintf(w, "    + %-14s %s matched %s%s\n", o.Name, m.Pattern, m.Path, src)
+				break
+			}
+		}
+	}
+	return nil
+}

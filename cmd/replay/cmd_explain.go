@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+)
+
+// explainJSON is the contract scripts rely on: {"task", "turn", "context", "included",
+// "excluded"}, each rule with its reason and what matched.
+type explainJSON struct {
+	Task        string               `json:"task"`
+	Turn        int                  `json:"turn"`
+	Seq         uint64               `json:"seq"`
+	Engine      string               `json:"engine"`
+	Context     []events.ContextPath `json:"context"`
+	Included    []events.RuleOutcome `json:"included"`
+	Excluded    []events.RuleOutcome `json:"excluded"`
+	Diagnostics []events.Diagnostic  `json:"diagnostics,omitempty"`
+}
+
+func cmdExplain(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("explain", "TASK --turn N [--rule NAME]", stderr).withJSON()
+	turn := f.Int("turn", 0, "the turn to explain (1 is the first prompt)")
+	rule := f.String("rule", "", "explain only this rule (name or id)")
+	pos, code := f.parseOrExit(args, 1, 1)
+	if code >= 0 {
+		return code
+	}
+	if *turn < 1 {
+		fmt.Fprintln(stderr, "replay explain: --turn N is required (N ≥ 1)")
+		return exitUsage
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	task, err := resolveTask(db, pos[0])
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx := context.Background()
+	rec, err := session.DecisionAt(ctx, db, task, *turn)
+	if errors.Is(err, session.ErrNoDecision) {
+		fmt.Fprintf(stderr, "replay explain: %v\n", err)
+		return exitFailed
+	} else if err != nil {
+		return fail(stderr, err)
+	}
+	d := rec.Decision
+	if *rule != "" {
+		x, err := session.Explain(ctx, db, task, *turn, *rule)
+		if err != nil {
+			fmt.Fprintf(stderr, "replay explain: %v\n", err)
+			return exitFailed
+		}
+		d.Included, d.Excluded = nil, nil
+		if x.Included {
+			d.Included = []events.RuleOutcome{x.Rule}
+		} else {
+			d.Excluded = []events.RuleOutcome{x.Rule}
+		}
+		if !f.json {
+			fmt.Fprint(stdout, x)
+			return exitOK
+		}
+	}
+	if f.json {
+		out := explainJSON{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine, Context: d.Context,
+			Included: nonNil(d.Included), Excluded: nonNil(d.Excluded), Diagnostics: d.Diagnostics}
+		if err := printJSON(stdout, out); err != nil {
+			return fail(stderr, err)
+		}
+		return exitOK
+	}
+	printDecision(stdout, rec)
+	return exitOK
+}
+
+func nonNil(o []events.RuleOutcome) []events.RuleOutcome {
+	if o == nil {
+		return []events.RuleOutcome{}
+	}
+	return o
+}
+
+// printDecision explains a whole decision: the context with its evidence, then every rule.
+func printDecision(w io.Writer, rec session.Recorded) {
+	d := rec.Decision
+	fmt.Fprintf(w, "turn %d (decision at seq %d, engine %s)\n", d.Turn, rec.Seq, d.Engine)
+	if len(d.Context) == 0 {
+		fmt.Fprintln(w, "context: no candidate paths")
+	} else {
+		fmt.Fprintln(w, "context:")
+		for _, p := range d.Context {
+			fmt.Fprintf(w, "  %s", p.Path)
+			for i, s := range p.Sources {
+				sep := "  ← "
+				if i > 0 {
+					sep = "; "
+				}
+				fmt.Fprintf(w, "%s%s", sep, session.SourceString(s))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, o := range d.Included {
+		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Included: true, Rule: o, Context: d.Context})
+	}
+	for _, o := range d.Excluded {
+		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Rule: o})
+	}
+	for _, dg := range d.Diagnostics {
+		loc := dg.File
+		if dg.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", dg.File, dg.Line)
+		}
+		fmt.Fprintf(w, "diagnostic: %s: %s\n", loc, dg.Message)
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
+)
+
+func cmdImportAgent(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("import", "--from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
+	from := f.String("from", "", "the agent that wrote the sessions: cline, claude-code, pi or codex")
+	keep := f.Bool("keep-content", false, "keep large payloads (file contents, tool outputs) instead of their length and SHA-256")
+	var wf workspaceFlags
+	wf.register(f)
+	paths, code := f.parseOrExit(args, 1, -1)
+	if code >= 0 {
+		return code
+	}
+	agent, err := agentlog.ParseAgent(*from)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	home, err := wf.homeFS()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	remote, err := wf.remoteRules()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	var units []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if !st.IsDir() || agent == agentlog.Cline && isClineTask(p) {
+			units = append(units, p)
+			continue
+		}
+		found, err := agentlog.Discover(agent, p)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		units = append(units, found...)
+	}
+	type row struct {
+		File   string          `json:"file"`
+		Task   string          `json:"task"`
+		Events uint64          `json:"events"`
+		Report agentlog.Report `json:"report"`
+	}
+	db, err := f.open()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	var rows []row
+	bar := newProgress(stderr, "import", len(units))
+	for i, u := range units {
+		s, rep, err := session.ImportAgent(context.Background(), db, u, session.AgentImportOptions{
+			Agent: agent, Content: agentlog.Options{KeepContent: *keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
+		if err != nil {
+			bar.done()
+			return fail(stderr, err)
+		}
+		rows = append(rows, row{File: u, Task: s.Task().String(), Events: s.Version(), Report: rep})
+		bar.set(i + 1)
+	}
+	bar.done()
+	if f.json {
+		if err := printJSON(stdout, rows); err != nil {
+			return fail(stderr, err)
+		}
+		return exitOK
+	}
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%s\t%s\t%d events, %d turns, %d records, %d skipped\n", r.File, r.Task, r.Events,
+			r.Report.Turns, r.Report.Records, skippedTotal(r.Report))
+	}
+	return exitOK
+}
+
+func skippedTotal(r agentlog.Report) int {
+	n := 0
+	for _, c := range r.Skipped {
+		n += c.N
+	}
+	return n
+}
+
+func isClineTask(dir string) bool {
+	_, err := os.Stat(dir + "/ui_messages.json")
+	if err == nil {
+		return true
+	}
+	_, err = os.Stat(dir + "/api_conversation_history.json")
+	return err == nil
+}

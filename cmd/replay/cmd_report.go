@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+// reportCell is one rule at one turn.
+type reportCell struct {
+	State    string // "in", "out", "shadowed", "off", "none"
+	Label    string
+	Reason   string
+	Detail   string
+	Matches  []events.Match
+	Category string
+}
+
+type reportRow struct {
+	ID, Name, Category, Path string
+	Cells                    []reportCell
+	Turns                    int
+}
+
+type reportTurn struct {
+	Turn    int
+	Seq     uint64
+	Context []events.ContextPath
+}
+
+type reportEvent struct {
+	Seq     uint64
+	Turn    int
+	Type    string
+	Time    string
+	Summary string
+}
+
+type reportData struct {
+	Task        string
+	Events      int
+	Turns       []reportTurn
+	Rows        []reportRow
+	Diagnostics []events.Diagnostic
+	Timeline    []reportEvent
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("report", "TASK -o report.html", stderr)
+	out := f.String("o", "report.html", "the HTML file to write ('-' for standard output)")
+	pos, code := f.parseOrExit(args, 1, 1)
+	if code >= 0 {
+		return code
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	task, err := resolveTask(db, pos[0])
+	if err != nil {
+		return fail(stderr, err)
+	}
+	data, err := gatherReport(context.Background(), db, task)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	w := stdout
+	if *out != "-" {
+		file, err := os.Create(*out)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer file.Close()
+		w = file
+	}
+	bw := bufio.NewWriter(w)
+	if err := renderReport(bw, data); err != nil {
+		return fail(stderr, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(stderr, err)
+	}
+	if *out != "-" {
+		fmt.Fprintf(stdout, "wrote %s: %d turns, %d rules, %d events\n", *out, len(data.Turns), len(data.Rows), data.Events)
+	}
+	return exitOK
+}
+
+func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData, error) {
+	data := reportData{Task: task.String()}
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			return data, err
+		}
+		data.Events++
+		t := ""
+		if !ev.Time.IsZero() {
+			t = ev.Time.Format("2006-01-02 15:04:05")
+		}
+		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Type: string(ev.Type),
+			Time: t, Summary: events.Summary(ev)})
+	}
+	ds, err := session.Decisions(ctx, db, task)
+	if err != nil {
+		return data, err
+	}
+	rows := map[string]*reportRow{}
+	seenDiag := map[string]bool{}
+	for i, rec := range ds {
+		d := rec.Decision
+		data.Turns = append(data.Turns, reportTurn{Turn: d.Turn, Seq: rec.Seq, Context: d.Context})
+		add := func(o events.RuleOutcome, in bool) {
+			r := rows[o.ID]
+			if r == nil {
+				r = &reportRow{ID: o.ID, Name: o.Name, Category: o.Category, Path: o.Path, Cells: make([]reportCell, len(ds))}
+				for j := range r.Cells {
+					r.Cells[j] = reportCell{State: "none", Label: "·", Reason: "not discovered at this turn"}
+				}
+				rows[o.ID] = r
+			}
+			c := reportCell{State: "out", Label: "–", Reason: o.Reason, Detail: o.Detail, Matches: o.Matches, Category: o.Category}
+			switch {
+			case in:
+				c.State, c.Label = "in", "●"
+				r.Turns++
+			case o.Reason == "shadowed":
+				c.State, c.Label = "shadowed", "◌"
+			case o.Reason == "toggled_off":
+				c.State, c.Label = "off", "○"
+			}
+			r.Cells[i] = c
+		}
+		for _, o := range d.Included {
+			add(o, true)
+		}
+		for _, o := range d.Excluded {
+			add(o, false)
+		}
+		for _, dg := range d.Diagnostics {
+			key := dg.File + "\x00" + fmt.Sprint(dg.Line) + "\x00" + dg.Message
+			if !seenDiag[key] {
+				seenDiag[key] = true
+				data.Diagnostics = append(data.Diagnostics, dg)
+			}
+		}
+	}
+	ids := make([]string, 0, len(rows))
+	for id := range rows {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		data.Rows = append(data.Rows, *rows[id])
+	}
+	return data, nil
+}
+
+func renderReport(w io.Writer, data reportData) error {
+	tmpl, err := template.New("report").Funcs(template.FuncMap{
+		"source": session.SourceString,
+		"add1":   func(i int) int { return i + 1 },
+	}).Parse(reportTemplate)
+	if err != nil {
+		return err
+	}
+	return tmpl.Execute(w, data)
+}

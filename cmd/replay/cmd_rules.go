@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tasklog/tasklog/rules"
+)
+
+// rulesRepeated is a flag that may be given more than once.
+type rulesRepeated []string
+
+func (r *rulesRepeated) String() string     { return strings.Join(*r, ",") }
+func (r *rulesRepeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// rulesRow is one rule of `replay rules --json`.
+type rulesRow struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Source      string             `json:"source"`
+	Scope       string             `json:"scope"`
+	Root        string             `json:"root,omitempty"`
+	Path        string             `json:"path"`
+	Category    rules.Category     `json:"category"`
+	Description string             `json:"description,omitempty"`
+	Conditions  []rules.Condition  `json:"conditions,omitempty"`
+	Applies     bool               `json:"applies"`
+	Listed      bool               `json:"listed,omitempty"`
+	Reason      string             `json:"reason"`
+	Detail      string             `json:"detail"`
+	Matched     []rules.Match      `json:"matched"`
+	ShadowedBy  string             `json:"shadowed_by,omitempty"`
+	Diagnostics []rules.Diagnostic `json:"diagnostics"`
+	Trigger     *rules.Trigger     `json:"trigger,omitempty"`
+}
+
+type rulesOutput struct {
+	EngineVersion string                  `json:"engine_version"`
+	Rules         []rulesRow              `json:"rules"`
+	Diagnostics   []rules.Diagnostic      `json:"diagnostics"`
+	Applied       []rules.AppliedRule     `json:"conditional_rules_applied"`
+	Context       rules.EvaluationContext `json:"context"`
+}
+
+// cmdRules lists every rule discovered in a workspace, its source, category, conditions,
+// diagnostics and shadowing, and whether it applies to the given paths and why.
+func cmdRules(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rules", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var workspaces, paths, disable, mention rulesRepeated
+	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace)")
+	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
+	fs.Var(&paths, "path", "candidate `PATH` the request is about, relative to the workspace (repeatable; a trailing / marks a directory)")
+	fs.Var(&disable, "disable", "disable the rule with this `ID` (repeatable)")
+	fs.Var(&mention, "mention", "mention the rule `NAME`, as a manual rule needs (repeatable)")
+	mode := fs.String("mode", "", "agent mode (act or plan)")
+	model := fs.String("model", "", "model id")
+	provider := fs.String("provider", "", "model provider id")
+	osName := fs.String("os", "", "operating system (linux, darwin, windows)")
+	remote := fs.String("remote-rules", "", "JSON `FILE` with an array of {name, contents, alwaysEnabled}")
+	asJSON := fs.Bool("json", false, "print JSON")
+	prompt := fs.Bool("prompt", false, "also print the prompt sections (Cline format and tagged)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: replay rules --workspace DIR [--home DIR] [--path P]... [--json]\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "replay rules: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	if len(workspaces) == 0 {
+		fmt.Fprintln(stderr, "replay rules: --workspace DIR is required")
+		fs.Usage()
+		return exitUsage
+	}
+	ws, err := rulesWorkspace(workspaces, *home, *remote)
+	if err != nil {
+		fmt.Fprintln(stderr, "replay rules:", err)
+		return exitUsage
+	}
+	files, err := rules.Collect(ws)
+	if err != nil {
+		fmt.Fprintln(stderr, "replay rules:", err)
+		return exitUsage
+	}
+	ctx := rules.EvaluationContext{Mode: *mode, Model: *model, Provider: *provider, OS: *osName, Rules: mention}
+	ctx.Paths = rulesContextPaths(paths, ws.Roots)
+	toggles := rules.Toggles{}
+	for _, id := range disable {
+		toggles[id] = false
+	}
+	rs := rules.Load(files)
+	d := rs.Evaluate(ctx, toggles)
+	if *asJSON {
+		return rulesPrintJSON(stdout, stderr, rs, d, ctx)
+	}
+	rulesPrintTable(stdout, rs, d)
+	if *prompt {
+		fmt.Fprintf(stdout, "\n--- prompt (Cline format) ---\n%s\n\n--- prompt (tagged) ---\n%s", d.RenderCline(), d.RenderTagged())
+	}
+	return exitOK
+}
+
+// rulesWorkspace builds the workspace: each root named by its absolute slash path.
+func rulesWorkspace(dirs []string, home, remote string) (rules.Workspace, error) {
+	var ws rules.Workspace
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return ws, fmt.Errorf("workspace %q: %w", dir, err)
+		}
+		info, err := os.Stat(abs)
+		if err != nil {
+			return ws, fmt.Errorf("workspace: %w", err)
+		}
+		if !info.IsDir() {
+			return ws, fmt.Errorf("workspace %q is not a directory", dir)
+		}
+		ws.Roots = append(ws.Roots, rules.Root{Name: filepath.ToSlash(abs), FS: os.DirFS(abs)})
+	}
+	if home != "" {
+		info, err := os.Stat(home)
+		if err != nil {
+			return ws, fmt.Errorf("home: %w", err)
+		}
+		if !info.IsDir() {
+			return ws, fmt.Errorf("home %q is not a directory", home)
+		}
+		ws.Home = os.DirFS(home)
+	}
+	if remote != "" {
+		data, err := os.ReadFile(remote)
+		if err != nil {
+			return ws, fmt.Errorf("remote rules: %w", err)
+		}
+		if err := json.Unmarshal(data, &ws.Remote); err != nil {
+			return ws, fmt.Errorf("remote rules %q: want a JSON array of {name, contents, alwaysEnabled}: %w", remote, err)
+		}
+	}
+	return ws, nil
+}
+
+// rulesContextPaths turns --path values into context paths: backslashes folded, absolute
+// paths made relative to the root that holds them, deduplicated and sorted.
+func rulesContextPaths(paths []string, roots []rules.Root) []rules.ContextPath {
+	var out []rules.ContextPath
+	seen := map[string]bool{}
+	for _, p := range paths {
+		p = strings.ReplaceAll(strings.TrimSpace(p), `\`, "/")
+		root := ""
+		if len(roots) == 1 {
+			root = roots[0].Name
+		}
+		for _, r := range roots {
+			if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(r.Name, "/")+"/"); ok {
+				p, root = rel, r.Name
+				break
+			}
+		}
+		for strings.HasPrefix(p, "./") {
+			p = p[2:]
+		}
+		if p == "" || seen[root+"\x00"+p] {
+			continue
+		}
+		seen[root+"\x00"+p] = true
+		out = append(out, rules.ContextPath{Path: p, Root: root, Sources: []rules.Source{{Kind: rules.SourceProse, Detail: "--path"}}})
+	}
+	slices.SortFunc(out, func(a, b rules.ContextPath) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Root, b.Root)
+	})
+	return out
+}
+
+func rulesPrintJSON(stdout, stderr io.Writer, rs *rules.RuleSet, d rules.Decision, ctx rules.EvaluationContext) int {
+	out := rulesOutput{EngineVersion: d.EngineVersion, Rules: []rulesRow{}, Diagnostics: rs.Diagnostics(),
+		Applied: d.ConditionalRulesApplied(), Context: ctx}
+	if out.Diagnostics == nil {
+		out.Diagnostics = []rules.Diagnostic{}
+	}
+	if out.Applied == nil {
+		out.Applied = []rules.AppliedRule{}
+	}
+	for _, res := range d.Results {
+		r := res.Rule
+		row := rulesRow{ID: r.ID, Name: r.Name, Source: r.Provider, Scope: r.Scope, Root: r.Root, Path: r.Path,
+			Category: r.Category, Description: r.Description, Conditions: r.Conditions, Applies: res.Included,
+			Listed: res.Listed, Reason: res.Reason, Detail: res.Detail, Matched: res.Matches, ShadowedBy: res.ShadowedBy,
+			Diagnostics: r.Diagnostics, Trigger: r.Trigger}
+		if row.Matched == nil {
+			row.Matched = []rules.Match{}
+		}
+		if row.Diagnostics == nil {
+			row.Diagnostics = []rules.Diagnostic{}
+		}
+		out.Rules = append(out.Rules, row)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, "replay rules:", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tSOURCE\tCATEGORY\tAPPLIES\tREASON")
+	for _, res := range d.Results {
+		applies := "no"
+		switch {
+		case res.Included:
+			applies = "yes"
+		case res.Listed:
+			applies = "listed"
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", res.Rule.ID, res.Rule.Provider, res.Rule.Scope, res.Rule.Category, applies, res.Reason)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, res := range d.Results {
+		r := res.Rule
+		fmt.Fprintf(w, "%s (rule://%s): %s\n", r.ID, r.Name, res.Detail)
+		if ps := r.Patterns(); len(ps) > 0 && !res.Included {
+			fmt.Fprintf(w, "    patterns: %s\n", strings.Join(ps, ", "))
+		}
+		for _, m := range res.Matches {
+			if m.Path == "" {
+				fmt.Fprintf(w, "    %s: %s\n", m.Condition, m.Pattern)
+				continue
+			}
+			below := ""
+			if m.Below {
+				below = " (a path below it could match)"
+			}
+			fmt.Fprintf(w, "    %s: %q matched %s%s\n", m.Condition, m.Pattern, m.Path, below)
+		}
+		for _, dg := range r.Diagnostics {
+			fmt.Fprintf(w, "    %s\n", dg)
+		}
+	}
+	for _, dg := range rs.Diagnostics() {
+		fmt.Fprintln(w, dg)
+	}
+	fmt.Fprintf(w, "\n%d rules, %d applied, engine %s\n", len(d.Results), len(d.Included()), d.EngineVersion)
+}

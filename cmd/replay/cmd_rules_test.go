@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func rulesTestWorkspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		".cursor/rules/ts.mdc":       "---\ndescription: TS\nglobs: *.ts,**/*.tsx\n---\nUse strict.\n",
+		".clinerules/always.md":      "Always on.\n",
+		".clinerules/docs.md":        "---\npaths: [\"docs/**\"]\n---\nDocs only.\n",
+		".windsurf/rules/release.md": "---\ntrigger: manual\n---\nRelease.\n",
+		"apps/web/AGENTS.md":         "Web agents.\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+type rulesJSON struct {
+	Rules []struct {
+		ID, Name, Source, Category, Reason string
+		Applies                            bool
+		ShadowedBy                         string `json:"shadowed_by"`
+		Matched                            []struct{ Condition, Pattern, Path string }
+		Diagnostics                        []struct{ Code string }
+	}
+}
+
+func runRules(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cmdRules(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCmdRulesJSON(t *testing.T) {
+	dir := rulesTestWorkspace(t)
+	remote := filepath.Join(t.TempDir(), "remote.json")
+	if err := os.WriteFile(remote, []byte(`[{"name":"org","contents":"Org rule.","alwaysEnabled":true}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", `apps\web\page.tsx`, "--json",
+		"--remote-rules", remote, "--mention", "release")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got rulesJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	root := filepath.ToSlash(dir)
+	want := map[string]string{
+		"agents:" + root + "/apps/web/AGENTS.md":           "matched",
+		"cline:" + root + "/.clinerules/always.md":         "always",
+		"cline:" + root + "/.clinerules/docs.md":           "no_match",
+		"cursor:" + root + "/.cursor/rules/ts.mdc":         "matched",
+		"windsurf:" + root + "/.windsurf/rules/release.md": "mentioned",
+		"cline:remote:org":                                 "always",
+	}
+	if len(got.Rules) != len(want) {
+		t.Fatalf("%d rules, want %d:\n%s", len(got.Rules), len(want), stdout)
+	}
+	for _, r := range got.Rules {
+		if want[r.ID] != r.Reason {
+			t.Errorf("%s: reason %s, want %s", r.ID, r.Reason, want[r.ID])
+		}
+		if r.ID == "cursor:"+root+"/.cursor/rules/ts.mdc" {
+			if len(r.Matched) != 1 || r.Matched[0].Pattern != "**/*.tsx" || r.Matched[0].Path != "apps/web/page.tsx" {
+				t.Errorf("ts.mdc matched %+v", r.Matched)
+			}
+			if len(r.Diagnostics) == 0 {
+				t.Errorf("ts.mdc has no diagnostics")
+			}
+		}
+	}
+	// The same invocation prints the same bytes.
+	_, again, _ := runRules(t, "--workspace", dir, "--path", `apps\web\page.tsx`, "--json", "--remote-rules", remote, "--mention", "release")
+	if again != stdout {
+		t.Errorf("output is not deterministic")
+	}
+}
+
+func TestCmdRulesTable(t *testing.T) {
+	dir := rulesTestWorkspace(t)
+	root := filepath.ToSlash(dir)
+	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", "docs/a.md", "--disable", "cline:"+root+"/.clinerules/always.md", "--prompt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{"toggled_off", "no_evidence", "matched", "patterns: *.ts, **/*.tsx", "unquoted_star",
+		"--- prompt (Cline format) ---", ".clinerules/docs.md\nDocs only."} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+}
+
+func TestCmdRulesUsage(t *testing.T) {
+	dir := rulesTestWorkspace(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"not": "an array"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{},
+		{"--workspace", filepath.Join(dir, "missing")},
+		{"--workspace", dir, "--remote-rules", bad},
+		{"--workspace", dir, "--remote-rules", filepath.Join(dir, "none.json")},
+		{"--workspace", dir, "--home", filepath.Join(dir, "nohome")},
+		{"--workspace", dir, "extra"},
+		{"--bogus"},
+	} {
+		if code, _, stderr := runRules(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
+}

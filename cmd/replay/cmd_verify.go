@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// taskResult is verify's verdict on one task.
+type taskResult struct {
+	Task   string          `json:"task"`
+	OK     bool            `json:"ok"`
+	Chain  string          `json:"chain_error,omitempty"`
+	Replay *session.Report `json:"replay,omitempty"`
+}
+
+func cmdVerify(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("verify", "[TASK...|--all]", stderr).withJSON()
+	all := f.Bool("all", false, "verify every task (the default when no task is named)")
+	pos, code := f.parseOrExit(args, 0, -1)
+	if code >= 0 {
+		return code
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	tasks, err := tasksOrAll(db, pos, *all)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx := context.Background()
+	results := make([]taskResult, 0, len(tasks))
+	failed := false
+	bar := newProgress(stderr, "verify", len(tasks))
+	for i, task := range tasks {
+		r := taskResult{Task: task.String(), OK: true}
+		if err := db.Verify(ctx, task); err != nil {
+			if !errors.Is(err, store.ErrChainBroken) {
+				return fail(stderr, err)
+			}
+			r.OK, r.Chain = false, err.Error()
+		} else {
+			rep, err := session.Replay(ctx, db, task, session.ReplayOptions{})
+			if err != nil {
+				r.OK, r.Chain = false, err.Error()
+			} else {
+				r.Replay = &rep
+				r.OK = rep.OK()
+			}
+		}
+		failed = failed || !r.OK
+		results = append(results, r)
+		bar.set(i + 1)
+	}
+	bar.done()
+	if f.json {
+		if err := printJSON(stdout, results); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		for _, r := range results {
+			printVerdict(stdout, r)
+		}
+	}
+	if failed {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func printVerdict(w io.Writer, r taskResult) {
+	switch {
+	case r.Chain != "":
+		fmt.Fprintf(w, "FAIL %s: %s\n", r.Task, r.Chain)
+	case !r.OK:
+		fmt.Fprintf(w, "FAIL %s: %d of %d decisions differ; first: %s\n", r.Task, r.Replay.Changed,
+			r.Replay.Decisions, r.Replay.Changes[0])
+		for _, c := range r.Replay.Changes {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	default:
+		fmt.Fprintf(w, "ok   %s: %d events, %d decisions reproduced\n", r.Task, r.Replay.Events, r.Replay.Decisions)
+	}
+}
+
+func tasksOrAll(db *store.DB, args []string, all bool) ([]uuid.UUID, error) {
+	if len(args) > 0 && !all {
+		out := make([]uuid.UUID, len(args))
+		for i, a := range args {
+			t, err := resolveTask(db, a)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = t
+		}
+		return out, nil
+	}
+	infos, err := db.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uuid.UUID, len(infos))
+	for i, t := range infos {
+		out[i] = t.Task
+	}
+	return out, nil
+}
+
+func cmdDiff(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("diff", "TASK --workspace DIR", stderr).withJSON()
+	var wf workspaceFlags
+	wf.register(f)
+	cfgFile := f.String("config", "", "engine configuration (JSON object) to replay with instead of the recorded one")
+	pos, code := f.parseOrExit(args, 1, 1)
+	if code >= 0 {
+		return code
+	}
+	if len(wf.roots) == 0 && wf.workspace == "" && *cfgFile == "" {
+		fmt.Fprintln(stderr, "replay diff: give --workspace DIR (or --root) with the new rules, or --config FILE")
+		return exitUsage
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	task, err := resolveTask(db, pos[0])
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx := context.Background()
+	opts := session.ReplayOptions{}
+	if wf.workspace != "" || len(wf.roots) > 0 {
+		recorded, err := recordedRoots(ctx, db, task)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		ws, err := wf.rulesWorkspace(recorded)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		opts.Workspace = &ws
+	}
+	if *cfgFile != "" {
+		cfg, err := readConfig(*cfgFile)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		opts.Config = &cfg
+	}
+	rep, err := session.Replay(ctx, db, task, opts)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if f.json {
+		if err := printJSON(stdout, rep); err != nil {
+			return fail(stderr, err)
+		}
+	} else if rep.OK() {
+		fmt.Fprintf(stdout, "no change: all %d decisions of %s are the same under the new rules\n", rep.Decisions, task)
+	} else {
+		fmt.Fprintf(stdout, "%d of %d decisions of %s change:\n", rep.Changed, rep.Decisions, task)
+		fmt.Fprintf(stdout, "%5s  %-28s  %-22s  %-22s  %s\n", "TURN", "RULE", "RECORDED", "NOW", "WHY")
+		for _, c := range rep.Changes {
+			fmt.Fprintf(stdout, "%5d  %-28s  %-22s  %-22s  %s\n", c.Turn, c.Rule, c.Recorded, c.Now, c.Why)
+		}
+	}
+	if !rep.OK() {
+		return exitFailed
+	}
+	return exitOK
+}
+

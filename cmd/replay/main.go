@@ -1,0 +1,85 @@
+// Command replay imports, exports, records, verifies, explains and audits tasklog task logs.
+//
+//	replay demo                         record the sample sessions and explain one
+//	replay record SCRIPT --workspace D  drive a session from a script of events
+//	replay import FILE...               read JSON Lines logs into the database
+//	replay import --from AGENT PATH     turn a Cline, Claude Code, pi or Codex session into a log
+//	replay export TASK                  write a task as JSON Lines
+//	replay tasks                        list tasks
+//	replay log TASK                     one line per event
+//	replay verify [TASK...|--all]       check hash chains and recompute every decision
+//	replay diff TASK --workspace D      what-if: which decisions change under other rules
+//	replay explain TASK --turn N        why each rule was or was not in the prompt
+//	replay report TASK -o report.html   a self-contained HTML audit page
+//	replay rules --workspace D          every rule discovered, and whether it applies
+//
+// Every verb takes --db PATH (default $TASKLOG_DB, else ./tasklog.db) and, where it prints data,
+// --json. Exit status: 0 success, 1 a check failed, 2 usage or I/O error.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+type command struct {
+	run     func(args []string, stdout, stderr io.Writer) int
+	summary string
+}
+
+var commands = map[string]command{
+	"demo":    {cmdDemo, "record the sample sessions, verify them and explain one"},
+	"record":  {cmdRecord, "drive a session from a script of events and store its log"},
+	"import":  {cmdImport, "read JSON Lines logs, or --from AGENT sessions, into the database"},
+	"export":  {cmdExport, "write a task's log as JSON Lines"},
+	"tasks":   {cmdTasks, "list the tasks in the database"},
+	"log":     {cmdLog, "print a task's events, one line each"},
+	"verify":  {cmdVerify, "check hash chains and recompute every recorded decision"},
+	"diff":    {cmdDiff, "what-if: the decisions that change under other rules or settings"},
+	"explain": {cmdExplain, "why each rule was or was not in the prompt at a turn"},
+	"report":  {cmdReport, "write a self-contained HTML audit page"},
+	"rules":   {cmdRules, "list every rule discovered in a workspace and whether it applies"},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "replay: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: replay <command> [flags] [args]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'replay <command> -h' for a command's flags.")
+}

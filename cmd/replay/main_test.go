@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/replaytest"
+	"github.com/tasklog/tasklog/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the recorded logs under testdata/logs")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"replay": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// repoRoot is the repository root, where testdata/ is shared by the demo and the tests.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestScripts runs the CLI transcripts in testdata/script/*.txtar. $ROOT is the repository root.
+func TestScripts(t *testing.T) {
+	root := repoRoot(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ROOT", root)
+			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
+			return nil
+		},
+	})
+}
+
+// TestRecordedLogs records every fixture session with a fixed clock and seeded ids and compares
+// the export with testdata/logs/NAME.jsonl: recording is deterministic, and the stored logs are
+// what today's code records (go test ./cmd/replay -update rewrites them; review the diff).
+func TestRecordedLogs(t *testing.T) {
+	root := repoRoot(t)
+	data := filepath.Join(root, "testdata")
+	scripts, _ := filepath.Glob(filepath.Join(data, "sessions", "*.jsonl"))
+	if len(scripts) < 6 {
+		t.Fatalf("want at least six fixture sessions, found %d", len(scripts))
+	}
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			got := recordFixture(t, data, script, name)
+			want := filepath.Join(data, "logs", name+".jsonl")
+			if *update {
+				if err := os.WriteFile(want, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile(want)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/replay -update)", err)
+			}
+			if !bytes.Equal(b, got) {
+				t.Errorf("recording %s differs from %s (go test ./cmd/replay -update rewrites it; review the diff)", script, want)
+			}
+		})
+	}
+}
+
+func recordFixture(t *testing.T, data, script, name string) []byte {
+	db, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	wf := fixtureWorkspace(data, name)
+	in, err := os.Open(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	home, _ := wf.homeFS()
+	remote, err := wf.remoteRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := session.RunScript(ctx, db, in, script, session.ScriptOptions{
+		Roots: wf.sessionRoots, Home: home, Remote: remote,
+		IDs: events.NewIDSource(rand.New(rand.NewSource(int64(len(name))))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := session.Export(ctx, db, s.Task(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestRecordedLogsReplay is the regression test a runtime writes: every recorded log replays.
+func TestRecordedLogsReplay(t *testing.T) {
+	replaytest.Dir(t, filepath.Join(repoRoot(t), "testdata", "logs"))
+}
+
+// TestBrokenLogs asserts the exact first line a person reads for each deliberately broken log.
+func TestBrokenLogs(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "testdata", "logs")
+	if *update {
+		writeBrokenLogs(t, dir)
+	}
+	tests := []struct{ file, want string }{
+		{"bad-tampered.jsonl", "bad-tampered.jsonl:8: hash chain broken: seq 5: hash"},
+		{"bad-truncated.jsonl", "bad-truncated.jsonl:16: invalid event: unexpected EOF"},
+		{"bad-gap.jsonl", "bad-gap.jsonl:7: hash chain broken: seq 5 where 4 was expected (a line is missing or out of order)"},
+		{"bad-drift.jsonl", "bad-drift.jsonl: decision differs from the recorded one: turn 1: rule frontend was excluded (no_match), now included"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			err := replaytest.File(filepath.Join(dir, tt.file))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error = %v\nwant it to start with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// writeBrokenLogs derives the broken logs from the monorepo recording: one event line altered,
+// the last line cut short, one event line removed, and a decision rewritten (and the chain
+// re-sealed after it) so that it no longer matches what the engine computes.
+func writeBrokenLogs(t *testing.T, dir string) {
+	good, err := os.ReadFile(filepath.Join(dir, "monorepo.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(good), "\n"), "\n")
+	write := func(name string, ls []string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(ls, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tampered := append([]string(nil), lines...)
+	tampered[7] = strings.Replace(tampered[7], "apps/web/src/App.tsx", "apps/web/src/Ap.tsx", 1)
+	write("bad-tampered.jsonl", tampered)
+	last := lines[len(lines)-1]
+	write("bad-truncated.jsonl", append(append([]string(nil), lines[:len(lines)-1]...), last[:len(last)/2]))
+	write("bad-gap.jsonl", append(append([]string(nil), lines[:6]...), lines[7:]...))
+
+	var out []string
+	var prev events.Hash
+	for _, line := range lines {
+		l, err := events.ParseLine([]byte(strings.TrimSpace(line)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Blob != nil {
+			out = append(out, line)
+			continue
+		}
+		ev := l.Event
+		if ev.Type == events.TypeDecision && ev.Turn == 1 {
+			p, _ := ev.Payload()
+			d := p.(*events.Decision)
+			var kept []events.RuleOutcome
+			for _, o := range d.Included {
+				if o.Name == "frontend" {
+					o.Reason, o.Detail, o.Matches = "no_match", "edited by hand", nil
+					d.Excluded = append(d.Excluded, o)
+					continue
+				}
+				kept = append(kept, o)
+			}
+			d.Included = kept
+			alt, err := events.New(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Data = alt.Data
+		}
+		ev.Seal(prev)
+		prev = ev.Hash
+		b, _ := events.MarshalJSONLine(ev)
+		out = append(out, string(b)+"\n")
+	}
+	write("bad-drift.jsonl", out)
+}
