@@ -96,7 +96,7 @@ func TestIndexAgreesWithDirectMatching(t *testing.T) {
 	for i, p := range plist {
 		q := strings.ReplaceAll(strings.ReplaceAll(p, `\`, `\\`), `"`, `\"`)
 		files = append(files, File{Provider: ProviderCline, Scope: ScopeWorkspace,
-			Path: fmt.Sprintf(".clinerules/r%03d.md", i),
+			Path:    fmt.Sprintf(".clinerules/r%03d.md", i),
 			Content: []byte("---\npaths: [\"" + q + "\"]\n---\nB")})
 	}
 	rs := Load(files)

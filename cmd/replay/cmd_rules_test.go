@@ -102,7 +102,7 @@ func TestCmdRulesTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, s := range []string{"toggled_off", "no_evidence", "matched", "patterns: *.ts, **/*.tsx", "unquoted_star",
+	for _, s := range []string{"toggled_off", "no_match", "matched", "patterns: *.ts, **/*.tsx", "unquoted_star",
 		"--- prompt (Cline format) ---", ".clinerules/docs.md\nDocs only."} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("output lacks %q:\n%s", s, stdout)
