@@ -11,6 +11,19 @@
 // A malformed rule never disappears: it is kept, fail-open, with a [Diagnostic] saying what
 // was wrong, or, where it cannot be used at all (a binary file, an empty body), reported with
 // an explicit reason.
+//
+// Each provider's keys are read as its own tool reads them: Cursor's alwaysApply, globs and
+// description (Always, Auto Attached, Agent Requested, else Manual); Windsurf's trigger;
+// Claude Code's and Cline's paths; Copilot's applyTo; AGENTS.md and CLAUDE.md by their
+// folder. A key of another tool is reported, not obeyed, since that tool would ignore it too.
+// tasklog's own folder reads every tool's keys. Every provider reads the conditionals mode,
+// provider, model and os, and condition (or ttsr_trigger) for stream-triggered rules.
+//
+// Rules are named by their path inside their rules folder, without the extension (the file
+// stem for top-level files); rules of one name shadow each other by precedence: an always
+// enabled remote rule, then tasklog, Cursor, Windsurf, Claude Code, Cline, Copilot, AGENTS.md,
+// and within a provider workspace over global over remote. A toggle does not bring a
+// shadowed rule back. Files over [MaxFileSize] are kept truncated, with a diagnostic.
 package rules
 
 // EngineVersion names the evaluation semantics of this package. It is recorded in every

@@ -34,6 +34,7 @@ type Decision struct {
 	// Results has one entry per rule, sorted by rule ID.
 	Results []Result `json:"results"`
 	// Diagnostics are every rule's diagnostics and the set's own, sorted by file and line.
+	// The slice is shared with the rule set: treat it as read-only.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 }
 

@@ -65,16 +65,21 @@ func scopeOrder(s string) int {
 
 // Root is one workspace root: its name as recorded in the log and a file system to read it.
 type Root struct {
+	// Name is the root as the log records it (an absolute slash path, for example "/ws").
 	Name string
-	FS   fs.FS
+	// FS reads the root; [Collect] is the only reader.
+	FS fs.FS
 }
 
 // RemoteRule is a rule delivered by configuration rather than a file (Cline's remote global
 // rules). Its JSON shape is Cline's.
 type RemoteRule struct {
-	Name          string `json:"name"`
-	Contents      string `json:"contents"`
-	AlwaysEnabled bool   `json:"alwaysEnabled"`
+	// Name names the rule; it is its path and its rule:// name.
+	Name string `json:"name"`
+	// Contents is the rule's markdown, frontmatter allowed.
+	Contents string `json:"contents"`
+	// AlwaysEnabled rules ignore their toggle and outrank every rule of the same name.
+	AlwaysEnabled bool `json:"alwaysEnabled"`
 }
 
 // Workspace is everything [Collect] reads rules from.

@@ -39,6 +39,7 @@ type Frontmatter struct {
 
 // Field is one top-level frontmatter key and its value.
 type Field struct {
+	// Key is the key as written.
 	Key string
 	// Value is a string, bool, int, float64, nil, []any or map[string]any.
 	Value any
@@ -48,7 +49,9 @@ type Field struct {
 
 // Problem is a parse anomaly; it becomes a [Diagnostic] once the file is known.
 type Problem struct {
-	Line     int
+	// Line is the 1-based line in the file, or 0 when unknown.
+	Line int
+	// Severity, Code and Message are as in [Diagnostic].
 	Severity Severity
 	Code     string
 	Message  string

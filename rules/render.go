@@ -74,8 +74,10 @@ type AppliedRule struct {
 
 // MatchedCondition is the values of one condition that matched (for paths: the patterns).
 type MatchedCondition struct {
-	Condition string   `json:"condition"`
-	Values    []string `json:"values"`
+	// Condition is the condition key ("paths", "mode", ...).
+	Condition string `json:"condition"`
+	// Values are the values that matched, each once, in match order.
+	Values []string `json:"values"`
 }
 
 // ConditionalRulesApplied lists the included rules that had conditions, with the condition

@@ -112,9 +112,10 @@ type Condition struct {
 
 // Trigger is a stream-triggered rule's registration.
 type Trigger struct {
-	// RuleID and Name identify the rule.
+	// RuleID identifies the rule.
 	RuleID string `json:"rule_id"`
-	Name   string `json:"name"`
+	// Name is the rule's name.
+	Name string `json:"name"`
 	// Pattern is the compiled condition; it marshals to the expression as written.
 	Pattern *regexp.Regexp `json:"pattern"`
 	// Scope restricts the stream the trigger watches: "text", "thinking", "tool", or "" (any).
