@@ -47,9 +47,10 @@ type appendResult struct {
 // positions in the batch's order, and each is byte-for-byte the event the caller would have
 // stored (same ID, Turn, Time, Type, V, Origin and Data), Append writes nothing and returns the
 // original positions and stored events with Duplicate set, whatever expectedVersion says. Any
-// other overlap with stored ids is refused with ErrDuplicateID and nothing is written: a batch
-// only partly stored, an id stored in another task, stored at other relative positions, or
-// stored with different content. A batch that repeats an id within itself is refused likewise.
+// other overlap with the task's stored ids is refused with ErrDuplicateID and nothing is
+// written: a batch only partly stored, stored at other relative positions, or stored with
+// different content. A batch that repeats an id within itself is refused likewise. Ids are
+// unique per task: the same id in another task's log is not looked for.
 //
 // If ctx is done before the batch is committed, Append returns ctx.Err() and writes nothing.
 // Once the commit has begun Append waits for its outcome, so an error never hides a write.

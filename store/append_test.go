@@ -155,7 +155,6 @@ func TestAppendIdempotentByID(t *testing.T) {
 		{"different turn", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Turn = 9 })}, 0},
 		{"different type", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Type = events.TypeMention })}, 0},
 		{"different origin", task, 3, []events.Event{changed(e[0], func(ev *events.Event) { ev.Origin = &events.Origin{File: "x"} })}, 0},
-		{"id stored in another task", other, 1, []events.Event{e[0]}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,4 +348,40 @@ func TestGroupCommitIsolatesRequests(t *testing.T) {
 	}
 	// The failed request's events can be appended later: nothing of them was half-written.
 	mustAppend(t, db, c, 0, msg(t, 1, "c1 again"), cTail)
+}
+
+// The committer's memory of heads and ids is rebuilt from the log after a reopen, and after it
+// has forgotten a task to stay within its bounds.
+func TestAppendIdempotentAfterReopenAndEviction(t *testing.T) {
+	path := t.TempDir() + "/tasks.db"
+	db := openAt(t, path, &Options{NoSync: true})
+	task := uuid.New()
+	batch := msgs(t, 4, "kept")
+	mustAppend(t, db, task, 0, batch...)
+	db.Close()
+
+	db = openAt(t, path, &Options{NoSync: true})
+	db.index.limit = 6
+	check := func(when string) {
+		t.Helper()
+		if a, err := db.Append(context.Background(), task, 0, batch[1:3]...); err != nil || !a.Duplicate || a.First != 2 {
+			t.Errorf("%s: repeat = %+v, %v; want a duplicate at 2", when, a, err)
+		}
+		var vc *VersionConflictError
+		if _, err := db.Append(context.Background(), task, 1, msg(t, 1, "stale")); !errors.As(err, &vc) || vc.Actual != 4 {
+			t.Errorf("%s: stale append = %v, want a conflict at head 4", when, err)
+		}
+	}
+	check("after reopen")
+	// Other tasks push this one out of the index.
+	for range 3 {
+		mustAppend(t, db, uuid.New(), 0, msgs(t, 3, "filler")...)
+	}
+	if db.index.tasks[task] != nil {
+		t.Fatal("the index still holds the task; the test does not evict")
+	}
+	check("after eviction")
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
 }

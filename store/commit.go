@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
@@ -43,9 +44,9 @@ func (db *DB) commitLoop() {
 // own true answer.
 func (db *DB) commit(batch []*appendRequest) {
 	results := make([]appendResult, len(batch))
+	var w *writer
 	err := db.update(func(tx *bolt.Tx) error {
-		w := newWriter(tx)
-		w.hook = db.stageHook
+		w = &writer{tasks: tx.Bucket(bucketTasks), index: &db.index, hook: db.stageHook}
 		for i, r := range batch {
 			var err error
 			results[i].appended, results[i].err, err = w.stage(r)
@@ -61,6 +62,9 @@ func (db *DB) commit(batch []*appendRequest) {
 		}
 		return
 	}
+	if err == nil {
+		w.committed()
+	}
 	for i, r := range batch {
 		if err != nil {
 			results[i] = appendResult{err: fmt.Errorf("append to task %s: %w", r.task, err)}
@@ -71,7 +75,10 @@ func (db *DB) commit(batch []*appendRequest) {
 
 // writer stages appends into one write transaction.
 type writer struct {
-	tasks, ids *bolt.Bucket
+	tasks *bolt.Bucket
+	index *index
+	// staged is the state of every task this transaction touches, as it will be if it commits.
+	staged map[uuid.UUID]*stagedTask
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
@@ -79,8 +86,45 @@ type writer struct {
 	hook func(r *appendRequest, i int) error
 }
 
-func newWriter(tx *bolt.Tx) *writer {
-	return &writer{tasks: tx.Bucket(bucketTasks), ids: tx.Bucket(bucketIDs)}
+// stagedTask is a task's committed state plus what this transaction adds to it.
+type stagedTask struct {
+	committed *taskIndex
+	head      uint64
+	hash      events.Hash
+	ids       map[ulid.ULID]uint64
+}
+
+func (st *stagedTask) seqOf(id ulid.ULID) (uint64, bool) {
+	if seq, ok := st.ids[id]; ok {
+		return seq, true
+	}
+	seq, ok := st.committed.ids[id]
+	return seq, ok
+}
+
+// task returns the staged state of a task, loading it into the index on first use.
+func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
+	if st := w.staged[id]; st != nil {
+		return st, nil
+	}
+	ti, err := w.index.task(w.tasks, id)
+	if err != nil {
+		return nil, err
+	}
+	st := &stagedTask{committed: ti, head: ti.head, hash: ti.hash}
+	if w.staged == nil {
+		w.staged = make(map[uuid.UUID]*stagedTask)
+	}
+	w.staged[id] = st
+	return st, nil
+}
+
+// committed folds what the transaction wrote into the index, once it is durable.
+func (w *writer) committed() {
+	for _, st := range w.staged {
+		w.index.add(st.committed, st.head, st.hash, st.ids)
+	}
+	w.index.trim()
 }
 
 // stage validates r against the transaction's current state, which includes the requests staged
@@ -90,17 +134,17 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 	if err := r.ctx.Err(); err != nil {
 		return Appended{}, err, nil
 	}
-	if a, err, found := w.duplicate(r); found {
-		return a, err, nil
-	}
-	tb := w.tasks.Bucket(r.task[:])
-	head, prev, err := lastEvent(tb, r.task)
+	st, err := w.task(r.task)
 	if err != nil {
 		return Appended{}, fmt.Errorf("append to task %s: %w", r.task, err), nil
 	}
-	if head != r.expected {
-		return Appended{}, &VersionConflictError{Task: r.task, Expected: r.expected, Actual: head}, nil
+	if a, err, found := w.duplicate(st, r); found {
+		return a, err, nil
 	}
+	if st.head != r.expected {
+		return Appended{}, &VersionConflictError{Task: r.task, Expected: r.expected, Actual: st.head}, nil
+	}
+	tb := w.tasks.Bucket(r.task[:])
 	if tb == nil {
 		if tb, err = w.tasks.CreateBucket(r.task[:]); err != nil {
 			return Appended{}, nil, err
@@ -108,24 +152,21 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 	}
 	// Sequence keys only ever grow, so pages can be packed full.
 	tb.FillPercent = 1.0
+	if st.ids == nil {
+		st.ids = make(map[ulid.ULID]uint64, len(r.evs))
+	}
+	prev := st.hash
 	for i := range r.evs {
 		ev := &r.evs[i]
 		ev.Task = r.task
-		ev.Seq = head + 1 + uint64(i)
+		ev.Seq = st.head + 1 + uint64(i)
 		ev.Seal(prev)
 		prev = ev.Hash
 
 		start := len(w.arena)
 		w.arena = binaryAppendUint64(w.arena, ev.Seq)
 		w.arena = ev.AppendBinary(w.arena)
-		key, val := w.arena[start:start+8], w.arena[start+8:]
-		if err := tb.Put(key, val); err != nil {
-			return Appended{}, nil, err
-		}
-		start = len(w.arena)
-		w.arena = append(w.arena, r.task[:]...)
-		w.arena = append(w.arena, key...)
-		if err := w.ids.Put(ev.ID[:], w.arena[start:]); err != nil {
+		if err := tb.Put(w.arena[start:start+8], w.arena[start+8:]); err != nil {
 			return Appended{}, nil, err
 		}
 		if w.hook != nil {
@@ -134,27 +175,28 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 			}
 		}
 	}
-	return Appended{First: head + 1, Last: head + uint64(len(r.evs)), Events: r.evs}, nil, nil
+	first := st.head + 1
+	for i := range r.evs {
+		st.ids[r.evs[i].ID] = r.evs[i].Seq
+	}
+	st.head, st.hash = st.head+uint64(len(r.evs)), prev
+	return Appended{First: first, Last: st.head, Events: r.evs}, nil, nil
 }
 
-// duplicate looks the batch's ids up. found is false when none is stored; otherwise the request
-// is answered here, as a repeat (Duplicate) or as ErrDuplicateID.
-func (w *writer) duplicate(r *appendRequest) (a Appended, err error, found bool) {
+// duplicate looks the batch's ids up in the task. found is false when none is stored; otherwise
+// the request is answered here, as a repeat (Duplicate) or as ErrDuplicateID.
+func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err error, found bool) {
 	var first uint64
 	missing := 0
 	for i := range r.evs {
 		ev := &r.evs[i]
-		loc := w.ids.Get(ev.ID[:])
-		if loc == nil {
+		seq, ok := st.seqOf(ev.ID)
+		if !ok {
 			missing++
 			continue
 		}
-		task, seq := uuid.UUID(loc[:16]), bytesToUint64(loc[16:24])
 		found = true
 		switch {
-		case task != r.task:
-			return Appended{}, fmt.Errorf("append to task %s: %w: event %s is stored in task %s at seq %d",
-				r.task, ErrDuplicateID, ev.ID, task, seq), true
 		case i == 0:
 			first = seq
 		case seq != first+uint64(i):
@@ -178,7 +220,7 @@ func (w *writer) duplicate(r *appendRequest) (a Appended, err error, found bool)
 			raw = tb.Get(uint64ToBytes(seq))
 		}
 		if raw == nil {
-			return Appended{}, fmt.Errorf("append to task %s: %w: the id index points at seq %d, which is missing", r.task, ErrCorrupt, seq), true
+			return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, seq), true
 		}
 		// The answer outlives the transaction, so it must not point into the mmap.
 		raw = bytes.Clone(raw)
@@ -194,20 +236,4 @@ func (w *writer) duplicate(r *appendRequest) (a Appended, err error, found bool)
 		}
 	}
 	return Appended{First: first, Last: first + uint64(len(r.evs)) - 1, Events: stored, Duplicate: true}, nil, true
-}
-
-// lastEvent is the head of a task's log: its sequence number and hash, zero for no task.
-func lastEvent(tb *bolt.Bucket, task uuid.UUID) (uint64, events.Hash, error) {
-	if tb == nil {
-		return 0, events.Hash{}, nil
-	}
-	k, v := tb.Cursor().Last()
-	if k == nil {
-		return 0, events.Hash{}, nil
-	}
-	var ev events.Event
-	if err := ev.UnmarshalBinary(v); err != nil {
-		return 0, events.Hash{}, fmt.Errorf("task %s: seq %d: %w: %w", task, bytesToUint64(k), ErrCorrupt, err)
-	}
-	return bytesToUint64(k), ev.Hash, nil
 }

@@ -21,7 +21,11 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(helperEnv); role != "" {
 		os.Exit(runHelper(role, os.Getenv("TASKLOG_STORE_DB")))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if readFixture.dir != "" {
+		os.RemoveAll(readFixture.dir)
+	}
+	os.Exit(code)
 }
 
 // openTest opens a fresh database in a temporary directory. It is not about durability, so it

@@ -9,8 +9,6 @@ var (
 	// bucketTasks holds one nested bucket per task, named by the task's 16 id bytes; inside it,
 	// each event's binary encoding under its 8-byte big-endian sequence number.
 	bucketTasks = []byte("tasks")
-	// bucketIDs maps an event id (16 bytes) to where it is stored: task id (16) and seq (8).
-	bucketIDs = []byte("ids")
 	// bucketBlobs maps a SHA-256 sum (32 bytes) to the content it addresses.
 	bucketBlobs = []byte("blobs")
 	// bucketSnapshots maps task id (16) + projection name to seq (8) + the snapshot's bytes.

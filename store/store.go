@@ -73,6 +73,9 @@ type DB struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// index belongs to the committer goroutine.
+	index index
+
 	// stageHook is nil outside tests; see writer.hook.
 	stageHook func(r *appendRequest, i int) error
 }
@@ -105,7 +108,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, openError(path, o.Timeout, err)
 	}
-	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch}
+	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch, index: index{limit: maxIndexedIDs}}
 	if err := db.check(); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open task log %q: %w", path, err)
@@ -192,7 +195,7 @@ func (db *DB) check() error {
 		if err := checkFormat(tx); !errors.Is(err, errNoFormat) {
 			return err
 		}
-		for _, name := range [][]byte{bucketMeta, bucketTasks, bucketIDs, bucketBlobs, bucketSnapshots} {
+		for _, name := range [][]byte{bucketMeta, bucketTasks, bucketBlobs, bucketSnapshots} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
