@@ -232,7 +232,7 @@ func (b *builder) foreignMessage(key string) string {
 	tool := providerTitle[b.f.Provider]
 	switch b.class.kind {
 	case kindLegacy, kindMain, kindMemory:
-		return fmt.Sprintf("%s is %s's key; %s does not read frontmatter in %s, so the rule always applies", key, keyOwner[key], tool, b.f.Path)
+		return fmt.Sprintf("%s is %s's key; %s reads no keys in %s, so it is ignored (the file applies by where it is)", key, keyOwner[key], tool, b.f.Path)
 	}
 	reads := providerKeys[b.f.Provider]
 	instead := "no such key"
