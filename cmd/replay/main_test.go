@@ -43,6 +43,11 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ROOT", root)
+			samples := os.Getenv("TASKLOG_SAMPLES")
+			if samples == "" {
+				samples = filepath.Join(root, "..", "shared", "samples")
+			}
+			env.Setenv("SAMPLES", samples)
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
 			return nil
 		},
