@@ -81,10 +81,14 @@ func TestRestoreErrors(t *testing.T) {
 // event by event, folded from scratch up to that event, or restored from a snapshot taken at any
 // earlier cut and fed the tail; and the snapshots themselves agree byte for byte.
 func TestIncrementalFoldResume(t *testing.T) {
-	for seed := range uint64(12) {
+	seeds := uint64(10)
+	if testing.Short() {
+		seeds = 3
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0x7a5c))
-			b := randomLog(t, r, 160)
+			b := randomLog(t, r, 120)
 			n := len(b.evs)
 			incremental := New()
 			want := make([][]byte, n+1) // want[i]: after i events
