@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -171,14 +172,14 @@ func (r Result) with(reason, detail string) Result {
 
 func describeMatches(ms []Match) string {
 	var parts []string
-	for _, m := range ms {
+	for _, m := range ms { // concatenation, not fmt: this runs for every included rule
 		switch {
 		case m.Below:
-			parts = append(parts, fmt.Sprintf("%s %q could match below %s", m.Condition, m.Pattern, m.Path))
+			parts = append(parts, m.Condition+" "+strconv.Quote(m.Pattern)+" could match below "+m.Path)
 		case m.Path != "":
-			parts = append(parts, fmt.Sprintf("%s %q matched %s", m.Condition, m.Pattern, m.Path))
+			parts = append(parts, m.Condition+" "+strconv.Quote(m.Pattern)+" matched "+m.Path)
 		default:
-			parts = append(parts, fmt.Sprintf("%s is %s", m.Condition, m.Pattern))
+			parts = append(parts, m.Condition+" is "+m.Pattern)
 		}
 		if len(parts) == 3 && len(ms) > 3 {
 			parts = append(parts, fmt.Sprintf("and %d more", len(ms)-3))

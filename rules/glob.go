@@ -24,6 +24,7 @@ type Pattern struct {
 	suffixes    []string   // per alt: a literal suffix every match ends with (quick reject)
 	pieces      [][]string // per alt: literal text every match contains (quick reject)
 	segments    [][]segment
+	below       []belowInfo // per alt: what the directory test needs
 	negate      bool
 	never       bool // can never match: absolute, or a ".." segment
 	literalOnly bool // invalid or unsupported: only literal equality can match
@@ -115,7 +116,9 @@ func CompilePattern(raw string) *Pattern {
 		p.prefixes = append(p.prefixes, literalPrefix(a))
 		p.suffixes = append(p.suffixes, literalSuffix(a))
 		p.pieces = append(p.pieces, literalPieces(a))
-		p.segments = append(p.segments, splitSegments(a))
+		segs := splitSegments(a)
+		p.segments = append(p.segments, segs)
+		p.below = append(p.below, newBelowInfo(segs))
 	}
 	// GLOBS: a pattern ending in "/" matches only candidates written with a trailing "/".
 	p.dirOnly = strings.HasSuffix(s, "/")

@@ -149,6 +149,12 @@ func TestMatchBelow(t *testing.T) {
 		{"{apps/web,libs}/x.ts", "apps/", false}, // brace spans a separator: no answer
 		{"apps/web/**/*.tsx", "apps/web", false}, // not a directory candidate
 		{"app/[locale]/**", "app/[locale]/", true},
+		{"a/**/**/b/*.ts", "a/x/b/", true},
+		{"a/**/**/b/*.ts", "a/", true},
+		{"**/**/web/*.ts", "x/y/web/", true},
+		{"**/web/*.ts", "x/y/", false},
+		{"src/*/[ab]/*.ts", "src/x/", true},
+		{"*/[ab]/*.ts", "x/", false}, // a bare * does not anchor
 	}
 	for _, tt := range tests {
 		if got := CompilePattern(tt.pattern).MatchBelow(tt.dir); got != tt.want {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -35,14 +36,15 @@ func (p *Pattern) matchBelow(c *candidate) bool {
 		return false
 	}
 	for i, segs := range p.segments {
-		if segs == nil {
+		bi := &p.below[i]
+		if segs == nil || !bi.ok || !bi.mayAnchor(c.segs) {
 			continue
 		}
 		// Quick reject: the directory and the pattern's literal prefix must lie on one line.
 		if pre := p.prefixes[i]; pre != "" && !onOneLine(c.stripped, pre) {
 			continue
 		}
-		if canAnchorBelow(segs) && belowSegments(segs, c.segs) {
+		if belowSegments(segs, bi.stars, c.segs) {
 			return true
 		}
 	}
@@ -83,10 +85,10 @@ func onOneLine(a, b string) bool {
 
 // belowSegments runs the NFA. Bit j of free (anchored) is set when the walk can be at
 // pattern position j without (with) having consumed a non-wildcard segment.
-func belowSegments(pat []segment, dir []string) bool {
+func belowSegments(pat []segment, stars uint64, dir []string) bool {
 	n := len(pat)
 	var free, anch uint64 = 1, 0
-	free, anch = closure(pat, free), closure(pat, anch)
+	free, anch = closure(stars, free), closure(stars, anch)
 	for _, d := range dir {
 		var nf, na uint64
 		for j := 0; j < n; j++ {
@@ -110,7 +112,7 @@ func belowSegments(pat []segment, dir []string) bool {
 				na |= bit << 1
 			}
 		}
-		free, anch = closure(pat, nf), closure(pat, na)
+		free, anch = closure(stars, nf), closure(stars, na)
 		if free|anch == 0 {
 			return false
 		}
@@ -131,12 +133,60 @@ func segmentMatch(seg segment, name string) bool {
 	return doublestar.MatchUnvalidated(seg.text, name)
 }
 
-// closure lets a "**" match zero segments.
-func closure(pat []segment, st uint64) uint64 {
-	for j := 0; j < len(pat); j++ {
-		if pat[j].text == "**" && st&(uint64(1)<<j) != 0 {
+// closure lets a "**" match zero segments: a state on a "**" also stands after it, in
+// ascending order so that runs of "**" chain.
+func closure(stars, st uint64) uint64 {
+	for m := stars; m != 0; m &= m - 1 {
+		j := bits.TrailingZeros64(m)
+		if st&(uint64(1)<<j) != 0 {
 			st |= uint64(1) << (j + 1)
 		}
 	}
 	return st
+}
+
+// belowInfo is precomputed for the directory test of one alternative.
+type belowInfo struct {
+	ok    bool     // some segment before the last can anchor (see canAnchorBelow)
+	stars uint64   // bit j set when segment j is "**"
+	lits  []string // when every anchoring segment is literal: their texts (a quick reject)
+}
+
+func newBelowInfo(segs []segment) belowInfo {
+	var bi belowInfo
+	if segs == nil {
+		return bi
+	}
+	bi.ok = canAnchorBelow(segs)
+	allLit := true
+	for j, s := range segs {
+		if s.text == "**" {
+			bi.stars |= uint64(1) << j
+		}
+		if j < len(segs)-1 && s.text != "*" && s.text != "**" {
+			if !s.literal {
+				allLit = false
+			}
+			bi.lits = append(bi.lits, s.text)
+		}
+	}
+	if !allLit {
+		bi.lits = nil
+	}
+	return bi
+}
+
+// mayAnchor reports whether the directory holds a segment that could anchor the pattern.
+func (bi *belowInfo) mayAnchor(dir []string) bool {
+	if bi.lits == nil {
+		return true
+	}
+	for _, d := range dir {
+		for _, l := range bi.lits {
+			if d == l {
+				return true
+			}
+		}
+	}
+	return false
 }
