@@ -85,7 +85,8 @@ func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 }
 
 // Events streams task's events in order, starting at sequence fromSeq (0 and 1 both mean the
-// beginning). Only envelopes are decoded; Event.Data is a copy the caller may keep. The log is
+// beginning). Only envelopes are decoded; Event.Data is a copy the caller may keep (it shares a
+// buffer with the rest of its chunk, so keeping one event keeps that buffer alive). The log is
 // read in chunks, each copied out of its own read transaction, so no transaction is open while
 // the loop body runs: the body may append to the same task (those events are then streamed
 // too) or take its time. A value that does not decode, a gap or an event stored under the wrong

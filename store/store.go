@@ -104,6 +104,11 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err := checkPath(path, o.ReadOnly); err != nil {
 		return nil, fmt.Errorf("open task log %q: %w", path, err)
 	}
+	if !o.ReadOnly {
+		if err := precheck(path, lockWait); err != nil {
+			return nil, openError(path, o.Timeout, err)
+		}
+	}
 	b, err := openBolt(path, &bolt.Options{Timeout: lockWait, ReadOnly: o.ReadOnly, NoSync: o.NoSync})
 	if err != nil {
 		return nil, openError(path, o.Timeout, err)
@@ -141,6 +146,36 @@ func checkPath(path string, readOnly bool) error {
 	return nil
 }
 
+// precheck looks at an existing file read-only before it is opened for writing. A writable open
+// reads the freelist at once, and on a file cut short that read faults inside bbolt, past
+// recovery of the descriptor it holds; a read-only open reads only the meta pages, which say how
+// long the file must be.
+func precheck(path string, lockWait time.Duration) error {
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		return nil
+	}
+	b, err := openBolt(path, &bolt.Options{Timeout: lockWait, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return (&DB{bolt: b, path: path}).checkSize()
+}
+
+// checkSize fails for a file shorter than the pages its meta page counts.
+func (db *DB) checkSize() error {
+	st, err := os.Stat(db.path)
+	if err != nil {
+		return err
+	}
+	return db.view(func(tx *bolt.Tx) error {
+		if need := tx.Size(); need > st.Size() {
+			return fmt.Errorf("%w: the file is %d bytes but its pages reach %d: it was truncated", ErrCorrupt, st.Size(), need)
+		}
+		return nil
+	})
+}
+
 // openBolt opens the file and turns a bbolt panic or a fault on a damaged mapping into an
 // error: a bad file must never take the process down.
 func openBolt(path string, opts *bolt.Options) (b *bolt.DB, err error) {
@@ -174,16 +209,10 @@ func openError(path string, timeout time.Duration, err error) error {
 // check makes sure the file is a whole task log of a format this code knows, and lays out the
 // buckets of a new one.
 func (db *DB) check() error {
-	st, err := os.Stat(db.path)
-	if err != nil {
+	if err := db.checkSize(); err != nil {
 		return err
 	}
-	err = db.view(func(tx *bolt.Tx) error {
-		if need := tx.Size(); need > st.Size() {
-			return fmt.Errorf("%w: the file is %d bytes but its pages reach %d: it was truncated", ErrCorrupt, st.Size(), need)
-		}
-		return checkFormat(tx)
-	})
+	err := db.view(checkFormat)
 	if !errors.Is(err, errNoFormat) {
 		return err
 	}
