@@ -134,7 +134,7 @@ func TestOpenDamagedPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := os.Getpagesize()
-	for _, from := range []int{2, 3, 5, len(full)/page/2, len(full)/page - 8} {
+	for _, from := range []int{2, 3, 5, len(full) / page / 2, len(full)/page - 8} {
 		damaged := bytes.Clone(full)
 		rand.Read(damaged[from*page : (from+4)*page])
 		path := filepath.Join(t.TempDir(), "damaged.db")
