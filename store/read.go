@@ -16,6 +16,9 @@ import (
 // transaction (and so never blocks the file's growth) for long.
 const chunkSize = 512
 
+// firstChunkBytes is a first guess at a chunk's size; later chunks start at the size of the last.
+const firstChunkBytes = chunkSize * 256
+
 // Head is the end of a task's log.
 type Head struct {
 	// Seq is the last event's sequence number, which is also the number of events.
@@ -36,40 +39,41 @@ type TaskInfo struct {
 	LastTurn int
 }
 
-// chunk is a run of stored events copied out of a read transaction into one buffer.
+// chunk is a run of stored events copied out of a read transaction into one buffer. Offsets,
+// not slices, keep it free of pointers for the garbage collector.
 type chunk struct {
+	buf  []byte
 	seqs []uint64
-	vals [][]byte
+	ends []int
+}
+
+func (c *chunk) value(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.buf[start:c.ends[i]:c.ends[i]]
 }
 
 // readChunk copies up to chunkSize events of task, starting at seq from, out of one read
-// transaction. It fails with ErrTaskNotFound when the task has no bucket.
-func (db *DB) readChunk(task uuid.UUID, from uint64) (chunk, error) {
-	var c chunk
+// transaction, into a buffer of sizeHint bytes to start with. It fails with ErrTaskNotFound when
+// the task has no bucket.
+func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error) {
+	c := chunk{buf: make([]byte, 0, sizeHint), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
 	err := db.view(func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
 			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 		}
-		// First collect the references into the mmap, then copy them all into one buffer
-		// sized exactly, before the transaction ends and the references go stale.
-		refs := make([][]byte, 0, chunkSize)
-		size := 0
 		cur := tb.Cursor()
-		for k, v := cur.Seek(uint64ToBytes(from)); k != nil && len(refs) < chunkSize; k, v = cur.Next() {
+		// Values point into the mmap, valid only until the transaction ends: copy them now.
+		for k, v := cur.Seek(uint64ToBytes(from)); k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
 			if len(k) != 8 {
 				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
 			}
 			c.seqs = append(c.seqs, bytesToUint64(k))
-			refs = append(refs, v)
-			size += len(v)
-		}
-		buf := make([]byte, 0, size)
-		c.vals = make([][]byte, len(refs))
-		for i, v := range refs {
-			start := len(buf)
-			buf = append(buf, v...)
-			c.vals[i] = buf[start:len(buf):len(buf)]
+			c.buf = append(c.buf, v...)
+			c.ends = append(c.ends, len(c.buf))
 		}
 		return nil
 	})
@@ -95,18 +99,21 @@ func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		next := max(fromSeq, 1)
+		hint := firstChunkBytes
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(events.Event{}, err)
 				return
 			}
-			c, err := db.readChunk(task, next)
+			c, err := db.readChunk(task, next, hint)
 			if err != nil {
 				yield(events.Event{}, err)
 				return
 			}
+			// Events are kept by callers, so each chunk gets a buffer of its own.
+			hint = cap(c.buf)
 			for i, seq := range c.seqs {
-				ev, err := decodeAt(task, seq, c.vals[i])
+				ev, err := decodeAt(task, seq, c.value(i))
 				if err == nil && seq != next {
 					err = fmt.Errorf("task %s: seq %d: %w: missing, the next stored event is seq %d", task, next, ErrCorrupt, seq)
 				}

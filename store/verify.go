@@ -18,6 +18,7 @@ import (
 func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 	var prev events.Hash
 	next := uint64(1)
+	hint := firstChunkBytes
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
 	}
@@ -25,16 +26,17 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := db.readChunk(task, next)
+		c, err := db.readChunk(task, next, hint)
 		if err != nil {
 			return err
 		}
+		hint = cap(c.buf)
 		for i, seq := range c.seqs {
 			if seq != next {
 				return broken(next, "missing: the next stored event is seq %d; events were deleted", seq)
 			}
 			var ev events.Event
-			if err := ev.UnmarshalBinary(c.vals[i]); err != nil {
+			if err := ev.UnmarshalBinary(c.value(i)); err != nil {
 				return broken(seq, "the stored bytes do not decode (%v): the record is damaged", err)
 			}
 			switch {
