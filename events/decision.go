@@ -1,6 +1,10 @@
 package events
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Decision records which rules a prompt included and why, together with everything needed to
 // recompute it: the context it evaluated, the rules snapshot it used and the engine version.
@@ -78,6 +82,7 @@ type Diagnostic struct {
 	File     string `json:"file,omitempty"`
 	Line     int    `json:"line,omitempty"`
 	Severity string `json:"severity,omitempty"`
+	Code     string `json:"code,omitempty"`
 	Message  string `json:"message"`
 }
 
@@ -98,4 +103,35 @@ func (p *Decision) validate() error {
 		p.Excluded = []RuleOutcome{}
 	}
 	return nil
+}
+
+// DecisionHead is the part of a decision a fold needs.
+type DecisionHead struct {
+	Turn     int    `json:"turn"`
+	Snapshot uint64 `json:"snapshot"`
+}
+
+// Head reads a decision event's turn and snapshot without decoding its outcomes and context,
+// which are most of its bytes and which a fold never looks at. A decision of another schema
+// version goes through the full, upgrading decode.
+func Head(e Event) (DecisionHead, error) {
+	if e.Type != TypeDecision {
+		return DecisionHead{}, fmt.Errorf("event %s: %w: not a decision", e, ErrInvalid)
+	}
+	if e.V != schemas[TypeDecision].current {
+		p, err := e.Payload()
+		if err != nil {
+			return DecisionHead{}, err
+		}
+		d := p.(*Decision)
+		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot}, nil
+	}
+	var h DecisionHead
+	if err := json.Unmarshal(e.Data, &h); err != nil {
+		return DecisionHead{}, fmt.Errorf("event %s: payload: %w: %v", e, ErrInvalid, err)
+	}
+	if h.Turn < 1 {
+		return DecisionHead{}, fmt.Errorf("event %s: %w: turn must be at least 1", e, ErrInvalid)
+	}
+	return h, nil
 }

@@ -228,3 +228,24 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+func TestDecisionHead(t *testing.T) {
+	ev, err := New(&Decision{Turn: 3, Snapshot: 7, Engine: "rules/1", Included: []RuleOutcome{{ID: "a", Name: "a", Reason: "always"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Head(ev)
+	if err != nil || h.Turn != 3 || h.Snapshot != 7 {
+		t.Errorf("Head = %+v, %v", h, err)
+	}
+	for _, bad := range []Event{
+		{Type: TypeDecision, V: 1, Data: []byte(`{"turn":0}`)},
+		{Type: TypeDecision, V: 1, Data: []byte(`{"turn":`)},
+		{Type: TypeDecision, V: 2, Data: []byte(`{"turn":1}`)},
+		{Type: TypeUserMessage, V: 1, Data: []byte(`{"text":""}`)},
+	} {
+		if _, err := Head(bad); err == nil {
+			t.Errorf("Head(%s %s) accepted", bad.Type, bad.Data)
+		}
+	}
+}

@@ -102,13 +102,17 @@ type RulesSnapshot struct {
 
 // SnapshotFile is one rule file in a RulesSnapshot.
 type SnapshotFile struct {
-	Provider      string `json:"provider"`
-	Scope         string `json:"scope"`
-	Root          string `json:"root,omitempty"`
-	Path          string `json:"path"`
-	Blob          string `json:"blob"`
-	Size          int    `json:"size"`
-	AlwaysEnabled bool   `json:"always_enabled,omitempty"`
+	Provider string `json:"provider"`
+	Scope    string `json:"scope"`
+	Root     string `json:"root,omitempty"`
+	Path     string `json:"path"`
+	Blob     string `json:"blob"`
+	// Size is the file's size when it was read; above the blob's length when the reader
+	// truncated an oversized file.
+	Size          int64 `json:"size"`
+	AlwaysEnabled bool  `json:"always_enabled,omitempty"`
+	// ReadError is set when the file could not be read; the blob is then empty.
+	ReadError string `json:"read_error,omitempty"`
 }
 
 // RuleTriggered records a stream-triggered rule firing on the model's output.
@@ -224,7 +228,7 @@ func (p *RulesSnapshot) validate() error {
 		p.Files = []SnapshotFile{}
 	}
 	for i, f := range p.Files {
-		if f.Path == "" || f.Blob == "" {
+		if f.Path == "" || len(f.Blob) != 64 {
 			return fmt.Errorf("files[%d] needs path and blob", i)
 		}
 	}

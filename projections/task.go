@@ -86,6 +86,18 @@ func (t *Task) Apply(ev events.Event) error {
 	if err := t.checkOrder(ev); err != nil {
 		return fmt.Errorf("projections: event %s: %w", ev, err)
 	}
+	if ev.Type == events.TypeDecision {
+		// Decisions are most of a log's bytes and the fold needs only their turn.
+		h, err := events.Head(ev)
+		if err == nil {
+			err = t.decision(h.Turn)
+		}
+		if err != nil {
+			return fmt.Errorf("projections: event %s: %w", ev, err)
+		}
+		t.lastSeq = ev.Seq
+		return nil
+	}
 	p, err := ev.Payload()
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
@@ -112,8 +124,6 @@ func (t *Task) Apply(ev events.Event) error {
 		if len(p.Files) > 0 { // nil for none, as Restore gives it back
 			t.snapFiles = slices.Clone(p.Files)
 		}
-	case *events.Decision:
-		err = t.decision(p)
 	case *events.RuleTriggered:
 		t.triggers[p.Rule]++
 	default:
@@ -217,9 +227,9 @@ func (t *Task) settings(p *events.SettingsChanged) {
 
 // decision closes the turn: the next one begins, and the oldest turn of tool evidence may leave
 // the window.
-func (t *Task) decision(p *events.Decision) error {
-	if p.Turn != t.Turn() {
-		return fmt.Errorf("%w: decision for turn %d in turn %d", ErrOutOfOrder, p.Turn, t.Turn())
+func (t *Task) decision(turn int) error {
+	if turn != t.Turn() {
+		return fmt.Errorf("%w: decision for turn %d in turn %d", ErrOutOfOrder, turn, t.Turn())
 	}
 	t.decisions++
 	t.expireTools()
