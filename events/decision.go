@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,12 +127,36 @@ func Head(e Event) (DecisionHead, error) {
 		d := p.(*Decision)
 		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot}, nil
 	}
-	var h DecisionHead
-	if err := json.Unmarshal(e.Data, &h); err != nil {
+	h, err := readHead(e.Data)
+	if err != nil {
 		return DecisionHead{}, fmt.Errorf("event %s: payload: %w: %v", e, ErrInvalid, err)
 	}
 	if h.Turn < 1 {
 		return DecisionHead{}, fmt.Errorf("event %s: %w: turn must be at least 1", e, ErrInvalid)
+	}
+	return h, nil
+}
+
+// readHead reads "turn" and "snapshot", which the canonical encoding writes first, and stops
+// there; a payload with its keys in another order is decoded whole.
+func readHead(data []byte) (DecisionHead, error) {
+	var h DecisionHead
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, fmt.Errorf("not a JSON object")
+	}
+	for _, want := range []string{"turn", "snapshot"} {
+		key, err := dec.Token()
+		if err != nil || key != want {
+			return h, json.Unmarshal(data, &h)
+		}
+		dst := any(&h.Turn)
+		if want == "snapshot" {
+			dst = &h.Snapshot
+		}
+		if err := dec.Decode(dst); err != nil {
+			return h, err
+		}
 	}
 	return h, nil
 }
