@@ -97,7 +97,6 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 	return wf
 }
 
-
 // printTimeline shows, turn by turn, what entered the context and which rules it brought in.
 func printTimeline(ctx context.Context, w io.Writer, db *store.DB, s *session.Session) error {
 	ds, err := session.Decisions(ctx, db, s.Task())

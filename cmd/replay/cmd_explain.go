@@ -35,15 +35,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "replay explain: --turn N is required (N ≥ 1)")
 		return exitUsage
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTask(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := resolveTask(db, pos[0])
-	if err != nil {
-		return fail(stderr, err)
-	}
 	ctx := context.Background()
 	rec, err := session.DecisionAt(ctx, db, task, *turn)
 	if errors.Is(err, session.ErrNoDecision) {

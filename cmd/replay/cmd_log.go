@@ -71,15 +71,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTask(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := resolveTask(db, pos[0])
-	if err != nil {
-		return fail(stderr, err)
-	}
 	w := bufio.NewWriter(stdout)
 	var file *os.File
 	if *out != "" {
@@ -146,15 +142,11 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTask(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := resolveTask(db, pos[0])
-	if err != nil {
-		return fail(stderr, err)
-	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	if !f.json {

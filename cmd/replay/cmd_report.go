@@ -66,15 +66,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTask(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := resolveTask(db, pos[0])
-	if err != nil {
-		return fail(stderr, err)
-	}
 	data, err := gatherReport(context.Background(), db, task)
 	if err != nil {
 		return fail(stderr, err)

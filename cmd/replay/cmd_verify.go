@@ -127,15 +127,11 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "replay diff: give --workspace DIR (or --root) with the new rules, or --config FILE")
 		return exitUsage
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTask(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := resolveTask(db, pos[0])
-	if err != nil {
-		return fail(stderr, err)
-	}
 	ctx := context.Background()
 	opts := session.ReplayOptions{}
 	if wf.workspace != "" || len(wf.roots) > 0 {
@@ -178,4 +174,3 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-

@@ -92,6 +92,21 @@ func (f *flags) openReadOnly() (*store.DB, error) {
 	return store.Open(f.db, &store.Options{Timeout: f.timeout, ReadOnly: true})
 }
 
+// openTask opens the database read-only and resolves a task argument (an id or a unique
+// prefix of one).
+func (f *flags) openTask(arg string) (*store.DB, uuid.UUID, error) {
+	db, err := f.openReadOnly()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	task, err := resolveTask(db, arg)
+	if err != nil {
+		db.Close()
+		return nil, uuid.Nil, err
+	}
+	return db, task, nil
+}
+
 // fail prints an error and returns the usage/I/O exit status.
 func fail(w io.Writer, err error) int {
 	fmt.Fprintf(w, "replay: %v\n", err)
