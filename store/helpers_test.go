@@ -92,7 +92,7 @@ func collect(t testing.TB, db *DB, task uuid.UUID, from uint64) []events.Event {
 }
 
 // rawUpdate closes db and edits its file behind the store's back, as a tamperer would.
-func rawUpdate(t testing.TB, db *DB, fn func(tasks *bolt.Bucket) error) {
+func rawUpdate(t testing.TB, db *DB, fn func(tx *bolt.Tx) error) {
 	t.Helper()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func rawUpdate(t testing.TB, db *DB, fn func(tasks *bolt.Bucket) error) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketTasks)) }); err != nil {
+	if err := b.Update(fn); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,14 +39,14 @@ type taskIndex struct {
 }
 
 // task returns the task's committed state, reading the task's log if it is not indexed yet.
-func (x *index) task(tasks *bolt.Bucket, id uuid.UUID) (*taskIndex, error) {
+func (x *index) task(tx *bolt.Tx, id uuid.UUID) (*taskIndex, error) {
 	x.clock++
 	if ti := x.tasks[id]; ti != nil {
 		ti.used = x.clock
 		return ti, nil
 	}
 	ti := &taskIndex{id: id, used: x.clock}
-	if tb := tasks.Bucket(id[:]); tb != nil {
+	if tb := tx.Bucket(id[:]); tb != nil {
 		cur := tb.Cursor()
 		if k, _ := cur.Last(); k != nil {
 			ti.ids = make(map[ulid.ULID]uint64, bytesToUint64(k))

@@ -2,13 +2,13 @@ package store
 
 import "encoding/binary"
 
-// The layout of a task log file. Every name is a top-level bucket.
+// The layout of a task log file. Each task's events are in a top-level bucket named by the
+// task's 16 id bytes, each event's binary encoding under its 8-byte big-endian sequence number.
+// Task buckets sit at the top level, not inside a parent bucket, because a parent costs every
+// commit one more page to write. The other buckets have names that are never 16 bytes long.
 var (
 	// bucketMeta holds the format marker that tells a task log from any other bbolt file.
 	bucketMeta = []byte("tasklog")
-	// bucketTasks holds one nested bucket per task, named by the task's 16 id bytes; inside it,
-	// each event's binary encoding under its 8-byte big-endian sequence number.
-	bucketTasks = []byte("tasks")
 	// bucketBlobs maps a SHA-256 sum (32 bytes) to the content it addresses.
 	bucketBlobs = []byte("blobs")
 	// bucketSnapshots maps task id (16) + projection name to seq (8) + the snapshot's bytes.
@@ -34,3 +34,6 @@ func bytesToUint64(b []byte) uint64 {
 func binaryAppendUint64(b []byte, u uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, u)
 }
+
+// isTaskBucket tells a task's bucket from the others by its name's length.
+func isTaskBucket(name []byte) bool { return len(name) == 16 }

@@ -81,11 +81,7 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 }
 
 func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
-	tasks := tx.Bucket(bucketTasks)
-	if tasks == nil {
-		return nil
-	}
-	return tasks.Bucket(task[:])
+	return tx.Bucket(task[:])
 }
 
 // Events streams task's events in order, starting at sequence fromSeq (0 and 1 both mean the
@@ -178,23 +174,20 @@ func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 func (db *DB) Tasks() ([]TaskInfo, error) {
 	var out []TaskInfo
 	err := db.view(func(tx *bolt.Tx) error {
-		tasks := tx.Bucket(bucketTasks)
-		if tasks == nil {
-			return nil
-		}
 		// bbolt keeps keys in byte order, which for UUIDs is their string order too.
-		return tasks.ForEachBucket(func(k []byte) error {
-			if len(k) != 16 {
-				return fmt.Errorf("%w: bucket %x is not a task id", ErrCorrupt, k)
+		cur := tx.Cursor()
+		for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+			if !isTaskBucket(k) {
+				continue
 			}
 			task := uuid.UUID(k)
-			h, err := headOf(tasks.Bucket(k), task)
+			h, err := headOf(tx.Bucket(k), task)
 			if err != nil {
 				return err
 			}
 			out = append(out, TaskInfo{Task: task, Events: h.Seq, LastTurn: h.LastTurn})
-			return nil
-		})
+		}
+		return nil
 	})
 	return out, err
 }

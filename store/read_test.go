@@ -136,8 +136,8 @@ func TestEventsReportUndecodableValue(t *testing.T) {
 	db := openTest(t)
 	task := uuid.New()
 	mustAppend(t, db, task, 0, msgs(t, 5, "ok")...)
-	rawUpdate(t, db, func(tasks *bolt.Bucket) error {
-		return tasks.Bucket(task[:]).Put(uint64ToBytes(3), []byte{1, 0, 1, 2, 3})
+	rawUpdate(t, db, func(tx *bolt.Tx) error {
+		return tx.Bucket(task[:]).Put(uint64ToBytes(3), []byte{1, 0, 1, 2, 3})
 	})
 	db = openAt(t, db.Path(), &Options{NoSync: true})
 	var seqs []uint64

@@ -224,7 +224,7 @@ func (db *DB) check() error {
 		if err := checkFormat(tx); !errors.Is(err, errNoFormat) {
 			return err
 		}
-		for _, name := range [][]byte{bucketMeta, bucketTasks, bucketBlobs, bucketSnapshots} {
+		for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketSnapshots} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

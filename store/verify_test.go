@@ -25,47 +25,47 @@ func TestVerifyFindsTampering(t *testing.T) {
 	otherTask := uuid.New()
 	tests := []struct {
 		name    string
-		tamper  func(task uuid.UUID, tasks *bolt.Bucket) error
+		tamper  func(task uuid.UUID, tx *bolt.Tx) error
 		seq     uint64
 		problem string
 	}{
-		{"byte flipped in the payload", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			tb := tasks.Bucket(task[:])
+		{"byte flipped in the payload", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
 			raw := get(tb, 17)
 			i := bytes.Index(raw, []byte("event 16"))
 			raw[i] = 'E'
 			return tb.Put(uint64ToBytes(17), raw)
 		}, 17, "hash mismatch (stored "},
-		{"event deleted", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			return tasks.Bucket(task[:]).Delete(uint64ToBytes(5))
+		{"event deleted", func(task uuid.UUID, tx *bolt.Tx) error {
+			return tx.Bucket(task[:]).Delete(uint64ToBytes(5))
 		}, 5, "missing: the next stored event is seq 6"},
-		{"first event deleted", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			return tasks.Bucket(task[:]).Delete(uint64ToBytes(1))
+		{"first event deleted", func(task uuid.UUID, tx *bolt.Tx) error {
+			return tx.Bucket(task[:]).Delete(uint64ToBytes(1))
 		}, 1, "missing"},
-		{"pair swapped", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			tb := tasks.Bucket(task[:])
+		{"pair swapped", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
 			a, b := get(tb, 8), get(tb, 9)
 			if err := tb.Put(uint64ToBytes(8), b); err != nil {
 				return err
 			}
 			return tb.Put(uint64ToBytes(9), a)
 		}, 8, "says it is seq 9"},
-		{"event rewritten and resealed", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			tb := tasks.Bucket(task[:])
+		{"event rewritten and resealed", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
 			ev := decode(get(tb, 10))
 			ev.Data = []byte(`{"text":"forged"}`)
 			ev.Seal(ev.Prev)
 			return tb.Put(uint64ToBytes(10), ev.AppendBinary(nil))
 		}, 11, "prev link"},
-		{"event from another task", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			tb := tasks.Bucket(task[:])
+		{"event from another task", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
 			ev := decode(get(tb, 12))
 			ev.Task = otherTask
 			ev.Seal(ev.Prev)
 			return tb.Put(uint64ToBytes(12), ev.AppendBinary(nil))
 		}, 12, "belongs to task " + otherTask.String()},
-		{"record cut short", func(task uuid.UUID, tasks *bolt.Bucket) error {
-			tb := tasks.Bucket(task[:])
+		{"record cut short", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
 			raw := get(tb, 20)
 			return tb.Put(uint64ToBytes(20), raw[:len(raw)-5])
 		}, 20, "do not decode"},
@@ -82,7 +82,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 			if err := db.Verify(context.Background(), task); err != nil {
 				t.Fatalf("before tampering: %v", err)
 			}
-			rawUpdate(t, db, func(tasks *bolt.Bucket) error { return tt.tamper(task, tasks) })
+			rawUpdate(t, db, func(tx *bolt.Tx) error { return tt.tamper(task, tx) })
 			db = openAt(t, db.Path(), &Options{NoSync: true})
 			err := db.Verify(context.Background(), task)
 			var ve *VerifyError
