@@ -385,3 +385,35 @@ func TestAppendIdempotentAfterReopenAndEviction(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A batch that fails on its fourth event leaves nothing of the first three behind.
+func TestAppendBatchIsAllOrNothing(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	mustAppend(t, db, task, 0, msgs(t, 2, "before")...)
+	broken := errors.New("no space left on device")
+	db.stageHook = func(r *appendRequest, i int) error {
+		if i == 3 {
+			return broken
+		}
+		return nil
+	}
+	batch := msgs(t, 5, "batch")
+	if _, err := db.Append(context.Background(), task, 2, batch...); !errors.Is(err, broken) {
+		t.Fatalf("Append = %v, want the storage error", err)
+	}
+	db.stageHook = nil
+	if h, _ := db.Head(task); h.Seq != 2 {
+		t.Errorf("head %d after a failed batch, want 2", h.Seq)
+	}
+	if got := collect(t, db, task, 1); len(got) != 2 {
+		t.Errorf("%d events stored, want 2", len(got))
+	}
+	// The same batch succeeds afterwards, at the same positions: none of its ids was recorded.
+	if a := mustAppend(t, db, task, 2, batch...); a.Duplicate || a.First != 3 || a.Last != 7 {
+		t.Errorf("retry = %d..%d duplicate %v", a.First, a.Last, a.Duplicate)
+	}
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
+}

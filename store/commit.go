@@ -169,7 +169,7 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		prev = ev.Hash
 
 		start := len(w.arena)
-		w.arena = binaryAppendUint64(w.arena, ev.Seq)
+		w.arena = appendSeqKey(w.arena, ev.Seq)
 		w.arena = ev.AppendBinary(w.arena)
 		if err := tb.Put(w.arena[start:start+8], w.arena[start+8:]); err != nil {
 			return Appended{}, nil, err

@@ -30,8 +30,8 @@ func bytesToUint64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// binaryAppendUint64 appends a sequence key to b.
-func binaryAppendUint64(b []byte, u uint64) []byte {
+// appendSeqKey appends a sequence key to b.
+func appendSeqKey(b []byte, u uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, u)
 }
 
