@@ -45,8 +45,10 @@ type appendResult struct {
 // Append is idempotent by event id, so a retry after a lost acknowledgement succeeds. The promise
 // covers exactly this: if every event of the batch is already stored in this task, at consecutive
 // positions in the batch's order, and each is byte-for-byte the event the caller would have
-// stored (same ID, Turn, Time, Type, V, Origin and Data), Append writes nothing and returns the
-// original positions and stored events with Duplicate set, whatever expectedVersion says. Any
+// stored (same ID, Turn, Type, V, Origin and Data, and Time as the same instant), Append writes
+// nothing and returns the original positions and stored events with Duplicate set, whatever
+// expectedVersion says. Seq, Prev and Hash of the given events are ignored, so resending the
+// sealed events of an earlier Appended is a repeat too. Any
 // other overlap with the task's stored ids is refused with ErrDuplicateID and nothing is
 // written: a batch only partly stored, stored at other relative positions, or stored with
 // different content. A batch that repeats an id within itself is refused likewise. Ids are

@@ -17,8 +17,8 @@ var (
 	ErrDuplicateID = errors.New("duplicate event id")
 	// ErrMissingID is returned by Append for an event whose ID is zero.
 	ErrMissingID = errors.New("event has no id")
-	// ErrInvalidEvent is returned by Append for an event it refuses to store: no type, another
-	// task's id, or no events at all.
+	// ErrInvalidEvent is returned by Append for an event it refuses to store: no type, already
+	// marked with another task's id, or no events (or the nil task) at all.
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrTaskNotFound is returned for a task with no events.
 	ErrTaskNotFound = errors.New("task not found")
