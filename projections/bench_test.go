@@ -103,11 +103,12 @@ func BenchmarkContext(b *testing.B) {
 	}
 }
 
-// BenchmarkResume opens a 100k-event task as the session does: restore the snapshot taken 1,000
-// events before the end, fold the tail, build the context.
+// BenchmarkResume opens a 100k-event task as the session does: restore the latest snapshot,
+// fold the tail after it, build the context. The tail is the worst case of the default
+// configuration: one event short of the next snapshot.
 func BenchmarkResume(b *testing.B) {
 	evs := big100k(b)
-	cut := len(evs) - 1000
+	cut := len(evs) - (DefaultConfig().SnapshotEvery - 1)
 	snap, err := foldAll(b, evs[:cut]).Marshal()
 	if err != nil {
 		b.Fatal(err)
@@ -132,7 +133,7 @@ func BenchmarkResume(b *testing.B) {
 // the tail's payloads.
 func BenchmarkPayloadTail(b *testing.B) {
 	evs := big100k(b)
-	tail := evs[len(evs)-1000:]
+	tail := evs[len(evs)-(DefaultConfig().SnapshotEvery-1):]
 	for b.Loop() {
 		for _, ev := range tail {
 			if _, err := ev.Payload(); err != nil {

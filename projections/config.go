@@ -34,9 +34,10 @@ const (
 
 // DefaultConfig is the configuration of a task whose task_started has no config: 100 paths, 8
 // sources each, tool targets for 3 turns, mentions and prose for the current user message, a
-// snapshot every 1,000 events.
+// snapshot every 256 events, so that reopening a task folds at most 255 events after its
+// snapshot.
 func DefaultConfig() Config {
-	return Config{MaxPaths: 100, MaxSources: 8, ToolTurns: 3, UserMessages: 1, SnapshotEvery: 1000}
+	return Config{MaxPaths: 100, MaxSources: 8, ToolTurns: 3, UserMessages: 1, SnapshotEvery: 256}
 }
 
 // DecodeConfig reads the config object of task_started. Absent, empty or null gives the

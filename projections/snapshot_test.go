@@ -22,7 +22,7 @@ func TestDecodeConfig(t *testing.T) {
 		{"", def, ""},
 		{"null", def, ""},
 		{"{}", def, ""},
-		{`{"max_paths":5}`, Config{MaxPaths: 5, MaxSources: 8, ToolTurns: 3, UserMessages: 1, SnapshotEvery: 1000}, ""},
+		{`{"max_paths":5}`, Config{MaxPaths: 5, MaxSources: 8, ToolTurns: 3, UserMessages: 1, SnapshotEvery: 256}, ""},
 		{`{"tool_turns":0,"user_messages":2,"snapshot_every":0,"max_sources":1}`,
 			Config{MaxPaths: 100, MaxSources: 1, ToolTurns: 0, UserMessages: 2, SnapshotEvery: 0}, ""},
 		{`{"max_path":5}`, Config{}, `unknown field "max_path"`},
