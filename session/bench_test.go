@@ -80,3 +80,37 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify checks the hash chain of a 100k-event task with 1,000 decisions and recomputes
+// every decision, as 'replay verify' does.
+func BenchmarkVerify(b *testing.B) {
+	ctx := context.Background()
+	db := openDB(b)
+	s := newSession(b, db, fiftyRules(), Options{})
+	for i := 0; s.Version() < 100_000; i++ {
+		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%100))
+		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+			b.Fatal(err)
+		}
+		if i%98 == 97 {
+			if _, err := s.Decide(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	events := s.Version()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := db.Verify(ctx, s.Task()); err != nil {
+			b.Fatal(err)
+		}
+		rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
+		if err != nil || !rep.OK() {
+			b.Fatal(err, rep.Changes)
+		}
+		if rep.Decisions < 1000 {
+			b.Fatalf("%d decisions, want at least 1,000", rep.Decisions)
+		}
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

@@ -144,12 +144,13 @@ func withConfig(ev events.Event, cfg projections.Config) (events.Event, error) {
 
 func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, whatIf bool,
 	cache map[uint64]*rules.RuleSet) ([]Change, error) {
-	p, err := ev.Payload()
+	// The head is enough to recompute; the recorded outcomes are decoded only when the
+	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
+	head, err := events.Head(ev)
 	if err != nil {
 		return nil, err
 	}
-	was := *p.(*events.Decision)
-	key := was.Snapshot
+	key := head.Snapshot
 	if whatIf {
 		key = 0
 	}
@@ -158,9 +159,9 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 		files := override
 		if !whatIf {
 			seq, snap := st.LastSnapshot()
-			if seq != was.Snapshot {
+			if seq != head.Snapshot {
 				return nil, fmt.Errorf("%s: decision references rules snapshot at seq %d, but the latest before it is at seq %d",
-					ev, was.Snapshot, seq)
+					ev, head.Snapshot, seq)
 			}
 			if files, err = LoadSnapshot(lr, snap); err != nil {
 				return nil, fmt.Errorf("%s: %w", ev, err)
@@ -170,7 +171,7 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 		cache[key] = rs
 	}
 	ec := st.Context()
-	now := record(was.Turn, was.Snapshot, ec, st.Dropped(), rs.Evaluate(ec, st.Toggles()))
+	now := record(head.Turn, head.Snapshot, ec, st.Dropped(), rs.Evaluate(ec, st.Toggles()))
 	nowEv, err := events.New(&now)
 	if err != nil {
 		return nil, err
@@ -178,6 +179,11 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	if bytes.Equal(nowEv.Data, ev.Data) {
 		return nil, nil
 	}
+	p, err := ev.Payload()
+	if err != nil {
+		return nil, err
+	}
+	was := *p.(*events.Decision)
 	changes := compare(was, now)
 	for i := range changes {
 		changes[i].Seq = ev.Seq
