@@ -67,14 +67,23 @@ type RuleOutcome struct {
 	ShadowedBy string  `json:"shadowed_by,omitempty"`
 }
 
-// Match is a condition that passed: which pattern matched which candidate path, and the
-// evidence that put the path there.
+// Match is a condition that passed: which pattern matched which candidate path. The evidence
+// for the path is in the decision's Context (see Decision.SourcesOf), recorded once.
 type Match struct {
-	Condition string   `json:"condition"`
-	Pattern   string   `json:"pattern,omitempty"`
-	Path      string   `json:"path,omitempty"`
-	Root      string   `json:"root,omitempty"`
-	Sources   []Source `json:"sources,omitempty"`
+	Condition string `json:"condition"`
+	Pattern   string `json:"pattern,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Root      string `json:"root,omitempty"`
+}
+
+// SourcesOf is the evidence the decision's context holds for a path of a root.
+func SourcesOf(context []ContextPath, root, path string) []Source {
+	for _, p := range context {
+		if p.Path == path && p.Root == root {
+			return p.Sources
+		}
+	}
+	return nil
 }
 
 // Diagnostic is an anomaly in a rule file.

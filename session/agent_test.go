@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 )
 
@@ -51,7 +52,7 @@ func TestImportAgentDecidesAgainstWorkspace(t *testing.T) {
 	}
 	fromMention := false
 	for _, m := range x.Rule.Matches {
-		for _, src := range m.Sources {
+		for _, src := range events.SourcesOf(x.Context, m.Root, m.Path) {
 			fromMention = fromMention || src.Kind == "mention"
 		}
 	}

@@ -144,7 +144,7 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 			Source: r.Rule.Provider, Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
 		for _, m := range r.Matches {
 			o.Matches = append(o.Matches, events.Match{Condition: m.Condition, Pattern: m.Pattern,
-				Path: m.Path, Root: m.Root, Sources: sources(m.Sources)})
+				Path: m.Path, Root: m.Root})
 		}
 		if r.Included {
 			d.Included = append(d.Included, o)

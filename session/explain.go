@@ -63,7 +63,8 @@ type Explanation struct {
 	Seq      uint64
 	Included bool
 	Rule     events.RuleOutcome
-	// Context is the decision's candidate paths, for an excluded rule's nearest miss.
+	// Context is the decision's candidate paths with their evidence: where an included rule's
+	// matched paths came from, and an excluded rule's nearest miss. A nil Context leaves both out.
 	Context []events.ContextPath
 }
 
@@ -130,7 +131,7 @@ func (x Explanation) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  %s %s matched %s", m.Condition, m.Pattern, m.Path)
-		for i, s := range m.Sources {
+		for i, s := range events.SourcesOf(x.Context, m.Root, m.Path) {
 			sep := ", from "
 			if i > 0 {
 				sep = "; "
@@ -139,7 +140,7 @@ func (x Explanation) String() string {
 		}
 		b.WriteString("\n")
 	}
-	if !x.Included && r.Reason != "shadowed" && r.Reason != "toggled_off" {
+	if !x.Included && x.Context != nil && r.Reason != "shadowed" && r.Reason != "toggled_off" {
 		if len(x.Context) == 0 {
 			b.WriteString("  the context had no candidate paths\n")
 		} else {

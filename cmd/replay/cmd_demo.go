@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
@@ -116,8 +117,8 @@ func printTimeline(ctx context.Context, w io.Writer, db *store.DB, s *session.Se
 					continue
 				}
 				src := ""
-				if len(m.Sources) > 0 {
-					src = ", from " + session.SourceString(m.Sources[len(m.Sources)-1])
+				if srcs := events.SourcesOf(d.Context, m.Root, m.Path); len(srcs) > 0 {
+					src = ", from " + session.SourceString(srcs[len(srcs)-1])
 				}
 				fmt.Fprintf(w, "    + %-14s %s matched %s%s\n", o.Name, m.Pattern, m.Path, src)
 				break

@@ -26,8 +26,14 @@ type reportCell struct {
 	Label    string
 	Reason   string
 	Detail   string
-	Matches  []events.Match
+	Matches  []reportMatch
 	Category string
+}
+
+// reportMatch is a match with the evidence for its path, looked up in the decision's context.
+type reportMatch struct {
+	events.Match
+	Sources []events.Source
 }
 
 type reportRow struct {
@@ -129,7 +135,10 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 				}
 				rows[o.ID] = r
 			}
-			c := reportCell{State: "out", Label: "–", Reason: o.Reason, Detail: o.Detail, Matches: o.Matches, Category: o.Category}
+			c := reportCell{State: "out", Label: "–", Reason: o.Reason, Detail: o.Detail, Category: o.Category}
+			for _, m := range o.Matches {
+				c.Matches = append(c.Matches, reportMatch{m, events.SourcesOf(d.Context, m.Root, m.Path)})
+			}
 			switch {
 			case in:
 				c.State, c.Label = "in", "●"
