@@ -76,25 +76,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	w := bufio.NewWriter(stdout)
-	var file *os.File
-	if *out != "" {
-		if file, err = os.Create(*out); err != nil {
-			return fail(stderr, err)
-		}
-		defer file.Close()
-		w = bufio.NewWriter(file)
-	}
-	if err := session.Export(context.Background(), db, task, w); err != nil {
+	err = writeOutput(*out, stdout, func(w io.Writer) error {
+		return session.Export(context.Background(), db, task, w)
+	})
+	if err != nil {
 		return fail(stderr, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fail(stderr, err)
-	}
-	if file != nil {
-		if err := file.Close(); err != nil {
-			return fail(stderr, err)
-		}
 	}
 	return exitOK
 }

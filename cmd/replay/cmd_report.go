@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/google/uuid"
@@ -81,20 +79,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	w := stdout
-	if *out != "-" {
-		file, err := os.Create(*out)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		defer file.Close()
-		w = file
-	}
-	bw := bufio.NewWriter(w)
-	if err := renderReport(bw, data); err != nil {
-		return fail(stderr, err)
-	}
-	if err := bw.Flush(); err != nil {
+	if err := writeOutput(*out, stdout, func(w io.Writer) error { return renderReport(w, data) }); err != nil {
 		return fail(stderr, err)
 	}
 	if *out != "-" {

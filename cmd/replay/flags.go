@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -149,3 +150,29 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// writeOutput writes through a buffer to the named file, or to stdout for "" or "-", and
+// reports the first error of writing, flushing or closing.
+func writeOutput(name string, stdout io.Writer, write func(io.Writer) error) error {
+	if name == "" || name == "-" {
+		bw := bufio.NewWriter(stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	file, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(file)
+	if err := write(bw); err != nil {
+		file.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
