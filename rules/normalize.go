@@ -207,7 +207,11 @@ func (b *builder) streamTrigger() bool {
 			t.Scope = s
 		}
 	}
-	t.Once, _ = b.boolField("once")
+	// A trigger fires once per task unless the rule says once: false.
+	t.Once = true
+	if once, ok := b.boolField("once"); ok {
+		t.Once = once
+	}
 	b.r.Trigger = t
 	return true
 }

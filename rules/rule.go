@@ -120,6 +120,7 @@ type Trigger struct {
 	Pattern *regexp.Regexp `json:"pattern"`
 	// Scope restricts the stream the trigger watches: "text", "thinking", "tool", or "" (any).
 	Scope string `json:"scope,omitempty"`
-	// Once asks the runtime to fire the trigger at most once per task.
+	// Once asks the runtime to fire the trigger at most once per task; it is the default, and
+	// a rule's "once: false" turns it off.
 	Once bool `json:"once,omitempty"`
 }

@@ -79,3 +79,26 @@ func ExampleReplay() {
 	// Output:
 	// reproduced: true 1
 }
+
+// Watch feeds the model's streamed output to the stream-triggered rules; a rule whose
+// condition matches is recorded and returned, once per task unless it says once: false.
+func ExampleSession_Watch() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "tasklog-example")
+	defer os.RemoveAll(dir)
+	db, _ := store.Open(filepath.Join(dir, "tasklog.db"), &store.Options{NoSync: true})
+	defer db.Close()
+	workspace := fstest.MapFS{".tasklog/rules/no-any.md": {Data: []byte(
+		"---\ncondition: ':\\s*any\\b'\nscope: text\n---\nDo not type values as any.\n")}}
+	s, _ := session.Open(ctx, db, uuid.Nil, session.Options{Roots: []session.Root{{Path: "/ws", FS: workspace}}})
+	s.Decide(ctx)
+
+	for _, delta := range []string{"function parse(input: an", "y) {", " let rest: any"} {
+		fired, _ := s.Watch(ctx, session.StreamText, delta)
+		for _, f := range fired {
+			fmt.Printf("inject %s (matched %q): %s", f.Rule.Name, f.Match, f.Rule.Body)
+		}
+	}
+	// Output:
+	// inject no-any (matched ": any"): Do not type values as any.
+}

@@ -37,7 +37,16 @@ func (s *Session) Watch(ctx context.Context, source, delta string) ([]Fired, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rules == nil {
-		return nil, nil
+		// A reopened session has not decided yet: its rules are the latest snapshot's.
+		seq, files := s.state.LastSnapshot()
+		if seq == 0 {
+			return nil, nil
+		}
+		loaded, err := LoadSnapshot(s.db, files)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: load the rules for Watch: %w", s.task, err)
+		}
+		s.ruleSet(seq, loaded)
 	}
 	buf := append(s.watchBufs[source], delta...)
 	if len(buf) > watchWindow {
