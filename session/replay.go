@@ -106,7 +106,8 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 			}
 		}
 		if ev.Type == events.TypeDecision {
-			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil, cache)
+			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil,
+				opts.Workspace != nil || opts.Config != nil, cache)
 			if err != nil {
 				return rep, err
 			}
@@ -142,7 +143,9 @@ func withConfig(ev events.Event, cfg projections.Config) (events.Event, error) {
 	return ev, nil
 }
 
-func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, whatIf bool,
+// recompute recomputes one decision. With override set, its rules replace the snapshot's; with
+// outcomesOnly, a decision whose every rule keeps its outcome is not a change (a what-if).
+func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, useOverride, outcomesOnly bool,
 	cache map[uint64]*rules.RuleSet) ([]Change, error) {
 	// The head is enough to recompute; the recorded outcomes are decoded only when the
 	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
@@ -151,13 +154,13 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 		return nil, err
 	}
 	key := head.Snapshot
-	if whatIf {
+	if useOverride {
 		key = 0
 	}
 	rs, ok := cache[key]
 	if !ok {
 		files := override
-		if !whatIf {
+		if !useOverride {
 			seq, snap := st.LastSnapshot()
 			if seq != head.Snapshot {
 				return nil, fmt.Errorf("%s: decision references rules snapshot at seq %d, but the latest before it is at seq %d",
@@ -185,12 +188,16 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	}
 	was := *p.(*events.Decision)
 	changes := compare(was, now)
+	if outcomesOnly {
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return c.Rule == "" })
+	}
 	for i := range changes {
 		changes[i].Seq = ev.Seq
 	}
-	if len(changes) == 0 && whatIf {
-		// Under other rules a detail (the pattern a miss names) may differ while every rule
-		// keeps its outcome: for a what-if that turn did not change.
+	if len(changes) == 0 && outcomesOnly {
+		// Under other rules or settings a detail (the pattern a miss names, the evidence of a
+		// path) may differ while every rule keeps its outcome: for a what-if that turn did not
+		// change.
 		return nil, nil
 	}
 	if len(changes) == 0 {
