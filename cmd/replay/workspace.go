@@ -56,7 +56,11 @@ func (w *workspaceFlags) dirs(recorded []string) (map[string]string, error) {
 		}
 		m[root] = dir
 	}
-	for root, dir := range m {
+	for _, root := range recorded {
+		dir, ok := m[root]
+		if !ok {
+			continue
+		}
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("workspace for %s: %q is not a folder", root, dir)
 		}
