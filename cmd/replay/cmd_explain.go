@@ -18,9 +18,32 @@ type explainJSON struct {
 	Seq         uint64               `json:"seq"`
 	Engine      string               `json:"engine"`
 	Context     []events.ContextPath `json:"context"`
-	Included    []events.RuleOutcome `json:"included"`
-	Excluded    []events.RuleOutcome `json:"excluded"`
+	Included    []explainOutcome     `json:"included"`
+	Excluded    []explainOutcome     `json:"excluded"`
 	Diagnostics []events.Diagnostic  `json:"diagnostics,omitempty"`
+}
+
+// explainOutcome is a recorded rule outcome whose matches carry the evidence for their path,
+// which the log keeps once, in the decision's context.
+type explainOutcome struct {
+	events.RuleOutcome
+	Matches []explainMatch `json:"matched,omitempty"`
+}
+
+type explainMatch struct {
+	events.Match
+	Sources []events.Source `json:"sources,omitempty"`
+}
+
+func withSources(os []events.RuleOutcome, context []events.ContextPath) []explainOutcome {
+	out := make([]explainOutcome, len(os))
+	for i, o := range os {
+		out[i].RuleOutcome = o
+		for _, m := range o.Matches {
+			out[i].Matches = append(out[i].Matches, explainMatch{m, events.SourcesOf(context, m.Root, m.Path)})
+		}
+	}
+	return out
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) int {
@@ -68,7 +91,8 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.json {
 		out := explainJSON{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine, Context: d.Context,
-			Included: nonNil(d.Included), Excluded: nonNil(d.Excluded), Diagnostics: d.Diagnostics}
+			Included: withSources(d.Included, d.Context), Excluded: withSources(d.Excluded, d.Context),
+			Diagnostics: d.Diagnostics}
 		if err := printJSON(stdout, out); err != nil {
 			return fail(stderr, err)
 		}
@@ -76,13 +100,6 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	printDecision(stdout, rec)
 	return exitOK
-}
-
-func nonNil(o []events.RuleOutcome) []events.RuleOutcome {
-	if o == nil {
-		return []events.RuleOutcome{}
-	}
-	return o
 }
 
 // printDecision explains a whole decision: the context with its evidence, then every rule.
