@@ -17,9 +17,16 @@ import (
 // is, newest first; only the kept paths are sorted. The cost is bounded by the caps, not by the
 // length of the log.
 func (t *Task) Context() rules.EvaluationContext {
-	paths, _ := t.build()
+	ctx, _ := t.Next()
+	return ctx
+}
+
+// Next builds the next decision's context and its Dropped counts in one pass; a decision
+// needs both, and Context and Dropped alone would each build the context.
+func (t *Task) Next() (rules.EvaluationContext, []events.Count) {
+	paths, overCap := t.build()
 	return rules.EvaluationContext{Paths: paths, Mode: t.mode, Provider: t.provider,
-		Model: t.model, OS: t.os}
+		Model: t.model, OS: t.os}, t.dropped(overCap)
 }
 
 // Dropped counts, by reason and sorted by reason, the candidate paths that evidence still inside
@@ -31,7 +38,11 @@ func (t *Task) Context() rules.EvaluationContext {
 // path offered twice counts twice. A path a source forgot may still be in the context through
 // another source.
 func (t *Task) Dropped() []events.Count {
-	_, overCap := t.build()
+	_, dropped := t.Next()
+	return dropped
+}
+
+func (t *Task) dropped(overCap int) []events.Count {
 	var n [numReasons]int
 	t.userDrops.sum(&n)
 	t.toolDrops.sum(&n)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -184,4 +185,28 @@ func randomLog(tb testing.TB, r *rand.Rand, n int) *logBuilder {
 		}
 	}
 	return b
+}
+
+// Next is Context and Dropped built in one pass; it must give exactly what they give, on a log
+// that drops paths for several reasons (outside the root, .., over the cap).
+func TestNextIsContextAndDropped(t *testing.T) {
+	evs := realisticLog(t, 3000)
+	task := New()
+	sawDrops := false
+	for i, ev := range evs {
+		if err := task.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+		if i%97 != 0 {
+			continue
+		}
+		ctx, dropped := task.Next()
+		sawDrops = sawDrops || len(dropped) > 0
+		if !reflect.DeepEqual(ctx, task.Context()) || !reflect.DeepEqual(dropped, task.Dropped()) {
+			t.Fatalf("after seq %d: Next differs from Context and Dropped", ev.Seq)
+		}
+	}
+	if !sawDrops {
+		t.Fatal("the log dropped no path: the test compares nothing of Dropped")
+	}
 }

@@ -54,10 +54,10 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 		snapSeq = s.head + 1
 	}
 	rs := s.ruleSet(snapSeq, files)
-	ec := s.state.Context()
+	ec, dropped := s.state.Next()
 	rd := rs.Evaluate(ec, s.state.Toggles())
 	turn := s.state.Turn()
-	rec := record(turn, snapSeq, ec, s.state.Dropped(), rd)
+	rec := record(turn, snapSeq, ec, dropped, rd)
 	payloads = append(payloads, &rec)
 	res, err := s.append(ctx, payloads...)
 	if err != nil {

@@ -173,8 +173,8 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 		rs = rules.Load(files)
 		cache[key] = rs
 	}
-	ec := st.Context()
-	now := record(head.Turn, head.Snapshot, ec, st.Dropped(), rs.Evaluate(ec, st.Toggles()))
+	ec, dropped := st.Next()
+	now := record(head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
 	nowEv, err := events.New(&now)
 	if err != nil {
 		return nil, err
