@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"testing/fstest"
+
+	"github.com/tasklog/tasklog/store"
 )
 
 // fiftyRules is a workspace of 50 Cline rules: 10 universal, 40 scoped to one area each.
@@ -81,9 +83,8 @@ func BenchmarkRecord(b *testing.B) {
 	}
 }
 
-// BenchmarkVerify checks the hash chain of a 100k-event task with 1,000 decisions and recomputes
-// every decision, as 'replay verify' does.
-func BenchmarkVerify(b *testing.B) {
+// longTask records a task of 100k events with 1,000 decisions.
+func longTask(b *testing.B) (*store.DB, *Session) {
 	ctx := context.Background()
 	db := openDB(b)
 	s := newSession(b, db, fiftyRules(), Options{})
@@ -98,6 +99,14 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		}
 	}
+	return db, s
+}
+
+// BenchmarkVerify checks the hash chain of a 100k-event task with 1,000 decisions and recomputes
+// every decision, as 'replay verify' does.
+func BenchmarkVerify(b *testing.B) {
+	ctx := context.Background()
+	db, s := longTask(b)
 	events := s.Version()
 	b.ResetTimer()
 	for b.Loop() {
@@ -113,4 +122,18 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkExplain explains one rule at the last turn of the same task, as 'replay explain'
+// does: a read of the whole log, decoding only the decision asked for.
+func BenchmarkExplain(b *testing.B) {
+	ctx := context.Background()
+	db, s := longTask(b)
+	last := s.Turn() - 1
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Explain(ctx, db, s.Task(), last, "general-00"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -43,18 +43,32 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 	return out, nil
 }
 
-// DecisionAt reads the decision recorded for a turn.
+// DecisionAt reads the decision recorded for a turn. Only that decision is decoded in full; the
+// others are told apart by their head.
 func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (Recorded, error) {
-	ds, err := Decisions(ctx, er, task)
-	if err != nil {
-		return Recorded{}, err
-	}
-	for _, d := range ds {
-		if d.Decision.Turn == turn {
-			return d, nil
+	n := 0
+	for ev, err := range er.Events(ctx, task, 1) {
+		if err != nil {
+			return Recorded{}, err
 		}
+		if ev.Type != events.TypeDecision {
+			continue
+		}
+		n++
+		h, err := events.Head(ev)
+		if err != nil {
+			return Recorded{}, err
+		}
+		if h.Turn != turn {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return Recorded{}, err
+		}
+		return Recorded{Seq: ev.Seq, Decision: *p.(*events.Decision)}, nil
 	}
-	return Recorded{}, fmt.Errorf("task %s turn %d: %w (the task has %d decisions)", task, turn, ErrNoDecision, len(ds))
+	return Recorded{}, fmt.Errorf("task %s turn %d: %w (the task has %d decisions)", task, turn, ErrNoDecision, n)
 }
 
 // Explanation says why one rule was or was not in the prompt at a turn.

@@ -54,12 +54,11 @@ func (s *Session) Watch(ctx context.Context, source, delta string) ([]Fired, err
 	}
 	s.watchBufs[source] = buf
 	var fired []Fired
-	toggles := s.state.Toggles()
 	for _, tr := range s.rules.Triggers() {
 		if !scopeAccepts(tr.Scope, source) || (tr.Once && s.state.TriggerCount(tr.RuleID) > 0) {
 			continue
 		}
-		if on, set := toggles[tr.RuleID]; set && !on {
+		if on, set := s.state.Toggled(tr.RuleID); set && !on {
 			continue
 		}
 		loc := tr.Pattern.FindIndex(buf)
