@@ -49,7 +49,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".jsonl")
 		wf := fixtureWorkspace(*dataDir, name)
-		s, n, err := recordScript(db, script, wf)
+		s, n, err := recordScript(db, script, wf, nil)
 		if err != nil {
 			return fail(stderr, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
@@ -24,7 +25,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	s, decisions, err := recordScript(db, pos[0], &wf)
+	s, decisions, err := recordScript(db, pos[0], &wf, nil)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -40,8 +41,8 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 }
 
 // recordScript runs one script against the folders the flags name and returns the session and
-// the number of decisions made.
-func recordScript(db *store.DB, name string, wf *workspaceFlags) (*session.Session, int, error) {
+// the number of decisions made. ids makes the event ids; nil means random ones.
+func recordScript(db *store.DB, name string, wf *workspaceFlags, ids *events.IDSource) (*session.Session, int, error) {
 	in, err := os.Open(name)
 	if err != nil {
 		return nil, 0, err
@@ -69,6 +70,7 @@ func recordScript(db *store.DB, name string, wf *workspaceFlags) (*session.Sessi
 		DefaultRoots: defaults,
 		Home:         home,
 		Remote:       remote,
+		IDs:          ids,
 		OnDecision:   func(*session.Decision) { decisions++ },
 	})
 	return s, decisions, err

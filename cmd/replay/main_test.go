@@ -91,27 +91,13 @@ func recordFixture(t *testing.T, data, script, name string) []byte {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	wf := fixtureWorkspace(data, name)
-	in, err := os.Open(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	home, _ := wf.homeFS()
-	remote, err := wf.remoteRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := session.RunScript(ctx, db, in, script, session.ScriptOptions{
-		Roots: wf.sessionRoots, Home: home, Remote: remote,
-		IDs: events.NewIDSource(rand.New(rand.NewSource(int64(len(name))))),
-	})
+	ids := events.NewIDSource(rand.New(rand.NewSource(int64(len(name)))))
+	s, _, err := recordScript(db, script, fixtureWorkspace(data, name), ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := session.Export(ctx, db, s.Task(), &buf); err != nil {
+	if err := session.Export(context.Background(), db, s.Task(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
