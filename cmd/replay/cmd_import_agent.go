@@ -10,17 +10,10 @@ import (
 	"github.com/tasklog/tasklog/session"
 )
 
-func cmdImportAgent(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("import", "--from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
-	from := f.String("from", "", "the agent that wrote the sessions: cline, claude-code, pi or codex")
-	keep := f.Bool("keep-content", false, "keep large payloads (file contents, tool outputs) instead of their length and SHA-256")
-	var wf workspaceFlags
-	wf.register(f)
-	paths, code := f.parseOrExit(args, 1, -1)
-	if code >= 0 {
-		return code
-	}
-	agent, err := agentlog.ParseAgent(*from)
+// importAgent turns the sessions under paths, written by the agent from, into tasks, deciding
+// every turn against the rules of the folders wf names.
+func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []string, stdout, stderr io.Writer) int {
+	agent, err := agentlog.ParseAgent(from)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -63,7 +56,7 @@ func cmdImportAgent(args []string, stdout, stderr io.Writer) int {
 	bar := newProgress(stderr, "import", len(units))
 	for i, u := range units {
 		s, rep, err := session.ImportAgent(context.Background(), db, u, session.AgentImportOptions{
-			Agent: agent, Content: agentlog.Options{KeepContent: *keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
+			Agent: agent, Content: agentlog.Options{KeepContent: keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
 		if err != nil {
 			bar.done()
 			return fail(stderr, err)

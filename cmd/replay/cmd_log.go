@@ -12,16 +12,24 @@ import (
 	"github.com/tasklog/tasklog/session"
 )
 
+// cmdImport reads JSON Lines logs, or with --from an agent's sessions (cmd_import_agent.go).
 func cmdImport(args []string, stdout, stderr io.Writer) int {
-	for _, a := range args {
-		if a == "--from" || a == "-from" || len(a) > 7 && (a[:7] == "--from=" || a[:6] == "-from=") {
-			return cmdImportAgent(args, stdout, stderr)
-		}
-	}
-	f := newFlags("import", "FILE.jsonl...", stderr).withJSON()
+	f := newFlags("import", "FILE.jsonl... | --from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
+	from := f.String("from", "", "import sessions of this agent instead of JSON Lines logs: cline, claude-code, pi or codex")
+	keep := f.Bool("keep-content", false, "with --from: keep large payloads (file contents, tool outputs) instead of their length and SHA-256")
+	var wf workspaceFlags
+	wf.register(f)
 	files, code := f.parseOrExit(args, 1, -1)
 	if code >= 0 {
 		return code
+	}
+	if *from != "" {
+		return importAgent(f, *from, *keep, &wf, files, stdout, stderr)
+	}
+	if *keep || wf.workspace != "" || len(wf.roots) > 0 || wf.home != "" || wf.remote != "" {
+		fmt.Fprintln(stderr, "replay import: --keep-content, --workspace, --root, --home and --remote-rules go with --from;"+
+			" a JSON Lines log already holds its decisions")
+		return exitUsage
 	}
 	db, err := f.open()
 	if err != nil {
