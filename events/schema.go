@@ -123,6 +123,16 @@ func canonicalJSON(v any) ([]byte, error) {
 // Canonicalize rewrites a JSON value in tasklog's canonical form: compact, object keys sorted,
 // numbers kept as written, no HTML escaping.
 func Canonicalize(raw []byte) ([]byte, error) {
+	v, err := DecodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return marshalNoEscape(v)
+}
+
+// DecodeJSON decodes exactly one JSON value into maps, slices and scalars, keeping numbers as
+// written (json.Number), so that re-encoding loses nothing.
+func DecodeJSON(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -132,7 +142,7 @@ func Canonicalize(raw []byte) ([]byte, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("trailing data after the JSON value")
 	}
-	return marshalNoEscape(v)
+	return v, nil
 }
 
 func marshalNoEscape(v any) ([]byte, error) {

@@ -32,7 +32,7 @@ func newFlags(name, args string, stderr io.Writer) *flags {
 	if def == "" {
 		def = "tasklog.db"
 	}
-	f.StringVar(&f.db, "db", def, "task log database (default $TASKLOG_DB, else ./tasklog.db)")
+	f.StringVar(&f.db, "db", def, "task log database; $TASKLOG_DB sets the default")
 	f.DurationVar(&f.timeout, "timeout", time.Second, "how long to wait for a database another process holds")
 	f.Usage = func() {
 		fmt.Fprintf(stderr, "usage: replay %s [flags] %s\n\nflags:\n", name, args)

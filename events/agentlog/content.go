@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"time"
+
+	"github.com/tasklog/tasklog/events"
 )
 
 // omitted stands in for a large string left out of tool parameters.
@@ -67,18 +68,8 @@ func shrink(v any, limit int) any {
 	return v
 }
 
-func decodeAny(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	return v, nil
-}
+// decodeAny is events.DecodeJSON: numbers stay as written, so parameters re-encode unchanged.
+func decodeAny(raw []byte) (any, error) { return events.DecodeJSON(raw) }
 
 func marshal(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
