@@ -24,13 +24,7 @@ func ccResult(cwd, id string, isError bool, tur string) string {
 
 func TestClaudeCode(t *testing.T) {
 	const cwd = "/home/u/app"
-	tests := []struct {
-		name  string
-		lines []string
-		typ   string // the event type compared; "" compares everything
-		want  []string
-		skip  map[string]int
-	}{
+	tests := []lineCase{
 		{
 			name: "one API message over several lines is one turn",
 			lines: []string{
@@ -149,20 +143,7 @@ func TestClaudeCode(t *testing.T) {
 			skip: map[string]int{"queue-operation": 1, "custom-title": 1, "world_state": 1, "summary": 1},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, rep := run(t, ClaudeCode, tt.lines...)
-			if tt.typ != "" {
-				got = only(got, tt.typ)
-			}
-			equal(t, "items", got, tt.want)
-			for k, n := range tt.skip {
-				if c := count(rep, k); c != n {
-					t.Errorf("skipped %s = %d, want %d (report %v)", k, c, n, rep.Skipped)
-				}
-			}
-		})
-	}
+	runLineCases(t, ClaudeCode, tests)
 }
 
 func TestClaudeLargeContentOmitted(t *testing.T) {

@@ -33,13 +33,7 @@ const cxMeta = `{"timestamp":"2025-09-25T21:12:14.126Z","type":"session_meta","p
 func TestCodex(t *testing.T) {
 	ri, em := cxUser("# Context from my IDE setup:\n\n## Active file: src/db.ts\n\n## Open tabs:\n- db.ts: src/db.ts\n- .env: apps/web/.env\n\n## My request for Codex:\nEvaluate @packages/services/src/createService.ts. Thanks")
 	patch := "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** Add File: src/new.ts\n+z\n*** End Patch\nPATCH"
-	tests := []struct {
-		name  string
-		lines []string
-		typ   string
-		want  []string
-		skip  map[string]int
-	}{
+	tests := []lineCase{
 		{
 			name: "the user turn written twice is one message; the IDE preamble is a tab snapshot",
 			lines: []string{
@@ -127,18 +121,5 @@ func TestCodex(t *testing.T) {
 			skip: map[string]int{"world_state": 1, "event_msg:token_count": 1, "compacted": 1},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, rep := run(t, Codex, tt.lines...)
-			if tt.typ != "" {
-				got = only(got, tt.typ)
-			}
-			equal(t, "items", got, tt.want)
-			for k, n := range tt.skip {
-				if c := count(rep, k); c != n {
-					t.Errorf("skipped %s = %d, want %d (report %v)", k, c, n, rep.Skipped)
-				}
-			}
-		})
-	}
+	runLineCases(t, Codex, tests)
 }

@@ -87,3 +87,31 @@ func equal(t *testing.T, what string, got, want []string) {
 		t.Errorf("%s:\ngot:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
+
+// lineCase is a table case for an importer of JSON Lines sessions: the session's lines, the
+// items expected (all of them, or those of type typ), and the skipped records expected by kind.
+type lineCase struct {
+	name  string
+	lines []string
+	typ   string // the event type compared; "" compares everything
+	want  []string
+	skip  map[string]int
+}
+
+func runLineCases(t *testing.T, agent Agent, tests []lineCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, rep := run(t, agent, tt.lines...)
+			if tt.typ != "" {
+				got = only(got, tt.typ)
+			}
+			equal(t, "items", got, tt.want)
+			for k, n := range tt.skip {
+				if c := count(rep, k); c != n {
+					t.Errorf("skipped %s = %d, want %d (report %v)", k, c, n, rep.Skipped)
+				}
+			}
+		})
+	}
+}

@@ -5,13 +5,7 @@ import "testing"
 const piHeader = `{"type":"session","id":"s1","timestamp":"2025-11-20T23:33:50.805Z","cwd":"/Users/me/proj","provider":"anthropic","modelId":"claude-sonnet-4-5","thinkingLevel":"off"}`
 
 func TestPi(t *testing.T) {
-	tests := []struct {
-		name  string
-		lines []string
-		typ   string
-		want  []string
-		skip  map[string]int
-	}{
+	tests := []lineCase{
 		{
 			name: "header, settings, user text with @mentions, one turn per assistant message",
 			lines: []string{
@@ -72,18 +66,5 @@ func TestPi(t *testing.T) {
 			skip: map[string]int{"title": 1},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, rep := run(t, Pi, tt.lines...)
-			if tt.typ != "" {
-				got = only(got, tt.typ)
-			}
-			equal(t, "items", got, tt.want)
-			for k, n := range tt.skip {
-				if c := count(rep, k); c != n {
-					t.Errorf("skipped %s = %d, want %d (report %v)", k, c, n, rep.Skipped)
-				}
-			}
-		})
-	}
+	runLineCases(t, Pi, tests)
 }
