@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -225,9 +224,6 @@ func (r *reader) bytes() []byte {
 	r.b = r.b[n:]
 	return v
 }
-
-// ParseTask parses a task id.
-func ParseTask(s string) (uuid.UUID, error) { return uuid.Parse(s) }
 
 // ParseID parses an event id.
 func ParseID(s string) (ulid.ULID, error) { return ulid.ParseStrict(s) }

@@ -39,17 +39,6 @@ func Types() []Type {
 		TypeRuleTriggered}
 }
 
-// Known reports whether t is an event type this code can decode.
-func Known(t Type) bool { _, ok := schemas[t]; return ok }
-
-// CurrentVersion is the schema version New writes for t; 0 for an unknown type.
-func CurrentVersion(t Type) int {
-	if s, ok := schemas[t]; ok {
-		return s.current
-	}
-	return 0
-}
-
 func (s *schema) upgrade(t Type, v int, data []byte) ([]byte, error) {
 	if v > s.current {
 		return nil, fmt.Errorf("%w: %s v%d (this build knows v%d); upgrade tasklog", ErrNewerVersion, t, v, s.current)

@@ -145,14 +145,7 @@ func (sr *scriptReader) next() (scriptLine, error) {
 	if err != nil {
 		return scriptLine{}, err
 	}
-	var turn struct {
-		Type string `json:"type"`
-		Time string `json:"time,omitempty"`
-	}
-	if bytes.Contains(raw, []byte(`"turn"`)) && json.Unmarshal(raw, &turn) == nil && turn.Type == "turn" {
-		if err := decodeTurn(raw); err != nil {
-			return scriptLine{}, fmt.Errorf("%s:%d: %w", sr.name, no, err)
-		}
+	if turn, ok := parseTurn(raw); ok {
 		l := scriptLine{no: no}
 		if turn.Time != "" {
 			if l.time, err = time.Parse(time.RFC3339Nano, turn.Time); err != nil {
@@ -169,16 +162,19 @@ func (sr *scriptReader) next() (scriptLine, error) {
 	return scriptLine{no: no, line: &l}, nil
 }
 
-// decodeTurn rejects unknown fields on a turn line, as on event lines.
-func decodeTurn(raw []byte) error {
+type turnLine struct {
+	Type string `json:"type"`
+	Time string `json:"time"`
+}
+
+// parseTurn reads a turn line. A line with other fields is not one; it then goes to the event
+// parser, whose error names the field.
+func parseTurn(raw []byte) (turnLine, bool) {
+	var t turnLine
+	if !bytes.Contains(raw, []byte(`"turn"`)) {
+		return t, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	var t struct {
-		Type string `json:"type"`
-		Time string `json:"time"`
-	}
-	if err := dec.Decode(&t); err != nil {
-		return fmt.Errorf("turn line: %w", err)
-	}
-	return nil
+	return t, dec.Decode(&t) == nil && t.Type == "turn"
 }
