@@ -107,8 +107,8 @@ type SnapshotFile struct {
 	Root     string `json:"root,omitempty"`
 	Path     string `json:"path"`
 	Blob     string `json:"blob"`
-	// Size is the file's size when it was read; above the blob's length when the reader
-	// truncated an oversized file.
+	// Size is the file's size when it was read, above the blob's length when the reader
+	// truncated an oversized file; 0 for a rule that is no file (a remote rule).
 	Size          int64 `json:"size"`
 	AlwaysEnabled bool  `json:"always_enabled,omitempty"`
 	// ReadError is set when the file could not be read; the blob is then empty.

@@ -259,8 +259,7 @@ func (c *collector) read(fsys fs.FS, f File) {
 		data = nil
 	}
 	f.Content = data
-	if f.Size <= int64(len(data)) {
-		f.Size = 0 // whole file read: Size adds nothing to the snapshot
-	}
+	// A file that grew between Stat and the read is at least as large as what was read.
+	f.Size = max(f.Size, int64(len(data)))
 	c.files = append(c.files, f)
 }

@@ -93,12 +93,8 @@ func snapshotOf(files []rules.File) (*events.RulesSnapshot, [][]byte) {
 	blobs := make([][]byte, len(files))
 	for i, f := range files {
 		sum := sha256.Sum256(f.Content)
-		size := f.Size
-		if size == 0 {
-			size = int64(len(f.Content))
-		}
 		snap.Files[i] = events.SnapshotFile{Provider: f.Provider, Scope: f.Scope, Root: f.Root,
-			Path: f.Path, Blob: hex.EncodeToString(sum[:]), Size: size, AlwaysEnabled: f.AlwaysEnabled,
+			Path: f.Path, Blob: hex.EncodeToString(sum[:]), Size: f.Size, AlwaysEnabled: f.AlwaysEnabled,
 			ReadError: f.ReadError}
 		blobs[i] = f.Content
 	}
@@ -118,12 +114,8 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 		if err != nil {
 			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
 		}
-		size := f.Size
-		if size == int64(len(content)) {
-			size = 0 // Collect leaves Size zero for a file read whole
-		}
 		out[i] = rules.File{Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
-			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: size, ReadError: f.ReadError}
+			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError}
 	}
 	return out, nil
 }
