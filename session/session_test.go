@@ -394,3 +394,25 @@ func TestReservedTypesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A rule file over the size limit is kept truncated, with a diagnostic; the snapshot records its
+// real size, so a replay from the log reaches the same decision and the same diagnostic.
+func TestOversizedRuleReplays(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	fsys := clineWorkspace()
+	fsys[".clinerules/huge.md"] = &fstest.MapFile{Data: []byte(strings.Repeat("Say it once. ", rules.MaxFileSize/12))}
+	s := newSession(t, db, fsys, Options{})
+	d := decide(t, s)
+	tooLarge := false
+	for _, dg := range d.Recorded.Diagnostics {
+		tooLarge = tooLarge || dg.Code == "too_large"
+	}
+	if !tooLarge || reasonOf(d, "huge") != "always" {
+		t.Fatalf("huge.md: reason %s, diagnostics %+v", reasonOf(d, "huge"), d.Recorded.Diagnostics)
+	}
+	rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
+	if err != nil || !rep.OK() {
+		t.Errorf("replay: %v %+v", err, rep.Changes)
+	}
+}
