@@ -91,7 +91,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 		}
 	}
 	st := projections.New()
-	cache := map[uint64]*rules.RuleSet{}
+	var cache loadedRules
 	for ev, err := range lr.Events(ctx, task, 1) {
 		if err != nil {
 			return rep, err
@@ -107,7 +107,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 		}
 		if ev.Type == events.TypeDecision {
 			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil,
-				opts.Workspace != nil || opts.Config != nil, cache)
+				opts.Workspace != nil || opts.Config != nil, &cache)
 			if err != nil {
 				return rep, err
 			}
@@ -143,10 +143,17 @@ func withConfig(ev events.Event, cfg projections.Config) (events.Event, error) {
 	return ev, nil
 }
 
+// loadedRules is the rule set of the snapshot decisions last referenced. A replay reads the log
+// in order and a decision uses the latest snapshot, so an older one is never needed again.
+type loadedRules struct {
+	key uint64
+	rs  *rules.RuleSet
+}
+
 // recompute recomputes one decision. With override set, its rules replace the snapshot's; with
 // outcomesOnly, a decision whose every rule keeps its outcome is not a change (a what-if).
 func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, useOverride, outcomesOnly bool,
-	cache map[uint64]*rules.RuleSet) ([]Change, error) {
+	cache *loadedRules) ([]Change, error) {
 	// The head is enough to recompute; the recorded outcomes are decoded only when the
 	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
 	head, err := events.Head(ev)
@@ -157,8 +164,8 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	if useOverride {
 		key = 0
 	}
-	rs, ok := cache[key]
-	if !ok {
+	rs := cache.rs
+	if rs == nil || cache.key != key {
 		files := override
 		if !useOverride {
 			seq, snap := st.LastSnapshot()
@@ -171,7 +178,7 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 			}
 		}
 		rs = rules.Load(files)
-		cache[key] = rs
+		*cache = loadedRules{key: key, rs: rs}
 	}
 	ec, dropped := st.Next()
 	now := record(head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
