@@ -27,8 +27,10 @@ type appendRequest struct {
 	task     uuid.UUID
 	expected uint64
 	evs      []events.Event
-	// result has room for the one answer, so the committer never blocks on a caller.
+	// result has room for the one answer, so the leader never blocks on a caller.
 	result chan appendResult
+	// lead hands the request's writer the commit (see submit).
+	lead chan struct{}
 }
 
 type appendResult struct {
@@ -70,27 +72,16 @@ func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64
 		// The caller keeps its slice; the committer fills in a copy.
 		evs:    append([]events.Event(nil), evs...),
 		result: make(chan appendResult, 1),
+		lead:   make(chan struct{}, 1),
 	}
-	if err := db.enqueue(r); err != nil {
+	if err := ctx.Err(); err != nil {
 		return Appended{}, err
 	}
-	res := <-r.result
+	res, err := db.submit(r)
+	if err != nil {
+		return Appended{}, err
+	}
 	return res.appended, res.err
-}
-
-// enqueue hands r to the committer unless the database is closed or ctx ends first.
-func (db *DB) enqueue(r *appendRequest) error {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.closed {
-		return ErrClosed
-	}
-	select {
-	case db.reqs <- r:
-		return nil
-	case <-r.ctx.Done():
-		return r.ctx.Err()
-	}
 }
 
 // checkBatch refuses what no state of the log could make valid, before it costs a transaction.

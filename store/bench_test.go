@@ -184,6 +184,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(per*writers)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(per*writers)/float64(db.commits.Load()), "events/commit")
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -12,34 +13,68 @@ import (
 	"github.com/tasklog/tasklog/events"
 )
 
-// commitLoop is the one goroutine that writes appends. It takes whatever requests are waiting,
-// up to MaxBatch, into one transaction and one fsync. A lone writer is committed at once; under
-// load the requests that arrive during one fsync share the next, which is where the throughput
-// of many writers comes from. Requests are staged in arrival order, so two appends to one task
-// are never reordered.
-func (db *DB) commitLoop() {
-	defer close(db.done)
-	batch := make([]*appendRequest, 0, db.maxBatch)
-	for r := range db.reqs {
-		batch = append(batch[:0], r)
+// Appends are committed by the writers themselves, one at a time: the writer that finds no
+// commit running becomes the leader and commits what is queued, its own request first; writers
+// that arrive meanwhile queue up, and the next commit takes all of them (up to MaxBatch) into
+// one transaction and one fsync. That is where the throughput of many writers comes from, and
+// a lone writer commits on its own goroutine without handing its request to another one (on a
+// machine whose idle cores sleep, waking a committer goroutine cost more than the commit).
+// Requests are staged in arrival order, so two appends to one task are never reordered.
+
+// submit queues r and returns once it is answered, committing as the leader when no commit is
+// running.
+func (db *DB) submit(r *appendRequest) (appendResult, error) {
+	db.cmu.Lock()
+	if db.closed {
+		db.cmu.Unlock()
+		return appendResult{}, ErrClosed
+	}
+	db.queue = append(db.queue, r)
+	if db.committing {
+		db.cmu.Unlock()
+		select {
+		case res := <-r.result:
+			return res, nil
+		case <-r.lead:
+			// The leader answered its own request and handed on: r is the oldest waiting.
+		}
+	} else {
+		db.committing = true
+		db.cmu.Unlock()
+	}
+	db.lead(r)
+	return <-r.result, nil
+}
+
+// lead commits queued batches until its own request is answered, then hands leadership to the
+// oldest waiting writer, or ends it when none is waiting.
+func (db *DB) lead(own *appendRequest) {
+	answered := false
+	for {
 		// The writers the last commit answered are runnable now but may not have run yet; let
 		// them queue their next append so it joins this commit instead of waiting for the next
 		// fsync. With nothing else runnable this returns at once: a lone writer never waits.
 		runtime.Gosched()
-	fill:
-		for len(batch) < db.maxBatch {
-			select {
-			case r, ok := <-db.reqs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
+		db.cmu.Lock()
+		if len(db.queue) == 0 {
+			db.committing = false
+			db.idle.Broadcast()
+			db.cmu.Unlock()
+			return
 		}
+		if answered {
+			next := db.queue[0]
+			db.cmu.Unlock()
+			next.lead <- struct{}{}
+			return
+		}
+		n := min(len(db.queue), db.maxBatch)
+		batch := make([]*appendRequest, n)
+		copy(batch, db.queue)
+		db.queue = append(db.queue[:0], db.queue[n:]...)
+		db.cmu.Unlock()
+		answered = slices.Contains(batch, own)
 		db.commit(batch)
-		clear(batch)
 	}
 }
 
@@ -48,6 +83,7 @@ func (db *DB) commitLoop() {
 // the batch is known to be stored, so each is retried in a transaction of its own and gets its
 // own true answer.
 func (db *DB) commit(batch []*appendRequest) {
+	db.commits.Add(1)
 	results := make([]appendResult, len(batch))
 	var w *writer
 	err := db.update(func(tx *bolt.Tx) error {

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -44,7 +45,8 @@ type Options struct {
 	// Timeout is how long Open waits for another process holding the file to let go before it
 	// fails with ErrLocked. Zero means one second; negative means do not wait.
 	Timeout time.Duration
-	// NoSync skips the fsync after each commit. An acknowledged append can then be lost when the
+	// NoSync skips the fsync after each commit, and the one after the file grows. An
+	// acknowledged append can then be lost when the
 	// machine (not just the process) crashes. Meant for tests and benchmarks that are not about
 	// durability; never for a real log.
 	NoSync bool
@@ -62,19 +64,22 @@ type DB struct {
 	readOnly bool
 	maxBatch int
 
-	// mu guards closed against a concurrent send on reqs: Append sends under the read lock,
-	// Close flips closed and closes reqs under the write lock.
-	mu     sync.RWMutex
-	closed bool
-	reqs   chan *appendRequest
-	// done is closed when the committer has answered every request and exited.
-	done chan struct{}
+	// cmu guards the commit queue (see submit); idle is signalled when a leader finds the
+	// queue empty and no commit is running any more.
+	cmu        sync.Mutex
+	idle       *sync.Cond
+	closed     bool
+	committing bool
+	queue      []*appendRequest
 
 	closeOnce sync.Once
 	closeErr  error
 
-	// index belongs to the committer goroutine.
+	// index belongs to the leader of the moment (see submit).
 	index index
+
+	// commits counts write transactions, for the group-commit benchmark.
+	commits atomic.Int64
 
 	// stageHook is nil outside tests; see writer.hook.
 	stageHook func(r *appendRequest, i int) error
@@ -109,19 +114,15 @@ func Open(path string, opts *Options) (*DB, error) {
 			return nil, openError(path, o.Timeout, err)
 		}
 	}
-	b, err := openBolt(path, &bolt.Options{Timeout: lockWait, ReadOnly: o.ReadOnly, NoSync: o.NoSync})
+	b, err := openBolt(path, &bolt.Options{Timeout: lockWait, ReadOnly: o.ReadOnly, NoSync: o.NoSync, NoGrowSync: o.NoSync})
 	if err != nil {
 		return nil, openError(path, o.Timeout, err)
 	}
 	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch, index: index{limit: maxIndexedIDs}}
+	db.idle = sync.NewCond(&db.cmu)
 	if err := db.check(); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open task log %q: %w", path, err)
-	}
-	if !o.ReadOnly {
-		db.reqs = make(chan *appendRequest, o.MaxBatch)
-		db.done = make(chan struct{})
-		go db.commitLoop()
 	}
 	return db, nil
 }
@@ -257,15 +258,12 @@ func (db *DB) Path() string { return db.path }
 // Calling it again returns nil.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		db.mu.Lock()
+		db.cmu.Lock()
 		db.closed = true
-		if db.reqs != nil {
-			close(db.reqs)
+		for db.committing {
+			db.idle.Wait()
 		}
-		db.mu.Unlock()
-		if db.done != nil {
-			<-db.done
-		}
+		db.cmu.Unlock()
 		db.closeErr = db.bolt.Close()
 	})
 	return db.closeErr
