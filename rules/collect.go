@@ -41,7 +41,11 @@ var skippedDirs = map[string]bool{
 // that hits a limit comes back as a File with ReadError too. Collect fails only for a root
 // without a file system.
 func Collect(ws Workspace) ([]File, error) {
-	var c collector
+	return collect(ws, nil)
+}
+
+func collect(ws Workspace, cache *Reader) ([]File, error) {
+	c := collector{cache: cache}
 	for _, r := range ws.Roots {
 		if r.FS == nil {
 			return nil, fmt.Errorf("collect root %q: %w", r.Name, ErrNoFS)
@@ -61,6 +65,7 @@ func Collect(ws Workspace) ([]File, error) {
 
 type collector struct {
 	files []File
+	cache *Reader // nil: read everything
 }
 
 // source describes one place a provider keeps rules.
@@ -145,7 +150,7 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	truncated := false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
-		entries, err := fs.ReadDir(fsys, dir)
+		entries, err := c.readDir(fsys, scope, root, dir)
 		if err != nil {
 			c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: dir,
 				ReadError: "read folder: " + err.Error()})
@@ -203,7 +208,7 @@ func (c *collector) memoryFiles(r Root) {
 	limited := false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
-		entries, err := fs.ReadDir(r.FS, dir)
+		entries, err := c.readDir(r.FS, ScopeWorkspace, r.Name, dir)
 		if err != nil {
 			return // unreadable subfolders hold no rules we could report by name
 		}
@@ -241,13 +246,56 @@ func (c *collector) memoryFiles(r Root) {
 	}
 }
 
-// read reads at most MaxFileSize bytes of one file.
+// read reads one file, or takes it from the reader's memory when its size and time vouch
+// for it.
 func (c *collector) read(fsys fs.FS, f File) {
+	if c.cache == nil {
+		c.files = append(c.files, readFile(fsys, f))
+		return
+	}
+	info, statErr := fs.Stat(fsys, f.Path)
+	if statErr == nil {
+		if hit, ok := c.cache.file(f, info); ok {
+			c.files = append(c.files, hit)
+			return
+		}
+	}
+	readAt := c.cache.now()
+	f = readFile(fsys, f)
+	if statErr == nil && f.ReadError == "" {
+		c.cache.remember(f, info, readAt)
+	}
+	c.files = append(c.files, f)
+}
+
+// readDir lists a folder, or takes the listing from the reader's memory when the folder's time
+// vouches for it (adding or removing an entry changes it).
+func (c *collector) readDir(fsys fs.FS, scope, root, dir string) ([]fs.DirEntry, error) {
+	if c.cache == nil {
+		return fs.ReadDir(fsys, dir)
+	}
+	key := cacheKey(File{Scope: scope, Root: root, Path: dir})
+	info, err := fs.Stat(fsys, dir)
+	if err != nil {
+		return fs.ReadDir(fsys, dir)
+	}
+	if entries, ok := c.cache.dir(key, info); ok {
+		return entries, nil
+	}
+	readAt := c.cache.now()
+	entries, err := fs.ReadDir(fsys, dir)
+	if err == nil {
+		c.cache.rememberDir(key, info, readAt, entries)
+	}
+	return entries, err
+}
+
+// readFile reads at most MaxFileSize bytes of one file and sets its Digest.
+func readFile(fsys fs.FS, f File) File {
 	fh, err := fsys.Open(f.Path)
 	if err != nil {
 		f.ReadError = err.Error()
-		c.files = append(c.files, f)
-		return
+		return f
 	}
 	defer fh.Close()
 	if info, err := fh.Stat(); err == nil {
@@ -259,7 +307,8 @@ func (c *collector) read(fsys fs.FS, f File) {
 		data = nil
 	}
 	f.Content = data
+	f.Digest = Digest(data)
 	// A file that grew between Stat and the read is at least as large as what was read.
 	f.Size = max(f.Size, int64(len(data)))
-	c.files = append(c.files, f)
+	return f
 }

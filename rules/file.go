@@ -27,6 +27,9 @@ type File struct {
 	Size int64 `json:"size,omitempty"`
 	// ReadError is set when the file could not be read; Content is then empty.
 	ReadError string `json:"read_error,omitempty"`
+	// Digest is the hex SHA-256 of Content, set by Collect for the files it read; empty means
+	// not computed (see [Digest]).
+	Digest string `json:"-"`
 }
 
 // label is the file as a person would look for it.

@@ -16,7 +16,7 @@ type patternIndex struct {
 	bySeg1   map[string][]patRef // literal prefix of one segment, by it
 	bySeg2   map[string][]patRef // literal prefix of two or more segments, by the first two
 	segAll   map[string][]patRef // bySeg1 and bySeg2 entries by first segment, for directories
-	byExt    map[string][]patRef // no literal prefix; a literal suffix with an extension, by it
+	byExt    map[string][]patRef // no literal prefix; a literal suffix with extensions, by them
 	byAnySeg map[string][]patRef // neither; a whole literal segment somewhere, by it
 	dirWild  []patRef            // byExt entries that may match below a directory, and every byAnySeg entry
 	rest     []patRef
@@ -121,16 +121,31 @@ func (p *Pattern) indexKeys() indexKeys {
 	return k
 }
 
-// suffixExt is the extension a literal suffix fixes (".ts" for ".test.ts"), if it fixes one.
+// suffixExt is the run of extensions a literal suffix fixes (".test.ts" for "-x.test.ts"), if
+// it fixes one: the suffix from its first dot. Every name the suffix ends is a name with that
+// run of extensions, which [dottedSuffixes] lists.
 func suffixExt(s string) string {
-	if strings.Contains(s, "/") {
+	if strings.Contains(s, "/") || strings.HasSuffix(s, ".") {
 		return ""
 	}
-	i := strings.LastIndexByte(s, '.')
-	if i < 0 || i == len(s)-1 {
+	i := strings.IndexByte(s, '.')
+	if i < 0 {
 		return ""
 	}
 	return s[i:]
+}
+
+// dottedSuffixes calls f with every suffix of the file name that starts at a dot and does not
+// end with one: ".test.ts" and ".ts" for "a.test.ts".
+func dottedSuffixes(name string, f func(string)) {
+	if strings.HasSuffix(name, ".") {
+		return
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			f(name[i:])
+		}
+	}
 }
 
 // collectHits tries every candidate against the patterns the index gives it and returns
@@ -176,9 +191,7 @@ func (rs *RuleSet) collectHits(st *evalState) []hit {
 		if len(segs) > 1 {
 			try(ci, cand, ix.bySeg2[two])
 		}
-		if ext := path.Ext(cand.stripped); ext != "" {
-			try(ci, cand, ix.byExt[ext])
-		}
+		dottedSuffixes(path.Base(cand.stripped), func(ext string) { try(ci, cand, ix.byExt[ext]) })
 		for i, sg := range segs {
 			if !slices.Contains(segs[:i], sg) {
 				try(ci, cand, ix.byAnySeg[sg])

@@ -1,0 +1,129 @@
+package rules
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"sync"
+	"time"
+)
+
+// racyWindow is how far a file's modification time must lie before the moment it was read for
+// its size and time to vouch for its contents later: a write within the same clock tick as the
+// read could otherwise leave both unchanged. Two seconds covers the coarsest file systems.
+const racyWindow = 2 * time.Second
+
+// A Reader collects rule files as [Collect] does and remembers what it read, so that the next
+// collection reads again only what changed. A file is read again unless its size, mode and
+// modification time are those it had when it was read and that modification time lay at least
+// two seconds before the read; a folder is listed again on the same terms. A file system that
+// reports no modification times (testing/fstest.MapFS without them, embed.FS) is read in full
+// every time. A tool that rewrites a file keeping its size and setting its modification time
+// back to the old value defeats this; Collect without a Reader reads everything.
+//
+// A Reader is safe for concurrent use. It is meant for one workspace (one set of file systems):
+// entries are keyed by scope, root and path.
+type Reader struct {
+	// Now is the clock reads are stamped with; nil means time.Now.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	files map[string]cachedFile
+	dirs  map[string]cachedDir
+	reads int // files read from a file system rather than served from memory
+}
+
+type stamp struct {
+	size    int64
+	mode    fs.FileMode
+	modTime time.Time
+	readAt  time.Time
+}
+
+func stampOf(info fs.FileInfo, readAt time.Time) stamp {
+	return stamp{size: info.Size(), mode: info.Mode(), modTime: info.ModTime(), readAt: readAt}
+}
+
+// vouches reports whether info shows the same file the stamp was taken of.
+func (s stamp) vouches(info fs.FileInfo) bool {
+	mt := info.ModTime()
+	return !mt.IsZero() && mt.Equal(s.modTime) && info.Size() == s.size && info.Mode() == s.mode &&
+		mt.Before(s.readAt.Add(-racyWindow))
+}
+
+type cachedFile struct {
+	stamp
+	file File
+}
+
+type cachedDir struct {
+	stamp
+	entries []fs.DirEntry
+}
+
+// Collect is [Collect] with the reader's memory.
+func (r *Reader) Collect(ws Workspace) ([]File, error) {
+	return collect(ws, r)
+}
+
+// FilesRead is how many files the reader has read from a file system rather than from memory.
+func (r *Reader) FilesRead() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads
+}
+
+func (r *Reader) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func cacheKey(f File) string { return f.Scope + "\x00" + f.Root + "\x00" + f.Path }
+
+// file returns the remembered read of f when info vouches for it.
+func (r *Reader) file(f File, info fs.FileInfo) (File, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.files[cacheKey(f)]
+	if !ok || !c.vouches(info) || c.file.Provider != f.Provider {
+		return File{}, false
+	}
+	return c.file, true
+}
+
+func (r *Reader) remember(f File, info fs.FileInfo, readAt time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	if r.files == nil {
+		r.files = map[string]cachedFile{}
+	}
+	r.files[cacheKey(f)] = cachedFile{stampOf(info, readAt), f}
+}
+
+func (r *Reader) dir(key string, info fs.FileInfo) ([]fs.DirEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.dirs[key]
+	if !ok || !c.vouches(info) {
+		return nil, false
+	}
+	return c.entries, true
+}
+
+func (r *Reader) rememberDir(key string, info fs.FileInfo, readAt time.Time, entries []fs.DirEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dirs == nil {
+		r.dirs = map[string]cachedDir{}
+	}
+	r.dirs[key] = cachedDir{stampOf(info, readAt), entries}
+}
+
+// Digest is the hex SHA-256 of content: the key its blob is stored under.
+func Digest(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}

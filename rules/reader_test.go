@@ -1,0 +1,171 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+// oldTree writes files into a new folder and dates every file and folder an hour back, as rule
+// files that were not just edited are.
+func oldTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backdate(t, dir, time.Hour)
+	return dir
+}
+
+// backdate sets the modification time of everything under dir to ago before now.
+func backdate(t *testing.T, dir string, ago time.Duration) {
+	t.Helper()
+	at := time.Now().Add(-ago)
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, at, at)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReaderReadsOnlyWhatChanged(t *testing.T) {
+	rules := map[string]string{
+		".clinerules/general.md": "Be brief.\n",
+		".clinerules/web.md":     "---\npaths: [\"apps/web/**\"]\n---\nUse the design system.\n",
+		"AGENTS.md":              "Run the tests.\n",
+		"apps/api/AGENTS.md":     "The API is Go.\n",
+	}
+	tests := []struct {
+		name string
+		// change edits the tree after the first collection.
+		change func(t *testing.T, dir string)
+		// reads is how many files the second collection reads from disk.
+		reads int
+	}{
+		{"nothing changed", func(*testing.T, string) {}, 0},
+		{"one file edited", func(t *testing.T, dir string) {
+			write(t, dir, ".clinerules/web.md", "---\npaths: [\"apps/web/**\", \"packages/ui/**\"]\n---\nUse it.\n")
+		}, 1},
+		{"same size, new time", func(t *testing.T, dir string) {
+			write(t, dir, ".clinerules/general.md", "Be terse.\n")
+		}, 1},
+		{"file added", func(t *testing.T, dir string) {
+			write(t, dir, ".clinerules/new.md", "New.\n")
+		}, 1},
+		{"file removed", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, ".clinerules/web.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
+		{"nested AGENTS.md added", func(t *testing.T, dir string) {
+			write(t, dir, "apps/web/AGENTS.md", "The web app is React.\n")
+		}, 1},
+		{"everything just edited", func(t *testing.T, dir string) {
+			backdate(t, dir, 0) // inside the racy window: sizes and times prove nothing
+		}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := oldTree(t, rules)
+			ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
+			r := &Reader{}
+			if _, err := r.Collect(ws); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.FilesRead(); got != len(rules) {
+				t.Fatalf("first collection read %d files, want %d", got, len(rules))
+			}
+			tt.change(t, dir)
+			got, err := r.Collect(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reads := r.FilesRead() - len(rules); reads != tt.reads {
+				t.Errorf("second collection read %d files, want %d", reads, tt.reads)
+			}
+			want, err := Collect(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("reader collected\n%+v\nCollect reads\n%+v", got, want)
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReaderWithoutTimes reads a file system that reports no modification times in full each
+// time, and sees an edit.
+func TestReaderWithoutTimes(t *testing.T) {
+	fsys := fstest.MapFS{".clinerules/a.md": {Data: []byte("one")}}
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: fsys}}}
+	r := &Reader{}
+	for range 3 {
+		if _, err := r.Collect(ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.FilesRead(); got != 3 {
+		t.Errorf("read %d times, want 3", got)
+	}
+	fsys[".clinerules/a.md"] = &fstest.MapFile{Data: []byte("two")}
+	files, err := r.Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(files[0].Content) != "two" || files[0].Digest != Digest([]byte("two")) {
+		t.Errorf("got %q (digest %s), want the edit", files[0].Content, files[0].Digest)
+	}
+}
+
+// TestReaderRestoredTime shows the documented limit: a rewrite that keeps the size and sets
+// the old modification time back is not seen by a Reader, and is by Collect.
+func TestReaderRestoredTime(t *testing.T) {
+	dir := oldTree(t, map[string]string{".clinerules/a.md": "one"})
+	p := filepath.Join(dir, ".clinerules/a.md")
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
+	r := &Reader{}
+	if _, err := r.Collect(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	cached, _ := r.Collect(ws)
+	fresh, _ := Collect(ws)
+	if string(cached[0].Content) != "one" || string(fresh[0].Content) != "two" {
+		t.Errorf("reader saw %q, Collect %q; want one and two", cached[0].Content, fresh[0].Content)
+	}
+}
