@@ -9,11 +9,21 @@ import (
 
 // Decision records which rules a prompt included and why, together with everything needed to
 // recompute it: the context it evaluated, the rules snapshot it used and the engine version.
+//
+// A decision is written in full, or against the decision of the turn before it (Base), when
+// both used the same rules snapshot: it then holds in Context only the paths that are new or
+// whose evidence changed, in Included and Excluded only the outcomes that are new or changed,
+// in Gone and Removed what left, and no Diagnostics (a snapshot's diagnostics never change).
+// A turn's record then costs what changed in it, not the whole context again. [Decision.Apply]
+// rebuilds the full decision; every reader of decisions in this module hands out full ones.
 type Decision struct {
 	// Turn is the decision's ordinal in the task, from 1.
 	Turn int `json:"turn"`
 	// Snapshot is the sequence number of the rules_snapshot event whose files were evaluated.
 	Snapshot uint64 `json:"snapshot"`
+	// Base is the sequence number of the decision this one is written against; 0 when it is
+	// written in full.
+	Base uint64 `json:"base,omitempty"`
 	// Engine is the rule engine version that decided.
 	Engine string `json:"engine"`
 	// Mode, Provider, Model and OS are the non-path parts of the evaluation context.
@@ -21,16 +31,28 @@ type Decision struct {
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
 	OS       string `json:"os,omitempty"`
-	// Context is the candidate paths, sorted, each with its evidence.
+	// Context is the candidate paths, sorted by path and root, each with its evidence.
 	Context []ContextPath `json:"context"`
+	// Gone lists, in a decision written against its base, the base's context paths that are
+	// no longer in the context.
+	Gone []PathRef `json:"gone,omitempty"`
 	// Dropped counts candidate paths left out of the context, by reason.
 	Dropped []Count `json:"dropped,omitempty"`
 	// Included lists the rules that went into the prompt, sorted by id.
 	Included []RuleOutcome `json:"included"`
 	// Excluded lists every other rule, sorted by id, each with its reason.
 	Excluded []RuleOutcome `json:"excluded"`
+	// Removed lists, in a decision written against its base, the ids of the base's rules this
+	// decision no longer decides about (their files are gone), sorted.
+	Removed []string `json:"removed,omitempty"`
 	// Diagnostics are the anomalies found in the rule files, sorted.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// PathRef names one context path.
+type PathRef struct {
+	Path string `json:"path"`
+	Root string `json:"root,omitempty"`
 }
 
 // ContextPath is one candidate path of a decision's context.
@@ -119,9 +141,11 @@ func (p *Decision) validate() error {
 type DecisionHead struct {
 	Turn     int    `json:"turn"`
 	Snapshot uint64 `json:"snapshot"`
+	// Base is the decision this one is written against, 0 for a full one.
+	Base uint64 `json:"base,omitempty"`
 }
 
-// Head reads a decision event's turn and snapshot without decoding its outcomes and context,
+// Head reads a decision event's turn, snapshot and base without decoding its outcomes and context,
 // which are most of its bytes and which a fold never looks at. A decision of another schema
 // version goes through the full, upgrading decode.
 func Head(e Event) (DecisionHead, error) {
@@ -134,7 +158,7 @@ func Head(e Event) (DecisionHead, error) {
 			return DecisionHead{}, err
 		}
 		d := p.(*Decision)
-		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot}, nil
+		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot, Base: d.Base}, nil
 	}
 	h, err := readHead(e.Data)
 	if err != nil {
@@ -146,23 +170,23 @@ func Head(e Event) (DecisionHead, error) {
 	return h, nil
 }
 
-// readHead reads "turn" and "snapshot", which the canonical encoding writes first, and stops
-// there; a payload with its keys in another order is decoded whole.
+// readHead reads "turn", "snapshot" and "base", which the canonical encoding writes first, and
+// stops there; a payload with its keys in another order is decoded whole.
 func readHead(data []byte) (DecisionHead, error) {
 	var h DecisionHead
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h, fmt.Errorf("not a JSON object")
 	}
-	for _, want := range []string{"turn", "snapshot"} {
+	for _, want := range []string{"turn", "snapshot", "base"} {
 		key, err := dec.Token()
+		if want == "base" && err == nil && key != want {
+			return h, nil // a full decision: base is omitted
+		}
 		if err != nil || key != want {
 			return h, json.Unmarshal(data, &h)
 		}
-		dst := any(&h.Turn)
-		if want == "snapshot" {
-			dst = &h.Snapshot
-		}
+		dst := map[string]any{"turn": &h.Turn, "snapshot": &h.Snapshot, "base": &h.Base}[want]
 		if err := dec.Decode(dst); err != nil {
 			return h, err
 		}

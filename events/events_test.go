@@ -235,13 +235,24 @@ func TestDecisionHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := Head(ev)
-	if err != nil || h.Turn != 3 || h.Snapshot != 7 {
+	if err != nil || h.Turn != 3 || h.Snapshot != 7 || h.Base != 0 {
 		t.Errorf("Head = %+v, %v", h, err)
+	}
+	delta, err := New(&Decision{Turn: 4, Snapshot: 7, Base: 12, Engine: "rules/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := Head(delta); err != nil || h != (DecisionHead{Turn: 4, Snapshot: 7, Base: 12}) {
+		t.Errorf("Head of a delta = %+v, %v", h, err)
+	}
+	v1 := Event{Type: TypeDecision, V: 1, Data: []byte(`{"turn":2,"snapshot":5,"engine":"rules/1","context":[],"included":[],"excluded":[]}`)}
+	if h, err := Head(v1); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5}) {
+		t.Errorf("Head of a v1 decision = %+v, %v", h, err)
 	}
 	for _, bad := range []Event{
 		{Type: TypeDecision, V: 1, Data: []byte(`{"turn":0}`)},
 		{Type: TypeDecision, V: 1, Data: []byte(`{"turn":`)},
-		{Type: TypeDecision, V: 2, Data: []byte(`{"turn":1}`)},
+		{Type: TypeDecision, V: 3, Data: []byte(`{"turn":1}`)},
 		{Type: TypeUserMessage, V: 1, Data: []byte(`{"text":""}`)},
 	} {
 		if _, err := Head(bad); err == nil {

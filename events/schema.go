@@ -28,7 +28,7 @@ var schemas = map[Type]*schema{
 	TypeSettingsChanged: {current: 1, new: func() Payload { return &SettingsChanged{} }},
 	TypeRuleToggled:     {current: 1, new: func() Payload { return &RuleToggled{} }},
 	TypeRulesSnapshot:   {current: 1, new: func() Payload { return &RulesSnapshot{} }},
-	TypeDecision:        {current: 1, new: func() Payload { return &Decision{} }},
+	TypeDecision:        {current: 2, new: func() Payload { return &Decision{} }, upgrades: map[int]upgrade{1: upgradeDecisionV1}},
 	TypeRuleTriggered:   {current: 1, new: func() Payload { return &RuleTriggered{} }},
 }
 
@@ -71,6 +71,10 @@ func upgradeMentionV1(data []byte) ([]byte, error) {
 	return canonicalJSON(&Mention{Path: v1.Path, Resolved: v1.Path})
 }
 
+// upgradeDecisionV1 upgrades a v1 decision, which is always written in full, to v2, which may be
+// written against the decision before it (Decision.Base): a v1 payload is a full v2 one.
+func upgradeDecisionV1(data []byte) ([]byte, error) { return data, nil }
+
 // decodeStrict decodes one JSON value, rejecting unknown fields and trailing data.
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -88,6 +92,9 @@ func decodeStrict(data []byte, v any) error {
 // canonicalJSON encodes v compactly, with object keys of maps sorted (encoding/json does that),
 // raw JSON fields canonicalized and no HTML escaping, so equal payloads have equal bytes.
 func canonicalJSON(v any) ([]byte, error) {
+	if p, ok := v.(*Decision); ok {
+		return p.appendJSON(make([]byte, 0, 4096)), nil
+	}
 	if p, ok := v.(*ToolCall); ok {
 		params, err := Canonicalize(p.Params)
 		if err != nil {

@@ -55,6 +55,10 @@ func Summary(e Event) string {
 		for _, r := range p.Included {
 			names = append(names, r.Name)
 		}
+		if p.Base != 0 {
+			return fmt.Sprintf("turn %d, changes since seq %d: %d included [%s], %d excluded, %d removed, %d paths, %d gone",
+				p.Turn, p.Base, len(p.Included), strings.Join(names, " "), len(p.Excluded), len(p.Removed), len(p.Context), len(p.Gone))
+		}
 		return fmt.Sprintf("turn %d: %d included [%s], %d excluded, %d paths",
 			p.Turn, len(p.Included), strings.Join(names, " "), len(p.Excluded), len(p.Context))
 	case *RuleTriggered:

@@ -4,29 +4,54 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
-	"testing/fstest"
+	"time"
 
 	"github.com/tasklog/tasklog/store"
 )
 
-// fiftyRules is a workspace of 50 Cline rules: 10 universal, 40 scoped to one area each.
-func fiftyRules() fstest.MapFS {
-	fsys := fstest.MapFS{}
+// fiftyRules is a workspace folder of 50 Cline rules, 10 universal and 40 scoped to one area
+// each, last edited an hour ago.
+func fiftyRules(b testing.TB) fs.FS {
+	dir := b.TempDir()
+	rules := filepath.Join(dir, ".clinerules")
+	if err := os.Mkdir(rules, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(rules, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for i := range 10 {
-		fsys[fmt.Sprintf(".clinerules/general-%02d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf("General rule %d.\n", i))}
+		write(fmt.Sprintf("general-%02d.md", i), fmt.Sprintf("General rule %d.\n", i))
 	}
 	for i := range 40 {
-		fsys[fmt.Sprintf(".clinerules/area-%02d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
-			"---\npaths:\n  - \"packages/pkg%02d/**\"\n  - \"**/*.area%02d.ts\"\n---\nRules for area %d.\n", i, i, i))}
+		write(fmt.Sprintf("area-%02d.md", i), fmt.Sprintf(
+			"---\npaths:\n  - \"packages/pkg%02d/**\"\n  - \"**/*.area%02d.ts\"\n---\nRules for area %d.\n", i, i, i))
 	}
-	return fsys
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, p := range []string{rules, dir} {
+		if err := os.Chtimes(p, hourAgo, hourAgo); err != nil {
+			b.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(rules)
+	for _, e := range entries {
+		if err := os.Chtimes(filepath.Join(rules, e.Name()), hourAgo, hourAgo); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return os.DirFS(dir)
 }
 
 // benchSession has a task of n events whose context holds 100 paths.
 func benchSession(b *testing.B, n int) *Session {
 	ctx := context.Background()
-	s := newSession(b, openDB(b), fiftyRules(), Options{})
+	s := newSession(b, openDB(b), fiftyRules(b), Options{})
 	for i := 0; s.Version() < uint64(n); i++ {
 		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%100))
 		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
@@ -72,7 +97,7 @@ func BenchmarkDecide(b *testing.B) {
 
 // BenchmarkRecord measures recording one tool call without fsync.
 func BenchmarkRecord(b *testing.B) {
-	s := newSession(b, openDB(b), fiftyRules(), Options{})
+	s := newSession(b, openDB(b), fiftyRules(b), Options{})
 	ctx := context.Background()
 	params := json.RawMessage(`{"path":"packages/pkg01/src/a.ts"}`)
 	b.ReportAllocs()
@@ -87,7 +112,7 @@ func BenchmarkRecord(b *testing.B) {
 func longTask(b *testing.B) (*store.DB, *Session) {
 	ctx := context.Background()
 	db := openDB(b)
-	s := newSession(b, db, fiftyRules(), Options{})
+	s := newSession(b, db, fiftyRules(b), Options{})
 	for i := 0; s.Version() < 100_000; i++ {
 		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%100))
 		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {

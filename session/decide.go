@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 
@@ -17,7 +15,8 @@ type Decision struct {
 	Turn int
 	// Seq is the sequence number of the decision event in the log.
 	Seq uint64
-	// Recorded is the decision exactly as the log holds it.
+	// Recorded is the decision in full. The log may hold it written against the decision of
+	// the turn before (see events.Decision); Decisions, DecisionAt and Explain rebuild it.
 	Recorded events.Decision
 	// Rules is the rule engine's full result, for rendering.
 	Rules rules.Decision
@@ -35,7 +34,7 @@ type Decision struct {
 // the log, and records the decision. The snapshot and the decision are one atomic append: after
 // a crash the log holds both or neither.
 func (s *Session) Decide(ctx context.Context) (*Decision, error) {
-	files, err := rules.Collect(s.workspace())
+	files, err := s.reader.Collect(s.workspace())
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
 	}
@@ -58,14 +57,26 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 	rd := rs.Evaluate(ec, s.state.Toggles())
 	turn := s.state.Turn()
 	rec := record(turn, snapSeq, ec, dropped, rd)
-	payloads = append(payloads, &rec)
+	written := &rec
+	if s.last != nil && s.last.Turn == turn-1 && turn%fullEvery != 1 {
+		if delta, ok := events.Written(s.last, &rec, s.lastSeq); ok {
+			written = delta
+		}
+	}
+	payloads = append(payloads, written)
 	res, err := s.append(ctx, payloads...)
 	if err != nil {
 		return nil, err
 	}
+	s.last, s.lastSeq = &rec, res.Last
 	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
 		Prompt: rd.RenderCline(), Tagged: rd.RenderTagged(), Applied: rd.ConditionalRulesApplied()}, nil
 }
+
+// fullEvery is how often a decision is written in full although it could be written against
+// the one before: it bounds how many decisions rebuilding one of them reads. A decision is also
+// written in full at turn 1, after the session was opened, and when the rules snapshot changed.
+const fullEvery = 64
 
 // ruleSet returns the rule set of the snapshot at seq, loading it only when the snapshot
 // changed since the last decision of this session.
@@ -92,9 +103,12 @@ func snapshotOf(files []rules.File) (*events.RulesSnapshot, [][]byte) {
 	snap := &events.RulesSnapshot{Files: make([]events.SnapshotFile, len(files))}
 	blobs := make([][]byte, len(files))
 	for i, f := range files {
-		sum := sha256.Sum256(f.Content)
+		sum := f.Digest
+		if sum == "" {
+			sum = rules.Digest(f.Content)
+		}
 		snap.Files[i] = events.SnapshotFile{Provider: f.Provider, Scope: f.Scope, Root: f.Root,
-			Path: f.Path, Blob: hex.EncodeToString(sum[:]), Size: f.Size, AlwaysEnabled: f.AlwaysEnabled,
+			Path: f.Path, Blob: sum, Size: f.Size, AlwaysEnabled: f.AlwaysEnabled,
 			ReadError: f.ReadError}
 		blobs[i] = f.Content
 	}
@@ -115,7 +129,7 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
 		}
 		out[i] = rules.File{Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
-			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError}
+			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError, Digest: f.Blob}
 	}
 	return out, nil
 }

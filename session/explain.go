@@ -16,17 +16,55 @@ type EventReader interface {
 	Events(ctx context.Context, task uuid.UUID, from uint64) iter.Seq2[events.Event, error]
 }
 
-// Recorded is a decision as the log holds it.
+// Recorded is a decision of the log, in full.
 type Recorded struct {
 	// Seq is the decision event's sequence number.
 	Seq uint64
-	// Decision is its payload.
+	// Decision is the decision in full, rebuilt when the log holds it written against the one
+	// before it.
 	Decision events.Decision
 }
 
-// Decisions reads every decision recorded in a task's log, in order.
+// chain follows a log's decisions in order and rebuilds each in full.
+type chain struct {
+	seq  uint64           // the last decision's sequence number
+	full *events.Decision // its full form
+}
+
+// checkBase fails for a decision written against anything but the decision before it.
+func (c *chain) checkBase(ev events.Event, base uint64) error {
+	if base != 0 && base != c.seq {
+		return fmt.Errorf("%s: %w: written against seq %d, but the decision before it is at seq %d",
+			ev, events.ErrInvalid, base, c.seq)
+	}
+	return nil
+}
+
+// next decodes the decision event ev, the first decision after the chain's, and rebuilds it.
+func (c *chain) next(ev events.Event) (*events.Decision, error) {
+	p, err := ev.Payload()
+	if err != nil {
+		return nil, err
+	}
+	return c.resolve(ev, p.(*events.Decision))
+}
+
+func (c *chain) resolve(ev events.Event, d *events.Decision) (*events.Decision, error) {
+	if err := c.checkBase(ev, d.Base); err != nil {
+		return nil, err
+	}
+	full, err := d.Apply(c.full)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ev, err)
+	}
+	c.seq, c.full = ev.Seq, full
+	return full, nil
+}
+
+// Decisions reads every decision recorded in a task's log, in order, in full.
 func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
 	var out []Recorded
+	var c chain
 	for ev, err := range er.Events(ctx, task, 1) {
 		if err != nil {
 			return nil, err
@@ -34,19 +72,22 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 		if ev.Type != events.TypeDecision {
 			continue
 		}
-		p, err := ev.Payload()
+		d, err := c.next(ev)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Recorded{Seq: ev.Seq, Decision: *p.(*events.Decision)})
+		out = append(out, Recorded{Seq: ev.Seq, Decision: *d})
 	}
 	return out, nil
 }
 
-// DecisionAt reads the decision recorded for a turn. Only that decision is decoded in full; the
-// others are told apart by their head.
+// DecisionAt reads the decision recorded for a turn, in full. Decisions are told apart by their
+// head; only the asked one and those it is written against, back to the last one written in
+// full, are decoded.
 func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (Recorded, error) {
 	n := 0
+	var pending []events.Event // the decisions since the last full one
+	var prev uint64
 	for ev, err := range er.Events(ctx, task, 1) {
 		if err != nil {
 			return Recorded{}, err
@@ -59,14 +100,25 @@ func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (
 		if err != nil {
 			return Recorded{}, err
 		}
+		if err := (&chain{seq: prev}).checkBase(ev, h.Base); err != nil {
+			return Recorded{}, err
+		}
+		if h.Base == 0 {
+			pending = pending[:0]
+		}
+		pending = append(pending, ev)
+		prev = ev.Seq
 		if h.Turn != turn {
 			continue
 		}
-		p, err := ev.Payload()
-		if err != nil {
-			return Recorded{}, err
+		var c chain
+		var d *events.Decision
+		for _, pe := range pending {
+			if d, err = c.next(pe); err != nil {
+				return Recorded{}, err
+			}
 		}
-		return Recorded{Seq: ev.Seq, Decision: *p.(*events.Decision)}, nil
+		return Recorded{Seq: ev.Seq, Decision: *d}, nil
 	}
 	return Recorded{}, fmt.Errorf("task %s turn %d: %w (the task has %d decisions)", task, turn, ErrNoDecision, n)
 }

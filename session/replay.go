@@ -92,6 +92,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 	}
 	st := projections.New()
 	var cache loadedRules
+	var recorded chain
 	for ev, err := range lr.Events(ctx, task, 1) {
 		if err != nil {
 			return rep, err
@@ -107,7 +108,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 		}
 		if ev.Type == events.TypeDecision {
 			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil,
-				opts.Workspace != nil || opts.Config != nil, &cache)
+				opts.Workspace != nil || opts.Config != nil, &cache, &recorded)
 			if err != nil {
 				return rep, err
 			}
@@ -152,8 +153,10 @@ type loadedRules struct {
 
 // recompute recomputes one decision. With override set, its rules replace the snapshot's; with
 // outcomesOnly, a decision whose every rule keeps its outcome is not a change (a what-if).
+// recorded follows the log's decisions in full; the recomputation is written as the recorded
+// one is (in full, or against the decision before it) and compared byte for byte.
 func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, useOverride, outcomesOnly bool,
-	cache *loadedRules) ([]Change, error) {
+	cache *loadedRules, recorded *chain) ([]Change, error) {
 	// The head is enough to recompute; the recorded outcomes are decoded only when the
 	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
 	head, err := events.Head(ev)
@@ -182,18 +185,28 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	}
 	ec, dropped := st.Next()
 	now := record(head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
-	nowEv, err := events.New(&now)
+	if err := recorded.checkBase(ev, head.Base); err != nil {
+		return nil, err
+	}
+	written, ok := &now, true
+	if head.Base != 0 {
+		written, ok = events.Written(recorded.full, &now, head.Base)
+	}
+	if ok {
+		nowEv, err := events.New(written)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(nowEv.Data, ev.Data) {
+			recorded.seq, recorded.full = ev.Seq, &now
+			return nil, nil
+		}
+	}
+	full, err := recorded.next(ev)
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(nowEv.Data, ev.Data) {
-		return nil, nil
-	}
-	p, err := ev.Payload()
-	if err != nil {
-		return nil, err
-	}
-	was := *p.(*events.Decision)
+	was := *full
 	changes := compare(was, now)
 	if outcomesOnly {
 		changes = slices.DeleteFunc(changes, func(c Change) bool { return c.Rule == "" })

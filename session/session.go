@@ -91,8 +91,14 @@ type Session struct {
 	// sinceSnapshot counts events folded since the projection snapshot was last written.
 	sinceSnapshot int
 	// rules caches the rule set of the latest snapshot, keyed by that snapshot's sequence.
-	rules     *rules.RuleSet
-	rulesSeq  uint64
+	rules    *rules.RuleSet
+	rulesSeq uint64
+	// last is the full form of the decision this session last wrote, at seq lastSeq: the
+	// next decision is written against it.
+	last    *events.Decision
+	lastSeq uint64
+	// reader remembers the rule files it read, so a decision reads again only what changed.
+	reader    *rules.Reader
 	watchBufs map[string][]byte
 }
 
@@ -109,7 +115,7 @@ func Open(ctx context.Context, db *store.DB, task uuid.UUID, opts Options) (*Ses
 	if task == uuid.Nil {
 		task = uuid.New()
 	}
-	s := &Session{db: db, task: task, opts: opts, watchBufs: map[string][]byte{}}
+	s := &Session{db: db, task: task, opts: opts, reader: &rules.Reader{}, watchBufs: map[string][]byte{}}
 	head, err := db.Head(task)
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"math/rand"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,7 @@ func fixedClock() func() time.Time {
 	}
 }
 
-func newSession(t testing.TB, db *store.DB, fsys fstest.MapFS, opts Options) *Session {
+func newSession(t testing.TB, db *store.DB, fsys fs.FS, opts Options) *Session {
 	t.Helper()
 	opts.Roots = []Root{{Path: "/ws", FS: fsys}}
 	if opts.Now == nil {

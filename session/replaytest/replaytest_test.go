@@ -17,6 +17,12 @@ func TestRecordedSessions(t *testing.T) {
 	replaytest.Dir(t, logs)
 }
 
+// TestFirstFormatLogs replays logs written before decisions could be written against the one
+// before them (decision schema v1): old recordings keep passing.
+func TestFirstFormatLogs(t *testing.T) {
+	replaytest.Dir(t, filepath.Join(logs, "v1"))
+}
+
 func TestFileNamesTheFirstDifference(t *testing.T) {
 	err := replaytest.File(filepath.Join(logs, "bad-drift.jsonl"))
 	if !errors.Is(err, replaytest.ErrDiffers) {

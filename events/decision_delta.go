@@ -1,0 +1,195 @@
+package events
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Written returns next as it is written against prev, the full decision of the turn before at
+// sequence number base: only what changed. ok is false when next cannot be written that way:
+// prev used another rules snapshot or has other diagnostics. Both decisions must be full, with
+// their context sorted by path and root and their outcomes by id, as decisions are.
+func Written(prev, next *Decision, base uint64) (delta *Decision, ok bool) {
+	if prev.Snapshot != next.Snapshot || !slices.Equal(prev.Diagnostics, next.Diagnostics) {
+		return nil, false
+	}
+	d := *next
+	d.Base, d.Diagnostics = base, nil
+	d.Context, d.Gone = diffContext(prev.Context, next.Context)
+	d.Included, d.Excluded, d.Removed = diffOutcomes(prev, next)
+	return &d, true
+}
+
+// Apply rebuilds the full decision d was written from, given base, the full decision d is
+// written against. A full d is returned as it is. An inconsistent delta (a gone path or removed
+// rule the base does not have, another snapshot) is ErrInvalid.
+func (d *Decision) Apply(base *Decision) (*Decision, error) {
+	if d.Base == 0 {
+		return d, nil
+	}
+	if base == nil {
+		return nil, fmt.Errorf("%w: decision of turn %d is written against seq %d, which is not at hand", ErrInvalid, d.Turn, d.Base)
+	}
+	if base.Snapshot != d.Snapshot {
+		return nil, fmt.Errorf("%w: decision of turn %d uses snapshot %d but is written against a decision of snapshot %d",
+			ErrInvalid, d.Turn, d.Snapshot, base.Snapshot)
+	}
+	full := *d
+	full.Base, full.Gone, full.Removed = 0, nil, nil
+	full.Diagnostics = base.Diagnostics
+	var err error
+	if full.Context, err = applyContext(base.Context, d.Context, d.Gone); err != nil {
+		return nil, fmt.Errorf("%w: decision of turn %d: %v", ErrInvalid, d.Turn, err)
+	}
+	if full.Included, full.Excluded, err = applyOutcomes(base, d); err != nil {
+		return nil, fmt.Errorf("%w: decision of turn %d: %v", ErrInvalid, d.Turn, err)
+	}
+	return &full, nil
+}
+
+func comparePaths(a, b PathRef) int {
+	return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Root, b.Root))
+}
+
+func (c ContextPath) ref() PathRef { return PathRef{Path: c.Path, Root: c.Root} }
+
+// diffContext walks two sorted contexts side by side.
+func diffContext(prev, next []ContextPath) (changed []ContextPath, gone []PathRef) {
+	changed = []ContextPath{}
+	i, j := 0, 0
+	for i < len(prev) || j < len(next) {
+		var c int
+		switch {
+		case i == len(prev):
+			c = 1
+		case j == len(next):
+			c = -1
+		default:
+			c = comparePaths(prev[i].ref(), next[j].ref())
+		}
+		switch {
+		case c < 0:
+			gone = append(gone, prev[i].ref())
+			i++
+		case c > 0:
+			changed = append(changed, next[j])
+			j++
+		default:
+			if !slices.Equal(prev[i].Sources, next[j].Sources) {
+				changed = append(changed, next[j])
+			}
+			i++
+			j++
+		}
+	}
+	return changed, gone
+}
+
+func applyContext(base, changed []ContextPath, gone []PathRef) ([]ContextPath, error) {
+	out := make([]ContextPath, 0, len(base)+len(changed))
+	g := 0
+	j := 0
+	for _, p := range base {
+		ref := p.ref()
+		for j < len(changed) && comparePaths(changed[j].ref(), ref) < 0 {
+			out = append(out, changed[j])
+			j++
+		}
+		if g < len(gone) && gone[g] == ref {
+			g++
+			continue
+		}
+		if j < len(changed) && comparePaths(changed[j].ref(), ref) == 0 {
+			out = append(out, changed[j])
+			j++
+			continue
+		}
+		out = append(out, p)
+	}
+	out = append(out, changed[j:]...)
+	if g < len(gone) {
+		return nil, fmt.Errorf("gone path %s (root %q) is not in its base's context, or out of order", gone[g].Path, gone[g].Root)
+	}
+	if !slices.IsSortedFunc(out, func(a, b ContextPath) int { return comparePaths(a.ref(), b.ref()) }) {
+		return nil, fmt.Errorf("context paths out of order")
+	}
+	return out, nil
+}
+
+type decided struct {
+	RuleOutcome
+	included bool
+}
+
+func outcomesByID(d *Decision) map[string]decided {
+	m := make(map[string]decided, len(d.Included)+len(d.Excluded))
+	for _, o := range d.Included {
+		m[o.ID] = decided{o, true}
+	}
+	for _, o := range d.Excluded {
+		m[o.ID] = decided{o, false}
+	}
+	return m
+}
+
+func sameOutcome(a, b RuleOutcome) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.Category == b.Category && a.Source == b.Source &&
+		a.Path == b.Path && a.Reason == b.Reason && a.Detail == b.Detail && a.ShadowedBy == b.ShadowedBy &&
+		slices.Equal(a.Matches, b.Matches)
+}
+
+func diffOutcomes(prev, next *Decision) (included, excluded []RuleOutcome, removed []string) {
+	before := outcomesByID(prev)
+	included, excluded = []RuleOutcome{}, []RuleOutcome{}
+	keep := func(list []RuleOutcome, in bool, out *[]RuleOutcome) {
+		for _, o := range list {
+			if b, ok := before[o.ID]; ok && b.included == in && sameOutcome(b.RuleOutcome, o) {
+				continue
+			}
+			*out = append(*out, o)
+		}
+	}
+	keep(next.Included, true, &included)
+	keep(next.Excluded, false, &excluded)
+	after := outcomesByID(next)
+	for _, list := range [][]RuleOutcome{prev.Included, prev.Excluded} {
+		for _, o := range list {
+			if _, ok := after[o.ID]; !ok {
+				removed = append(removed, o.ID)
+			}
+		}
+	}
+	slices.Sort(removed)
+	return included, excluded, removed
+}
+
+func applyOutcomes(base, d *Decision) (included, excluded []RuleOutcome, err error) {
+	all := outcomesByID(base)
+	for _, id := range d.Removed {
+		if _, ok := all[id]; !ok {
+			return nil, nil, fmt.Errorf("removed rule %s is not in its base", id)
+		}
+		delete(all, id)
+	}
+	for _, o := range d.Included {
+		all[o.ID] = decided{o, true}
+	}
+	for _, o := range d.Excluded {
+		all[o.ID] = decided{o, false}
+	}
+	ids := make([]string, 0, len(all))
+	for id := range all {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	included, excluded = []RuleOutcome{}, []RuleOutcome{}
+	for _, id := range ids {
+		if o := all[id]; o.included {
+			included = append(included, o.RuleOutcome)
+		} else {
+			excluded = append(excluded, o.RuleOutcome)
+		}
+	}
+	return included, excluded, nil
+}

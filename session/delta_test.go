@@ -1,0 +1,182 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// baseOf reads what the log holds for the decision at seq: its head.
+func baseOf(t *testing.T, s *Session, seq uint64) events.DecisionHead {
+	t.Helper()
+	for ev, err := range s.db.Events(context.Background(), s.Task(), seq) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := events.Head(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	t.Fatalf("no event at seq %d", seq)
+	return events.DecisionHead{}
+}
+
+// TestDecisionsWrittenAgainstTheTurnBefore follows a task through the cases that decide how
+// a decision is written, and checks that every reader rebuilds exactly what Decide returned.
+func TestDecisionsWrittenAgainstTheTurnBefore(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	ws := clineWorkspace()
+	s := newSession(t, db, ws, Options{})
+	var decided []*Decision
+	step := func(want string, record func()) {
+		t.Helper()
+		record()
+		d := decide(t, s)
+		decided = append(decided, d)
+		h := baseOf(t, s, d.Seq)
+		prev := uint64(0)
+		if len(decided) > 1 {
+			prev = decided[len(decided)-2].Seq
+		}
+		switch got := map[bool]string{true: "full", false: "delta"}[h.Base == 0]; {
+		case got != want:
+			t.Errorf("turn %d written %s, want %s", d.Turn, got, want)
+		case h.Base != 0 && h.Base != prev:
+			t.Errorf("turn %d written against seq %d, want the turn before at seq %d", d.Turn, h.Base, prev)
+		}
+	}
+	tool := func(path string) func() {
+		return func() {
+			if _, err := s.ToolCall(ctx, "read_file", "", json.RawMessage(fmt.Sprintf(`{"path":%q}`, path))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	step("full", tool("apps/web/src/App.tsx"))            // turn 1
+	step("delta", tool("services/api/users.ts"))          // a path added
+	step("delta", func() {})                              // nothing new: the tool window slides
+	step("delta", tool("apps/web/src/App.tsx"))           // evidence of a known path changes
+	ws[".clinerules/backend.md"].Data = []byte("Edited.") // the rules change: a new snapshot
+	step("full", func() {})
+	var err error
+	if s, err = Open(ctx, db, s.Task(), Options{Roots: []Root{{Path: "/ws", FS: ws}}, Now: fixedClock()}); err != nil {
+		t.Fatal(err)
+	}
+	step("full", func() {}) // the first decision after opening
+	step("delta", func() {})
+	for s.Turn()%fullEvery != 1 {
+		decided = append(decided, decide(t, s))
+	}
+	step("full", func() {}) // every fullEvery turns
+
+	all, err := Decisions(ctx, db, s.Task())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(decided) {
+		t.Fatalf("Decisions read %d, Decide made %d", len(all), len(decided))
+	}
+	for i, d := range decided {
+		if !reflect.DeepEqual(all[i].Decision, d.Recorded) {
+			t.Errorf("turn %d: Decisions rebuilt\n%+v\nDecide returned\n%+v", d.Turn, all[i].Decision, d.Recorded)
+		}
+		at, err := DecisionAt(ctx, db, s.Task(), d.Turn)
+		if err != nil || !reflect.DeepEqual(at.Decision, d.Recorded) || at.Seq != d.Seq {
+			t.Errorf("turn %d: DecisionAt rebuilt %+v, %v", d.Turn, at, err)
+		}
+	}
+	rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
+	if err != nil || !rep.OK() || rep.Decisions != len(decided) {
+		t.Errorf("replay: %+v, %v", rep, err)
+	}
+}
+
+// TestDecisionAgainstTheWrongBase appends, behind the session's back, a decision written
+// against something other than the decision before it: every reader refuses it by name.
+func TestDecisionAgainstTheWrongBase(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	first := decide(t, s)
+	bad := first.Recorded
+	bad.Turn, bad.Base = 2, first.Seq-1 // the rules snapshot's seq, not a decision's
+	ev, err := events.New(&bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Turn, ev.Time = 2, fixedClock()()
+	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("written against seq %d, but the decision before it is at seq %d", first.Seq-1, first.Seq)
+	_, errAt := DecisionAt(ctx, db, s.Task(), 2)
+	_, errAll := Decisions(ctx, db, s.Task())
+	_, errReplay := Replay(ctx, db, s.Task(), ReplayOptions{})
+	for name, err := range map[string]error{"DecisionAt": errAt, "Decisions": errAll, "Replay": errReplay} {
+		if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, want)
+		}
+	}
+}
+
+// TestReplaySeesADriftedDelta alters a decision written against the one before it: replay
+// rebuilds the recorded decision and names the rule whose outcome changed.
+func TestReplaySeesADriftedDelta(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	if _, err := s.UserMessage(ctx, "fix apps/web/src/App.tsx"); err != nil {
+		t.Fatal(err)
+	}
+	first := decide(t, s)
+	// Turn 2 as the engine would decide it (the same), but recorded with frontend excluded.
+	drifted := first.Recorded
+	drifted.Turn = 2
+	drifted.Included = nil
+	for _, o := range first.Recorded.Included {
+		if o.Name == "frontend" {
+			o.Reason, o.Matches, o.Detail = rules.ReasonNoMatch, nil, "made up"
+			drifted.Excluded = append(drifted.Excluded, o)
+			continue
+		}
+		drifted.Included = append(drifted.Included, o)
+	}
+	slices.SortFunc(drifted.Excluded, func(a, b events.RuleOutcome) int { return strings.Compare(a.ID, b.ID) })
+	delta, ok := events.Written(&first.Recorded, &drifted, first.Seq)
+	if !ok {
+		t.Fatal("not writable as a delta")
+	}
+	ev, err := events.New(delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Turn, ev.Time = 2, fixedClock()()
+	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Changed != 1 || len(rep.Changes) != 1 || rep.Changes[0].Rule != "frontend" || rep.Changes[0].Turn != 2 ||
+		rep.Changes[0].Recorded != "excluded (no_match)" || rep.Changes[0].Now != "included" {
+		t.Errorf("replay reported %+v", rep.Changes)
+	}
+}
