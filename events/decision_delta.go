@@ -139,28 +139,52 @@ func sameOutcome(a, b RuleOutcome) bool {
 		slices.Equal(a.Matches, b.Matches)
 }
 
+// byID walks a full decision's outcomes, both lists merged, in id order.
+type byID struct {
+	inc, exc []RuleOutcome
+}
+
+// next returns the outcome of the smallest id left, and whether it is included.
+func (w *byID) next() (o RuleOutcome, included, ok bool) {
+	switch {
+	case len(w.inc) > 0 && (len(w.exc) == 0 || w.inc[0].ID < w.exc[0].ID):
+		o, w.inc = w.inc[0], w.inc[1:]
+		return o, true, true
+	case len(w.exc) > 0:
+		o, w.exc = w.exc[0], w.exc[1:]
+		return o, false, true
+	}
+	return RuleOutcome{}, false, false
+}
+
+// diffOutcomes walks both decisions' outcomes in id order side by side.
 func diffOutcomes(prev, next *Decision) (included, excluded []RuleOutcome, removed []string) {
-	before := outcomesByID(prev)
 	included, excluded = []RuleOutcome{}, []RuleOutcome{}
-	keep := func(list []RuleOutcome, in bool, out *[]RuleOutcome) {
-		for _, o := range list {
-			if b, ok := before[o.ID]; ok && b.included == in && sameOutcome(b.RuleOutcome, o) {
+	before, after := byID{prev.Included, prev.Excluded}, byID{next.Included, next.Excluded}
+	b, bIn, bOK := before.next()
+	a, aIn, aOK := after.next()
+	for bOK || aOK {
+		switch {
+		case aOK && (!bOK || a.ID < b.ID): // new
+		case !aOK || b.ID < a.ID: // gone
+			removed = append(removed, b.ID)
+			b, bIn, bOK = before.next()
+			continue
+		default: // both: written only when it changed
+			same := bIn == aIn && sameOutcome(a, b)
+			b, bIn, bOK = before.next()
+			if same {
+				a, aIn, aOK = after.next()
 				continue
 			}
-			*out = append(*out, o)
 		}
-	}
-	keep(next.Included, true, &included)
-	keep(next.Excluded, false, &excluded)
-	after := outcomesByID(next)
-	for _, list := range [][]RuleOutcome{prev.Included, prev.Excluded} {
-		for _, o := range list {
-			if _, ok := after[o.ID]; !ok {
-				removed = append(removed, o.ID)
-			}
+		if aIn {
+			included = append(included, a)
+		} else {
+			excluded = append(excluded, a)
 		}
+		a, aIn, aOK = after.next()
 	}
-	slices.Sort(removed)
 	return included, excluded, removed
 }
 

@@ -3,6 +3,7 @@ package projections
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/rules"
@@ -72,9 +73,10 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 		kindMention: t.minUserEpoch(), kindProse: t.minUserEpoch(),
 		kindTool: t.minToolEpoch(), kindShell: t.minToolEpoch(),
 	}
-	var kept []candidate
-	index := map[pathKey]int{}
-	cut := map[pathKey]bool{}
+	room := min(t.cfg.MaxPaths, 256) // the default cap, without sizing for a huge configured one
+	kept := make([]candidate, 0, room)
+	index := make(map[pathKey]int, room)
+	var cut map[pathKey]bool
 	for k := range numKinds {
 		// Each set is ordered newest first, and kinds come in confidence order, so the first
 		// MaxPaths distinct keys met are exactly those the cap keeps.
@@ -82,6 +84,9 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 			i, ok := index[e.key]
 			if !ok {
 				if len(kept) >= t.cfg.MaxPaths {
+					if cut == nil {
+						cut = map[pathKey]bool{}
+					}
 					cut[e.key] = true
 					continue
 				}
@@ -110,15 +115,20 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 		out = append(out, rules.ContextPath{Path: c.key.rel, Root: root, Sources: c.sources})
 	}
 	slices.SortFunc(out, func(a, b rules.ContextPath) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Root, b.Root))
+		if c := strings.Compare(a.Path, b.Path); c != 0 { // most paths differ here: skip the root
+			return c
+		}
+		return strings.Compare(a.Root, b.Root)
 	})
 	return out, len(cut)
 }
 
 // compareSources orders evidence oldest first; within one event by kind rank, then detail.
 func compareSources(a, b rules.Source) int {
-	return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)),
-		cmp.Compare(a.Detail, b.Detail))
+	if a.Seq != b.Seq {
+		return cmp.Compare(a.Seq, b.Seq)
+	}
+	return cmp.Or(cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)), cmp.Compare(a.Detail, b.Detail))
 }
 
 func kindRank(k rules.SourceKind) int {

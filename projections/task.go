@@ -329,6 +329,9 @@ func (t *Task) LastSnapshot() (seq uint64, files []events.SnapshotFile) {
 	return t.snapSeq, slices.Clone(t.snapFiles)
 }
 
+// LastSnapshotSeq is the sequence number of the latest rules_snapshot, 0 for none.
+func (t *Task) LastSnapshotSeq() uint64 { return t.snapSeq }
+
 // TriggerCount is how many times rule_triggered named the rule, so a policy such as "once per
 // task" survives a restart.
 func (t *Task) TriggerCount(ruleID string) int { return t.triggers[ruleID] }

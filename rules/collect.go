@@ -46,6 +46,11 @@ func Collect(ws Workspace) ([]File, error) {
 
 func collect(ws Workspace, cache *Reader) ([]File, error) {
 	c := collector{cache: cache}
+	if cache != nil {
+		cache.mu.Lock()
+		c.files = make([]File, 0, cache.last)
+		cache.mu.Unlock()
+	}
 	for _, r := range ws.Roots {
 		if r.FS == nil {
 			return nil, fmt.Errorf("collect root %q: %w", r.Name, ErrNoFS)
@@ -148,9 +153,9 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	}
 	var found []string
 	truncated := false
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		entries, err := c.readDir(fsys, scope, root, dir)
+	var walk func(dir string, depth int, info fs.FileInfo)
+	walk = func(dir string, depth int, info fs.FileInfo) {
+		entries, err := c.readDir(fsys, scope, root, dir, info)
 		if err != nil {
 			c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: dir,
 				ReadError: "read folder: " + err.Error()})
@@ -176,7 +181,7 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 					truncated = true
 					continue
 				}
-				walk(full, depth+1)
+				walk(full, depth+1, nil)
 				continue
 			}
 			rel := strings.TrimPrefix(full, s.dir+"/")
@@ -190,7 +195,7 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 			found = append(found, full)
 		}
 	}
-	walk(s.dir, 1)
+	walk(s.dir, 1, info)
 	for _, p := range found {
 		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
 	}
@@ -208,7 +213,7 @@ func (c *collector) memoryFiles(r Root) {
 	limited := false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
-		entries, err := c.readDir(r.FS, ScopeWorkspace, r.Name, dir)
+		entries, err := c.readDir(r.FS, ScopeWorkspace, r.Name, dir, nil)
 		if err != nil {
 			return // unreadable subfolders hold no rules we could report by name
 		}
@@ -269,15 +274,18 @@ func (c *collector) read(fsys fs.FS, f File) {
 }
 
 // readDir lists a folder, or takes the listing from the reader's memory when the folder's time
-// vouches for it (adding or removing an entry changes it).
-func (c *collector) readDir(fsys fs.FS, scope, root, dir string) ([]fs.DirEntry, error) {
+// vouches for it (adding or removing an entry changes it). info is the folder's, when the
+// caller has just read it.
+func (c *collector) readDir(fsys fs.FS, scope, root, dir string, info fs.FileInfo) ([]fs.DirEntry, error) {
 	if c.cache == nil {
 		return fs.ReadDir(fsys, dir)
 	}
-	key := cacheKey(File{Scope: scope, Root: root, Path: dir})
-	info, err := fs.Stat(fsys, dir)
-	if err != nil {
-		return fs.ReadDir(fsys, dir)
+	key := fileKey{scope, root, dir}
+	if info == nil {
+		var err error
+		if info, err = fs.Stat(fsys, dir); err != nil {
+			return fs.ReadDir(fsys, dir)
+		}
 	}
 	if entries, ok := c.cache.dir(key, info); ok {
 		return entries, nil

@@ -171,22 +171,31 @@ func (r Result) with(reason, detail string) Result {
 }
 
 func describeMatches(ms []Match) string {
-	var parts []string
-	for _, m := range ms { // concatenation, not fmt: this runs for every included rule
-		switch {
-		case m.Below:
-			parts = append(parts, m.Condition+" "+strconv.Quote(m.Pattern)+" could match below "+m.Path)
-		case m.Path != "":
-			parts = append(parts, m.Condition+" "+strconv.Quote(m.Pattern)+" matched "+m.Path)
-		default:
-			parts = append(parts, m.Condition+" is "+m.Pattern)
-		}
-		if len(parts) == 3 && len(ms) > 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(ms)-3))
+	// One buffer, no fmt: this runs for every included rule of every decision.
+	b := make([]byte, 0, 64*min(len(ms), 3)+16)
+	for i, m := range ms {
+		if i == 3 && len(ms) > 3 {
+			b = append(b, "; and "...)
+			b = strconv.AppendInt(b, int64(len(ms)-3), 10)
+			b = append(b, " more"...)
 			break
 		}
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = append(b, m.Condition...)
+		switch {
+		case m.Below:
+			b = strconv.AppendQuote(append(b, ' '), m.Pattern)
+			b = append(append(b, " could match below "...), m.Path...)
+		case m.Path != "":
+			b = strconv.AppendQuote(append(b, ' '), m.Pattern)
+			b = append(append(b, " matched "...), m.Path...)
+		default:
+			b = append(append(b, " is "...), m.Pattern...)
+		}
 	}
-	return strings.Join(parts, "; ")
+	return string(b)
 }
 
 // Included returns the results whose rules go into the prompt, in rule ID order.

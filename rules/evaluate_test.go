@@ -321,3 +321,29 @@ func TestProviderCategories(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeMatches(t *testing.T) {
+	m := func(pattern, path string) Match { return Match{Condition: CondPaths, Pattern: pattern, Path: path} }
+	tests := []struct {
+		name string
+		ms   []Match
+		want string
+	}{
+		{"one path", []Match{m("apps/**", "apps/web/a.ts")}, `paths "apps/**" matched apps/web/a.ts`},
+		{"a folder that may hold matches", []Match{{Condition: CondPaths, Pattern: "apps/*/src/**", Path: "apps/", Below: true}},
+			`paths "apps/*/src/**" could match below apps/`},
+		{"a value condition", []Match{{Condition: "mode", Pattern: "act"}}, "mode is act"},
+		{"three", []Match{m("a/**", "a/1"), m("a/**", "a/2"), m("b/**", "b/3")},
+			`paths "a/**" matched a/1; paths "a/**" matched a/2; paths "b/**" matched b/3`},
+		{"more than three are counted", []Match{m("a/**", "a/1"), m("a/**", "a/2"), m("a/**", "a/3"), m("a/**", "a/4"), m("a/**", "a/5")},
+			`paths "a/**" matched a/1; paths "a/**" matched a/2; paths "a/**" matched a/3; and 2 more`},
+		{"a quote in a pattern", []Match{m(`we"ird/**`, "we\"ird/x")}, `paths "we\"ird/**" matched we"ird/x`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeMatches(tt.ms); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -28,9 +28,10 @@ type Reader struct {
 	Now func() time.Time
 
 	mu    sync.Mutex
-	files map[string]cachedFile
-	dirs  map[string]cachedDir
+	files map[fileKey]cachedFile
+	dirs  map[fileKey]cachedDir
 	reads int // files read from a file system rather than served from memory
+	last  int // files the last collection found, to size the next
 }
 
 type stamp struct {
@@ -63,7 +64,11 @@ type cachedDir struct {
 
 // Collect is [Collect] with the reader's memory.
 func (r *Reader) Collect(ws Workspace) ([]File, error) {
-	return collect(ws, r)
+	files, err := collect(ws, r)
+	r.mu.Lock()
+	r.last = len(files)
+	r.mu.Unlock()
+	return files, err
 }
 
 // FilesRead is how many files the reader has read from a file system rather than from memory.
@@ -80,7 +85,10 @@ func (r *Reader) now() time.Time {
 	return time.Now()
 }
 
-func cacheKey(f File) string { return f.Scope + "\x00" + f.Root + "\x00" + f.Path }
+// fileKey names a file or folder of the workspace.
+type fileKey struct{ scope, root, path string }
+
+func cacheKey(f File) fileKey { return fileKey{f.Scope, f.Root, f.Path} }
 
 // file returns the remembered read of f when info vouches for it.
 func (r *Reader) file(f File, info fs.FileInfo) (File, bool) {
@@ -98,12 +106,12 @@ func (r *Reader) remember(f File, info fs.FileInfo, readAt time.Time) {
 	defer r.mu.Unlock()
 	r.reads++
 	if r.files == nil {
-		r.files = map[string]cachedFile{}
+		r.files = map[fileKey]cachedFile{}
 	}
 	r.files[cacheKey(f)] = cachedFile{stampOf(info, readAt), f}
 }
 
-func (r *Reader) dir(key string, info fs.FileInfo) ([]fs.DirEntry, bool) {
+func (r *Reader) dir(key fileKey, info fs.FileInfo) ([]fs.DirEntry, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.dirs[key]
@@ -113,11 +121,11 @@ func (r *Reader) dir(key string, info fs.FileInfo) ([]fs.DirEntry, bool) {
 	return c.entries, true
 }
 
-func (r *Reader) rememberDir(key string, info fs.FileInfo, readAt time.Time, entries []fs.DirEntry) {
+func (r *Reader) rememberDir(key fileKey, info fs.FileInfo, readAt time.Time, entries []fs.DirEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.dirs == nil {
-		r.dirs = map[string]cachedDir{}
+		r.dirs = map[fileKey]cachedDir{}
 	}
 	r.dirs[key] = cachedDir{stampOf(info, readAt), entries}
 }

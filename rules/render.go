@@ -9,6 +9,13 @@ import (
 // display path on the first line and its body below, blocks separated by a blank line.
 func (d Decision) RenderCline() string {
 	var sb strings.Builder
+	n := 0
+	for _, res := range d.Results {
+		if res.Included {
+			n += len(res.Rule.DisplayPath) + len(res.Rule.Body) + 3
+		}
+	}
+	sb.Grow(n)
 	for _, res := range d.Results {
 		if !res.Included {
 			continue
@@ -28,13 +35,21 @@ func (d Decision) RenderCline() string {
 // model to read through rule://<name>. An empty section is left out.
 func (d Decision) RenderTagged() string {
 	var gen, dom strings.Builder
+	n := 0
+	for _, res := range d.Results {
+		if res.Included {
+			n += len(res.Rule.Name) + len(res.Rule.Provider) + len(res.Rule.DisplayPath) + len(res.Rule.Body) + 48
+		}
+	}
+	gen.Grow(n)
 	for _, res := range d.Results {
 		r := res.Rule
 		switch {
 		case res.Included:
-			gen.WriteString(`<rule name="` + attr(r.Name) + `" source="` + attr(r.Provider) + `" path="` + attr(r.DisplayPath) + "\">\n")
-			gen.WriteString(r.Body)
-			gen.WriteString("\n</rule>\n")
+			for _, piece := range [...]string{`<rule name="`, attr(r.Name), `" source="`, attr(r.Provider), `" path="`,
+				attr(r.DisplayPath), "\">\n", r.Body, "\n</rule>\n"} {
+				gen.WriteString(piece)
+			}
 		case res.Listed:
 			dom.WriteString(`<rule name="` + attr(r.Name) + "\">\n")
 			if r.Description != "" {
@@ -83,7 +98,16 @@ type MatchedCondition struct {
 // ConditionalRulesApplied lists the included rules that had conditions, with the condition
 // values that matched, in rule ID order.
 func (d Decision) ConditionalRulesApplied() []AppliedRule {
-	var out []AppliedRule
+	n := 0
+	for _, res := range d.Results {
+		if res.Included && len(res.Matches) > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]AppliedRule, 0, n)
 	for _, res := range d.Results {
 		if !res.Included || len(res.Matches) == 0 {
 			continue

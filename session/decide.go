@@ -38,19 +38,23 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
 	}
-	snap, blobs := snapshotOf(files)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snapSeq, lastFiles := s.state.LastSnapshot()
 	var payloads []events.Payload
-	changed := snapSeq == 0 || !slices.Equal(lastFiles, snap.Files)
-	if changed {
-		if _, err := s.db.PutBlobs(blobs); err != nil {
-			return nil, fmt.Errorf("task %s: store rule contents: %w", s.task, err)
+	snapSeq := s.state.LastSnapshotSeq()
+	// The files this session collected last time are in the snapshot it recorded then; the
+	// same files again need no comparison with the log.
+	if snapSeq == 0 || snapSeq != s.filesSeq || !slices.EqualFunc(files, s.files, sameFile) {
+		snap, blobs := snapshotOf(files)
+		_, lastFiles := s.state.LastSnapshot()
+		if snapSeq == 0 || !slices.Equal(lastFiles, snap.Files) {
+			if _, err := s.db.PutBlobs(blobs); err != nil {
+				return nil, fmt.Errorf("task %s: store rule contents: %w", s.task, err)
+			}
+			payloads = append(payloads, snap)
+			snapSeq = s.head + 1
 		}
-		payloads = append(payloads, snap)
-		snapSeq = s.head + 1
 	}
 	rs := s.ruleSet(snapSeq, files)
 	ec, dropped := s.state.Next()
@@ -69,6 +73,7 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 		return nil, err
 	}
 	s.last, s.lastSeq = &rec, res.Last
+	s.files, s.filesSeq = files, snapSeq
 	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
 		Prompt: rd.RenderCline(), Tagged: rd.RenderTagged(), Applied: rd.ConditionalRulesApplied()}, nil
 }
@@ -95,6 +100,13 @@ func (s *Session) workspace() rules.Workspace {
 		}
 	}
 	return ws
+}
+
+// sameFile reports whether two collected files are recorded alike in a snapshot.
+func sameFile(a, b rules.File) bool {
+	return a.Provider == b.Provider && a.Scope == b.Scope && a.Root == b.Root && a.Path == b.Path &&
+		a.Size == b.Size && a.AlwaysEnabled == b.AlwaysEnabled && a.ReadError == b.ReadError &&
+		a.Digest != "" && a.Digest == b.Digest
 }
 
 // snapshotOf describes rule files as a rules_snapshot payload and returns their contents as
@@ -138,19 +150,39 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 // Decide and Verify build a decision, so a recorded decision and its recomputation can only
 // differ when their inputs or the engine do.
 func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	nIncluded, nSources, nMatches := 0, 0, 0
+	for _, r := range rd.Results {
+		if r.Included {
+			nIncluded++
+		}
+		nMatches += len(r.Matches)
+	}
+	for _, p := range ec.Paths {
+		nSources += len(p.Sources)
+	}
 	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
 		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped,
-		Included: []events.RuleOutcome{}, Excluded: []events.RuleOutcome{}}
+		Included: make([]events.RuleOutcome, 0, nIncluded), Excluded: make([]events.RuleOutcome, 0, len(rd.Results)-nIncluded)}
+	// One array each for every path's evidence and every rule's matches.
+	srcs := make([]events.Source, 0, nSources)
 	for i, p := range ec.Paths {
-		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root, Sources: sources(p.Sources)}
+		start := len(srcs)
+		for _, s := range p.Sources {
+			srcs = append(srcs, events.Source{Kind: string(s.Kind), Seq: s.Seq, Turn: s.Turn, Detail: s.Detail})
+		}
+		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root, Sources: srcs[start:len(srcs):len(srcs)]}
 	}
+	matches := make([]events.Match, 0, nMatches)
 	for _, r := range rd.Results {
 		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
 			Source: r.Rule.Provider, Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
-		for _, m := range r.Matches {
-			o.Matches = append(o.Matches, events.Match{Condition: m.Condition, Pattern: m.Pattern,
-				Path: m.Path, Root: m.Root})
+		if len(r.Matches) > 0 {
+			start := len(matches)
+			for _, m := range r.Matches {
+				matches = append(matches, events.Match{Condition: m.Condition, Pattern: m.Pattern, Path: m.Path, Root: m.Root})
+			}
+			o.Matches = matches[start:len(matches):len(matches)]
 		}
 		if r.Included {
 			d.Included = append(d.Included, o)
@@ -163,12 +195,4 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 			Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
 	}
 	return d
-}
-
-func sources(in []rules.Source) []events.Source {
-	out := make([]events.Source, len(in))
-	for i, s := range in {
-		out[i] = events.Source{Kind: string(s.Kind), Seq: s.Seq, Turn: s.Turn, Detail: s.Detail}
-	}
-	return out
 }

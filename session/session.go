@@ -97,6 +97,10 @@ type Session struct {
 	// next decision is written against it.
 	last    *events.Decision
 	lastSeq uint64
+	// files are the rule files the last decision collected, recorded in the snapshot at
+	// filesSeq.
+	files    []rules.File
+	filesSeq uint64
 	// reader remembers the rule files it read, so a decision reads again only what changed.
 	reader    *rules.Reader
 	watchBufs map[string][]byte
