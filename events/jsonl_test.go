@@ -130,6 +130,25 @@ func TestSummary(t *testing.T) {
 			t.Errorf("Summary(%s) = %q, want %q", e, got, want[i])
 		}
 	}
+	for _, tt := range []struct {
+		d    Decision
+		want string
+	}{
+		{Decision{Turn: 1, Snapshot: 2, Engine: "rules/1", Context: []ContextPath{{Path: "a.ts"}},
+			Included: []RuleOutcome{{ID: "r", Name: "general"}}},
+			"turn 1: 1 included [general], 0 excluded, 1 paths"},
+		{Decision{Turn: 2, Snapshot: 2, Base: 3, Engine: "rules/1", Gone: []PathRef{{Path: "a.ts"}},
+			Excluded: []RuleOutcome{{ID: "r", Name: "general"}}},
+			"turn 2, changes since seq 3: 0 included [], 1 excluded, 0 removed, 0 paths, 1 gone"},
+	} {
+		ev, err := New(&tt.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Summary(ev); got != tt.want {
+			t.Errorf("Summary = %q, want %q", got, tt.want)
+		}
+	}
 	if got := Summary(Event{Seq: 3, Type: "x"}); !strings.Contains(got, "unreadable") {
 		t.Errorf("summary of an unknown event = %q", got)
 	}

@@ -417,3 +417,61 @@ func TestAppendBatchIsAllOrNothing(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAppendsArrivingDuringACommitShareTheNext holds the first commit open until eight more
+// writers have queued: they must all go into one second transaction, committed by one of them
+// once the first writer has its answer.
+func TestAppendsArrivingDuringACommitShareTheNext(t *testing.T) {
+	db := openTest(t)
+	release := make(chan struct{})
+	var once sync.Once
+	db.stageHook = func(*appendRequest, int) error {
+		once.Do(func() { <-release })
+		return nil
+	}
+	before := db.commits.Load()
+	first := make(chan error, 1)
+	go func() {
+		_, err := db.Append(context.Background(), uuid.New(), 0, msg(t, 1, "first"))
+		first <- err
+	}()
+	for db.commits.Load() == before { // the first writer is committing, inside the hook
+		time.Sleep(time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := db.Append(context.Background(), uuid.New(), 0, msg(t, 1, "queued"))
+			errs <- err
+		})
+	}
+	for {
+		db.cmu.Lock()
+		n := len(db.queue)
+		db.cmu.Unlock()
+		if n == 8 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.commits.Load() - before; got != 2 {
+		t.Errorf("%d transactions for 1 + 8 appends, want 2", got)
+	}
+	db.cmu.Lock()
+	defer db.cmu.Unlock()
+	if db.committing || len(db.queue) != 0 {
+		t.Errorf("after the appends: committing %v, %d queued", db.committing, len(db.queue))
+	}
+}
