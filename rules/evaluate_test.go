@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -345,5 +346,41 @@ func TestDescribeMatches(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEvaluateRemembersMatchesFaithfully evaluates one long-lived rule set against contexts
+// that share some paths and not others, and a fresh rule set (nothing remembered) against each:
+// the decisions must be the same.
+func TestEvaluateRemembersMatchesFaithfully(t *testing.T) {
+	files := benchFiles(60)
+	pool := benchContext().Paths
+	pool = append(pool, ContextPath{Path: "apps/a3/", Root: "/ws"}, ContextPath{Path: "src/mod0/x.ts", Root: "/other"})
+	longLived := Load(files)
+	r := rand.New(rand.NewPCG(5, 6))
+	type outcome struct {
+		id, reason, detail string
+		included           bool
+		matches            []Match
+	}
+	summary := func(d Decision) []outcome {
+		var out []outcome
+		for _, res := range d.Results {
+			out = append(out, outcome{res.Rule.ID, res.Reason, res.Detail, res.Included, res.Matches})
+		}
+		return out
+	}
+	for i := range 200 {
+		ctx := EvaluationContext{Mode: []string{"act", "plan"}[i%2]}
+		for _, p := range pool {
+			if r.IntN(3) == 0 {
+				ctx.Paths = append(ctx.Paths, p)
+			}
+		}
+		got := summary(longLived.Evaluate(ctx, nil))
+		want := summary(NewLoader(0).Load(files).Evaluate(ctx, nil))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("context %d: the long-lived rule set decided\n%+v\na fresh one\n%+v", i, got, want)
+		}
 	}
 }

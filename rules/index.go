@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // patternIndex lets an evaluation test each candidate path only against the patterns that
@@ -148,11 +149,68 @@ func dottedSuffixes(name string, f func(string)) {
 	}
 }
 
-// collectHits tries every candidate against the patterns the index gives it and returns
-// the hits sorted by rule, condition, pattern and candidate: the order results report.
+// matchMemo remembers, per candidate path and root, the patterns of the rule set it matched.
+// Which patterns a path matches depends on nothing but the path, its root and the rule set,
+// and a task's context keeps most of its paths from one turn to the next: each new path is
+// matched once. The memo is bounded; a full one is emptied and refilled.
+type matchMemo struct {
+	mu sync.Mutex
+	m  map[memoKey][]memoHit
+}
+
+type memoKey struct{ root, path string }
+
+type memoHit struct {
+	patRef
+	below bool
+}
+
+// maxMemo bounds the memo: a hundred contexts' worth of distinct paths.
+const maxMemo = 10_000
+
+func (mm *matchMemo) get(k memoKey) ([]memoHit, bool) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	h, ok := mm.m[k]
+	return h, ok
+}
+
+func (mm *matchMemo) put(k memoKey, h []memoHit) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if mm.m == nil || len(mm.m) >= maxMemo {
+		mm.m = make(map[memoKey][]memoHit)
+	}
+	mm.m[k] = h
+}
+
+// collectHits finds, for every candidate, the patterns it matches (from the memo, or by trying
+// the patterns the index gives it) and returns the hits sorted by rule, condition, pattern and
+// candidate: the order results report.
 func (rs *RuleSet) collectHits(st *evalState) []hit {
 	var hits []hit
-	try := func(ci int, cand *candidate, refs []patRef) {
+	for ci := range st.candidates {
+		cand := &st.candidates[ci]
+		k := memoKey{cand.root, cand.path}
+		found, ok := rs.matches.get(k)
+		if !ok {
+			found = rs.matchCandidate(cand)
+			rs.matches.put(k, found)
+		}
+		for _, h := range found {
+			hits = append(hits, hit{h.patRef, int32(ci), h.below})
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.cond, b.cond), cmp.Compare(a.pat, b.pat), cmp.Compare(a.cand, b.cand))
+	})
+	return hits
+}
+
+// matchCandidate tries a candidate against the patterns the index gives it.
+func (rs *RuleSet) matchCandidate(cand *candidate) []memoHit {
+	found := []memoHit{}
+	try := func(refs []patRef) {
 		for _, ref := range refs {
 			c := &rs.rules[ref.rule].Conditions[ref.cond]
 			if c.Root != "" && cand.root != "" && cand.root != c.Root {
@@ -160,47 +218,41 @@ func (rs *RuleSet) collectHits(st *evalState) []hit {
 			}
 			p := c.patterns[ref.pat]
 			if p.match(cand) {
-				hits = append(hits, hit{ref, int32(ci), false})
+				found = append(found, memoHit{ref, false})
 			} else if cand.isDir && p.matchBelow(cand) {
-				hits = append(hits, hit{ref, int32(ci), true})
+				found = append(found, memoHit{ref, true})
 			}
 		}
 	}
 	ix := rs.index
-	for ci := range st.candidates {
-		cand := &st.candidates[ci]
-		segs := cand.segs
-		var two string // the first two segments, sliced rather than joined
-		if len(segs) > 1 {
-			two = cand.stripped[:len(segs[0])+1+len(segs[1])]
-		}
-		if cand.isDir {
-			// A one-segment directory may lie above any longer prefix; a deeper one shares
-			// its first two segments with every prefix it is on one line with.
-			if len(segs) == 1 {
-				try(ci, cand, ix.segAll[segs[0]])
-			} else {
-				try(ci, cand, ix.bySeg1[segs[0]])
-				try(ci, cand, ix.bySeg2[two])
-			}
-			try(ci, cand, ix.dirWild)
-			try(ci, cand, ix.rest)
-			continue
-		}
-		try(ci, cand, ix.bySeg1[segs[0]])
-		if len(segs) > 1 {
-			try(ci, cand, ix.bySeg2[two])
-		}
-		dottedSuffixes(path.Base(cand.stripped), func(ext string) { try(ci, cand, ix.byExt[ext]) })
-		for i, sg := range segs {
-			if !slices.Contains(segs[:i], sg) {
-				try(ci, cand, ix.byAnySeg[sg])
-			}
-		}
-		try(ci, cand, ix.rest)
+	segs := cand.segs
+	var two string // the first two segments, sliced rather than joined
+	if len(segs) > 1 {
+		two = cand.stripped[:len(segs[0])+1+len(segs[1])]
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.cond, b.cond), cmp.Compare(a.pat, b.pat), cmp.Compare(a.cand, b.cand))
-	})
-	return hits
+	if cand.isDir {
+		// A one-segment directory may lie above any longer prefix; a deeper one shares its
+		// first two segments with every prefix it is on one line with.
+		if len(segs) == 1 {
+			try(ix.segAll[segs[0]])
+		} else {
+			try(ix.bySeg1[segs[0]])
+			try(ix.bySeg2[two])
+		}
+		try(ix.dirWild)
+		try(ix.rest)
+		return found
+	}
+	try(ix.bySeg1[segs[0]])
+	if len(segs) > 1 {
+		try(ix.bySeg2[two])
+	}
+	dottedSuffixes(path.Base(cand.stripped), func(ext string) { try(ix.byExt[ext]) })
+	for i, sg := range segs {
+		if !slices.Contains(segs[:i], sg) {
+			try(ix.byAnySeg[sg])
+		}
+	}
+	try(ix.rest)
+	return found
 }

@@ -20,6 +20,8 @@ type RuleSet struct {
 	names       []string // resolvable names, sorted
 	diagnostics []Diagnostic
 	index       *patternIndex
+	// matches remembers which patterns each candidate path matched (see collectHits).
+	matches matchMemo
 	// allDiagnostics is the set's and every rule's diagnostics, sorted; decisions share it.
 	allDiagnostics []Diagnostic
 }
