@@ -136,6 +136,32 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// BenchmarkDecideAfterToolCall is a turn as it happens: the model read one more file (a path
+// the task has not seen, which pushes the oldest out of the 100) and the next prompt is built.
+// Only Decide is timed.
+func BenchmarkDecideAfterToolCall(b *testing.B) {
+	s := benchSession(b, 100, fiftyRules(b))
+	ctx := context.Background()
+	var took []time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/new%d.ts"}`, i%50, i))
+		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if _, err := s.Decide(ctx); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	reportPercentiles(b, took)
+}
+
 // reportPercentiles adds the median and the 99th percentile of the timed calls: the mean of a
 // benchmark moves with every garbage collection and every slow wake-up of a core.
 func reportPercentiles(b *testing.B, took []time.Duration) {
