@@ -139,7 +139,7 @@ func TestSummary(t *testing.T) {
 			"turn 1: 1 included [general], 0 excluded, 1 paths"},
 		{Decision{Turn: 2, Snapshot: 2, Base: 3, Engine: "rules/1", Gone: []PathRef{{Path: "a.ts"}},
 			Excluded: []RuleOutcome{{ID: "r", Name: "general"}}},
-			"turn 2, changes since seq 3: 0 included [], 1 excluded, 0 removed, 0 paths, 1 gone"},
+			"turn 2, changes since seq 3: now included [], 1 now excluded, 0 removed; 0 paths new or changed, 1 gone"},
 	} {
 		ev, err := New(&tt.d)
 		if err != nil {

@@ -56,8 +56,8 @@ func Summary(e Event) string {
 			names = append(names, r.Name)
 		}
 		if p.Base != 0 {
-			return fmt.Sprintf("turn %d, changes since seq %d: %d included [%s], %d excluded, %d removed, %d paths, %d gone",
-				p.Turn, p.Base, len(p.Included), strings.Join(names, " "), len(p.Excluded), len(p.Removed), len(p.Context), len(p.Gone))
+			return fmt.Sprintf("turn %d, changes since seq %d: now included [%s], %d now excluded, %d removed; %d paths new or changed, %d gone",
+				p.Turn, p.Base, strings.Join(names, " "), len(p.Excluded), len(p.Removed), len(p.Context), len(p.Gone))
 		}
 		return fmt.Sprintf("turn %d: %d included [%s], %d excluded, %d paths",
 			p.Turn, len(p.Included), strings.Join(names, " "), len(p.Excluded), len(p.Context))
