@@ -180,8 +180,10 @@ func readHead(data []byte) (DecisionHead, error) {
 	}
 	for _, want := range []string{"turn", "snapshot", "base"} {
 		key, err := dec.Token()
-		if want == "base" && err == nil && key != want {
-			return h, nil // a full decision: base is omitted
+		if want == "base" && err == nil && key == "engine" && !bytes.Contains(data, []byte(`"base":`)) {
+			// A full decision: base is omitted. (No other key of a decision is "base", and
+			// inside a string the quotes would be escaped.)
+			return h, nil
 		}
 		if err != nil || key != want {
 			return h, json.Unmarshal(data, &h)

@@ -217,3 +217,32 @@ func applyOutcomes(base, d *Decision) (included, excluded []RuleOutcome, err err
 	}
 	return included, excluded, nil
 }
+
+// Clone returns a deep copy of d, sharing no slice with it.
+func (d *Decision) Clone() *Decision {
+	c := *d
+	c.Context = slices.Clone(d.Context)
+	n := 0
+	for _, p := range d.Context {
+		n += len(p.Sources)
+	}
+	srcs := make([]Source, 0, n)
+	for i, p := range c.Context {
+		if p.Sources != nil {
+			start := len(srcs)
+			srcs = append(srcs, p.Sources...)
+			c.Context[i].Sources = srcs[start:len(srcs):len(srcs)]
+		}
+	}
+	c.Gone, c.Dropped, c.Removed, c.Diagnostics = slices.Clone(d.Gone), slices.Clone(d.Dropped), slices.Clone(d.Removed), slices.Clone(d.Diagnostics)
+	c.Included, c.Excluded = cloneOutcomes(d.Included), cloneOutcomes(d.Excluded)
+	return &c
+}
+
+func cloneOutcomes(in []RuleOutcome) []RuleOutcome {
+	out := slices.Clone(in)
+	for i := range out {
+		out[i].Matches = slices.Clone(out[i].Matches)
+	}
+	return out
+}

@@ -144,3 +144,29 @@ func TestApplyFullIsItself(t *testing.T) {
 		t.Error("diagnostics lost")
 	}
 }
+
+func TestCloneSharesNothing(t *testing.T) {
+	d := turnOf(rand.New(rand.NewPCG(7, 7)), 2)
+	d.Gone, d.Removed, d.Dropped = []PathRef{{Path: "x"}}, []string{"r"}, []Count{{Name: "cap", N: 1}}
+	want, _ := New(d)
+	c := d.Clone()
+	// Scribble over every slice of the clone.
+	for i := range c.Context {
+		c.Context[i].Path = "changed"
+		for j := range c.Context[i].Sources {
+			c.Context[i].Sources[j].Seq = 999
+		}
+	}
+	for _, list := range [][]RuleOutcome{c.Included, c.Excluded} {
+		for i := range list {
+			list[i].ID = "changed"
+			for j := range list[i].Matches {
+				list[i].Matches[j].Path = "changed"
+			}
+		}
+	}
+	c.Gone[0].Path, c.Removed[0], c.Dropped[0].N, c.Diagnostics[0].Message = "changed", "changed", 7, "changed"
+	if got, _ := New(d); !bytes.Equal(got.Data, want.Data) {
+		t.Errorf("editing the clone changed the original:\n%s\nwas\n%s", got.Data, want.Data)
+	}
+}

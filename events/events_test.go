@@ -245,6 +245,11 @@ func TestDecisionHead(t *testing.T) {
 	if h, err := Head(delta); err != nil || h != (DecisionHead{Turn: 4, Snapshot: 7, Base: 12}) {
 		t.Errorf("Head of a delta = %+v, %v", h, err)
 	}
+	// Keys out of the canonical order (a hand-written import keeps its bytes): read whole.
+	odd := Event{Type: TypeDecision, V: 2, Data: []byte(`{"turn":2,"snapshot":5,"engine":"e","base":3,"context":[],"included":[],"excluded":[]}`)}
+	if h, err := Head(odd); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5, Base: 3}) {
+		t.Errorf("Head of a decision with its keys in another order = %+v, %v", h, err)
+	}
 	v1 := Event{Type: TypeDecision, V: 1, Data: []byte(`{"turn":2,"snapshot":5,"engine":"rules/1","context":[],"included":[],"excluded":[]}`)}
 	if h, err := Head(v1); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5}) {
 		t.Errorf("Head of a v1 decision = %+v, %v", h, err)

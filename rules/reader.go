@@ -16,10 +16,14 @@ const racyWindow = 2 * time.Second
 // A Reader collects rule files as [Collect] does and remembers what it read, so that the next
 // collection reads again only what changed. A file is read again unless its size, mode and
 // modification time are those it had when it was read and that modification time lay at least
-// two seconds before the read; a folder is listed again on the same terms. A file system that
-// reports no modification times (testing/fstest.MapFS without them, embed.FS) is read in full
-// every time. A tool that rewrites a file keeping its size and setting its modification time
-// back to the old value defeats this; Collect without a Reader reads everything.
+// two seconds before the read; a folder is listed again on the same terms.
+//
+// This relies on what operating systems do: writing a file sets its modification time, and
+// adding, removing or renaming an entry sets its folder's. A file system of another kind must
+// do the same or report zero times; one that reports no modification times (testing/fstest.MapFS
+// without them, embed.FS) is read in full every time. A tool that rewrites a file keeping its
+// size and setting its modification time back to the old value defeats this; Collect without a
+// Reader reads everything.
 //
 // A Reader is safe for concurrent use. It is meant for one workspace (one set of file systems):
 // entries are keyed by scope, root and path.

@@ -163,8 +163,14 @@ func TestReaderRestoredTime(t *testing.T) {
 	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	cached, _ := r.Collect(ws)
-	fresh, _ := Collect(ws)
+	cached, err := r.Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if string(cached[0].Content) != "one" || string(fresh[0].Content) != "two" {
 		t.Errorf("reader saw %q, Collect %q; want one and two", cached[0].Content, fresh[0].Content)
 	}

@@ -72,7 +72,8 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.last, s.lastSeq = &rec, res.Last
+	// The next decision is written against this one: keep a copy the caller cannot edit.
+	s.last, s.lastSeq = rec.Clone(), res.Last
 	s.files, s.filesSeq = files, snapSeq
 	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
 		Prompt: rd.RenderCline(), Tagged: rd.RenderTagged(), Applied: rd.ConditionalRulesApplied()}, nil

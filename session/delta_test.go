@@ -180,3 +180,68 @@ func TestReplaySeesADriftedDelta(t *testing.T) {
 		t.Errorf("replay reported %+v", rep.Changes)
 	}
 }
+
+// TestEditingADecisionLeavesTheLogAlone edits every decision Decide returns, in place, as a
+// runtime showing the context newest first might: what the log records stays consistent.
+func TestEditingADecisionLeavesTheLogAlone(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	tool := func(path string) {
+		if _, err := s.ToolCall(ctx, "read_file", "", json.RawMessage(fmt.Sprintf(`{"path":%q}`, path))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool("apps/web/a.ts")
+	tool("apps/web/b.ts")
+	tool("apps/web/c.ts")
+	for turn := 1; turn <= 6; turn++ {
+		if turn == 3 {
+			tool("services/api/d.ts")
+		}
+		d := decide(t, s)
+		slices.Reverse(d.Recorded.Context)
+		for i := range d.Recorded.Included {
+			d.Recorded.Included[i].Matches = nil
+		}
+	}
+	if _, err := Decisions(ctx, db, s.Task()); err != nil {
+		t.Errorf("Decisions: %v", err)
+	}
+	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() {
+		t.Errorf("replay: %+v, %v", rep.Changes, err)
+	}
+}
+
+// TestReplayComparesAnUnusualDeltaInFull replays a delta that repeats an unchanged outcome:
+// it rebuilds to exactly what the engine computes, so it is no change.
+func TestReplayComparesAnUnusualDeltaInFull(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	if _, err := s.UserMessage(ctx, "fix apps/web/src/App.tsx"); err != nil {
+		t.Fatal(err)
+	}
+	first := decide(t, s)
+	next := first.Recorded
+	next.Turn = 2
+	delta, ok := events.Written(&first.Recorded, &next, first.Seq)
+	if !ok {
+		t.Fatal("not writable as a delta")
+	}
+	delta.Included = append(delta.Included, first.Recorded.Included[0]) // unchanged, repeated
+	ev, err := events.New(delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Turn, ev.Time = 2, fixedClock()()
+	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() || rep.Decisions != 2 {
+		t.Errorf("replay: %+v, %v", rep, err)
+	}
+}

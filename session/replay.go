@@ -206,6 +206,11 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 	if err != nil {
 		return nil, err
 	}
+	// Written the same way, equal decisions have equal bytes; a delta written otherwise (one
+	// that repeats an unchanged outcome, say) is compared in full.
+	if same, err := sameInFull(full, &now); err != nil || same {
+		return nil, err
+	}
 	was := *full
 	changes := compare(was, now)
 	if outcomesOnly {
@@ -225,6 +230,19 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 			Now: "differs in its evidence or diagnostics (same rules, same reasons)"}}
 	}
 	return changes, nil
+}
+
+// sameInFull reports whether two full decisions encode to the same bytes.
+func sameInFull(a, b *events.Decision) (bool, error) {
+	ea, err := events.New(a)
+	if err != nil {
+		return false, err
+	}
+	eb, err := events.New(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ea.Data, eb.Data), nil
 }
 
 // compare lists how two decisions of the same turn differ, rule by rule, in rule id order.

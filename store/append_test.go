@@ -475,3 +475,37 @@ func TestAppendsArrivingDuringACommitShareTheNext(t *testing.T) {
 		t.Errorf("after the appends: committing %v, %d queued", db.committing, len(db.queue))
 	}
 }
+
+// TestPanicAfterACommitDoesNotWedgeTheDatabase panics in the leader after its transaction
+// committed, outside bbolt: the panic reaches the leader's caller, and the next append and
+// Close go through instead of waiting for a commit that never ends.
+func TestPanicAfterACommitDoesNotWedgeTheDatabase(t *testing.T) {
+	db := openTest(t)
+	var once sync.Once
+	db.committedHook = func() { once.Do(func() { panic("index broke") }) }
+	task := uuid.New()
+	recovered := func() (p any) {
+		defer func() { p = recover() }()
+		db.Append(context.Background(), task, 0, msg(t, 1, "first"))
+		return nil
+	}()
+	if recovered != "index broke" {
+		t.Fatalf("the leader's caller saw %v, want the panic", recovered)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Append(context.Background(), task, 1, msg(t, 1, "second"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next append never returned: the database is wedged")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -50,32 +50,57 @@ func (db *DB) submit(r *appendRequest) (appendResult, error) {
 // oldest waiting writer, or ends it when none is waiting.
 func (db *DB) lead(own *appendRequest) {
 	answered := false
+	var batch []*appendRequest
+	defer func() {
+		// A panic outside bbolt's transaction (which update recovers) must not leave the
+		// database committing forever: the batch is answered, leadership passes on, and the
+		// panic goes on up the leader's own goroutine.
+		if p := recover(); p != nil {
+			for _, r := range batch {
+				select {
+				case r.result <- appendResult{err: fmt.Errorf("append to task %s: commit failed: %v", r.task, p)}:
+				default: // already answered
+				}
+			}
+			db.handOff()
+			panic(p)
+		}
+	}()
 	for {
 		// The writers the last commit answered are runnable now but may not have run yet; let
 		// them queue their next append so it joins this commit instead of waiting for the next
 		// fsync. With nothing else runnable this returns at once: a lone writer never waits.
 		runtime.Gosched()
 		db.cmu.Lock()
-		if len(db.queue) == 0 {
-			db.committing = false
-			db.idle.Broadcast()
+		if answered || len(db.queue) == 0 {
 			db.cmu.Unlock()
-			return
-		}
-		if answered {
-			next := db.queue[0]
-			db.cmu.Unlock()
-			next.lead <- struct{}{}
+			batch = nil
+			db.handOff()
 			return
 		}
 		n := min(len(db.queue), db.maxBatch)
-		batch := make([]*appendRequest, n)
+		batch = make([]*appendRequest, n)
 		copy(batch, db.queue)
 		db.queue = append(db.queue[:0], db.queue[n:]...)
 		db.cmu.Unlock()
 		answered = slices.Contains(batch, own)
 		db.commit(batch)
 	}
+}
+
+// handOff ends a leader's turn: the oldest waiting writer leads next, or, with none waiting,
+// no commit runs any more.
+func (db *DB) handOff() {
+	db.cmu.Lock()
+	if len(db.queue) == 0 {
+		db.committing = false
+		db.idle.Broadcast()
+		db.cmu.Unlock()
+		return
+	}
+	next := db.queue[0]
+	db.cmu.Unlock()
+	next.lead <- struct{}{}
 }
 
 // commit writes batch in one transaction. A request refused by validation is answered with its
@@ -105,6 +130,9 @@ func (db *DB) commit(batch []*appendRequest) {
 	}
 	if err == nil {
 		w.committed()
+		if db.committedHook != nil {
+			db.committedHook()
+		}
 	}
 	for i, r := range batch {
 		if err != nil {

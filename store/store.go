@@ -81,6 +81,8 @@ type DB struct {
 	// commits counts write transactions, for the group-commit benchmark.
 	commits atomic.Int64
 
+	// committedHook is nil outside tests: it runs after a transaction commits, outside it.
+	committedHook func()
 	// stageHook is nil outside tests; see writer.hook.
 	stageHook func(r *appendRequest, i int) error
 }
