@@ -55,7 +55,21 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 		if r.FS == nil {
 			return nil, fmt.Errorf("collect root %q: %w", r.Name, ErrNoFS)
 		}
+		if cache == nil {
+			c.workspace(r)
+			continue
+		}
+		if files, ok := cache.unchanged(r); ok {
+			c.files = append(c.files, files...)
+			continue
+		}
+		c.watch, c.whole, c.armed = cache.watchRoot(r), true, map[string]watchKind{}
+		start := len(c.files)
 		c.workspace(r)
+		if c.watch != nil {
+			cache.rememberRoot(r, c.watch, c.whole, slices.Clone(c.files[start:]))
+		}
+		c.watch = nil
 	}
 	if ws.Home != nil {
 		c.home(ws.Home)
@@ -71,6 +85,22 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 type collector struct {
 	files []File
 	cache *Reader // nil: read everything
+	// watch, while a root is collected with watches, gets every folder the collection looks
+	// at, before it looks (see watch.go); whole turns false when one cannot be watched.
+	watch *watcher
+	whole bool
+	armed map[string]watchKind
+}
+
+// arm watches a folder of the root being collected for changes of the kind.
+func (c *collector) arm(dir string, kind watchKind) {
+	if c.watch == nil || c.armed[dir]&kind == kind {
+		return
+	}
+	c.armed[dir] |= kind
+	if err := c.watch.add(dir, kind); err != nil {
+		c.whole = false
+	}
 }
 
 // source describes one place a provider keeps rules.
@@ -139,6 +169,15 @@ func (c *collector) home(fsys fs.FS) {
 }
 
 func (c *collector) source(fsys fs.FS, scope, root string, s source) {
+	if scope == ScopeWorkspace {
+		p := s.dir
+		if p == "" {
+			p = s.file
+		}
+		for _, dir := range parents(p) {
+			c.arm(dir, watchProbe)
+		}
+	}
 	if s.file != "" {
 		info, err := fs.Stat(fsys, s.file)
 		if err != nil || info.IsDir() {
@@ -155,6 +194,9 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	truncated := false
 	var walk func(dir string, depth int, info fs.FileInfo)
 	walk = func(dir string, depth int, info fs.FileInfo) {
+		if scope == ScopeWorkspace {
+			c.arm(dir, watchRules)
+		}
 		entries, err := c.readDir(fsys, scope, root, dir, info)
 		if err != nil {
 			c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: dir,
@@ -213,6 +255,7 @@ func (c *collector) memoryFiles(r Root) {
 	limited := false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
+		c.arm(dir, watchMemory)
 		entries, err := c.readDir(r.FS, ScopeWorkspace, r.Name, dir, nil)
 		if err != nil {
 			return // unreadable subfolders hold no rules we could report by name
@@ -245,6 +288,7 @@ func (c *collector) memoryFiles(r Root) {
 	}
 	walk(".", 1)
 	if limited {
+		c.whole = false // what lies beyond the limit is neither searched nor watched
 		c.files = append(c.files, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: ".",
 			ReadError: fmt.Sprintf("%s: workspace exceeds %d entries or depth %d; AGENTS.md and CLAUDE.md files beyond were not searched",
 				DiagWalkLimit, MaxWalkEntries, MaxDepth)})

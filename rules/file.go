@@ -72,6 +72,9 @@ type Root struct {
 	Name string
 	// FS reads the root; [Collect] is the only reader.
 	FS fs.FS
+	// Dir, when set, is the operating-system folder FS reads (os.DirFS(Dir)): a [Reader] then
+	// watches the root for changes instead of checking its rule files every time.
+	Dir string
 }
 
 // RemoteRule is a rule delivered by configuration rather than a file (Cline's remote global

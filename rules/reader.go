@@ -34,8 +34,80 @@ type Reader struct {
 	mu    sync.Mutex
 	files map[fileKey]cachedFile
 	dirs  map[fileKey]cachedDir
-	reads int // files read from a file system rather than served from memory
-	last  int // files the last collection found, to size the next
+	roots map[string]*rootWatch // by root name
+	reads int                   // files read from a file system rather than served from memory
+	last  int                   // files the last collection found, to size the next
+}
+
+// rootWatch is what the last collection of a watched root found, and its watches.
+type rootWatch struct {
+	w     *watcher
+	files []File
+	// whole is false when some folder could not be watched or the search stopped at a limit:
+	// the root is then collected in full next time.
+	whole bool
+}
+
+// unchanged returns the files the last collection of root found, when its watches report no
+// change that matters since.
+func (r *Reader) unchanged(root Root) ([]File, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rw := r.roots[root.Name]
+	if rw == nil || rw.w == nil || rw.w.changed() {
+		return nil, false
+	}
+	return rw.files, true
+}
+
+// watchRoot starts the watches of a new collection of root; nil when it cannot be watched,
+// or could not be before: a root whose search stopped at its limit, or one of whose folders
+// could not be watched, would pay for watching every folder again at every collection.
+func (r *Reader) watchRoot(root Root) *watcher {
+	if root.Dir == "" {
+		return nil
+	}
+	r.mu.Lock()
+	rw := r.roots[root.Name]
+	r.mu.Unlock()
+	if rw != nil && rw.w == nil {
+		return nil
+	}
+	w, err := newWatcher(root.Dir)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+// rememberRoot keeps what a watched collection of root found, replacing the last one.
+func (r *Reader) rememberRoot(root Root, w *watcher, whole bool, files []File) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.roots == nil {
+		r.roots = map[string]*rootWatch{}
+	}
+	if old := r.roots[root.Name]; old != nil && old.w != nil {
+		old.w.close()
+	}
+	if !whole {
+		w.close()
+		w, files = nil, nil // not watched again
+	}
+	r.roots[root.Name] = &rootWatch{w: w, files: files, whole: whole}
+}
+
+// Close stops the reader's watches. The reader stays usable; it watches again on the next
+// collection.
+func (r *Reader) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rw := range r.roots {
+		if rw.w != nil {
+			rw.w.close()
+		}
+	}
+	r.roots = nil
 }
 
 type stamp struct {

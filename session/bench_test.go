@@ -17,7 +17,9 @@ import (
 
 // fiftyRules is a workspace folder of 50 Cline rules, 10 universal and 40 scoped to one area
 // each, last edited an hour ago.
-func fiftyRules(b testing.TB) fs.FS {
+func fiftyRules(b testing.TB) fs.FS { return os.DirFS(fiftyRulesDir(b)) }
+
+func fiftyRulesDir(b testing.TB) string {
 	dir := b.TempDir()
 	rules := filepath.Join(dir, ".clinerules")
 	if err := os.Mkdir(rules, 0o755); err != nil {
@@ -47,7 +49,7 @@ func fiftyRules(b testing.TB) fs.FS {
 			b.Fatal(err)
 		}
 	}
-	return os.DirFS(dir)
+	return dir
 }
 
 // fiftyRulesInMemory is the same workspace as an in-memory file system with modification
@@ -78,10 +80,23 @@ func fiftyRulesInMemory(b testing.TB) fs.FS {
 	return mem
 }
 
+// benchRoot is the fifty-rule workspace as a folder checked file by file, a folder watched
+// for changes, or an in-memory file system.
+func benchRoot(b *testing.B, kind string) Root {
+	switch kind {
+	case "watched":
+		dir := fiftyRulesDir(b)
+		return Root{Path: "/ws", FS: os.DirFS(dir), Dir: dir}
+	case "memory":
+		return Root{Path: "/ws", FS: fiftyRulesInMemory(b)}
+	}
+	return Root{Path: "/ws", FS: fiftyRules(b)}
+}
+
 // benchSession has a task of n events whose context holds 100 paths.
-func benchSession(b *testing.B, n int, rules fs.FS) *Session {
+func benchSession(b *testing.B, n int, root Root) *Session {
 	ctx := context.Background()
-	s := newSession(b, openDB(b), rules, Options{})
+	s := newSession(b, openDB(b), nil, Options{Roots: []Root{root}})
 	for i := 0; s.Version() < uint64(n); i++ {
 		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%100))
 		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
@@ -113,13 +128,9 @@ func BenchmarkDecide(b *testing.B) {
 	for _, bc := range []struct {
 		n     int
 		rules string
-	}{{100, "folder"}, {100_000, "folder"}, {100, "memory"}, {100_000, "memory"}} {
+	}{{100, "folder"}, {100_000, "folder"}, {100, "watched"}, {100_000, "watched"}, {100, "memory"}, {100_000, "memory"}} {
 		b.Run(fmt.Sprintf("events=%d/rules=%s", bc.n, bc.rules), func(b *testing.B) {
-			rules := fiftyRules(b)
-			if bc.rules == "memory" {
-				rules = fiftyRulesInMemory(b)
-			}
-			s := benchSession(b, bc.n, rules)
+			s := benchSession(b, bc.n, benchRoot(b, bc.rules))
 			ctx := context.Background()
 			var took []time.Duration
 			b.ReportAllocs()
@@ -140,26 +151,30 @@ func BenchmarkDecide(b *testing.B) {
 // the task has not seen, which pushes the oldest out of the 100) and the next prompt is built.
 // Only Decide is timed.
 func BenchmarkDecideAfterToolCall(b *testing.B) {
-	s := benchSession(b, 100, fiftyRules(b))
-	ctx := context.Background()
-	var took []time.Duration
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		b.StopTimer()
-		i++
-		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/new%d.ts"}`, i%50, i))
-		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		start := time.Now()
-		if _, err := s.Decide(ctx); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(start))
+	for _, kind := range []string{"folder", "watched"} {
+		b.Run("rules="+kind, func(b *testing.B) {
+			s := benchSession(b, 100, benchRoot(b, kind))
+			ctx := context.Background()
+			var took []time.Duration
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				i++
+				params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/new%d.ts"}`, i%50, i))
+				if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if _, err := s.Decide(ctx); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			reportPercentiles(b, took)
+		})
 	}
-	reportPercentiles(b, took)
 }
 
 // reportPercentiles adds the median and the 99th percentile of the timed calls: the mean of a

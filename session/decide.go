@@ -97,7 +97,7 @@ func (s *Session) workspace() rules.Workspace {
 	ws := rules.Workspace{Home: s.opts.Home, Remote: s.opts.Remote}
 	for _, r := range s.opts.Roots {
 		if r.FS != nil {
-			ws.Roots = append(ws.Roots, rules.Root{Name: r.Path, FS: r.FS})
+			ws.Roots = append(ws.Roots, rules.Root{Name: r.Path, FS: r.FS, Dir: r.Dir})
 		}
 	}
 	return ws

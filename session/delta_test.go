@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/rules"
@@ -242,6 +246,54 @@ func TestReplayComparesAnUnusualDeltaInFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() || rep.Decisions != 2 {
+		t.Errorf("replay: %+v, %v", rep, err)
+	}
+}
+
+// TestDecideSeesEveryEditOfAWatchedRoot edits the rules of a folder root between decisions,
+// right after each decision read them: every decision sees the edit before it.
+func TestDecideSeesEveryEditOfAWatchedRoot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".clinerules/a.md", "Rule one.\n")
+	s, err := Open(ctx, openDB(t), uuid.Nil, Options{Roots: []Root{DirRoot(dir)}, Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	steps := []struct {
+		edit func()
+		want string // in the prompt
+	}{
+		{func() {}, "Rule one."},
+		{func() { write(".clinerules/a.md", "Rule 1st.\n") }, "Rule 1st."}, // same size, same second
+		{func() { write(".clinerules/b.md", "Rule two.\n") }, "Rule two."},
+		{func() { write("AGENTS.md", "Go only.\n") }, "Go only."},
+		// A nested AGENTS.md in a new folder applies below it only: it is decided about.
+		{func() { write("apps/api/AGENTS.md", "The API.\n") }, "apps/api/AGENTS.md"},
+	}
+	for i, st := range steps {
+		st.edit()
+		d := decide(t, s)
+		seen := d.Prompt
+		for _, o := range append(d.Recorded.Included, d.Recorded.Excluded...) {
+			seen += "\n" + o.Path
+		}
+		if !strings.Contains(seen, st.want) {
+			t.Errorf("decision %d: neither prompt nor outcomes name %q:\n%s", i+1, st.want, seen)
+		}
+	}
+	if rep, err := Replay(ctx, s.db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() {
 		t.Errorf("replay: %+v, %v", rep, err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -48,6 +50,16 @@ type Root struct {
 	Path string
 	// FS reads the root's files; nil means the root has no rule files to read.
 	FS fs.FS
+	// Dir, when set, is the folder FS reads on this machine (FS is os.DirFS(Dir)): decisions
+	// then watch the root for changes (on Linux) instead of checking every rule file each
+	// time. See DirRoot.
+	Dir string
+}
+
+// DirRoot is the root of a folder on this machine, recorded under its own path: FS reads it
+// and decisions watch it.
+func DirRoot(dir string) Root {
+	return Root{Path: filepath.ToSlash(dir), FS: os.DirFS(dir), Dir: dir}
 }
 
 // Options configure Open. The zero value is usable for a task that needs no rule files.
@@ -207,6 +219,13 @@ func (s *Session) checkRoots() error {
 
 // Task is the task's id.
 func (s *Session) Task() uuid.UUID { return s.task }
+
+// Close stops the session's watches of its workspace roots. The store stays open, and the
+// session stays usable: a later decision watches again.
+func (s *Session) Close() error {
+	s.reader.Close()
+	return nil
+}
 
 // Version is the sequence number of the last event in the task's log, as this session knows it.
 func (s *Session) Version() uint64 {

@@ -56,7 +56,9 @@ func fixedClock() func() time.Time {
 
 func newSession(t testing.TB, db *store.DB, fsys fs.FS, opts Options) *Session {
 	t.Helper()
-	opts.Roots = []Root{{Path: "/ws", FS: fsys}}
+	if opts.Roots == nil {
+		opts.Roots = []Root{{Path: "/ws", FS: fsys}}
+	}
 	if opts.Now == nil {
 		opts.Now = fixedClock()
 	}

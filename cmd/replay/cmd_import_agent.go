@@ -62,6 +62,7 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 			return fail(stderr, err)
 		}
 		rows = append(rows, row{File: u, Task: s.Task().String(), Events: s.Version(), Report: rep})
+		s.Close()
 		bar.set(i + 1)
 	}
 	bar.done()

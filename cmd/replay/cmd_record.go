@@ -73,5 +73,8 @@ func recordScript(db *store.DB, name string, wf *workspaceFlags, ids *events.IDS
 		IDs:          ids,
 		OnDecision:   func(*session.Decision) { decisions++ },
 	})
+	if s != nil {
+		s.Close() // the script is over: stop watching its folders
+	}
 	return s, decisions, err
 }

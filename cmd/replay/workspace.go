@@ -103,7 +103,7 @@ func (w *workspaceFlags) sessionRoots(recorded []string) ([]session.Root, error)
 	for i, r := range recorded {
 		out[i] = session.Root{Path: r}
 		if d, ok := dirs[r]; ok {
-			out[i].FS = os.DirFS(d)
+			out[i].FS, out[i].Dir = os.DirFS(d), d
 		}
 	}
 	return out, nil

@@ -1,0 +1,97 @@
+//go:build linux
+
+package rules
+
+import (
+	"errors"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+// watcher is one root's inotify instance.
+type watcher struct {
+	fd      int
+	dir     string // the root's folder
+	kinds   map[int32]watched
+	buf     []byte
+	cleanup runtime.Cleanup // closes fd if the watcher is dropped without close
+}
+
+type watched struct {
+	dir  string // slash path relative to the root
+	kind watchKind
+}
+
+const watchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE |
+	syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_DELETE_SELF |
+	syscall.IN_MOVE_SELF | syscall.IN_EXCL_UNLINK
+
+func newWatcher(dir string) (*watcher, error) {
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{fd: fd, dir: dir, kinds: map[int32]watched{}}
+	w.cleanup = runtime.AddCleanup(w, func(fd int) { syscall.Close(fd) }, fd)
+	return w, nil
+}
+
+// add watches a folder of the root (a slash path relative to it) for changes of the kind. A
+// folder that does not exist is not an error: its parent's watch sees it appear.
+func (w *watcher) add(rel string, kind watchKind) error {
+	wd, err := syscall.InotifyAddWatch(w.fd, filepath.Join(w.dir, filepath.FromSlash(rel)), watchMask)
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	k := w.kinds[int32(wd)]
+	w.kinds[int32(wd)] = watched{dir: rel, kind: k.kind | kind}
+	return nil
+}
+
+// changed reads every change reported so far, without waiting, and reports whether one of
+// them matters. An error (or an overflowed queue) counts as a change.
+func (w *watcher) changed() bool {
+	if w.buf == nil {
+		w.buf = make([]byte, 64<<10)
+	}
+	found := false
+	for {
+		n, err := syscall.Read(w.fd, w.buf)
+		if errors.Is(err, syscall.EAGAIN) {
+			return found
+		}
+		if err != nil || n <= 0 {
+			return true
+		}
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
+			nameEnd := off + syscall.SizeofInotifyEvent + int(ev.Len)
+			if nameEnd > n {
+				return true
+			}
+			name := w.buf[off+syscall.SizeofInotifyEvent : nameEnd]
+			for len(name) > 0 && name[len(name)-1] == 0 {
+				name = name[:len(name)-1]
+			}
+			off = nameEnd
+			if ev.Mask&(syscall.IN_Q_OVERFLOW|syscall.IN_IGNORED|syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF) != 0 {
+				found = true
+				continue
+			}
+			wt, ok := w.kinds[ev.Wd]
+			if !ok || relevant(wt.kind, wt.dir, string(name), ev.Mask&syscall.IN_ISDIR != 0) {
+				found = true
+			}
+		}
+	}
+}
+
+func (w *watcher) close() {
+	w.cleanup.Stop()
+	syscall.Close(w.fd)
+}
