@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Decision records which rules a prompt included and why, together with everything needed to
@@ -170,28 +171,48 @@ func Head(e Event) (DecisionHead, error) {
 	return h, nil
 }
 
-// readHead reads "turn", "snapshot" and "base", which the canonical encoding writes first, and
-// stops there; a payload with its keys in another order is decoded whole.
+// readHead reads "turn", "snapshot" and "base", which the canonical encoding writes first as
+// plain integers, and stops there; a payload written otherwise is decoded whole.
 func readHead(data []byte) (DecisionHead, error) {
 	var h DecisionHead
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return h, fmt.Errorf("not a JSON object")
+	rest, ok := data, true
+	var turn, snap uint64
+	rest, turn, ok = headField(rest, `{"turn":`)
+	if ok {
+		rest, snap, ok = headField(rest, `,"snapshot":`)
 	}
-	for _, want := range []string{"turn", "snapshot", "base"} {
-		key, err := dec.Token()
-		if want == "base" && err == nil && key == "engine" && !bytes.Contains(data, []byte(`"base":`)) {
-			// A full decision: base is omitted. (No other key of a decision is "base", and
-			// inside a string the quotes would be escaped.)
+	if ok && turn <= math.MaxInt32 {
+		h.Turn, h.Snapshot = int(turn), snap
+		if r, base, isBase := headField(rest, `,"base":`); isBase {
+			h.Base, rest = base, r
+		}
+		// A full decision omits base; engine comes next. (No other key of a decision is
+		// "base", and inside a string the quotes would be escaped.)
+		if h.Base != 0 || bytes.HasPrefix(rest, []byte(`,"engine":`)) && !bytes.Contains(rest, []byte(`"base":`)) {
 			return h, nil
 		}
-		if err != nil || key != want {
-			return h, json.Unmarshal(data, &h)
-		}
-		dst := map[string]any{"turn": &h.Turn, "snapshot": &h.Snapshot, "base": &h.Base}[want]
-		if err := dec.Decode(dst); err != nil {
-			return h, err
-		}
+	}
+	h = DecisionHead{}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, err
 	}
 	return h, nil
+}
+
+// headField reads `key` and the decimal integer after it.
+func headField(b []byte, key string) (rest []byte, n uint64, ok bool) {
+	if !bytes.HasPrefix(b, []byte(key)) {
+		return b, 0, false
+	}
+	b = b[len(key):]
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 19 {
+		n = n*10 + uint64(b[i]-'0')
+		i++
+	}
+	// Plain integers only: no sign, fraction, exponent, leading zero or overflow.
+	if i == 0 || i >= len(b) || (b[i] != ',' && b[i] != '}') || (i > 1 && b[0] == '0') {
+		return b, 0, false
+	}
+	return b[i:], n, true
 }

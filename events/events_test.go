@@ -250,6 +250,26 @@ func TestDecisionHead(t *testing.T) {
 	if h, err := Head(odd); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5, Base: 3}) {
 		t.Errorf("Head of a decision with its keys in another order = %+v, %v", h, err)
 	}
+	for _, tt := range []struct {
+		data string
+		want DecisionHead
+	}{
+		{`{"turn":12,"snapshot":0,"base":7,"engine":"e"}`, DecisionHead{Turn: 12, Base: 7}},
+		{`{"turn":3,"snapshot":99,"engine":"e","context":[]}`, DecisionHead{Turn: 3, Snapshot: 99}},
+		{`{"snapshot":5,"turn":2,"engine":"e"}`, DecisionHead{Turn: 2, Snapshot: 5}},
+		{`{"turn":2,"snapshot":5,"base":3.0}`, DecisionHead{}},
+	} {
+		h, err := Head(Event{Type: TypeDecision, V: 2, Data: []byte(tt.data)})
+		if tt.want == (DecisionHead{}) {
+			if err == nil {
+				t.Errorf("Head(%s) = %+v, want an error", tt.data, h)
+			}
+			continue
+		}
+		if err != nil || h != tt.want {
+			t.Errorf("Head(%s) = %+v, %v, want %+v", tt.data, h, err, tt.want)
+		}
+	}
 	v1 := Event{Type: TypeDecision, V: 1, Data: []byte(`{"turn":2,"snapshot":5,"engine":"rules/1","context":[],"included":[],"excluded":[]}`)}
 	if h, err := Head(v1); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5}) {
 		t.Errorf("Head of a v1 decision = %+v, %v", h, err)
