@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"path"
+	"strings"
 	"testing"
 )
 
@@ -51,13 +53,34 @@ func benchContext() EvaluationContext {
 	return ctx
 }
 
+// benchmarkEvaluate evaluates n rules against 100 paths: the same paths every time (a rule set
+// remembers what each path matched, as in a task whose context carries over between turns),
+// or paths not seen for a long time (512 contexts in turn, more than the memory of matches
+// holds, so nothing is remembered).
 func benchmarkEvaluate(b *testing.B, n int) {
-	rs := Load(benchFiles(n))
-	ctx := benchContext()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = rs.Evaluate(ctx, nil)
+	for _, paths := range []string{"same", "new"} {
+		b.Run("paths="+paths, func(b *testing.B) {
+			rs := Load(benchFiles(n))
+			ctxs := []EvaluationContext{benchContext()}
+			if paths == "new" {
+				ctxs = make([]EvaluationContext, 512)
+				for i := range ctxs {
+					ctxs[i] = benchContext()
+					for j, p := range ctxs[i].Paths {
+						if !strings.HasSuffix(p.Path, "/") {
+							// One folder deeper: matched by the same globs, but another path.
+							ctxs[i].Paths[j].Path = fmt.Sprintf("%s/v%d/%s", path.Dir(p.Path), i, path.Base(p.Path))
+						}
+					}
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = rs.Evaluate(ctxs[i%len(ctxs)], nil)
+				i++
+			}
+		})
 	}
 }
 
