@@ -235,14 +235,26 @@ func (d *Decision) Clone() *Decision {
 		}
 	}
 	c.Gone, c.Dropped, c.Removed, c.Diagnostics = slices.Clone(d.Gone), slices.Clone(d.Dropped), slices.Clone(d.Removed), slices.Clone(d.Diagnostics)
-	c.Included, c.Excluded = cloneOutcomes(d.Included), cloneOutcomes(d.Excluded)
+	n = 0
+	for _, list := range [][]RuleOutcome{d.Included, d.Excluded} {
+		for _, o := range list {
+			n += len(o.Matches)
+		}
+	}
+	matches := make([]Match, 0, n) // one array for every outcome's matches
+	c.Included, matches = cloneOutcomes(d.Included, matches)
+	c.Excluded, _ = cloneOutcomes(d.Excluded, matches)
 	return &c
 }
 
-func cloneOutcomes(in []RuleOutcome) []RuleOutcome {
+func cloneOutcomes(in []RuleOutcome, matches []Match) ([]RuleOutcome, []Match) {
 	out := slices.Clone(in)
 	for i := range out {
-		out[i].Matches = slices.Clone(out[i].Matches)
+		if m := out[i].Matches; m != nil {
+			start := len(matches)
+			matches = append(matches, m...)
+			out[i].Matches = matches[start:len(matches):len(matches)]
+		}
 	}
-	return out
+	return out, matches
 }

@@ -102,25 +102,69 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 			}
 		}
 	}
+	t.order = t.sortKeys(kept, index)
 	out := make([]rules.ContextPath, 0, len(kept))
-	for _, c := range kept {
+	for _, k := range t.order {
+		c := kept[index[k]]
 		slices.SortFunc(c.sources, compareSources)
 		if n := len(c.sources) - t.cfg.MaxSources; n > 0 {
 			c.sources = c.sources[n:]
 		}
-		root := ""
-		if c.key.root >= 0 {
-			root = t.roots[c.key.root]
-		}
-		out = append(out, rules.ContextPath{Path: c.key.rel, Root: root, Sources: c.sources})
+		out = append(out, rules.ContextPath{Path: c.key.rel, Root: t.rootName(c.key), Sources: c.sources})
 	}
-	slices.SortFunc(out, func(a, b rules.ContextPath) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 { // most paths differ here: skip the root
-			return c
-		}
-		return strings.Compare(a.Root, b.Root)
-	})
 	return out, len(cut)
+}
+
+func (t *Task) rootName(k pathKey) string {
+	if k.root >= 0 {
+		return t.roots[k.root]
+	}
+	return ""
+}
+
+// compareKeys orders context paths by path, then root (and, for two roots of one name, by
+// their order in task_started, so that the order is total).
+func (t *Task) compareKeys(a, b pathKey) int {
+	if c := strings.Compare(a.rel, b.rel); c != 0 { // most paths differ here: skip the root
+		return c
+	}
+	return cmp.Or(strings.Compare(t.rootName(a), t.rootName(b)), cmp.Compare(a.root, b.root))
+}
+
+// sortKeys returns the kept candidates' keys in output order. The last build's order, less the
+// keys that left, is still sorted; only the new keys need sorting, and a merge does the rest.
+func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) []pathKey {
+	order := make([]pathKey, 0, len(kept))
+	known := make([]bool, len(kept))
+	for _, k := range t.order {
+		if i, ok := index[k]; ok {
+			order = append(order, k)
+			known[i] = true
+		}
+	}
+	if len(order) == len(kept) {
+		return order
+	}
+	var fresh []pathKey
+	for i, c := range kept {
+		if !known[i] {
+			fresh = append(fresh, c.key)
+		}
+	}
+	slices.SortFunc(fresh, t.compareKeys)
+	merged := make([]pathKey, 0, len(kept))
+	i, j := 0, 0
+	for i < len(order) && j < len(fresh) {
+		if t.compareKeys(fresh[j], order[i]) < 0 {
+			merged = append(merged, fresh[j])
+			j++
+		} else {
+			merged = append(merged, order[i])
+			i++
+		}
+	}
+	merged = append(merged, order[i:]...)
+	return append(merged, fresh[j:]...)
 }
 
 // compareSources orders evidence oldest first; within one event by kind rank, then detail.

@@ -57,6 +57,11 @@ type Task struct {
 	toolDrops  dropWindow // tool and shell, by turn
 	tabDrops   [numReasons]int
 	writeDrops [numReasons]int
+
+	// order is the last built context's keys in output order; the next build, which mostly
+	// keeps them, merges what is new into it instead of sorting again. It is derived: a task
+	// restored from a snapshot starts without it.
+	order []pathKey
 }
 
 // New returns an empty Task, ready for the log's first event, which must be task_started.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Toggles enable and disable rules by ID; a rule absent from the map is enabled.
@@ -157,7 +158,38 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 	if len(r.Conditions) == 0 {
 		return res.with(ReasonAlways, "applies to every request")
 	}
-	return res.with(ReasonMatched, describeMatches(matches))
+	return res.with(ReasonMatched, rs.details.describe(r, matches))
+}
+
+// detailMemo remembers, per rule, the last matches described and their description: from one
+// turn to the next a rule mostly matches the same paths with the same patterns.
+type detailMemo struct {
+	mu   sync.Mutex
+	last map[*Rule]described
+}
+
+type described struct {
+	matches []Match
+	detail  string
+}
+
+// sameDescription reports whether two matches read the same in describeMatches.
+func sameDescription(a, b Match) bool {
+	return a.Condition == b.Condition && a.Pattern == b.Pattern && a.Path == b.Path && a.Below == b.Below
+}
+
+func (dm *detailMemo) describe(r *Rule, ms []Match) string {
+	dm.mu.Lock()
+	defer dm.mu.Unlock()
+	if d, ok := dm.last[r]; ok && slices.EqualFunc(d.matches, ms, sameDescription) {
+		return d.detail
+	}
+	if dm.last == nil {
+		dm.last = map[*Rule]described{}
+	}
+	d := described{slices.Clone(ms), describeMatches(ms)}
+	dm.last[r] = d
+	return d.detail
 }
 
 func isOff(t Toggles, id string) bool {

@@ -20,8 +20,10 @@ type RuleSet struct {
 	names       []string // resolvable names, sorted
 	diagnostics []Diagnostic
 	index       *patternIndex
-	// matches remembers which patterns each candidate path matched (see collectHits).
+	// matches remembers which patterns each candidate path matched (see collectHits), and
+	// details the last description of each rule's matches.
 	matches matchMemo
+	details detailMemo
 	// allDiagnostics is the set's and every rule's diagnostics, sorted; decisions share it.
 	allDiagnostics []Diagnostic
 }

@@ -75,8 +75,39 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 	// The next decision is written against this one: keep a copy the caller cannot edit.
 	s.last, s.lastSeq = rec.Clone(), res.Last
 	s.files, s.filesSeq = files, snapSeq
+	prompt, tagged := s.render(rs, rd)
 	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
-		Prompt: rd.RenderCline(), Tagged: rd.RenderTagged(), Applied: rd.ConditionalRulesApplied()}, nil
+		Prompt: prompt, Tagged: tagged, Applied: rd.ConditionalRulesApplied()}, nil
+}
+
+// rendered is the last rendering of the prompt sections, and what it was made from.
+type rendered struct {
+	rs             *rules.RuleSet
+	in             []string // the ids of the included rules, then "\x00", then of the listed ones
+	prompt, tagged string
+}
+
+// render renders the rules sections of a decision. They depend only on which rules of the rule
+// set are included and which are listed, which seldom changes from one turn to the next: the
+// last rendering is reused then.
+func (s *Session) render(rs *rules.RuleSet, rd rules.Decision) (prompt, tagged string) {
+	in := make([]string, 0, len(rd.Results)+1)
+	for _, r := range rd.Results {
+		if r.Included {
+			in = append(in, r.Rule.ID)
+		}
+	}
+	in = append(in, "\x00")
+	for _, r := range rd.Results {
+		if r.Listed && !r.Included {
+			in = append(in, r.Rule.ID)
+		}
+	}
+	if c := s.rendered; c.rs == rs && slices.Equal(c.in, in) {
+		return c.prompt, c.tagged
+	}
+	s.rendered = rendered{rs: rs, in: in, prompt: rd.RenderCline(), tagged: rd.RenderTagged()}
+	return s.rendered.prompt, s.rendered.tagged
 }
 
 // fullEvery is how often a decision is written in full although it could be written against

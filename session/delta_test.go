@@ -297,3 +297,47 @@ func TestDecideSeesEveryEditOfAWatchedRoot(t *testing.T) {
 		t.Errorf("replay: %+v, %v", rep, err)
 	}
 }
+
+// TestPromptFollowsEveryChangeOfItsRules decides while the included rules change and while they
+// do not: the prompt is always the rendering of this decision's rules.
+func TestPromptFollowsEveryChangeOfItsRules(t *testing.T) {
+	ctx := context.Background()
+	s := newSession(t, openDB(t), clineWorkspace(), Options{})
+	general := "cline:/ws/.clinerules/general.md"
+	steps := []struct {
+		name   string
+		record func() error
+		has    string
+		lacks  string
+	}{
+		{"universal rules", func() error { return nil }, "Always write tests.", "Use the design tokens."},
+		{"nothing changed", func() error { return nil }, "Always write tests.", "Use the design tokens."},
+		{"a paths rule joins", func() error {
+			_, err := s.UserMessage(ctx, "edit apps/web/src/App.tsx")
+			return err
+		}, "Use the design tokens.", ""},
+		{"a rule toggled off", func() error {
+			_, err := s.Toggle(ctx, general, false)
+			return err
+		}, "Use the design tokens.", "Always write tests."},
+		{"and on again", func() error {
+			_, err := s.Toggle(ctx, general, true)
+			return err
+		}, "Always write tests.", ""},
+	}
+	for _, st := range steps {
+		if err := st.record(); err != nil {
+			t.Fatal(err)
+		}
+		d := decide(t, s)
+		if want := d.Rules.RenderCline(); d.Prompt != want {
+			t.Errorf("%s: prompt\n%s\nis not this decision's rendering\n%s", st.name, d.Prompt, want)
+		}
+		if want := d.Rules.RenderTagged(); d.Tagged != want {
+			t.Errorf("%s: tagged prompt is not this decision's rendering", st.name)
+		}
+		if !strings.Contains(d.Prompt, st.has) || (st.lacks != "" && strings.Contains(d.Prompt, st.lacks)) {
+			t.Errorf("%s: prompt should have %q and lack %q:\n%s", st.name, st.has, st.lacks, d.Prompt)
+		}
+	}
+}

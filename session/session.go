@@ -113,6 +113,8 @@ type Session struct {
 	// filesSeq.
 	files    []rules.File
 	filesSeq uint64
+	// rendered is the last rendering of the prompt sections (see render).
+	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.
 	reader    *rules.Reader
 	watchBufs map[string][]byte
