@@ -63,11 +63,12 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 			c.files = append(c.files, files...)
 			continue
 		}
-		c.watch, c.whole, c.armed = cache.watchRoot(r), true, map[string]watchKind{}
+		w, dir, gen := cache.watchRoot(r)
+		c.watch, c.whole, c.armed, c.root = w, true, map[string]watchKind{}, r
 		start := len(c.files)
 		c.workspace(r)
 		if c.watch != nil {
-			cache.rememberRoot(r, c.watch, c.whole, slices.Clone(c.files[start:]))
+			cache.rememberRoot(r, c.watch, dir, gen, c.whole, slices.Clone(c.files[start:]))
 		}
 		c.watch = nil
 	}
@@ -79,6 +80,9 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 			Content: []byte(rr.Contents), AlwaysEnabled: rr.AlwaysEnabled})
 	}
 	slices.SortStableFunc(c.files, compareFiles)
+	if len(c.files) == 0 {
+		return nil, nil // as without a Reader
+	}
 	return c.files, nil
 }
 
@@ -90,16 +94,43 @@ type collector struct {
 	watch *watcher
 	whole bool
 	armed map[string]watchKind
+	root  Root
 }
 
-// arm watches a folder of the root being collected for changes of the kind.
+// arm watches a folder of the root being collected for changes of the kind. Only the root
+// folder itself must exist.
 func (c *collector) arm(dir string, kind watchKind) {
 	if c.watch == nil || c.armed[dir]&kind == kind {
 		return
 	}
 	c.armed[dir] |= kind
-	if err := c.watch.add(dir, kind); err != nil {
+	if err := c.watch.add(dir, kind); err != nil && (dir == "." || !errors.Is(err, errNotWatched)) {
 		c.whole = false
+	}
+}
+
+// linked notes a symbolic link met while the root is watched. A watch sees changes in its own
+// folder only, not in the folder a link points into, so a root with links on the way to its
+// rules is not watched.
+func (c *collector) linked() {
+	if c.watch != nil {
+		c.whole = false
+	}
+}
+
+// probe watches the folders on the way to a provider's path p, before p is looked at, and
+// gives up watching when a step of the way is a symbolic link.
+func (c *collector) probe(fsys fs.FS, p string) {
+	if c.watch == nil {
+		return
+	}
+	for _, dir := range parents(p) {
+		c.arm(dir, watchProbe)
+	}
+	for _, step := range append(parents(p)[1:], p) {
+		if info, err := fs.Lstat(fsys, step); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			c.linked()
+		}
 	}
 }
 
@@ -174,8 +205,9 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 		if p == "" {
 			p = s.file
 		}
-		for _, dir := range parents(p) {
-			c.arm(dir, watchProbe)
+		c.probe(fsys, p)
+		if s.dir != "" {
+			c.arm(s.dir, watchRules) // before its Stat, whose time the listing's memory trusts
 		}
 	}
 	if s.file != "" {
@@ -211,6 +243,7 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 			full := path.Join(dir, name)
 			isDir := e.IsDir()
 			if e.Type()&fs.ModeSymlink != 0 {
+				c.linked()
 				if fi, err := fs.Stat(fsys, full); err == nil {
 					isDir = fi.IsDir()
 				}
@@ -278,6 +311,9 @@ func (c *collector) memoryFiles(r Root) {
 				walk(full, depth+1)
 				continue
 			}
+			if (name == "AGENTS.md" || name == "CLAUDE.md") && e.Type()&fs.ModeSymlink != 0 {
+				c.linked()
+			}
 			switch name {
 			case "AGENTS.md":
 				c.read(r.FS, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: full})
@@ -287,6 +323,9 @@ func (c *collector) memoryFiles(r Root) {
 		}
 	}
 	walk(".", 1)
+	if c.watch != nil {
+		c.watch.setRoom(MaxWalkEntries - seen)
+	}
 	if limited {
 		c.whole = false // what lies beyond the limit is neither searched nor watched
 		c.files = append(c.files, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: ".",

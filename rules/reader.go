@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
+	"os"
 	"sync"
 	"time"
 )
@@ -31,59 +32,74 @@ type Reader struct {
 	// Now is the clock reads are stamped with; nil means time.Now.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	files map[fileKey]cachedFile
-	dirs  map[fileKey]cachedDir
-	roots map[string]*rootWatch // by root name
-	reads int                   // files read from a file system rather than served from memory
-	last  int                   // files the last collection found, to size the next
+	mu     sync.Mutex
+	files  map[fileKey]cachedFile
+	dirs   map[fileKey]cachedDir
+	roots  map[string]*rootWatch // by root name
+	reads  int                   // files read from a file system rather than served from memory
+	last   int                   // files the last collection found, to size the next
+	closes int                   // how many times Close ran
 }
 
-// rootWatch is what the last collection of a watched root found, and its watches.
+// rootWatch is what the last collection of a watched root found, and its watches. A root
+// given up on (see watchRoot) keeps an entry without watches.
 type rootWatch struct {
 	w     *watcher
+	dir   os.FileInfo // the root folder when it was watched: a folder put in its place is a change
 	files []File
-	// whole is false when some folder could not be watched or the search stopped at a limit:
-	// the root is then collected in full next time.
-	whole bool
 }
 
 // unchanged returns the files the last collection of root found, when its watches report no
-// change that matters since.
+// change that matters since and its folder is still the one watched. A change uses the entry
+// up: whoever sees it, every later collection reads the root again until one remembers it.
 func (r *Reader) unchanged(root Root) ([]File, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rw := r.roots[root.Name]
-	if rw == nil || rw.w == nil || rw.w.changed() {
+	if rw == nil || rw.w == nil {
+		return nil, false
+	}
+	if now, err := os.Stat(root.Dir); err != nil || !os.SameFile(now, rw.dir) || rw.w.changed() {
+		rw.w.close()
+		delete(r.roots, root.Name)
 		return nil, false
 	}
 	return rw.files, true
 }
 
-// watchRoot starts the watches of a new collection of root; nil when it cannot be watched,
-// or could not be before: a root whose search stopped at its limit, or one of whose folders
-// could not be watched, would pay for watching every folder again at every collection.
-func (r *Reader) watchRoot(root Root) *watcher {
+// watchRoot starts the watches of a new collection of root: nil when it cannot be watched or
+// was given up on, since a root whose search stopped at its limit, or one of whose folders
+// could not be watched, would pay for watching every folder again at every collection. gen is
+// the reader's Close count, for rememberRoot.
+func (r *Reader) watchRoot(root Root) (w *watcher, dir os.FileInfo, gen int) {
 	if root.Dir == "" {
-		return nil
+		return nil, nil, 0
 	}
 	r.mu.Lock()
-	rw := r.roots[root.Name]
+	rw, gen := r.roots[root.Name], r.closes
 	r.mu.Unlock()
 	if rw != nil && rw.w == nil {
-		return nil
+		return nil, nil, 0
 	}
-	w, err := newWatcher(root.Dir)
+	dir, err := os.Stat(root.Dir)
 	if err != nil {
-		return nil
+		return nil, nil, 0
 	}
-	return w
+	if w, err = newWatcher(root.Dir); err != nil {
+		return nil, nil, 0
+	}
+	return w, dir, gen
 }
 
-// rememberRoot keeps what a watched collection of root found, replacing the last one.
-func (r *Reader) rememberRoot(root Root, w *watcher, whole bool, files []File) {
+// rememberRoot keeps what a watched collection of root found, replacing the last one; a root
+// not wholly watched is given up on. A collection that outlived a Close keeps nothing.
+func (r *Reader) rememberRoot(root Root, w *watcher, dir os.FileInfo, gen int, whole bool, files []File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if gen != r.closes {
+		w.close()
+		return
+	}
 	if r.roots == nil {
 		r.roots = map[string]*rootWatch{}
 	}
@@ -92,9 +108,9 @@ func (r *Reader) rememberRoot(root Root, w *watcher, whole bool, files []File) {
 	}
 	if !whole {
 		w.close()
-		w, files = nil, nil // not watched again
+		w, files = nil, nil
 	}
-	r.roots[root.Name] = &rootWatch{w: w, files: files, whole: whole}
+	r.roots[root.Name] = &rootWatch{w: w, dir: dir, files: files}
 }
 
 // Close stops the reader's watches. The reader stays usable; it watches again on the next
@@ -108,6 +124,7 @@ func (r *Reader) Close() {
 		}
 	}
 	r.roots = nil
+	r.closes++
 }
 
 type stamp struct {

@@ -1,9 +1,14 @@
 package rules
 
 import (
+	"errors"
 	"path"
 	"strings"
 )
+
+// errNotWatched is a folder that is absent or unreadable: not watched, and no loss, since its
+// parent's watch reports it appearing or becoming readable.
+var errNotWatched = errors.New("folder not watched")
 
 // A root's rule files can be watched instead of re-checked: when Root.Dir names the folder its
 // FS reads, a Reader asks the operating system (inotify on Linux) to report changes in every

@@ -14,8 +14,9 @@ import (
 type watcher struct {
 	fd      int
 	dir     string // the root's folder
-	kinds   map[int32]watched
+	kinds   map[int32][]watched
 	buf     []byte
+	room    int             // see setRoom
 	cleanup runtime.Cleanup // closes fd if the watcher is dropped without close
 }
 
@@ -33,25 +34,30 @@ func newWatcher(dir string) (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{fd: fd, dir: dir, kinds: map[int32]watched{}}
+	w := &watcher{fd: fd, dir: dir, kinds: map[int32][]watched{}}
 	w.cleanup = runtime.AddCleanup(w, func(fd int) { syscall.Close(fd) }, fd)
 	return w, nil
 }
 
 // add watches a folder of the root (a slash path relative to it) for changes of the kind. A
-// folder that does not exist is not an error: its parent's watch sees it appear.
+// folder that does not exist or cannot be read is errNotWatched: its parent's watch sees it
+// appear or change its permissions.
 func (w *watcher) add(rel string, kind watchKind) error {
 	wd, err := syscall.InotifyAddWatch(w.fd, filepath.Join(w.dir, filepath.FromSlash(rel)), watchMask)
-	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
-		return nil
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EACCES) {
+		return errNotWatched
 	}
 	if err != nil {
 		return err
 	}
-	k := w.kinds[int32(wd)]
-	w.kinds[int32(wd)] = watched{dir: rel, kind: k.kind | kind}
+	// Two paths to one folder share a descriptor: keep both, each with its own kind.
+	w.kinds[int32(wd)] = append(w.kinds[int32(wd)], watched{dir: rel, kind: kind})
 	return nil
 }
+
+// setRoom sets how many more entries the search for AGENTS.md and CLAUDE.md may meet before it
+// stops at its limit: entries created beyond that count as a change.
+func (w *watcher) setRoom(n int) { w.room = n }
 
 // changed reads every change reported so far, without waiting, and reports whether one of
 // them matters. An error (or an overflowed queue) counts as a change.
@@ -83,9 +89,21 @@ func (w *watcher) changed() bool {
 				found = true
 				continue
 			}
-			wt, ok := w.kinds[ev.Wd]
-			if !ok || relevant(wt.kind, wt.dir, string(name), ev.Mask&syscall.IN_ISDIR != 0) {
+			ws, ok := w.kinds[ev.Wd]
+			if !ok {
 				found = true
+				continue
+			}
+			isDir := ev.Mask&syscall.IN_ISDIR != 0
+			for _, wt := range ws {
+				if relevant(wt.kind, wt.dir, string(name), isDir) {
+					found = true
+				}
+				if wt.kind&watchMemory != 0 && ev.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0 {
+					if w.room--; w.room < 0 {
+						found = true // the search would now stop at its limit
+					}
+				}
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -339,5 +341,51 @@ func TestPromptFollowsEveryChangeOfItsRules(t *testing.T) {
 		if !strings.Contains(d.Prompt, st.has) || (st.lacks != "" && strings.Contains(d.Prompt, st.lacks)) {
 			t.Errorf("%s: prompt should have %q and lack %q:\n%s", st.name, st.has, st.lacks, d.Prompt)
 		}
+	}
+}
+
+// TestConcurrentDecisionsSeeEveryEdit decides from two goroutines after each edit of a watched
+// root's rule: every decision started after the edit has it in its prompt.
+func TestConcurrentDecisionsSeeEveryEdit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".clinerules", "a.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(text+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("Rule v0.")
+	s, err := Open(ctx, openDB(t), uuid.Nil, Options{Roots: []Root{DirRoot(dir)}, Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	decide(t, s)
+	var stale atomic.Int64
+	for i := 1; i <= 100; i++ {
+		want := fmt.Sprintf("Rule v%d.", i)
+		edit(want)
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				d, err := s.Decide(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !strings.Contains(d.Prompt, want) {
+					stale.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := stale.Load(); n > 0 {
+		t.Errorf("%d of 200 decisions started after an edit did not see it", n)
 	}
 }
