@@ -79,7 +79,9 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 		c.files = append(c.files, File{Provider: ProviderCline, Scope: ScopeRemote, Path: rr.Name,
 			Content: []byte(rr.Contents), AlwaysEnabled: rr.AlwaysEnabled})
 	}
-	slices.SortStableFunc(c.files, compareFiles)
+	if !slices.IsSortedFunc(c.files, compareFiles) { // files remembered from a watched root are
+		slices.SortStableFunc(c.files, compareFiles)
+	}
 	if len(c.files) == 0 {
 		return nil, nil // as without a Reader
 	}

@@ -79,19 +79,14 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // rule set, context and toggles give the same Decision.
 func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 	st := &evalState{ctx: &ctx}
+	// Candidates are named here and prepared for matching (split into segments) only when the
+	// rule set does not remember what they match (see collectHits).
 	st.candidates = make([]candidate, 0, len(ctx.Paths))
-	nseg := 0
-	for _, p := range ctx.Paths {
-		nseg += strings.Count(p.Path, "/") + strings.Count(p.Path, `\`) + 1
-	}
-	segBuf := make([]string, 0, nseg)
 	for i, p := range ctx.Paths {
 		if p.Path == "" {
 			continue
 		}
-		c := prepareCandidateInto(p.Path, &segBuf)
-		c.root, c.index = p.Root, i
-		st.candidates = append(st.candidates, c)
+		st.candidates = append(st.candidates, candidate{path: foldSlashes(p.Path), root: p.Root, index: i})
 	}
 	d := Decision{EngineVersion: EngineVersion, Results: make([]Result, len(rs.rules))}
 	hits := rs.collectHits(st)

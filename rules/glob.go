@@ -150,39 +150,24 @@ type candidate struct {
 	index    int // into EvaluationContext.Paths
 }
 
-func prepareCandidate(raw string) candidate {
-	return prepareCandidateInto(raw, nil)
+// foldSlashes folds "\" to "/" in a candidate (GLOBS).
+func foldSlashes(p string) string {
+	if strings.IndexByte(p, '\\') >= 0 {
+		return strings.ReplaceAll(p, `\`, "/")
+	}
+	return p
 }
 
-// prepareCandidateInto prepares a candidate, appending its segments to buf so that an
-// evaluation allocates one array for all of them.
-func prepareCandidateInto(raw string, buf *[]string) candidate {
-	// GLOBS: fold "\" to "/" in the candidate.
-	p := raw
-	if strings.IndexByte(p, '\\') >= 0 {
-		p = strings.ReplaceAll(p, `\`, "/")
-	}
+// prepareCandidate readies a path for matching: folded, a trailing "/" taken as a directory,
+// split into segments.
+func prepareCandidate(raw string) candidate {
+	p := foldSlashes(raw)
 	c := candidate{path: p, stripped: p}
 	if strings.HasSuffix(p, "/") {
 		c.isDir = true
 		c.stripped = strings.TrimSuffix(p, "/")
 	}
-	if buf == nil {
-		c.segs = strings.Split(c.stripped, "/")
-	} else {
-		start := len(*buf)
-		rest := c.stripped
-		for {
-			i := strings.IndexByte(rest, '/')
-			if i < 0 {
-				*buf = append(*buf, rest)
-				break
-			}
-			*buf = append(*buf, rest[:i])
-			rest = rest[i+1:]
-		}
-		c.segs = (*buf)[start:len(*buf):len(*buf)]
-	}
+	c.segs = strings.Split(c.stripped, "/")
 	for _, seg := range c.segs {
 		if seg == "." || seg == ".." {
 			c.dotSeg = true

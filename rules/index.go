@@ -168,11 +168,13 @@ type memoHit struct {
 // maxMemo bounds the memo: a hundred contexts' worth of distinct paths.
 const maxMemo = 10_000
 
-func (mm *matchMemo) get(k memoKey) ([]memoHit, bool) {
+// lookup fills found[i] with what candidate i matched, when remembered, and reports which.
+func (mm *matchMemo) lookup(cands []candidate, found [][]memoHit, known []bool) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
-	h, ok := mm.m[k]
-	return h, ok
+	for i := range cands {
+		found[i], known[i] = mm.m[memoKey{cands[i].root, cands[i].path}]
+	}
 }
 
 func (mm *matchMemo) put(k memoKey, h []memoHit) {
@@ -189,15 +191,18 @@ func (mm *matchMemo) put(k memoKey, h []memoHit) {
 // candidate: the order results report.
 func (rs *RuleSet) collectHits(st *evalState) []hit {
 	var hits []hit
+	found := make([][]memoHit, len(st.candidates))
+	known := make([]bool, len(st.candidates))
+	rs.matches.lookup(st.candidates, found, known)
 	for ci := range st.candidates {
 		cand := &st.candidates[ci]
-		k := memoKey{cand.root, cand.path}
-		found, ok := rs.matches.get(k)
-		if !ok {
-			found = rs.matchCandidate(cand)
-			rs.matches.put(k, found)
+		if !known[ci] {
+			full := prepareCandidate(cand.path)
+			full.root, full.index = cand.root, cand.index
+			found[ci] = rs.matchCandidate(&full)
+			rs.matches.put(memoKey{cand.root, cand.path}, found[ci])
 		}
-		for _, h := range found {
+		for _, h := range found[ci] {
 			hits = append(hits, hit{h.patRef, int32(ci), h.below})
 		}
 	}
