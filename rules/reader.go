@@ -85,11 +85,15 @@ func (r *Reader) watchRoot(root Root) (w *watcher, dir os.FileInfo, gen int) {
 	if err != nil {
 		return nil, nil, 0
 	}
-	if w, err = newWatcher(root.Dir); err != nil {
+	if w, err = openWatcher(root.Dir); err != nil {
 		return nil, nil, 0
 	}
 	return w, dir, gen
 }
+
+// openWatcher makes a root's watcher; tests make it fail as a process out of inotify
+// instances sees it.
+var openWatcher = newWatcher
 
 // rememberRoot keeps what a watched collection of root found, replacing the last one; a root
 // not wholly watched is given up on. A collection that outlived a Close keeps nothing.

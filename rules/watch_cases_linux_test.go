@@ -107,20 +107,11 @@ func TestWatchNewWatcherFailsAfterChange(t *testing.T) {
 	ws := watchedWS(dir)
 	collectN(t, r, ws, 2)
 	write(t, dir, ".clinerules/a.md", "Two.\n")
-	// Use up the inotify instances, as a process with many sessions would.
-	var fds []int
-	for {
-		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
-		if err != nil {
-			t.Logf("inotify_init1 failed after %d more instances: %v", len(fds), err)
-			break
-		}
-		fds = append(fds, fd)
-	}
+	// No watcher to be had, as for a process that used up its inotify instances.
+	openWatcher = func(string) (*watcher, error) { return nil, syscall.EMFILE }
+	defer func() { openWatcher = newWatcher }()
 	check(t, r, ws, dir) // no watcher to be had: collected in full
-	for _, fd := range fds {
-		syscall.Close(fd)
-	}
+	openWatcher = newWatcher
 	check(t, r, ws, dir) // watchers to be had again
 }
 
