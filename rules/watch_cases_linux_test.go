@@ -117,7 +117,7 @@ func TestWatchNewWatcherFailsAfterChange(t *testing.T) {
 
 // Two collections of one root, as two concurrent ones interleave: the first sees the change
 // and has not yet remembered its result when the second starts; the second sees it too.
-func TestWatchDrainedChangeServesStale(t *testing.T) {
+func TestWatchInterleavedCollectionsSeeTheChange(t *testing.T) {
 	dir := oldTree(t, map[string]string{".clinerules/a.md": "One.\n"})
 	r := &Reader{}
 	defer r.Close()
@@ -133,7 +133,7 @@ func TestWatchDrainedChangeServesStale(t *testing.T) {
 }
 
 // The same with concurrent collections after each edit.
-func TestWatchConcurrentCollectStale(t *testing.T) {
+func TestWatchConcurrentCollectionsSeeEveryEdit(t *testing.T) {
 	dir := oldTree(t, map[string]string{".clinerules/a.md": "v0000\n"})
 	r := &Reader{}
 	defer r.Close()
