@@ -15,9 +15,9 @@ type Decision struct {
 	Turn int
 	// Seq is the sequence number of the decision event in the log.
 	Seq uint64
-	// Recorded is the decision in full. The log may hold it written against the decision of
-	// the turn before (see events.Decision); Decisions, DecisionAt and Explain rebuild it.
-	Recorded events.Decision
+	// rec is the decision in full, kept by the session as the base of the next one: never
+	// handed out, only copied (see Recorded).
+	rec *events.Decision
 	// Rules is the rule engine's full result, for rendering.
 	Rules rules.Decision
 	// Prompt is the rules section in Cline's format (`<path>\n<body>` blocks).
@@ -72,13 +72,19 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The next decision is written against this one: keep a copy the caller cannot edit.
-	s.last, s.lastSeq = rec.Clone(), res.Last
+	// The next decision is written against this one. The caller gets copies (Recorded), so
+	// nothing it does can change the base.
+	s.last, s.lastSeq = &rec, res.Last
 	s.files, s.filesSeq = files, snapSeq
 	prompt, tagged := s.render(rs, rd)
-	return &Decision{Turn: turn, Seq: res.Last, Recorded: rec, Rules: rd,
+	return &Decision{Turn: turn, Seq: res.Last, rec: &rec, Rules: rd,
 		Prompt: prompt, Tagged: tagged, Applied: rd.ConditionalRulesApplied()}, nil
 }
+
+// Recorded is the decision in full, as the log records it, in a copy of its own. The log may
+// hold it written against the decision of the turn before (see events.Decision); Decisions,
+// DecisionAt and Explain rebuild it.
+func (d *Decision) Recorded() events.Decision { return *d.rec.Clone() }
 
 // rendered is the last rendering of the prompt sections, and what it was made from.
 type rendered struct {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,11 +95,11 @@ func TestDecisionsWrittenAgainstTheTurnBefore(t *testing.T) {
 		t.Fatalf("Decisions read %d, Decide made %d", len(all), len(decided))
 	}
 	for i, d := range decided {
-		if !reflect.DeepEqual(all[i].Decision, d.Recorded) {
-			t.Errorf("turn %d: Decisions rebuilt\n%+v\nDecide returned\n%+v", d.Turn, all[i].Decision, d.Recorded)
+		if !reflect.DeepEqual(all[i].Decision, d.Recorded()) {
+			t.Errorf("turn %d: Decisions rebuilt\n%+v\nDecide returned\n%+v", d.Turn, all[i].Decision, d.Recorded())
 		}
 		at, err := DecisionAt(ctx, db, s.Task(), d.Turn)
-		if err != nil || !reflect.DeepEqual(at.Decision, d.Recorded) || at.Seq != d.Seq {
+		if err != nil || !reflect.DeepEqual(at.Decision, d.Recorded()) || at.Seq != d.Seq {
 			t.Errorf("turn %d: DecisionAt rebuilt %+v, %v", d.Turn, at, err)
 		}
 	}
@@ -115,7 +116,7 @@ func TestDecisionAgainstTheWrongBase(t *testing.T) {
 	db := openDB(t)
 	s := newSession(t, db, clineWorkspace(), Options{})
 	first := decide(t, s)
-	bad := first.Recorded
+	bad := first.Recorded()
 	bad.Turn, bad.Base = 2, first.Seq-1 // the rules snapshot's seq, not a decision's
 	ev, err := events.New(&bad)
 	if err != nil {
@@ -150,10 +151,11 @@ func TestReplaySeesADriftedDelta(t *testing.T) {
 	}
 	first := decide(t, s)
 	// Turn 2 as the engine would decide it (the same), but recorded with frontend excluded.
-	drifted := first.Recorded
+	firstRec := first.Recorded()
+	drifted := first.Recorded()
 	drifted.Turn = 2
 	drifted.Included = nil
-	for _, o := range first.Recorded.Included {
+	for _, o := range first.Recorded().Included {
 		if o.Name == "frontend" {
 			o.Reason, o.Matches, o.Detail = rules.ReasonNoMatch, nil, "made up"
 			drifted.Excluded = append(drifted.Excluded, o)
@@ -162,7 +164,7 @@ func TestReplaySeesADriftedDelta(t *testing.T) {
 		drifted.Included = append(drifted.Included, o)
 	}
 	slices.SortFunc(drifted.Excluded, func(a, b events.RuleOutcome) int { return strings.Compare(a.ID, b.ID) })
-	delta, ok := events.Written(&first.Recorded, &drifted, first.Seq)
+	delta, ok := events.Written(&firstRec, &drifted, first.Seq)
 	if !ok {
 		t.Fatal("not writable as a delta")
 	}
@@ -206,9 +208,15 @@ func TestEditingADecisionLeavesTheLogAlone(t *testing.T) {
 			tool("services/api/d.ts")
 		}
 		d := decide(t, s)
-		slices.Reverse(d.Recorded.Context)
-		for i := range d.Recorded.Included {
-			d.Recorded.Included[i].Matches = nil
+		before, _ := events.New(new(d.Recorded()))
+		rec := d.Recorded()
+		slices.Reverse(rec.Context)
+		for i := range rec.Included {
+			rec.Included[i].Matches = nil
+		}
+		slices.Reverse(d.Rules.Results)
+		if after, _ := events.New(new(d.Recorded())); !bytes.Equal(before.Data, after.Data) {
+			t.Errorf("turn %d: editing a copy changed the decision", d.Turn)
 		}
 	}
 	if _, err := Decisions(ctx, db, s.Task()); err != nil {
@@ -229,13 +237,14 @@ func TestReplayComparesAnUnusualDeltaInFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := decide(t, s)
-	next := first.Recorded
+	firstRec := first.Recorded()
+	next := first.Recorded()
 	next.Turn = 2
-	delta, ok := events.Written(&first.Recorded, &next, first.Seq)
+	delta, ok := events.Written(&firstRec, &next, first.Seq)
 	if !ok {
 		t.Fatal("not writable as a delta")
 	}
-	delta.Included = append(delta.Included, first.Recorded.Included[0]) // unchanged, repeated
+	delta.Included = append(delta.Included, first.Recorded().Included[0]) // unchanged, repeated
 	ev, err := events.New(delta)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +297,7 @@ func TestDecideSeesEveryEditOfAWatchedRoot(t *testing.T) {
 		st.edit()
 		d := decide(t, s)
 		seen := d.Prompt
-		for _, o := range append(d.Recorded.Included, d.Recorded.Excluded...) {
+		for _, o := range append(d.Recorded().Included, d.Recorded().Excluded...) {
 			seen += "\n" + o.Path
 		}
 		if !strings.Contains(seen, st.want) {

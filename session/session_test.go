@@ -91,7 +91,7 @@ func names(os []events.RuleOutcome) []string {
 }
 
 func reasonOf(d *Decision, name string) string {
-	for _, o := range append(append([]events.RuleOutcome(nil), d.Recorded.Included...), d.Recorded.Excluded...) {
+	for _, o := range append(append([]events.RuleOutcome(nil), d.Recorded().Included...), d.Recorded().Excluded...) {
 		if o.Name == name {
 			return o.Reason
 		}
@@ -128,7 +128,7 @@ func TestClineScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := decide(t, s)
-			if got := names(d.Recorded.Included); !slices.Equal(got, tt.want) {
+			if got := names(d.Recorded().Included); !slices.Equal(got, tt.want) {
 				t.Errorf("included %v, want %v", got, tt.want)
 			}
 			if !strings.Contains(d.Prompt, "Always write tests.") {
@@ -141,15 +141,15 @@ func TestClineScenarios(t *testing.T) {
 func TestMalformedRuleIsIncludedWithDiagnostic(t *testing.T) {
 	s := newSession(t, openDB(t), clineWorkspace(), Options{})
 	d := decide(t, s)
-	if r := reasonOf(d, "broken"); r == "(absent)" || !slices.Contains(names(d.Recorded.Included), "broken") {
+	if r := reasonOf(d, "broken"); r == "(absent)" || !slices.Contains(names(d.Recorded().Included), "broken") {
 		t.Fatalf("broken rule not included (reason %s)", r)
 	}
 	found := false
-	for _, dg := range d.Recorded.Diagnostics {
+	for _, dg := range d.Recorded().Diagnostics {
 		found = found || strings.Contains(dg.File, "broken.md")
 	}
 	if !found {
-		t.Errorf("no diagnostic for broken.md: %+v", d.Recorded.Diagnostics)
+		t.Errorf("no diagnostic for broken.md: %+v", d.Recorded().Diagnostics)
 	}
 }
 
@@ -216,11 +216,11 @@ func TestRemoteRulesWithFrontmatter(t *testing.T) {
 	s := newSession(t, openDB(t), fstest.MapFS{}, Options{Remote: remote})
 	s.Toggle(ctx, "cline:remote:org-security", false)
 	d := decide(t, s)
-	if got := names(d.Recorded.Included); !slices.Equal(got, []string{"org-security"}) {
+	if got := names(d.Recorded().Included); !slices.Equal(got, []string{"org-security"}) {
 		t.Errorf("turn 1 included %v, want [org-security] (alwaysEnabled ignores its toggle)", got)
 	}
 	s.FileWrite(ctx, "infra/db/main.tf", events.OpEdit)
-	if got := names(decide(t, s).Recorded.Included); !slices.Equal(got, []string{"org-infra", "org-security"}) {
+	if got := names(decide(t, s).Recorded().Included); !slices.Equal(got, []string{"org-infra", "org-security"}) {
 		t.Errorf("turn 2 included %v", got)
 	}
 }
@@ -231,13 +231,13 @@ func TestSnapshotOnlyWhenRulesChange(t *testing.T) {
 	fsys := clineWorkspace()
 	s := newSession(t, db, fsys, Options{})
 	d1, d2 := decide(t, s), decide(t, s)
-	if d1.Recorded.Snapshot != d2.Recorded.Snapshot {
-		t.Errorf("unchanged rules got a new snapshot: %d then %d", d1.Recorded.Snapshot, d2.Recorded.Snapshot)
+	if d1.Recorded().Snapshot != d2.Recorded().Snapshot {
+		t.Errorf("unchanged rules got a new snapshot: %d then %d", d1.Recorded().Snapshot, d2.Recorded().Snapshot)
 	}
 	fsys[".clinerules/general.md"] = &fstest.MapFile{Data: []byte("Changed.\n")}
 	d3 := decide(t, s)
-	if d3.Recorded.Snapshot == d2.Recorded.Snapshot || d3.Recorded.Snapshot != d3.Seq-1 {
-		t.Errorf("changed rules: snapshot seq %d, decision seq %d", d3.Recorded.Snapshot, d3.Seq)
+	if d3.Recorded().Snapshot == d2.Recorded().Snapshot || d3.Recorded().Snapshot != d3.Seq-1 {
+		t.Errorf("changed rules: snapshot seq %d, decision seq %d", d3.Recorded().Snapshot, d3.Seq)
 	}
 	counts := map[events.Type]int{}
 	for ev, err := range db.Events(ctx, s.Task(), 1) {
@@ -408,11 +408,11 @@ func TestOversizedRuleReplays(t *testing.T) {
 	s := newSession(t, db, fsys, Options{})
 	d := decide(t, s)
 	tooLarge := false
-	for _, dg := range d.Recorded.Diagnostics {
+	for _, dg := range d.Recorded().Diagnostics {
 		tooLarge = tooLarge || dg.Code == "too_large"
 	}
 	if !tooLarge || reasonOf(d, "huge") != "always" {
-		t.Fatalf("huge.md: reason %s, diagnostics %+v", reasonOf(d, "huge"), d.Recorded.Diagnostics)
+		t.Fatalf("huge.md: reason %s, diagnostics %+v", reasonOf(d, "huge"), d.Recorded().Diagnostics)
 	}
 	rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
 	if err != nil || !rep.OK() {
