@@ -21,6 +21,23 @@ import (
 	"github.com/tasklog/tasklog/rules"
 )
 
+// appendBehind appends a decision of turn 2 to the session's task directly to the store, as
+// a second writer or a hand-written import could: the session never sees it.
+func appendBehind(t *testing.T, s *Session, d *events.Decision) {
+	t.Helper()
+	ev, err := events.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Turn, ev.Time = 2, fixedClock()()
+	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Append(context.Background(), s.Task(), s.Version(), ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // baseOf reads what the log holds for the decision at seq: its head.
 func baseOf(t *testing.T, s *Session, seq uint64) events.DecisionHead {
 	t.Helper()
@@ -118,17 +135,7 @@ func TestDecisionAgainstTheWrongBase(t *testing.T) {
 	first := decide(t, s)
 	bad := first.Recorded()
 	bad.Turn, bad.Base = 2, first.Seq-1 // the rules snapshot's seq, not a decision's
-	ev, err := events.New(&bad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev.Turn, ev.Time = 2, fixedClock()()
-	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
-		t.Fatal(err)
-	}
+	appendBehind(t, s, &bad)
 	want := fmt.Sprintf("written against seq %d, but the decision before it is at seq %d", first.Seq-1, first.Seq)
 	_, errAt := DecisionAt(ctx, db, s.Task(), 2)
 	_, errAll := Decisions(ctx, db, s.Task())
@@ -168,17 +175,7 @@ func TestReplaySeesADriftedDelta(t *testing.T) {
 	if !ok {
 		t.Fatal("not writable as a delta")
 	}
-	ev, err := events.New(delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev.Turn, ev.Time = 2, fixedClock()()
-	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
-		t.Fatal(err)
-	}
+	appendBehind(t, s, delta)
 	rep, err := Replay(ctx, db, s.Task(), ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -245,17 +242,7 @@ func TestReplayComparesAnUnusualDeltaInFull(t *testing.T) {
 		t.Fatal("not writable as a delta")
 	}
 	delta.Included = append(delta.Included, first.Recorded().Included[0]) // unchanged, repeated
-	ev, err := events.New(delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev.Turn, ev.Time = 2, fixedClock()()
-	if ev.ID, err = events.NewIDSource(nil).New(ev.Time); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Append(ctx, s.Task(), s.Version(), ev); err != nil {
-		t.Fatal(err)
-	}
+	appendBehind(t, s, delta)
 	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() || rep.Decisions != 2 {
 		t.Errorf("replay: %+v, %v", rep, err)
 	}
