@@ -41,6 +41,17 @@ func watchedWS(dir string) Workspace {
 	return Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir), Dir: dir}}}
 }
 
+// watching collects a folder root with a new Reader twice, so that its watches are set up
+// and trusted; the Reader is closed when the test ends.
+func watching(t *testing.T, dir string) (*Reader, Workspace) {
+	t.Helper()
+	r := &Reader{}
+	t.Cleanup(r.Close)
+	ws := watchedWS(dir)
+	collectN(t, r, ws, 2)
+	return r, ws
+}
+
 func collectN(t *testing.T, r *Reader, ws Workspace, n int) {
 	t.Helper()
 	for range n {
@@ -56,10 +67,7 @@ func TestWatchSymlinkTargetEdited(t *testing.T) {
 	if err := os.Symlink("../docs/shared.md", filepath.Join(dir, ".clinerules/shared.md")); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	write(t, dir, "docs/shared.md", "NEW shared.\n")
 	check(t, r, ws, dir)
 }
@@ -71,10 +79,7 @@ func TestWatchDanglingSymlinkTargetAppears(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "rules"), filepath.Join(dir, ".clinerules")); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	write(t, outside, "rules/a.md", "Appeared.\n")
 	check(t, r, ws, dir)
 }
@@ -87,10 +92,7 @@ func TestWatchWalkLimitCrossedByPlainFile(t *testing.T) {
 		tree[fmt.Sprintf("src/f%05d.ts", i)] = ""
 	}
 	dir := oldTree(t, tree)
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	if rw := r.roots["/ws"]; rw == nil || rw.w == nil {
 		t.Fatal("precondition: root should be watched")
 	}
@@ -102,10 +104,7 @@ func TestWatchWalkLimitCrossedByPlainFile(t *testing.T) {
 // instances): that collection and the ones after it still see the change.
 func TestWatchNewWatcherFailsAfterChange(t *testing.T) {
 	dir := oldTree(t, map[string]string{".clinerules/a.md": "One.\n"})
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	write(t, dir, ".clinerules/a.md", "Two.\n")
 	// No watcher to be had, as for a process that used up its inotify instances.
 	openWatcher = func(string) (*watcher, error) { return nil, syscall.EMFILE }
@@ -119,10 +118,7 @@ func TestWatchNewWatcherFailsAfterChange(t *testing.T) {
 // and has not yet remembered its result when the second starts; the second sees it too.
 func TestWatchInterleavedCollectionsSeeTheChange(t *testing.T) {
 	dir := oldTree(t, map[string]string{".clinerules/a.md": "One.\n"})
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	write(t, dir, ".clinerules/a.md", "Two.\n")
 	// the first collection checks the root ...
 	if _, ok := r.unchanged(ws.Roots[0]); ok {
@@ -135,10 +131,7 @@ func TestWatchInterleavedCollectionsSeeTheChange(t *testing.T) {
 // The same with concurrent collections after each edit.
 func TestWatchConcurrentCollectionsSeeEveryEdit(t *testing.T) {
 	dir := oldTree(t, map[string]string{".clinerules/a.md": "v0000\n"})
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	stale := 0
 	for i := 1; i <= 300; i++ {
 		want := fmt.Sprintf("v%04d\n", i)
@@ -204,10 +197,7 @@ func TestWatchRootRecreated(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "ws")
 	write(t, dir, ".clinerules/a.md", "A.\n")
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +233,7 @@ func TestWatchAncestorRenamed(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "proj", "ws")
 	write(t, dir, ".clinerules/r.md", "Old.\n")
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	if err := os.Rename(filepath.Join(parent, "proj"), filepath.Join(parent, "proj.old")); err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +248,7 @@ func TestWatchSharedWatchDescriptor(t *testing.T) {
 	if err := os.Symlink("shared", filepath.Join(dir, ".github")); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reader{}
-	defer r.Close()
-	ws := watchedWS(dir)
-	collectN(t, r, ws, 2)
+	r, ws := watching(t, dir)
 	write(t, dir, ".github/copilot-instructions.md", "New.\n")
 	check(t, r, ws, dir)
 }
