@@ -11,7 +11,7 @@ import (
 
 // oldTree writes files into a new folder and dates every file and folder an hour back, as rule
 // files that were not just edited are.
-func oldTree(t *testing.T, files map[string]string) string {
+func oldTree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -28,7 +28,7 @@ func oldTree(t *testing.T, files map[string]string) string {
 }
 
 // backdate sets the modification time of everything under dir to ago before now.
-func backdate(t *testing.T, dir string, ago time.Duration) {
+func backdate(t testing.TB, dir string, ago time.Duration) {
 	t.Helper()
 	at := time.Now().Add(-ago)
 	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
