@@ -9,29 +9,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tasklog/tasklog/internal/testsamples"
 )
 
-// samplesDir locates the real rule files: $TASKLOG_SAMPLES, else <repo root>/../shared/samples.
-func samplesDir(t *testing.T) string {
+// samplesDir is the real samples folder joined with elem; the test skips with one line when it
+// is missing.
+func samplesDir(t *testing.T, elem ...string) string {
 	t.Helper()
-	if d := os.Getenv("TASKLOG_SAMPLES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	return filepath.Join(dir, "..", "shared", "samples")
+	return testsamples.Dir(t, elem...)
 }
 
 type sample struct {
@@ -40,10 +26,10 @@ type sample struct {
 
 func readSamples(t *testing.T) (string, []sample) {
 	t.Helper()
-	dir := filepath.Join(samplesDir(t), "rules")
+	dir := samplesDir(t, "rules")
 	fh, err := os.Open(filepath.Join(dir, "SOURCES.tsv"))
 	if err != nil {
-		t.Skipf("rule samples not found at %s (set TASKLOG_SAMPLES): %v", dir, err)
+		t.Fatalf("rule samples: %v", err)
 	}
 	defer fh.Close()
 	var out []sample

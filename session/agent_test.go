@@ -2,32 +2,27 @@ package session
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/internal/testsamples"
 )
 
-// samplesDir is ../shared/samples beside the repository, or $TASKLOG_SAMPLES.
-func samplesDir(t *testing.T) string {
-	if d := os.Getenv("TASKLOG_SAMPLES"); d != "" {
-		return d
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "shared", "samples"))
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("samples not found at %s (set TASKLOG_SAMPLES)", d)
-	}
-	return d
+// samplesDir is the real samples folder joined with elem; the test skips with one line when it
+// is missing.
+func samplesDir(t *testing.T, elem ...string) string {
+	t.Helper()
+	return testsamples.Dir(t, elem...)
 }
 
 // The Codex sample's user mentions @packages/services/src/createService.ts at the first turn: a
 // rule scoped to packages/services/** applies there, from the mention, and the import replays.
 func TestImportAgentDecidesAgainstWorkspace(t *testing.T) {
 	ctx := context.Background()
-	files, _ := filepath.Glob(filepath.Join(samplesDir(t), "sessions", "codex", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(samplesDir(t, "sessions", "codex"), "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no codex sample")
 	}

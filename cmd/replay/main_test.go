@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/internal/testsamples"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/replaytest"
 	"github.com/tasklog/tasklog/store"
@@ -43,13 +45,19 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ROOT", root)
-			samples := os.Getenv("TASKLOG_SAMPLES")
-			if samples == "" {
-				samples = filepath.Join(root, "..", "shared", "samples")
-			}
-			env.Setenv("SAMPLES", samples)
+			dir, _ := testsamples.Find()
+			env.Setenv("SAMPLES", dir)
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
 			return nil
+		},
+		// [samples] holds when the real samples are there; a script needing them starts with
+		// [!samples] skip.
+		Condition: func(cond string) (bool, error) {
+			if cond != "samples" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, ok := testsamples.Find()
+			return ok, nil
 		},
 	})
 }

@@ -49,11 +49,7 @@ func heapPeak(f func()) uint64 {
 }
 
 func largestSample(b testing.TB) (Agent, string) {
-	p := filepath.Join(samplesDir(b), "sessions", "pi", "badlogic__pi-mono__packages__coding-agent__test__fixtures__large-session.jsonl")
-	if _, err := os.Stat(p); err != nil {
-		b.Skipf("sample not found at %s (set TASKLOG_SAMPLES): %v", p, err)
-	}
-	return Pi, p
+	return Pi, samplesDir(b, "sessions", "pi", "badlogic__pi-mono__packages__coding-agent__test__fixtures__large-session.jsonl")
 }
 
 // BenchmarkImportPiLarge imports the largest sample (pi large-session, ~1 MB); MB/s is from

@@ -8,30 +8,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tasklog/tasklog/internal/testsamples"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// samplesDir finds the shared session samples: $TASKLOG_SAMPLES, else <repo root>/../shared/samples.
-func samplesDir(t testing.TB) string {
+// samplesDir is the real samples folder joined with elem; the test skips with one line when it
+// is missing.
+func samplesDir(t testing.TB, elem ...string) string {
 	t.Helper()
-	if d := os.Getenv("TASKLOG_SAMPLES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "samples")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
+	return testsamples.Dir(t, elem...)
 }
 
 // sample is one real session under samples/sessions and what was checked by hand against it.
@@ -99,10 +86,7 @@ Checked against ui_messages.json, api_conversation_history.json and task_metadat
 }
 
 func TestSamples(t *testing.T) {
-	root := filepath.Join(samplesDir(t), "sessions")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("samples not found at %s (set TASKLOG_SAMPLES): %v", root, err)
-	}
+	root := samplesDir(t, "sessions")
 	for _, sm := range samples {
 		name := strings.TrimSuffix(filepath.Base(sm.path), filepath.Ext(sm.path))
 		t.Run(name, func(t *testing.T) {
