@@ -37,17 +37,19 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":    {cmdDemo, "record the sample sessions, verify them and explain one"},
-	"record":  {cmdRecord, "drive a session from a script of events and store its log"},
-	"import":  {cmdImport, "read JSON Lines logs, or --from AGENT sessions, into the database"},
-	"export":  {cmdExport, "write a task's log as JSON Lines"},
-	"tasks":   {cmdTasks, "list the tasks in the database"},
-	"log":     {cmdLog, "print a task's events, one line each"},
-	"verify":  {cmdVerify, "check hash chains and recompute every recorded decision"},
-	"diff":    {cmdDiff, "what-if: the decisions that change under other rules or settings"},
-	"explain": {cmdExplain, "why each rule was or was not in the prompt at a turn"},
-	"report":  {cmdReport, "write a self-contained HTML audit page"},
-	"rules":   {cmdRules, "list every rule discovered in a workspace and whether it applies"},
+	"demo":      {cmdDemo, "record the sample sessions, verify them and explain one"},
+	"record":    {cmdRecord, "drive a session from a script of events and store its log"},
+	"import":    {cmdImport, "read JSON Lines logs, or --from AGENT sessions, into the database"},
+	"export":    {cmdExport, "write a task's log as JSON Lines"},
+	"tasks":     {cmdTasks, "list the tasks in the database"},
+	"log":       {cmdLog, "print a task's events, one line each"},
+	"verify":    {cmdVerify, "check hash chains and recompute every recorded decision"},
+	"diff":      {cmdDiff, "what-if: the decisions that change under other rules or settings"},
+	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a turn"},
+	"report":    {cmdReport, "write a self-contained HTML audit page"},
+	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
+	"install":   {cmdInstall, "write an agent's hook configuration so that it runs 'replay hook'"},
+	"uninstall": {cmdUninstall, "remove the hook entries 'replay install' wrote"},
 }
 
 func main() {

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// installOptions says what install or uninstall does: for which agent, where, and with which
+// replay binary and database.
+type installOptions struct {
+	agent     string
+	project   string // the project folder as given ("." by default)
+	user      bool
+	exe       string // the replay binary the hooks run, absolute
+	db        string // the database baked into the command, absolute; "" for none
+	home      string // the user's home folder
+	codexHome string // $CODEX_HOME, or ""
+}
+
+func cmdInstall(args []string, stdout, stderr io.Writer) int {
+	return runInstall(true, args, stdout, stderr)
+}
+
+func cmdUninstall(args []string, stdout, stderr io.Writer) int {
+	return runInstall(false, args, stdout, stderr)
+}
+
+func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
+	opts, code := parseInstallArgs(install, args, stderr)
+	if code >= 0 {
+		return code
+	}
+	lines, err := installHooks(opts, install)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(stdout, "nothing to change")
+	}
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
+	return exitOK
+}
+
+// parseInstallArgs reads the command line and the environment; it returns the status to exit
+// with when there is nothing more to do (-1 to go on).
+func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOptions, int) {
+	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT'"
+	if !install {
+		name, what = "uninstall", "removes the hook entries 'replay install' wrote, and nothing else"
+	}
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr}
+	f.SetOutput(stderr)
+	var opts installOptions
+	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")
+	f.BoolVar(&opts.user, "user", false, "change the user's configuration (in the home folder) instead")
+	f.StringVar(&opts.db, "db", "", "the database the hooks record to, baked into the command (default: the hook's own, $TASKLOG_DB)")
+	f.Usage = func() {
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH]\n\n%s.\n\nflags:\n",
+			name, strings.Join(installAgents, "|"), what)
+		f.PrintDefaults()
+	}
+	pos, code := f.parseOrExit(args, 1, 1)
+	if code >= 0 {
+		return opts, code
+	}
+	opts.agent = pos[0]
+	projectSet := false
+	f.Visit(func(fl *flag.Flag) { projectSet = projectSet || fl.Name == "project" })
+	if projectSet && opts.user {
+		fmt.Fprintf(stderr, "replay %s: --project and --user cannot be used together\n", name)
+		return opts, exitUsage
+	}
+	if !slices.Contains(installAgents, opts.agent) {
+		fmt.Fprintf(stderr, "replay %s: unknown agent %q (want one of %s)\n", name, opts.agent, strings.Join(installAgents, ", "))
+		return opts, exitUsage
+	}
+	var err error
+	if opts.exe, err = replayExecutable(); err != nil {
+		return opts, fail(stderr, err)
+	}
+	if opts.db != "" {
+		if opts.db, err = filepath.Abs(opts.db); err != nil {
+			return opts, fail(stderr, err)
+		}
+	}
+	opts.home, _ = os.UserHomeDir()
+	opts.codexHome = os.Getenv("CODEX_HOME")
+	return opts, -1
+}
+
+// replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps
+// working from any folder the agent runs it in.
+func replayExecutable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the replay binary: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return filepath.Abs(exe)
+}
+
+// installHooks plans every file the agent's hooks live in, then writes them; an error in any
+// plan changes nothing. It returns one line per file or event changed.
+func installHooks(opts installOptions, install bool) ([]string, error) {
+	s, err := opts.scope()
+	if err != nil {
+		return nil, err
+	}
+	targets, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
+	if err != nil {
+		return nil, err
+	}
+	var changes []fileChange
+	for _, t := range targets {
+		c, err := t.plan(install)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, c...)
+	}
+	if err := apply(changes); err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, c := range changes {
+		lines = append(lines, c.lines...)
+	}
+	return lines, nil
+}
+
+func (opts installOptions) scope() (scope, error) {
+	if opts.user {
+		if opts.home == "" {
+			return scope{}, errors.New("--user: the home folder is unknown ($HOME is not set)")
+		}
+		s := scope{user: true, root: opts.home}
+		if opts.codexHome != "" {
+			abs, err := filepath.Abs(opts.codexHome)
+			if err != nil {
+				return scope{}, err
+			}
+			s.codexHome = abs
+		}
+		return s, nil
+	}
+	root, err := filepath.Abs(opts.project)
+	if err != nil {
+		return scope{}, err
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return scope{}, fmt.Errorf("--project %s: not a folder", opts.project)
+	}
+	return scope{root: root, shown: opts.project}, nil
+}
