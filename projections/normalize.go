@@ -3,7 +3,14 @@ package projections
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
+
+// MaxPathLength is the longest path kept, in bytes (as spelled, and again once a file URI is
+// decoded): longer than any operating system's path limit, so what is longer is not a path.
+const MaxPathLength = 4096
 
 // The reasons a candidate path is left out of the context, as Dropped reports them.
 const (
@@ -21,12 +28,17 @@ const (
 	ReasonRoot = "root"
 	// ReasonOverCap: evidence beyond MaxPaths, the oldest and least confident first.
 	ReasonOverCap = "over_cap"
+	// ReasonControl: a NUL or another control character (C0, DEL or C1), which no file name a
+	// person means holds and which would let "etc/**" match "etc/passwd\x00.txt".
+	ReasonControl = "control_char"
+	// ReasonTooLong: longer than MaxPathLength bytes.
+	ReasonTooLong = "too_long"
 )
 
 // reasons lists every reason in the order snapshots store their counts; appending is a change of
 // Version.
 var reasons = [...]string{ReasonOutsideRoot, ReasonDotDot, ReasonUnmappable, ReasonNotAPath,
-	ReasonRoot, ReasonOverCap}
+	ReasonRoot, ReasonOverCap, ReasonControl, ReasonTooLong}
 
 const numReasons = len(reasons)
 
@@ -49,7 +61,9 @@ func reasonIndex(r string) int {
 // Accepted spellings: POSIX and Windows separators, drive letters in either case, UNC paths,
 // file:// URIs (percent-decoded), a leading "./". The root with the longest match wins, so a root
 // nested in another owns its files. Only the drive letter is compared without regard to case:
-// the log does not say whether the file system folds case.
+// the log does not say whether the file system folds case. Paths and roots are compared, and
+// returned, in Unicode NFC, so that a name macOS spelled decomposed (NFD) is the name typed
+// elsewhere; a path holding a control character or longer than MaxPathLength is dropped.
 func Normalize(p string, roots []string, cwd string) (root, rel string, reason string) {
 	rs := prepareRoots(roots)
 	i, rel, reason := rs.normalize(p, cwd)
@@ -232,6 +246,9 @@ func (rs rootSet) base(cwd string) (absPath, bool, string) {
 // splitPath undoes URI encoding and Windows spelling and splits off the absolute prefix; rest is
 // the remainder with "/" separators.
 func splitPath(p string) (prefix, rest, reason string) {
+	if len(p) > 3*MaxPathLength+64 { // room for percent-encoding and spaces; checked exactly below
+		return "", "", ReasonTooLong
+	}
 	p = strings.TrimSpace(p)
 	if p == "" {
 		return "", "", ReasonNotAPath
@@ -243,6 +260,9 @@ func splitPath(p string) (prefix, rest, reason string) {
 		}
 	} else if hasScheme(p) {
 		return "", "", ReasonNotAPath
+	}
+	if p, reason = cleanText(p); reason != "" {
+		return "", "", reason
 	}
 	p = strings.ReplaceAll(p, `\`, "/")
 	switch {
@@ -259,6 +279,36 @@ func splitPath(p string) (prefix, rest, reason string) {
 		return "/", p[1:], ""
 	}
 	return "", p, ""
+}
+
+// cleanText checks a path's text (a URI decoded) and returns it in NFC.
+func cleanText(p string) (string, string) {
+	if len(p) > MaxPathLength {
+		return "", ReasonTooLong
+	}
+	ascii := true
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < 0x20 || c == 0x7f {
+			return "", ReasonControl
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if ascii {
+		return p, ""
+	}
+	for _, r := range p {
+		if r >= 0x80 && r <= 0x9f {
+			return "", ReasonControl
+		}
+	}
+	p = norm.NFC.String(p)
+	if len(p) > MaxPathLength { // a few characters are longer composed
+		return "", ReasonTooLong
+	}
+	return p, ""
 }
 
 func isDrive(p string) bool {

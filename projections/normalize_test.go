@@ -1,6 +1,9 @@
 package projections
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNormalize(t *testing.T) {
 	posix := []string{"/ws/app"}
@@ -64,6 +67,24 @@ func TestNormalize(t *testing.T) {
 		{"no roots dotdot", "../a.ts", nil, "", "", "", ReasonDotDot},
 		{"no roots absolute", "/ws/a.ts", nil, "", "", "", ReasonOutsideRoot},
 		{"root /", "/etc/hosts", []string{"/"}, "", "/", "etc/hosts", ""},
+
+		{"nul", "etc/passwd\x00.txt", posix, "", "", "", ReasonControl},
+		{"nul in file uri", "file:///ws/app/etc/passwd%00.txt", posix, "", "", "", ReasonControl},
+		{"escape", "src/\x1b[31ma.ts", posix, "", "", "", ReasonControl},
+		{"tab inside", "src/a\tb.ts", posix, "", "", "", ReasonControl},
+		{"delete", "src/a\x7f.ts", posix, "", "", "", ReasonControl},
+		{"c1 control", "src/a\u009b.ts", posix, "", "", "", ReasonControl},
+		{"nul in cwd", "a.ts", posix, "src\x00", "", "", ReasonControl},
+		{"surrounding newline trimmed", "src/a.ts\n", posix, "", "/ws/app", "src/a.ts", ""},
+		{"longest kept", strings.Repeat("a/", MaxPathLength/2-1) + "ab", nil, "", "", strings.Repeat("a/", MaxPathLength/2-1) + "ab", ""},
+		{"too long", strings.Repeat("a/", MaxPathLength/2) + "b", posix, "", "", "", ReasonTooLong},
+		{"too long when decoded", "file:///ws/app/" + strings.Repeat("%61", MaxPathLength), posix, "", "", "", ReasonTooLong},
+		{"percent-encoded within bound", "file:///ws/app/" + strings.Repeat("%61", 4000), posix, "", "/ws/app", strings.Repeat("a", 4000), ""},
+		{"far too long", strings.Repeat("a", 4*MaxPathLength), posix, "", "", "", ReasonTooLong},
+		{"nfd becomes nfc", "docs/Cafe\u0301.md", posix, "", "/ws/app", "docs/Caf\u00e9.md", ""},
+		{"nfc stays", "docs/Caf\u00e9.md", posix, "", "/ws/app", "docs/Caf\u00e9.md", ""},
+		{"nfd root", "/ws/Cafe\u0301/a.md", []string{"/ws/Caf\u00e9"}, "", "/ws/Caf\u00e9", "a.md", ""},
+		{"nfc path in nfd root", "/ws/Caf\u00e9/a.md", []string{"/ws/Cafe\u0301"}, "", "/ws/Cafe\u0301", "a.md", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

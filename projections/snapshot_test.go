@@ -57,7 +57,7 @@ func TestRestoreErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":2,`), 1)
+	other := bytes.Replace(good, fmt.Appendf(nil, `{"version":%d,`, Version), fmt.Appendf(nil, `{"version":%d,`, Version+1), 1)
 	badRoot := bytes.Replace(good, []byte(`"root":0`), []byte(`"root":9`), 1)
 	tests := []struct {
 		name string

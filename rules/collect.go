@@ -17,10 +17,13 @@ const (
 	MaxFileSize = 256 << 10
 	// MaxFilesPerFolder bounds the files taken from one rules folder.
 	MaxFilesPerFolder = 1000
-	// MaxWalkEntries bounds the directory entries looked at while searching a root for
-	// AGENTS.md and CLAUDE.md files.
+	// MaxWalkEntries bounds the directory entries one collection looks at in one root (and in
+	// the home folder): every rules folder and the search for AGENTS.md and CLAUDE.md share it.
+	// At the bound the walk stops; the files found so far are read and a [DiagWalkLimit]
+	// diagnostic says what was not.
 	MaxWalkEntries = 20000
-	// MaxDepth bounds the folder depth of every walk; it also ends symlink loops.
+	// MaxDepth bounds the folder depth of every walk. Links are followed inside rules folders
+	// only, and never into a folder the same walk has read (see [DiagLinkLoop]).
 	MaxDepth = 12
 )
 
@@ -97,6 +100,9 @@ type collector struct {
 	whole bool
 	armed map[string]watchKind
 	root  Root
+	// entries counts the directory entries the collection of the current root (or home) has
+	// looked at, against MaxWalkEntries.
+	entries int
 }
 
 // arm watches a folder of the root being collected for changes of the kind. Only the root
@@ -189,6 +195,7 @@ var homeSources = []source{
 }
 
 func (c *collector) workspace(r Root) {
+	c.entries = 0
 	for _, s := range workspaceSources {
 		c.source(r.FS, ScopeWorkspace, r.Name, s)
 	}
@@ -196,6 +203,7 @@ func (c *collector) workspace(r Root) {
 }
 
 func (c *collector) home(fsys fs.FS) {
+	c.entries = 0
 	for _, s := range homeSources {
 		c.source(fsys, ScopeGlobal, "", s)
 	}
@@ -224,69 +232,135 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	if err != nil || !info.IsDir() {
 		return
 	}
-	var found []string
-	truncated := false
-	var walk func(dir string, depth int, info fs.FileInfo)
-	walk = func(dir string, depth int, info fs.FileInfo) {
-		if scope == ScopeWorkspace {
-			c.arm(dir, watchRules)
-		}
-		entries, err := c.readDir(fsys, scope, root, dir, info)
-		if err != nil {
-			c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: dir,
-				ReadError: "read folder: " + err.Error()})
-			return
-		}
-		for _, e := range entries { // fs.ReadDir sorts by name
-			name := e.Name()
-			if strings.HasPrefix(name, ".") {
-				continue // .DS_Store, editor swap files, hidden folders
-			}
-			full := path.Join(dir, name)
-			isDir := e.IsDir()
-			if e.Type()&fs.ModeSymlink != 0 {
-				c.linked()
-				if fi, err := fs.Stat(fsys, full); err == nil {
-					isDir = fi.IsDir()
-				}
-			}
-			if isDir {
-				if s.flat {
-					continue
-				}
-				if depth >= MaxDepth {
-					truncated = true
-					continue
-				}
-				walk(full, depth+1, nil)
-				continue
-			}
-			rel := strings.TrimPrefix(full, s.dir+"/")
-			if !s.accept(rel) {
-				continue
-			}
-			if len(found) >= MaxFilesPerFolder {
-				truncated = true
-				return
-			}
-			found = append(found, full)
-		}
-	}
-	walk(s.dir, 1, info)
-	for _, p := range found {
+	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
+	sw.walk(s.dir, 1, info)
+	for _, p := range sw.found {
 		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
 	}
-	if truncated {
+	c.files = append(c.files, sw.notes...)
+	if sw.limits != (walkLimits{}) {
 		c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: s.dir,
-			ReadError: fmt.Sprintf("%s: folder exceeds %d files or depth %d; the rest was not read",
-				DiagWalkLimit, MaxFilesPerFolder, MaxDepth)})
+			ReadError: fmt.Sprintf("%s: the folder has %s; the rest was not read", DiagWalkLimit, sw.limits)})
 	}
+}
+
+// sourceWalk lists one provider's rules folder.
+type sourceWalk struct {
+	c           *collector
+	fsys        fs.FS
+	scope, root string
+	s           source
+	folders     folderWalk
+	found       []string
+	notes       []File // links not followed
+	limits      walkLimits
+}
+
+// walkLimits records which bound a walk stopped at.
+type walkLimits struct{ files, depth, entries bool }
+
+func (l walkLimits) String() string {
+	var parts []string
+	if l.files {
+		parts = append(parts, fmt.Sprintf("more than %d rule files", MaxFilesPerFolder))
+	}
+	if l.depth {
+		parts = append(parts, fmt.Sprintf("folders deeper than %d", MaxDepth))
+	}
+	if l.entries {
+		parts = append(parts, fmt.Sprintf("more entries than the %d one collection of a root looks at", MaxWalkEntries))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// walk reads folder dir (info is its link-following Stat) unless a link led back into a folder
+// this walk has read.
+func (sw *sourceWalk) walk(dir string, depth int, info fs.FileInfo) {
+	c, s := sw.c, sw.s
+	if first, loop, again := sw.folders.enter(idOf(sw.fsys, dir, info), dir); again {
+		msg := fmt.Sprintf("%s: links to %s, a folder this walk has already read; not read again", DiagLinkLoop, first)
+		if loop {
+			msg = fmt.Sprintf("%s: links back to %s, which holds it: a loop, not followed", DiagLinkLoop, first)
+		}
+		sw.notes = append(sw.notes, File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir, ReadError: msg})
+		return
+	}
+	defer sw.folders.leave()
+	if sw.scope == ScopeWorkspace {
+		c.arm(dir, watchRules)
+	}
+	entries, err := c.readDir(sw.fsys, sw.scope, sw.root, dir, info)
+	if err != nil {
+		c.files = append(c.files, File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir,
+			ReadError: "read folder: " + err.Error()})
+		return
+	}
+	// Real subfolders first, links after: a folder reached both ways is read under its own name.
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 && !sw.entry(dir, depth, e) {
+			return
+		}
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 && !sw.entry(dir, depth, e) {
+			return
+		}
+	}
+}
+
+// entry takes one entry of folder dir; false when the walk must stop.
+func (sw *sourceWalk) entry(dir string, depth int, e fs.DirEntry) bool {
+	c, s := sw.c, sw.s
+	if !c.spend() {
+		sw.limits.entries = true
+		return false
+	}
+	name := e.Name()
+	if strings.HasPrefix(name, ".") {
+		return true // .DS_Store, editor swap files, hidden folders
+	}
+	full := path.Join(dir, name)
+	isDir := e.IsDir()
+	var sub fs.FileInfo
+	if isDir || e.Type()&fs.ModeSymlink != 0 {
+		if e.Type()&fs.ModeSymlink != 0 {
+			c.linked()
+		}
+		if fi, err := fs.Stat(sw.fsys, full); err == nil {
+			isDir, sub = fi.IsDir(), fi
+		}
+	}
+	if isDir {
+		switch {
+		case s.flat:
+		case depth >= MaxDepth:
+			sw.limits.depth = true
+		default:
+			sw.walk(full, depth+1, sub)
+		}
+		return !sw.limits.entries
+	}
+	if !s.accept(strings.TrimPrefix(full, s.dir+"/")) {
+		return true
+	}
+	if len(sw.found) >= MaxFilesPerFolder {
+		sw.limits.files = true
+		return false
+	}
+	sw.found = append(sw.found, full)
+	return true
+}
+
+// spend counts one directory entry looked at against the root's MaxWalkEntries; false when none
+// is left.
+func (c *collector) spend() bool {
+	c.entries++
+	return c.entries <= MaxWalkEntries
 }
 
 // memoryFiles finds AGENTS.md and CLAUDE.md at the root and in its subfolders, skipping
 // hidden folders and dependency or build folders.
 func (c *collector) memoryFiles(r Root) {
-	seen := 0
 	limited := false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
@@ -296,7 +370,7 @@ func (c *collector) memoryFiles(r Root) {
 			return // unreadable subfolders hold no rules we could report by name
 		}
 		for _, e := range entries {
-			if seen++; seen > MaxWalkEntries {
+			if !c.spend() {
 				limited = true
 				return
 			}
@@ -326,12 +400,12 @@ func (c *collector) memoryFiles(r Root) {
 	}
 	walk(".", 1)
 	if c.watch != nil {
-		c.watch.setRoom(MaxWalkEntries - seen)
+		c.watch.setRoom(MaxWalkEntries - c.entries)
 	}
 	if limited {
 		c.whole = false // what lies beyond the limit is neither searched nor watched
 		c.files = append(c.files, File{Provider: ProviderAgents, Scope: ScopeWorkspace, Root: r.Name, Path: ".",
-			ReadError: fmt.Sprintf("%s: workspace exceeds %d entries or depth %d; AGENTS.md and CLAUDE.md files beyond were not searched",
+			ReadError: fmt.Sprintf("%s: the workspace has more than the %d entries one collection of a root looks at, or folders deeper than %d; AGENTS.md and CLAUDE.md files beyond were not searched",
 				DiagWalkLimit, MaxWalkEntries, MaxDepth)})
 	}
 }
@@ -339,11 +413,15 @@ func (c *collector) memoryFiles(r Root) {
 // read reads one file, or takes it from the reader's memory when its size and time vouch
 // for it.
 func (c *collector) read(fsys fs.FS, f File) {
+	info, statErr := fs.Stat(fsys, f.Path)
+	if statErr == nil && !info.Mode().IsRegular() {
+		c.files = append(c.files, notRegular(f, info.Mode()))
+		return
+	}
 	if c.cache == nil {
 		c.files = append(c.files, readFile(fsys, f))
 		return
 	}
-	info, statErr := fs.Stat(fsys, f.Path)
 	if statErr == nil {
 		if hit, ok := c.cache.file(f, info); ok {
 			c.files = append(c.files, hit)
@@ -363,37 +441,38 @@ func (c *collector) read(fsys fs.FS, f File) {
 // caller has just read it.
 func (c *collector) readDir(fsys fs.FS, scope, root, dir string, info fs.FileInfo) ([]fs.DirEntry, error) {
 	if c.cache == nil {
-		return fs.ReadDir(fsys, dir)
+		return listDir(fsys, dir)
 	}
 	key := fileKey{scope, root, dir}
 	if info == nil {
 		var err error
 		if info, err = fs.Stat(fsys, dir); err != nil {
-			return fs.ReadDir(fsys, dir)
+			return listDir(fsys, dir)
 		}
 	}
 	if entries, ok := c.cache.dir(key, info); ok {
 		return entries, nil
 	}
 	readAt := c.cache.now()
-	entries, err := fs.ReadDir(fsys, dir)
+	entries, err := listDir(fsys, dir)
 	if err == nil {
 		c.cache.rememberDir(key, info, readAt, entries)
 	}
 	return entries, err
 }
 
-// readFile reads at most MaxFileSize bytes of one file and sets its Digest.
+// readFile reads at most MaxFileSize bytes of one regular file and sets its Digest.
 func readFile(fsys fs.FS, f File) File {
-	fh, err := fsys.Open(f.Path)
+	fh, info, err := openRegular(fsys, f.Path)
+	if errors.Is(err, errNotRegular) {
+		return notRegular(f, info.Mode())
+	}
 	if err != nil {
 		f.ReadError = err.Error()
 		return f
 	}
 	defer fh.Close()
-	if info, err := fh.Stat(); err == nil {
-		f.Size = info.Size()
-	}
+	f.Size = info.Size()
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize))
 	if err != nil {
 		f.ReadError = err.Error()

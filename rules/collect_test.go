@@ -123,7 +123,7 @@ func TestCollectSymlinkLoop(t *testing.T) {
 		t.Fatalf("unbounded: %d files", len(files))
 	}
 	rs := Load(files)
-	if !hasCode(rs.Diagnostics(), DiagWalkLimit) {
+	if !hasCode(rs.Diagnostics(), DiagLinkLoop) {
 		t.Errorf("the loop is not reported: %v", rs.Diagnostics())
 	}
 	seen := map[string]bool{}

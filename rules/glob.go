@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Pattern is one compiled path pattern (a paths/globs/applyTo entry).
@@ -33,6 +35,20 @@ type Pattern struct {
 	problems    []Problem
 }
 
+// Bounds of one pattern, checked when it is compiled. A pattern past one of them gets a
+// [DiagPatternLimit] diagnostic and never matches, so that matching one pattern against one
+// path costs at most a bounded amount of work whatever a rule file holds. Real patterns are far
+// inside them: the longest of the sample rules is under 100 bytes with one brace group of six.
+const (
+	// MaxPatternLength is the longest pattern, in bytes after trimming.
+	MaxPatternLength = 1024
+	// MaxBraceDepth is the deepest nesting of brace groups: "{a,{b,c}}" nests 2 deep.
+	MaxBraceDepth = 4
+	// MaxBraceExpansion is the most alternatives a pattern's brace groups may stand for:
+	// "{a,b}/{c,d,e}" stands for 6.
+	MaxBraceExpansion = 256
+)
+
 // maxBracketLiterals bounds the [body] groups read both as a class and as literal text;
 // each one doubles the alternatives.
 const maxBracketLiterals = 4
@@ -57,6 +73,14 @@ func CompilePattern(raw string) *Pattern {
 		p.problem(SeverityWarning, DiagEmptyPattern, "empty pattern dropped")
 		return p
 	}
+	// Before any other work, which is quadratic in the length for nested braces.
+	if len(s) > MaxPatternLength {
+		p.overLimit(fmt.Sprintf("is %d bytes long, more than the %d a pattern may have", len(s), MaxPatternLength))
+		return p
+	}
+	// Compared in NFC, as candidate paths are.
+	s = toNFC(s)
+	p.trimmed = s
 	// GLOBS: a leading "./" is dropped, repeatedly.
 	for strings.HasPrefix(s, "./") {
 		s = strings.TrimLeft(s[2:], "/")
@@ -110,6 +134,11 @@ func CompilePattern(raw string) *Pattern {
 		p.problem(SeverityWarning, DiagBadGlob, fmt.Sprintf("%q is not a valid pattern (unbalanced [ or {); only a path spelled exactly like it matches", raw))
 		return p
 	}
+	if depth, n := braceShape(s); depth > MaxBraceDepth || n > MaxBraceExpansion {
+		p.overLimit(fmt.Sprintf("nests brace groups %d deep and stands for %s alternatives; a pattern may nest %d deep and stand for %d",
+			depth, expansionText(n), MaxBraceDepth, MaxBraceExpansion))
+		return p
+	}
 	// GLOBS: "[body]" without regex characters matches the literal text or one character.
 	p.alts = bracketAlternatives(s)
 	for _, a := range p.alts {
@@ -136,6 +165,60 @@ func (p *Pattern) unsupported(raw, what string) {
 	p.problem(SeverityWarning, DiagUnsupported, fmt.Sprintf("%q uses %s, which are not supported; only a path spelled exactly like it matches", raw, what))
 }
 
+// overLimit makes the pattern one that never matches, past a bound of its size.
+func (p *Pattern) overLimit(why string) {
+	p.never = true
+	shown := p.trimmed
+	if len(shown) > 60 {
+		shown = strings.ToValidUTF8(shown[:60], "") + "…"
+	}
+	p.problem(SeverityWarning, DiagPatternLimit, fmt.Sprintf("%q %s; it never matches", shown, why))
+}
+
+// braceShape measures a valid doublestar pattern's brace groups in one pass: how deep they nest
+// and how many alternatives they stand for (MaxBraceExpansion+1 standing for "more").
+func braceShape(s string) (depth, expansions int) {
+	type frame struct{ sum, outer int }
+	var stack []frame
+	prod := 1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			if end := strings.IndexByte(s[i+1:], ']'); end >= 0 {
+				i += end + 1 // braces in a class are characters
+			}
+		case '{':
+			stack = append(stack, frame{outer: prod})
+			prod = 1
+			depth = max(depth, len(stack))
+		case ',':
+			if n := len(stack); n > 0 {
+				stack[n-1].sum = capExpansion(stack[n-1].sum + prod)
+				prod = 1
+			}
+		case '}':
+			if n := len(stack); n > 0 {
+				f := stack[n-1]
+				stack = stack[:n-1]
+				prod = capExpansion(f.outer * capExpansion(f.sum+prod))
+			}
+		}
+	}
+	return depth, prod
+}
+
+// capExpansion saturates a count of alternatives just past the bound, so products stay small.
+func capExpansion(n int) int { return min(n, MaxBraceExpansion+1) }
+
+func expansionText(n int) string {
+	if n > MaxBraceExpansion {
+		return fmt.Sprintf("more than %d", MaxBraceExpansion)
+	}
+	return fmt.Sprint(n)
+}
+
 // Usable reports whether the pattern can match anything at all.
 func (p *Pattern) Usable() bool { return !p.never }
 
@@ -158,10 +241,10 @@ func foldSlashes(p string) string {
 	return p
 }
 
-// prepareCandidate readies a path for matching: folded, a trailing "/" taken as a directory,
-// split into segments.
+// prepareCandidate readies a path for matching: folded, in NFC, a trailing "/" taken as a
+// directory, split into segments.
 func prepareCandidate(raw string) candidate {
-	p := foldSlashes(raw)
+	p := toNFC(foldSlashes(raw))
 	c := candidate{path: p, stripped: p}
 	if strings.HasSuffix(p, "/") {
 		c.isDir = true
@@ -174,6 +257,16 @@ func prepareCandidate(raw string) candidate {
 		}
 	}
 	return c
+}
+
+// toNFC is s in Unicode NFC; ASCII, the common case, is returned as it is without a look-up.
+func toNFC(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFC.String(s)
+		}
+	}
+	return s
 }
 
 // Match reports whether the pattern matches the candidate path (a root-relative POSIX path;

@@ -63,15 +63,26 @@ var defaultLoader = NewLoader(0)
 // same files always give the same rule set.
 func Load(files []File) *RuleSet { return defaultLoader.Load(files) }
 
+// walkNote splits what a collection reported about a place it did not read (a File whose
+// ReadError starts with one of these codes) into a diagnostic's code and message.
+func walkNote(readError string) (code, msg string, ok bool) {
+	for _, code := range []string{DiagWalkLimit, DiagNotRegular, DiagLinkLoop} {
+		if rest, ok := strings.CutPrefix(readError, code+":"); ok {
+			return code, strings.TrimSpace(rest), true
+		}
+	}
+	return "", "", false
+}
+
 // Load parses, normalizes, validates and shadows files into a rule set.
 func (l *Loader) Load(files []File) *RuleSet {
 	rs := &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
 	for i := range files {
 		f := &files[i]
-		if f.ReadError != "" && strings.HasPrefix(f.ReadError, DiagWalkLimit+":") {
+		if code, msg, ok := walkNote(f.ReadError); ok {
 			rs.diagnostics = append(rs.diagnostics, Diagnostic{File: f.label(), Severity: SeverityWarning,
-				Code: DiagWalkLimit, Message: strings.TrimSpace(strings.TrimPrefix(f.ReadError, DiagWalkLimit+":"))})
+				Code: code, Message: msg})
 			continue
 		}
 		r := l.build(f)

@@ -87,8 +87,9 @@ func TestWatchDanglingSymlinkTargetAppears(t *testing.T) {
 // A plain file added makes the AGENTS.md search reach MaxWalkEntries.
 func TestWatchWalkLimitCrossedByPlainFile(t *testing.T) {
 	tree := map[string]string{".clinerules/a.md": "A.\n"}
-	// entries: ".clinerules", "src" at the root, then the files of src.
-	for i := range MaxWalkEntries - 2 {
+	// entries: "a.md" in the rules folder, ".clinerules" and "src" at the root, then the files of
+	// src.
+	for i := range MaxWalkEntries - 3 {
 		tree[fmt.Sprintf("src/f%05d.ts", i)] = ""
 	}
 	dir := oldTree(t, tree)
