@@ -116,8 +116,9 @@ type Session struct {
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.
-	reader    *rules.Reader
-	watchBufs map[string][]byte
+	reader *rules.Reader
+	// watch is what Watch keeps between calls (watch.go).
+	watch watchState
 }
 
 // Open opens the task's log in db, creating it with a task_started event when it has none. A
@@ -133,7 +134,7 @@ func Open(ctx context.Context, db *store.DB, task uuid.UUID, opts Options) (*Ses
 	if task == uuid.Nil {
 		task = uuid.New()
 	}
-	s := &Session{db: db, task: task, opts: opts, reader: &rules.Reader{}, watchBufs: map[string][]byte{}}
+	s := &Session{db: db, task: task, opts: opts, reader: &rules.Reader{}}
 	head, err := db.Head(task)
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):

@@ -50,13 +50,20 @@ func TestWatch(t *testing.T) {
 	if got := watch(s, StreamText, "rm -rf /tmp/x"); got != nil {
 		t.Errorf("a tool-scoped rule fired on text: %v", got)
 	}
-	for i := range 2 {
-		if got := watch(s, "tool:call_"+string(rune('1'+i)), `{"command":"rm -rf build"}`); strings.Join(got, ",") != "no-rm" {
-			t.Errorf("tool call %d: fired %v, want [no-rm] (once: false)", i+1, got)
-		}
+	// once: false fires again, but in a later turn: one reminder per turn, not one per delta.
+	if got := watch(s, "tool:call_1", `{"command":"rm -rf build"}`); strings.Join(got, ",") != "no-rm" {
+		t.Errorf("tool call 1: fired %v, want [no-rm]", got)
+	}
+	if got := watch(s, "tool:call_2", `{"command":"rm -rf build"}`); got != nil {
+		t.Errorf("tool call 2 of the same turn: fired %v, want nothing (once per turn)", got)
+	}
+	decide(t, s)
+	if got := watch(s, "tool:call_3", `{"command":"rm -rf dist"}`); strings.Join(got, ",") != "no-rm" {
+		t.Errorf("tool call 3, next turn: fired %v, want [no-rm] (once: false)", got)
 	}
 
-	// Reopened, the session knows from the log that no-any has fired and which rules exist.
+	// Reopened, the session knows from the log that no-any has fired, that no-rm fired in
+	// this turn, and which rules exist.
 	again, err := Open(ctx, db, s.Task(), Options{Roots: []Root{{Path: "/ws", FS: streamWorkspace()}}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +71,12 @@ func TestWatch(t *testing.T) {
 	if got := watch(again, StreamText, "function f(a: any)"); got != nil {
 		t.Errorf("after a restart no-any fired again: %v", got)
 	}
-	if got := watch(again, "tool:call_9", "rm -rf dist"); strings.Join(got, ",") != "no-rm" {
-		t.Errorf("after a restart: fired %v, want [no-rm]", got)
+	if got := watch(again, "tool:call_9", "rm -rf dist"); got != nil {
+		t.Errorf("after a restart in the same turn no-rm fired again: %v", got)
+	}
+	decide(t, again)
+	if got := watch(again, "tool:call_10", "rm -rf dist"); strings.Join(got, ",") != "no-rm" {
+		t.Errorf("after a restart, next turn: fired %v, want [no-rm]", got)
 	}
 	if n := again.state.TriggerCount("tasklog:/ws/.tasklog/rules/no-rm.md"); n != 3 {
 		t.Errorf("no-rm fired %d times in the log, want 3", n)
@@ -81,7 +92,7 @@ func TestWatchBufferIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(s.watchBufs[StreamText]); n > watchWindow {
+	if n := len(s.watch.windows[StreamText].buf); n > watchWindow {
 		t.Errorf("stream buffer holds %d bytes, more than the %d-byte window", n, watchWindow)
 	}
 }
