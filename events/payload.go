@@ -26,6 +26,9 @@ type TaskStarted struct {
 	// Config is the engine configuration (windows, caps, snapshot interval) as a JSON object;
 	// absent means the defaults of the projections package.
 	Config json.RawMessage `json:"config,omitempty"`
+	// Cwd is the working directory the agent started in, when it differs from the primary
+	// root or the runtime reports both (agent hooks do).
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // Runtime names an agent runtime and its version.

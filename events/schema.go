@@ -19,24 +19,28 @@ type schema struct {
 
 // schemas is fixed at compile time: changing the schema is a code change, never runtime state.
 var schemas = map[Type]*schema{
-	TypeTaskStarted:     {current: 1, new: func() Payload { return &TaskStarted{} }},
-	TypeUserMessage:     {current: 1, new: func() Payload { return &UserMessage{} }},
-	TypeMention:         {current: 2, new: func() Payload { return &Mention{} }, upgrades: map[int]upgrade{1: upgradeMentionV1}},
-	TypeToolCall:        {current: 1, new: func() Payload { return &ToolCall{} }},
-	TypeTabSnapshot:     {current: 1, new: func() Payload { return &TabSnapshot{} }},
-	TypeFileWrite:       {current: 1, new: func() Payload { return &FileWrite{} }},
-	TypeSettingsChanged: {current: 1, new: func() Payload { return &SettingsChanged{} }},
-	TypeRuleToggled:     {current: 1, new: func() Payload { return &RuleToggled{} }},
-	TypeRulesSnapshot:   {current: 1, new: func() Payload { return &RulesSnapshot{} }},
-	TypeDecision:        {current: 2, new: func() Payload { return &Decision{} }, upgrades: map[int]upgrade{1: upgradeDecisionV1}},
-	TypeRuleTriggered:   {current: 1, new: func() Payload { return &RuleTriggered{} }},
+	TypeTaskStarted:        {current: 1, new: func() Payload { return &TaskStarted{} }},
+	TypeUserMessage:        {current: 1, new: func() Payload { return &UserMessage{} }},
+	TypeMention:            {current: 2, new: func() Payload { return &Mention{} }, upgrades: map[int]upgrade{1: upgradeMentionV1}},
+	TypeToolCall:           {current: 1, new: func() Payload { return &ToolCall{} }},
+	TypeTabSnapshot:        {current: 1, new: func() Payload { return &TabSnapshot{} }},
+	TypeFileWrite:          {current: 1, new: func() Payload { return &FileWrite{} }},
+	TypeSettingsChanged:    {current: 1, new: func() Payload { return &SettingsChanged{} }},
+	TypeRuleToggled:        {current: 1, new: func() Payload { return &RuleToggled{} }},
+	TypeRulesSnapshot:      {current: 1, new: func() Payload { return &RulesSnapshot{} }},
+	TypeDecision:           {current: 2, new: func() Payload { return &Decision{} }, upgrades: map[int]upgrade{1: upgradeDecisionV1}},
+	TypeRuleTriggered:      {current: 1, new: func() Payload { return &RuleTriggered{} }},
+	TypeDelivery:           {current: 1, new: func() Payload { return &Delivery{} }},
+	TypeInstructionsLoaded: {current: 1, new: func() Payload { return &InstructionsLoaded{} }},
+	TypeCompaction:         {current: 1, new: func() Payload { return &Compaction{} }},
+	TypeAgentStopped:       {current: 1, new: func() Payload { return &AgentStopped{} }},
 }
 
 // Types lists the known event types in a fixed order.
 func Types() []Type {
 	return []Type{TypeTaskStarted, TypeUserMessage, TypeMention, TypeToolCall, TypeTabSnapshot,
 		TypeFileWrite, TypeSettingsChanged, TypeRuleToggled, TypeRulesSnapshot, TypeDecision,
-		TypeRuleTriggered}
+		TypeRuleTriggered, TypeDelivery, TypeInstructionsLoaded, TypeCompaction, TypeAgentStopped}
 }
 
 func (s *schema) upgrade(t Type, v int, data []byte) ([]byte, error) {

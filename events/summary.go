@@ -63,6 +63,8 @@ func Summary(e Event) string {
 			p.Turn, len(p.Included), strings.Join(names, " "), len(p.Excluded), len(p.Context))
 	case *RuleTriggered:
 		return fmt.Sprintf("%s fired on %s: %s", p.Name, p.Source, quote(p.Match, 40))
+	case *Delivery, *InstructionsLoaded, *Compaction, *AgentStopped:
+		return hookSummary(p)
 	}
 	return string(e.Type)
 }

@@ -131,6 +131,8 @@ func (t *Task) Apply(ev events.Event) error {
 		}
 	case *events.RuleTriggered:
 		t.triggers[p.Rule]++
+	case *events.Delivery, *events.InstructionsLoaded, *events.Compaction, *events.AgentStopped:
+		// What reached the model and what the agent did by itself: folded by Deliveries.
 	default:
 		err = fmt.Errorf("%w %q: the projection does not fold it", events.ErrUnknownType, ev.Type)
 	}

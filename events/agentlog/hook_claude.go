@@ -1,0 +1,174 @@
+package agentlog
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// parseClaudeHook reads the Claude Code hook shape, which Codex shares (with its own tools, a
+// turn_id and a string tool_response) and VS Code's Copilot spells in part in camelCase
+// (hookEventName, sessionId).
+func parseClaudeHook(agent Agent, v any) (*Hook, error) {
+	event := firstString(v, "hook_event_name", "hookEventName")
+	sid := firstString(v, "session_id", "sessionId")
+	h := &Hook{Agent: agent, Event: event, SessionID: sid, Model: gets(v, "model"), Kind: HookOther}
+	if p, ok := resolvePath(gets(v, "cwd"), "", ""); ok {
+		h.Cwd, h.Roots = p, []string{p}
+	}
+	base := key(string(agent), sid)
+	switch event {
+	case "SessionStart":
+		h.Kind = HookSessionStart
+		if h.Model != "" {
+			h.Records = append(h.Records, Record{Key: key(base, "model", h.Model), Payload: &events.SettingsChanged{Model: h.Model}})
+		}
+		if gets(v, "source") == "compact" {
+			h.Records = append(h.Records, Record{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: "compact"}})
+			h.Channel, h.Redeliver = events.ChannelSession, true
+		}
+	case "UserPromptSubmit":
+		h.Kind, h.Channel = HookPrompt, events.ChannelPrompt
+		prompt := gets(v, "prompt")
+		id := firstString(v, "prompt_id", "turn_id")
+		if id == "" {
+			id = digest(prompt)
+		}
+		h.Records = promptRecords(key(base, id), prompt, h.Cwd, atMentions)
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
+		h.Kind, h.Channel = HookPreTool, events.ChannelTool
+		if event != "PreToolUse" {
+			h.Kind = HookPostTool
+		}
+		h.Records = claudeToolRecords(agent, base, event, v, h.Cwd, firstRoot(h.Roots))
+	case "InstructionsLoaded":
+		h.Kind = HookInstructions
+		if p, ok := resolvePath(gets(v, "file_path"), h.Cwd, homeOf(h.Cwd)); ok {
+			reason := gets(v, "load_reason")
+			h.Records = []Record{{Key: key(base, "instructions", p, reason),
+				Payload: &events.InstructionsLoaded{Path: p, MemoryType: gets(v, "memory_type"), Reason: reason}}}
+		}
+	case "PreCompact":
+		h.Kind = HookCompact
+		h.Records = []Record{{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: gets(v, "trigger")}}}
+	case "Stop":
+		h.Kind = HookStop
+		id := firstString(v, "prompt_id", "turn_id")
+		h.Records = []Record{{Key: key(base, "stop", id), Payload: &events.AgentStopped{Scope: events.StopTurn}}}
+	case "SessionEnd":
+		h.Kind = HookSessionEnd
+		h.Records = []Record{{Key: key(base, "session_end"), Payload: &events.AgentStopped{Scope: events.StopTask, Reason: gets(v, "reason")}}}
+	}
+	return h, nil
+}
+
+// copilotWriteTools are VS Code's file tools and the parameter naming the file.
+var copilotWriteTools = map[string]struct{ key, op string }{
+	"create_file":                  {"filePath", events.OpCreate},
+	"createFile":                   {"filePath", events.OpCreate},
+	"replace_string_in_file":       {"filePath", events.OpEdit},
+	"multi_replace_string_in_file": {"filePath", events.OpEdit},
+	"insert_edit_into_file":        {"filePath", events.OpEdit},
+	"edit_notebook_file":           {"filePath", events.OpEdit},
+}
+
+// claudeToolRecords are the tool_call of a Pre/PostToolUse payload and, after a call that
+// succeeded, its file writes.
+func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string) []Record {
+	tool, input := gets(v, "tool_name"), get(v, "tool_input")
+	id := gets(v, "tool_use_id")
+	if id == "" {
+		raw, _ := marshal(input)
+		id = "h" + digest(tool+"\x00"+string(raw))
+	}
+	rec := toolRecord(base, tool, id, input, cwd, root)
+	if event == "PreToolUse" {
+		return []Record{rec}
+	}
+	resp := get(v, "tool_response")
+	if event == "PostToolUseFailure" || claudeToolFailed(agent, resp) {
+		return []Record{rec}
+	}
+	return append([]Record{rec}, writeRecords(base, id, claudeWrites(tool, input, resp, cwd))...)
+}
+
+// claudeWrites are the files a successful call of tool changed: Claude Code's file tools,
+// VS Code's, and Codex patches (apply_patch, or a shell command carrying one).
+func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
+	if w, ok := claudeWriteTools[tool]; ok {
+		p := gets(input, w.key)
+		if p == "" {
+			return nil
+		}
+		op := w.op
+		switch gets(resp, "type") {
+		case "update":
+			op = events.OpEdit
+		case "create":
+			op = events.OpCreate
+		}
+		return []events.FileWrite{resolveWrite(p, op, cwd)}
+	}
+	if w, ok := copilotWriteTools[tool]; ok {
+		if p := gets(input, w.key); p != "" {
+			return []events.FileWrite{resolveWrite(p, w.op, cwd)}
+		}
+		return nil
+	}
+	if tool == "editFiles" {
+		var out []events.FileWrite
+		for _, f := range arr(get(input, "files")) {
+			if p := str(f); p != "" {
+				out = append(out, resolveWrite(p, events.OpEdit, cwd))
+			}
+		}
+		return out
+	}
+	dir := cwd
+	if wd := firstString(input, "workdir", "cwd"); wd != "" {
+		if p, ok := resolvePath(wd, cwd, homeOf(cwd)); ok {
+			dir = p
+		}
+	}
+	if tool == "apply_patch" {
+		return patchWritesAt(firstString(input, "command", "input", "patch"), dir)
+	}
+	if text := codexCommandText(tool, input); strings.Contains(text, "*** ") {
+		return patchWritesAt(text, dir)
+	}
+	return nil
+}
+
+// exitCode reads Codex's "Exit code: N" header of a tool output.
+var exitCode = regexp.MustCompile(`^Exit code: (-?\d+)`)
+
+// claudeToolFailed reads a PostToolUse tool_response: Claude Code reports an error as a plain
+// string; Codex reports every output as a string, with an exit code header for shell calls and
+// patches; an object saying success false failed anywhere.
+func claudeToolFailed(agent Agent, resp any) bool {
+	if b, ok := get(resp, "success").(bool); ok {
+		return !b
+	}
+	text, isText := resp.(string)
+	if !isText {
+		return getb(resp, "is_error") || getb(resp, "interrupted")
+	}
+	if agent != Codex {
+		return agent == ClaudeCode || strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "error")
+	}
+	if m := exitCode.FindStringSubmatch(text); m != nil {
+		return m[1] != "0"
+	}
+	return codexFailed(text)
+}
+
+// firstString is the first of v's keys holding a non-empty string.
+func firstString(v any, keys ...string) string {
+	for _, k := range keys {
+		if s := gets(v, k); s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,130 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/rules"
+	"github.com/tasklog/tasklog/store"
+)
+
+// Delivered is what a delivery put in front of the model: the recorded event and its text.
+type Delivered struct {
+	// Seq is the delivery event's sequence number.
+	Seq uint64
+	// Event is the delivery as recorded.
+	Event events.Delivery
+	// Text is the text the hook replies with, rendered from Event.
+	Text string
+}
+
+// Deliver records the delivery of the rules a decision included that have not reached the model
+// yet, and returns it with its text; nil when there is nothing to deliver. A rule reached the
+// model when the agent loads it itself (agentlog.LoadsNatively, or an instructions_loaded of
+// its file) or a delivery since the last compaction carried it. key is the hook's idempotency
+// key: a second run of the same hook finds the delivery in the log and gets nil, so the model
+// is not given the rules twice. limit is the most bytes of text (agentlog.MaxDelivery when 0):
+// past it the rules are listed by name and rule:// address.
+func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, key string, limit int) (*Delivered, error) {
+	rec := d.Recorded()
+	chosen := chooseDelivery(a.agent, a.dlv, rec.Included)
+	if len(chosen) == 0 {
+		return nil, nil
+	}
+	byID := map[string]*rules.Rule{}
+	for _, r := range d.Rules.Results {
+		byID[r.Rule.ID] = r.Rule
+	}
+	del, text := renderDelivery(chosen, func(id string) *rules.Rule { return byID[id] }, limit)
+	del.Decision, del.Agent, del.Hook, del.Channel = d.Seq, string(a.agent), hook, channel
+	ev, err := events.New(&del)
+	if err != nil {
+		return nil, err
+	}
+	ev.ID = HookEventID(key + "\x00delivery")
+	wrote, err := a.appendOnce(ctx, []events.Event{ev})
+	if errors.Is(err, store.ErrDuplicateID) || (err == nil && !wrote[0]) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Delivered{Seq: a.Version(), Event: del, Text: text}, nil
+}
+
+// chooseDelivery picks, in the decision's order, the included rules that have not reached the
+// model: not loaded by the agent itself, not delivered since the last compaction.
+func chooseDelivery(agent agentlog.Agent, dlv *projections.Deliveries, included []events.RuleOutcome) []events.RuleOutcome {
+	var out []events.RuleOutcome
+	for _, o := range included {
+		if agentlog.LoadsNatively(agent, o.Source, o.Path) {
+			continue
+		}
+		if file, ok := strings.CutPrefix(o.ID, o.Source+":"); ok && dlv.Loaded(file) {
+			continue
+		}
+		if _, ok := dlv.DeliveredAt(o.ID); ok {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+const (
+	deliveryOpen   = "<tasklog-rules>\n"
+	deliveryClose  = "</tasklog-rules>\n"
+	deliveryIntro  = "These rules of this workspace apply to what you are working on now. Follow them.\n"
+	deliveryByName = "These rules of this workspace apply to what you are working on now, but are too long to include here. Read each one at its rule:// address and follow it.\n"
+)
+
+// renderDelivery renders the chosen rules: with their bodies when they fit in limit, else by
+// name and rule:// address, as many as fit. It returns the delivery (rules, form, bytes,
+// digest) and the text. The one renderer serves the hook's reply and replay's check of it.
+func renderDelivery(chosen []events.RuleOutcome, ruleOf func(id string) *rules.Rule, limit int) (events.Delivery, string) {
+	if limit <= 0 {
+		limit = agentlog.MaxDelivery
+	}
+	var b strings.Builder
+	del := events.Delivery{Form: events.FormFull}
+	b.WriteString(deliveryOpen + deliveryIntro)
+	for _, o := range chosen {
+		body := ""
+		if r := ruleOf(o.ID); r != nil {
+			body = r.Body
+		}
+		fmt.Fprintf(&b, "\n<rule name=\"%s\" path=\"%s\">\n%s\n</rule>\n", attrEscape(o.Name), attrEscape(o.Path), body)
+		del.Rules = append(del.Rules, events.DeliveredRule{ID: o.ID, Name: o.Name})
+	}
+	b.WriteString(deliveryClose)
+	text := b.String()
+	if len(text) > limit {
+		b.Reset()
+		del = events.Delivery{Form: events.FormNames}
+		b.WriteString(deliveryOpen + deliveryByName)
+		for _, o := range chosen {
+			line := fmt.Sprintf("- %s (%s): rule://%s\n", o.Name, o.Path, o.Name)
+			if b.Len()+len(line)+len(deliveryClose) > limit && len(del.Rules) > 0 {
+				break // the rest go with a later hook
+			}
+			b.WriteString(line)
+			del.Rules = append(del.Rules, events.DeliveredRule{ID: o.ID, Name: o.Name})
+		}
+		b.WriteString(deliveryClose)
+		text = b.String()
+	}
+	sum := sha256.Sum256([]byte(text))
+	del.Bytes, del.SHA256 = len(text), hex.EncodeToString(sum[:])
+	return del, text
+}
+
+func attrEscape(s string) string {
+	return strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
+}

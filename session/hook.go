@@ -1,0 +1,274 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/store"
+)
+
+// deliveriesSnapshotName is the name the Deliveries fold is stored under beside the log.
+var deliveriesSnapshotName = fmt.Sprintf("deliveries/v%d", projections.DeliveriesVersion)
+
+// deliveriesSnapshotEvery is how many events may pass before an agent session stores its
+// Deliveries fold again, so the next hook folds a short tail.
+const deliveriesSnapshotEvery = 64
+
+// AgentOptions configure OpenAgent.
+type AgentOptions struct {
+	// Agent is the agent whose hooks drive the task.
+	Agent agentlog.Agent
+	// Started is the task_started payload of a task that does not exist yet (agentlog's
+	// Hook.Started); a task already in the log keeps the roots it recorded.
+	Started *events.TaskStarted
+	// Home reads the user's global rules; nil for none.
+	Home fs.FS
+	// RootFS reads a recorded workspace root on this machine; nil means os.DirFS of the root
+	// when it is a folder here, and no rule files otherwise.
+	RootFS func(root string) fs.FS
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// AgentSession is a task driven by an agent's hooks: a Session that also knows which rules
+// reached the model (the Deliveries fold), records hook events exactly once, and delivers.
+type AgentSession struct {
+	*Session
+	agent agentlog.Agent
+	dlv   *projections.Deliveries
+	// dlvSaved is the LastSeq of the stored Deliveries fold.
+	dlvSaved uint64
+}
+
+// OpenAgent opens (or starts) a task for an agent's hook. A new task records opts.Started; an
+// existing one reads its rules from the roots its log recorded, so a hook run from another
+// folder cannot change them.
+func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOptions) (*AgentSession, error) {
+	rootFS := opts.RootFS
+	if rootFS == nil {
+		rootFS = dirFS
+	}
+	so := Options{Home: opts.Home, Now: opts.Now}
+	_, err := db.Head(task)
+	switch {
+	case errors.Is(err, store.ErrTaskNotFound):
+		if opts.Started == nil {
+			return nil, fmt.Errorf("open task %s: it is not in the log and no task_started was given", task)
+		}
+		ev, err := events.New(opts.Started)
+		if err != nil {
+			return nil, fmt.Errorf("open task %s: %w", task, err)
+		}
+		so.Started = &ev
+		so.Roots = rootsOn(opts.Started.Roots, rootFS)
+	case err != nil:
+		return nil, fmt.Errorf("open task %s: %w", task, err)
+	}
+	s, err := Open(ctx, db, task, so)
+	if err != nil {
+		return nil, err
+	}
+	if so.Started == nil {
+		s.opts.Roots = rootsOn(s.state.Roots(), rootFS)
+	}
+	a := &AgentSession{Session: s, agent: opts.Agent}
+	if err := a.loadDeliveries(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// dirFS reads a root that is a folder on this machine.
+func dirFS(root string) fs.FS {
+	if st, err := os.Stat(root); err == nil && st.IsDir() {
+		return os.DirFS(root)
+	}
+	return nil
+}
+
+func rootsOn(paths []string, rootFS func(string) fs.FS) []Root {
+	roots := make([]Root, len(paths))
+	for i, p := range paths {
+		roots[i] = Root{Path: p, FS: rootFS(p)}
+	}
+	return roots
+}
+
+// loadDeliveries restores the Deliveries fold from its snapshot and folds the events after it.
+func (a *AgentSession) loadDeliveries(ctx context.Context) error {
+	a.dlv = projections.NewDeliveries()
+	head := a.Version()
+	if seq, data, err := a.db.Snapshot(a.task, deliveriesSnapshotName); err == nil && seq <= head {
+		if d, err := projections.RestoreDeliveries(data); err == nil && d.LastSeq() == seq {
+			a.dlv, a.dlvSaved = d, seq
+		}
+	} else if err != nil && !errors.Is(err, store.ErrNoSnapshot) {
+		return fmt.Errorf("task %s: read deliveries snapshot: %w", a.task, err)
+	}
+	for ev, err := range a.db.Events(ctx, a.task, a.dlv.LastSeq()+1) {
+		if err != nil {
+			return err
+		}
+		if ev.Seq > head {
+			break
+		}
+		if err := a.dlv.Apply(ev); err != nil {
+			return err
+		}
+	}
+	return a.saveDeliveries(false)
+}
+
+// saveDeliveries stores the Deliveries fold when enough events passed since it was stored
+// (or always, when force is set and anything did).
+func (a *AgentSession) saveDeliveries(force bool) error {
+	n := a.dlv.LastSeq() - a.dlvSaved
+	if n == 0 || (!force && n < deliveriesSnapshotEvery) {
+		return nil
+	}
+	data, err := a.dlv.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := a.db.PutSnapshot(a.task, deliveriesSnapshotName, a.dlv.LastSeq(), data); err != nil {
+		return fmt.Errorf("task %s: write deliveries snapshot: %w", a.task, err)
+	}
+	a.dlvSaved = a.dlv.LastSeq()
+	return nil
+}
+
+// Deliveries is a copy of what the fold knows: use it for reading only.
+func (a *AgentSession) Deliveries() *projections.Deliveries { return a.dlv }
+
+// HookEventID is the event id of a hook record: derived from its idempotency key, so two runs
+// of one hook make the same id and the store keeps the first. Such ids are unique but do not
+// sort by time as the ULIDs a session makes do.
+func HookEventID(key string) ulid.ULID {
+	sum := sha256.Sum256([]byte("tasklog hook event\x00" + key))
+	var id ulid.ULID
+	copy(id[:], sum[:16])
+	return id
+}
+
+// RecordHook appends what a hook payload says happened, each event once however often the
+// hook runs: an event whose id (from its key) is in the log already is not written again.
+// fresh tells, per record, whether this call wrote it. A compaction right after another, with
+// nothing delivered between them, changes nothing and is left out.
+func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (fresh []bool, err error) {
+	fresh = make([]bool, len(recs))
+	var evs []events.Event
+	var idx []int
+	for i, r := range recs {
+		if _, ok := r.Payload.(*events.Compaction); ok && a.dlv.Compactions() > 0 && a.dlv.DeliveredCount() == 0 {
+			continue
+		}
+		switch r.Payload.EventType() {
+		case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
+			return fresh, fmt.Errorf("record %s: %w", r.Payload.EventType(), ErrReserved)
+		}
+		ev, err := events.New(r.Payload)
+		if err != nil {
+			return fresh, err
+		}
+		k := r.Key
+		if _, ok := r.Payload.(*events.Compaction); ok {
+			k = fmt.Sprintf("%s\x00%d", k, a.dlv.Compactions())
+		}
+		ev.ID = HookEventID(k)
+		evs, idx = append(evs, ev), append(idx, i)
+	}
+	if len(evs) == 0 {
+		return fresh, nil
+	}
+	wrote, err := a.appendOnce(ctx, evs)
+	if errors.Is(err, store.ErrDuplicateID) && len(evs) > 1 {
+		// Some are in the log already (the other run of this hook, or the Pre of this Post):
+		// write the others one by one.
+		wrote = make([]bool, len(evs))
+		for i := range evs {
+			w, err := a.appendOnce(ctx, evs[i:i+1])
+			if err != nil && !errors.Is(err, store.ErrDuplicateID) {
+				return fresh, err
+			}
+			wrote[i] = w[0]
+		}
+	} else if errors.Is(err, store.ErrDuplicateID) {
+		wrote = []bool{false}
+	} else if err != nil {
+		return fresh, err
+	}
+	for j, i := range idx {
+		fresh[i] = wrote[j]
+	}
+	return fresh, nil
+}
+
+// appendOnce appends events whose ids are set, as one batch, and folds them. A batch already in
+// the log is no error: wrote is false for each of its events.
+func (a *AgentSession) appendOnce(ctx context.Context, evs []events.Event) (wrote []bool, err error) {
+	s := a.Session
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now().UTC()
+	turn := s.state.Turn()
+	batch := make([]events.Event, len(evs))
+	for i, ev := range evs {
+		if ev.Time.IsZero() {
+			ev.Time = now
+		}
+		ev.Task, ev.Turn = s.task, turn
+		batch[i] = ev
+	}
+	res, err := s.db.Append(ctx, s.task, s.head, batch...)
+	if err != nil {
+		return make([]bool, len(evs)), fmt.Errorf("task %s: append %s: %w", s.task, evs[0].Type, err)
+	}
+	wrote = make([]bool, len(evs))
+	if res.Duplicate {
+		return wrote, nil
+	}
+	if err := a.fold(res.Events); err != nil {
+		return wrote, err
+	}
+	for i := range wrote {
+		wrote[i] = true
+	}
+	return wrote, nil
+}
+
+// fold folds appended events into the session's projection and the Deliveries fold. The caller
+// holds s.mu.
+func (a *AgentSession) fold(evs []events.Event) error {
+	s := a.Session
+	for _, ev := range evs {
+		if err := s.state.Apply(ev); err != nil {
+			return fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
+		}
+		if err := a.dlv.Apply(ev); err != nil {
+			return err
+		}
+	}
+	s.head = evs[len(evs)-1].Seq
+	s.sinceSnapshot += len(evs)
+	if every := s.state.Config().SnapshotEvery; every > 0 && s.sinceSnapshot >= every {
+		return s.writeSnapshot()
+	}
+	return nil
+}
+
+// Close stores the Deliveries fold when it moved on, and closes the session.
+func (a *AgentSession) Close() error {
+	err := a.saveDeliveries(false)
+	return errors.Join(err, a.Session.Close())
+}
