@@ -1,0 +1,579 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The binary and database every test installs, so that golden files do not depend on where
+// the test runs.
+const (
+	testExe = "/opt/tasklog/bin/replay"
+	testDB  = "/home/dev/tasks.db"
+)
+
+// installCase is one agent's configuration: where install writes in a project, and a file of
+// the user's own that install must keep.
+type installCase struct {
+	agent string
+	// user is the user's own configuration before install, by path under the project.
+	user map[string]string
+}
+
+var installCases = []installCase{
+	{"claude-code", map[string]string{".claude/settings.json": `{
+  "permissions": {
+    "allow": [
+      "Bash(npm test)"
+    ]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/usr/local/bin/guard.sh"
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus"
+}
+`}},
+	{"codex", map[string]string{".codex/hooks.json": `{
+	"hooks": {
+		"Stop": [
+			{
+				"hooks": [
+					{
+						"type": "command",
+						"command": "notify-send 'codex finished'",
+						"timeout": 5
+					}
+				]
+			}
+		]
+	}
+}`}},
+	{"cursor", map[string]string{".cursor/hooks.json": `{
+  "version": 1,
+  "hooks": {
+    "afterFileEdit": [
+      {
+        "command": "./scripts/format.sh"
+      }
+    ],
+    "stop": [
+      {
+        "command": "./scripts/audit.sh",
+        "timeout": 30
+      }
+    ]
+  }
+}
+`}},
+	{"copilot", map[string]string{".github/hooks/tasklog.json": `{
+  "hooks": {
+    "PostToolUse": [
+      {
+        "type": "command",
+        "command": "npx prettier --write .",
+        "timeout": 15
+      }
+    ]
+  }
+}
+`}},
+	{"cline", map[string]string{
+		".clinerules/hooks/Notification":  "#!/bin/sh\necho notified >&2\n",
+		".clinerules/hooks/PreToolUse.sh": "#!/bin/sh\necho '{\"cancel\": false}'\n",
+		".clinerules/api.md":              "---\npaths: [\"src/api/**\"]\n---\nUse the router.\n",
+	}},
+}
+
+func testOptions(agent, project string) installOptions {
+	return installOptions{agent: agent, project: project, exe: testExe, db: testDB}
+}
+
+// TestInstallFresh installs each agent's hooks into an empty project (compared with
+// testdata/install/AGENT.golden; go test ./cmd/replay -update rewrites it), then checks that a
+// second install writes nothing and that uninstall leaves the project empty again.
+func TestInstallFresh(t *testing.T) {
+	for _, tc := range installCases {
+		t.Run(tc.agent, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testOptions(tc.agent, dir)
+			lines := mustInstall(t, opts, true)
+			checkGolden(t, tc.agent, lines, dir)
+
+			before := snapshot(t, dir)
+			if again := mustInstall(t, opts, true); len(again) != 0 {
+				t.Errorf("second install changed %q, want nothing", again)
+			}
+			before.unchanged(t, dir)
+
+			removed := mustInstall(t, opts, false)
+			if len(removed) < len(lines) {
+				t.Errorf("uninstall printed %d lines, install %d:\n%s", len(removed), len(lines), strings.Join(removed, "\n"))
+			}
+			if left := snapshot(t, dir); len(left.files) != 0 || len(left.dirs) != 0 {
+				t.Errorf("uninstall left %v %v, want an empty project", left.files, left.dirs)
+			}
+			if again := mustInstall(t, opts, false); len(again) != 0 {
+				t.Errorf("second uninstall changed %q, want nothing", again)
+			}
+		})
+	}
+}
+
+// TestInstallOverUserContent installs next to the user's own configuration (golden:
+// AGENT-merged.golden): the user's keys and hooks stay, a file's permissions stay, and
+// uninstall gives back the original bytes.
+func TestInstallOverUserContent(t *testing.T) {
+	for _, tc := range installCases {
+		t.Run(tc.agent, func(t *testing.T) {
+			dir := t.TempDir()
+			for rel, content := range tc.user {
+				writeTestFile(t, filepath.Join(dir, rel), content, 0o600)
+			}
+			original := snapshot(t, dir)
+			opts := testOptions(tc.agent, dir)
+			lines := mustInstall(t, opts, true)
+			checkGolden(t, tc.agent+"-merged", lines, dir)
+			for rel := range tc.user {
+				if fi, err := os.Stat(filepath.Join(dir, rel)); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s: mode after install = %v (%v), want -rw-------", rel, fi.Mode(), err)
+				}
+			}
+			merged := snapshot(t, dir)
+			if again := mustInstall(t, opts, true); len(again) != 0 {
+				t.Errorf("second install changed %q, want nothing", again)
+			}
+			merged.unchanged(t, dir)
+
+			mustInstall(t, opts, false)
+			if got := snapshot(t, dir); !got.equal(original) {
+				t.Errorf("after uninstall the project is\n%s\nwant the original\n%s", got, original)
+			}
+		})
+	}
+}
+
+// TestInstallRefusesMalformed: a configuration file the agent could not read either is named
+// in the error, and nothing anywhere is changed.
+func TestInstallRefusesMalformed(t *testing.T) {
+	tests := []struct {
+		agent, file, content, want string
+	}{
+		{"claude-code", ".claude/settings.json", `{"hooks": {"PreToolUse": [`, ".claude/settings.json: not valid JSON"},
+		{"claude-code", ".claude/settings.json", `{"a": 1} {"b": 2}`, "more than one value"},
+		{"claude-code", ".claude/settings.json", `["hooks"]`, "the top level is an array"},
+		{"claude-code", ".claude/settings.json", `{"hooks": []}`, `"hooks" is an array, not an object`},
+		{"codex", ".codex/hooks.json", `{"hooks": {"Stop": {"command": "x"}}}`, `"hooks.Stop" is an object, not an array`},
+		{"cursor", ".cursor/hooks.json", "{\"version\": 1,}", ".cursor/hooks.json: not valid JSON"},
+		{"copilot", ".github/hooks/tasklog.json", `{"hooks": "none"}`, `"hooks" is a string`},
+	}
+	for _, tt := range tests {
+		for _, install := range []bool{true, false} {
+			t.Run(tt.agent+"/"+tt.want, func(t *testing.T) {
+				dir := t.TempDir()
+				writeTestFile(t, filepath.Join(dir, tt.file), tt.content, 0o644)
+				before := snapshot(t, dir)
+				_, err := installHooks(testOptions(tt.agent, dir), install)
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.file) {
+					t.Errorf("err = %v, want one naming %s and saying %q", err, tt.file, tt.want)
+				}
+				before.unchanged(t, dir)
+			})
+		}
+	}
+}
+
+// TestInstallReplacesItsOwnEntries: installing from another binary, or with another database,
+// updates the entries in place; uninstall then removes them, whichever binary wrote them.
+func TestInstallReplacesItsOwnEntries(t *testing.T) {
+	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot", "cline"} {
+		t.Run(agent, func(t *testing.T) {
+			dir := t.TempDir()
+			first := testOptions(agent, dir)
+			first.db = ""
+			n := len(mustInstall(t, first, true))
+			moved := testOptions(agent, dir)
+			moved.exe = "/home/dev/go/bin/replay"
+			lines := mustInstall(t, moved, true)
+			if len(lines) != n {
+				t.Fatalf("reinstall printed %d lines, want %d (one per event)", len(lines), n)
+			}
+			for _, l := range lines {
+				if !strings.HasSuffix(l, ": updated") {
+					t.Errorf("reinstall line %q, want an update", l)
+				}
+			}
+			tree := snapshot(t, dir).String()
+			if strings.Contains(tree, testExe) || strings.Count(tree, moved.exe) != n {
+				t.Errorf("want %d entries, all running %s:\n%s", n, moved.exe, tree)
+			}
+			mustInstall(t, first, false)
+			if left := snapshot(t, dir); len(left.files) != 0 {
+				t.Errorf("uninstall left %s", left)
+			}
+		})
+	}
+}
+
+// TestUninstallKeepsLookalikes: only a replay binary running `hook <this agent>` is install's;
+// other agents' tasklog hooks and other programs' `hook` verbs are the user's.
+func TestUninstallKeepsLookalikes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".claude", "settings.json")
+	user := `{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "*",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/usr/bin/notify hook claude-code"
+          },
+          {
+            "type": "command",
+            "command": "/opt/tasklog/bin/replay hook copilot"
+          },
+          {
+            "type": "command",
+            "command": "'/opt/tasklog/bin/replay hook claude-code"
+          }
+        ]
+      }
+    ]
+  }
+}
+`
+	writeTestFile(t, file, user, 0o644)
+	opts := testOptions("claude-code", dir)
+	mustInstall(t, opts, true)
+	mustInstall(t, opts, false)
+	if got, _ := os.ReadFile(file); string(got) != user {
+		t.Errorf("uninstall changed the user's hooks:\n%s", got)
+	}
+}
+
+// TestInstallMovesItsHookOutOfAUserGroup: a tasklog hook the user placed in a group of their
+// own is moved into install's own group, and uninstall leaves the user's group as it was
+// otherwise.
+func TestInstallMovesItsHookOutOfAUserGroup(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".claude", "settings.json")
+	writeTestFile(t, file, `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "guard.sh"},
+		{"type": "command", "command": "replay hook claude-code"}]}]}}`, 0o644)
+	opts := testOptions("claude-code", dir)
+	lines := mustInstall(t, opts, true)
+	if !slices.Contains(lines, file+": PreToolUse: updated") {
+		t.Errorf("lines %q, want PreToolUse updated", lines)
+	}
+	mustInstall(t, opts, false)
+	got, _ := os.ReadFile(file)
+	root, err := parseDocument(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := parseDocument([]byte(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "guard.sh"}]}]}}`))
+	if !equalJSON(root, want) {
+		t.Errorf("after uninstall:\n%s", got)
+	}
+}
+
+// TestInstallCline covers what is particular to Cline's hook files.
+func TestInstallCline(t *testing.T) {
+	t.Run("a hook of the user's own is not overwritten", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, ".clinerules/hooks/PreToolUse"), "#!/bin/sh\nexit 0\n", 0o755)
+		before := snapshot(t, dir)
+		_, err := installHooks(testOptions("cline", dir), true)
+		if !errors.Is(err, errHookExists) || !strings.Contains(err.Error(), filepath.Join(dir, ".clinerules/hooks/PreToolUse")) {
+			t.Errorf("err = %v, want errHookExists naming the file", err)
+		}
+		before.unchanged(t, dir)
+		if lines := mustInstall(t, testOptions("cline", dir), false); len(lines) != 0 {
+			t.Errorf("uninstall changed %q, want nothing", lines)
+		}
+		before.unchanged(t, dir)
+	})
+	t.Run("a script the user edited is theirs", func(t *testing.T) {
+		dir := t.TempDir()
+		opts := testOptions("cline", dir)
+		mustInstall(t, opts, true)
+		edited := filepath.Join(dir, ".clinerules/hooks/TaskStart")
+		b, _ := os.ReadFile(edited)
+		writeTestFile(t, edited, string(b)+"echo more\n", 0o755)
+		mustInstall(t, opts, false)
+		if _, err := os.Stat(edited); err != nil {
+			t.Errorf("uninstall removed the edited script: %v", err)
+		}
+	})
+	t.Run("a script that lost its executable bit is repaired", func(t *testing.T) {
+		dir := t.TempDir()
+		opts := testOptions("cline", dir)
+		mustInstall(t, opts, true)
+		script := filepath.Join(dir, ".clinerules/hooks/PostToolUse")
+		if err := os.Chmod(script, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines := mustInstall(t, opts, true)
+		if fi, _ := os.Stat(script); len(lines) != 1 || fi.Mode().Perm() != 0o755 {
+			t.Errorf("lines %q, mode %v; want one update and -rwxr-xr-x", lines, fi.Mode())
+		}
+	})
+	t.Run("a .clinerules file has no hooks folder", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, ".clinerules"), "Always run the tests.\n", 0o644)
+		_, err := installHooks(testOptions("cline", dir), true)
+		if err == nil || !strings.Contains(err.Error(), "is a file") {
+			t.Errorf("err = %v, want one saying .clinerules is a file", err)
+		}
+	})
+}
+
+// TestInstallUserScope writes each agent's user configuration under a home folder.
+func TestInstallUserScope(t *testing.T) {
+	tests := []struct {
+		agent, codexHome string
+		want             []string // files under home (or under codexHome when set)
+	}{
+		{"claude-code", "", []string{".claude/settings.json"}},
+		{"codex", "", []string{".codex/hooks.json"}},
+		{"codex", "codex-home", []string{"codex-home/hooks.json"}},
+		{"cursor", "", []string{".cursor/hooks.json"}},
+		{"cline", "", []string{"Documents/Cline/Hooks/PreToolUse", "Documents/Cline/Hooks/TaskStart"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.agent+tt.codexHome, func(t *testing.T) {
+			home := t.TempDir()
+			opts := installOptions{agent: tt.agent, user: true, exe: testExe, home: home}
+			if tt.codexHome != "" {
+				opts.codexHome = filepath.Join(home, tt.codexHome)
+			}
+			lines := mustInstall(t, opts, true)
+			files := snapshot(t, home).files
+			for _, w := range tt.want {
+				if _, ok := files[w]; !ok {
+					t.Errorf("no %s in %v", w, files)
+				}
+			}
+			if tt.codexHome == "" && !strings.HasPrefix(lines[0], "~/") {
+				t.Errorf("line %q, want the file shown under ~/", lines[0])
+			}
+			mustInstall(t, opts, false)
+			if left := snapshot(t, home); len(left.files) != 0 {
+				t.Errorf("uninstall left %v", left.files)
+			}
+		})
+	}
+	_, err := installHooks(installOptions{agent: "copilot", user: true, exe: testExe, home: t.TempDir()}, true)
+	if !errors.Is(err, errCopilotUser) {
+		t.Errorf("copilot --user: err = %v, want errCopilotUser", err)
+	}
+}
+
+// TestInstallKeepsSymlinkedSettings: a settings file that is a link (a dotfiles folder) is
+// written through the link, which stays a link.
+func TestInstallKeepsSymlinkedSettings(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "claude-settings.json")
+	writeTestFile(t, real, "{\n  \"model\": \"opus\"\n}\n", 0o644)
+	link := filepath.Join(dir, "project", ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions("claude-code", filepath.Join(dir, "project"))
+	mustInstall(t, opts, true)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("settings.json is no longer a link: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "hook claude-code") {
+		t.Errorf("the linked file did not get the hooks:\n%s", b)
+	}
+	mustInstall(t, opts, false)
+	if b, _ := os.ReadFile(real); string(b) != "{\n  \"model\": \"opus\"\n}\n" {
+		t.Errorf("after uninstall the linked file is\n%s", b)
+	}
+}
+
+// TestHookCommandQuoting: a binary or database path with spaces or quotes is quoted for the
+// shell, and the quoted command is still recognised as install's.
+func TestHookCommandQuoting(t *testing.T) {
+	tests := []struct{ exe, db, want string }{
+		{"/usr/local/bin/replay", "", "/usr/local/bin/replay hook codex"},
+		{"/Applications/Task Log/replay", "/data/t.db", "'/Applications/Task Log/replay' hook codex --db /data/t.db"},
+		{"/home/o'brien/bin/replay", "/home/o'brien/my tasks.db", `'/home/o'\''brien/bin/replay' hook codex --db '/home/o'\''brien/my tasks.db'`},
+		{"/tmp/$HOME/replay", "", "'/tmp/$HOME/replay' hook codex"},
+	}
+	for _, tt := range tests {
+		c := newHookCommand(tt.exe, "codex", tt.db)
+		if c.line != tt.want {
+			t.Errorf("command = %s, want %s", c.line, tt.want)
+		}
+		words, ok := shellWords(c.line)
+		if !ok || words[0] != tt.exe || (tt.db != "" && words[len(words)-1] != tt.db) {
+			t.Errorf("shellWords(%s) = %q, %v", c.line, words, ok)
+		}
+		if !c.ours(c.line) {
+			t.Errorf("%s is not recognised as install's", c.line)
+		}
+	}
+	for line, want := range map[string][]string{
+		`a "b \"c\" $d" e\ f`: {"a", `b "c" $d`, "e f"},
+		"  x\t'y z'  ":        {"x", "y z"},
+		`'unterminated`:       nil,
+		`"unterminated`:       nil,
+	} {
+		got, ok := shellWords(line)
+		if strings.Join(got, "|") != strings.Join(want, "|") || ok != (want != nil) {
+			t.Errorf("shellWords(%q) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}
+
+// TestDocumentRoundTrip: a document in the agents' own layout (or with tabs, or without a
+// final newline) is written back byte for byte.
+func TestDocumentRoundTrip(t *testing.T) {
+	docs := []string{
+		"{}\n",
+		"{\n  \"a\": 1.50,\n  \"b\": [],\n  \"c\": {},\n  \"d\": null,\n  \"e\": [\n    true,\n    \"<x> & ü ✓\"\n  ]\n}\n",
+		"{\n\t\"z\": 1,\n\t\"a\": {\n\t\t\"k\": \"v\"\n\t}\n}",
+		"{\n    \"four\": [\n        1e3\n    ]\n}\n",
+	}
+	for _, d := range docs {
+		root, err := parseDocument([]byte(d))
+		if err != nil {
+			t.Fatalf("%q: %v", d, err)
+		}
+		if got := string(encodeDocument(root, layoutOf([]byte(d)))); got != d {
+			t.Errorf("round trip of\n%s\ngave\n%s", d, got)
+		}
+	}
+}
+
+func mustInstall(t *testing.T, opts installOptions, install bool) []string {
+	t.Helper()
+	lines, err := installHooks(opts, install)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+func writeTestFile(t *testing.T, path, content string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkGolden compares what install printed and the files it left with testdata/install/NAME.golden.
+func checkGolden(t *testing.T, name string, lines []string, dir string) {
+	t.Helper()
+	got := strings.ReplaceAll(strings.Join(lines, "\n"), dir+string(filepath.Separator), "") +
+		"\n\n" + snapshot(t, dir).String()
+	path := filepath.Join("testdata", "install", name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/replay -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("install differs from %s (go test ./cmd/replay -update rewrites it; review the diff):\n%s", path, got)
+	}
+}
+
+// tree is a project's files (path → mode and content) and folders, with the identity of each
+// file to tell a rewrite from no write at all.
+type tree struct {
+	files map[string]string
+	infos map[string]fs.FileInfo
+	dirs  []string
+}
+
+func snapshot(t *testing.T, dir string) tree {
+	t.Helper()
+	tr := tree{files: map[string]string{}, infos: map[string]fs.FileInfo{}}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			tr.dirs = append(tr.dirs, rel)
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		tr.files[rel] = fi.Mode().String() + "\n" + string(b)
+		tr.infos[rel] = fi
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// String lists the files in path order: a header with the path and mode, then the content.
+func (tr tree) String() string {
+	var b strings.Builder
+	paths := slices.Sorted(maps.Keys(tr.files))
+	for _, p := range paths {
+		mode, content, _ := strings.Cut(tr.files[p], "\n")
+		b.WriteString("-- " + p + " (" + mode + ") --\n" + content)
+	}
+	return b.String()
+}
+
+func (tr tree) equal(o tree) bool { return tr.String() == o.String() }
+
+// unchanged fails unless every file is still the very same file (not rewritten) with the same
+// content, and no file was added.
+func (tr tree) unchanged(t *testing.T, dir string) {
+	t.Helper()
+	now := snapshot(t, dir)
+	if !now.equal(tr) {
+		t.Errorf("files changed:\n%s\nwant\n%s", now, tr)
+	}
+	for p, fi := range tr.infos {
+		if n, ok := now.infos[p]; ok && !os.SameFile(fi, n) {
+			t.Errorf("%s was rewritten", p)
+		}
+	}
+}
