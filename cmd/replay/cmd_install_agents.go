@@ -9,7 +9,7 @@ import (
 
 // What each agent reads, checked against its documentation or source:
 //   - Claude Code: settings.json "hooks", matcher groups; the matcher filters the tool for
-//     Pre/PostToolUse, the source, reason, load reason or trigger for SessionStart, SessionEnd,
+//     Pre/PostToolUse(Failure), the source, reason, load reason or trigger for SessionStart, SessionEnd,
 //     InstructionsLoaded and PreCompact, and is ignored for UserPromptSubmit and Stop.
 //   - Codex: hooks.json beside its config.toml, Claude's shape (`timeout` in seconds); it reads
 //     a matcher for Pre/PostToolUse and SessionStart only, and cuts SessionEnd to 3 s.
@@ -28,6 +28,7 @@ var claudeEvents = []hookEvent{
 	{"UserPromptSubmit", false, hookTimeout},
 	{"PreToolUse", true, hookTimeout},
 	{"PostToolUse", true, hookTimeout},
+	{"PostToolUseFailure", true, hookTimeout},
 	{"PreCompact", true, hookTimeout},
 	{"Stop", false, hookTimeout},
 	{"SessionEnd", true, hookTimeout},
