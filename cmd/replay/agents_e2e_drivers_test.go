@@ -1,0 +1,165 @@
+package main
+
+// How each real agent is configured, run and scripted (see ../shared/agents/README.md).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+)
+
+// The files the scripted model touches, relative to the workspace.
+const (
+	e2eRead  = "src/api/routes.ts"
+	e2eWrite = "src/api/health.ts"
+)
+
+// claudeDriver runs Claude Code in print mode against the Anthropic Messages API.
+var claudeDriver = agentDriver{
+	name: "claude-code", bin: "claude", pkg: "@anthropic-ai/claude-code",
+	configure: func(t *testing.T, a *agentRun) []string {
+		return []string{
+			"ANTHROPIC_BASE_URL=" + a.model.URL(),
+			"ANTHROPIC_API_KEY=dummy",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_TELEMETRY=1",
+			"DISABLE_ERROR_REPORTING=1",
+			"DISABLE_AUTOUPDATER=1",
+			"IS_SANDBOX=1", // bypassPermissions is refused to root otherwise
+		}
+	},
+	args: func(prompt string) []string {
+		return []string{"-p", prompt, "--permission-mode", "bypassPermissions",
+			"--output-format", "stream-json", "--verbose"}
+	},
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		e2eWriteFile(t, filepath.Join(a.ws, ".claude", "settings.json"), claudeHooksJSON(t, command,
+			"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"), 0o644)
+	},
+	script: func(ws string) []fakemodel.Step {
+		abs := func(rel string) string { return filepath.Join(ws, rel) }
+		return []fakemodel.Step{
+			fakemodel.Call("Read", map[string]any{"file_path": abs(e2eRead)}),
+			fakemodel.Call("Write", map[string]any{"file_path": abs(e2eWrite), "content": "export const health = 'ok';\n"}),
+			fakemodel.Call("Edit", map[string]any{"file_path": abs(e2eWrite), "old_string": "'ok'", "new_string": "'healthy'"}),
+			fakemodel.Call("Bash", map[string]any{"command": "ls src/api", "description": "list the api folder"}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
+// codexDriver runs codex exec against the OpenAI Responses API; apply_patch is a freeform tool.
+var codexDriver = agentDriver{
+	name: "codex", bin: "codex", pkg: "@openai/codex",
+	configure: func(t *testing.T, a *agentRun) []string {
+		codexHome := filepath.Join(a.home, ".codex")
+		e2eWriteFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+# The workspace is trusted: Codex loads an untrusted project's .codex layer disabled.
+[projects."%s"]
+trust_level = "trusted"
+`, a.model.URL(), a.ws), 0o644)
+		return []string{"CODEX_HOME=" + codexHome, "FAKE_API_KEY=dummy"}
+	},
+	args: func(prompt string) []string {
+		return []string{"exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust", prompt}
+	},
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		e2eWriteFile(t, filepath.Join(a.ws, ".codex", "hooks.json"), claudeHooksJSON(t, command,
+			"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"), 0o644)
+	},
+	script: func(ws string) []fakemodel.Step {
+		return []fakemodel.Step{
+			fakemodel.Call("exec_command", map[string]any{"cmd": "cat " + e2eRead}),
+			fakemodel.FreeformCall("apply_patch", "*** Begin Patch\n*** Add File: "+e2eWrite+"\n+export const health = 'ok';\n*** End Patch\n"),
+			fakemodel.FreeformCall("apply_patch", "*** Begin Patch\n*** Update File: "+e2eWrite+"\n@@\n-export const health = 'ok';\n+export const health = 'healthy';\n*** End Patch\n"),
+			fakemodel.Call("exec_command", map[string]any{"cmd": "ls src/api"}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
+// clineDriver runs the Cline CLI against an OpenAI-compatible Chat Completions provider.
+var clineDriver = agentDriver{
+	name: "cline", bin: "cline", pkg: "cline",
+	configure: func(t *testing.T, a *agentRun) []string {
+		env := []string{"CLINE_DIR=" + filepath.Join(a.home, ".cline"), "CLINE_SESSION_BACKEND_MODE=local"}
+		clineAuth(t, a, env)
+		return env
+	},
+	args: func(prompt string) []string { return []string{"--json", prompt} },
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		for _, ev := range []string{"TaskStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete"} {
+			e2eWriteFile(t, filepath.Join(a.ws, ".clinerules", "hooks", ev), "#!/bin/sh\nexec "+command+"\n", 0o755)
+		}
+	},
+	script: func(ws string) []fakemodel.Step {
+		abs := func(rel string) string { return filepath.Join(ws, rel) }
+		return []fakemodel.Step{
+			fakemodel.Call("read_files", map[string]any{"files": []any{map[string]any{"path": abs(e2eRead)}}}),
+			fakemodel.Call("editor", map[string]any{"path": abs(e2eWrite), "new_text": "export const health = 'ok';\n"}),
+			fakemodel.Call("editor", map[string]any{"path": abs(e2eWrite), "old_text": "'ok'", "new_text": "'healthy'"}),
+			fakemodel.Call("run_commands", map[string]any{"commands": []string{"ls src/api"}}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
+// allDrivers are the agents the end-to-end tests drive, in order.
+var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver}
+
+// clineAuth points Cline at the fake model: cline stores the base URL with its port, so each run
+// authenticates anew into its own CLINE_DIR.
+func clineAuth(t *testing.T, a *agentRun, env []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, a.bin, "auth", "-p", "openai-compatible", "-k", "dummy",
+		"-b", a.model.URL()+"/v1", "-m", "fake-model")
+	cmd.Dir = a.ws
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + a.home, "NO_COLOR=1"}, env...)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cline auth: %v\n%s", err, e2eTail(string(out), 4000))
+	}
+}
+
+// claudeHooksJSON is Claude's (and Codex's) hooks configuration running command for events.
+func claudeHooksJSON(t *testing.T, command string, events ...string) string {
+	t.Helper()
+	hooks := map[string]any{}
+	for _, ev := range events {
+		hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{
+			map[string]any{"type": "command", "command": command, "timeout": 10}}}}
+	}
+	b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// e2eQuote quotes s for a POSIX shell.
+func e2eQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

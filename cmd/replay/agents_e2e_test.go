@@ -1,0 +1,186 @@
+package main
+
+// The real coding agents (Claude Code, Codex, Cline), installed from npm by .ci/install-agents,
+// driven against the scripted fake model of internal/fakemodel. This file holds the harness: where
+// the agents are, how each is configured and run, and the script each follows.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+)
+
+// agentRunLimit bounds one agent run; the scripted task takes a few seconds.
+const agentRunLimit = 90 * time.Second
+
+// e2eAgentsDir is where .ci/install-agents put the agents: $TASKLOG_AGENTS, else
+// ~/.cache/tasklog-agents.
+func e2eAgentsDir() string {
+	if d := os.Getenv("TASKLOG_AGENTS"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".cache", "tasklog-agents")
+}
+
+// agentDriver knows how to configure and run one real agent against the fake model.
+type agentDriver struct {
+	// name is the agent's name for replay install and replay hook.
+	name string
+	// bin is the executable under node_modules/.bin; pkg its npm package.
+	bin, pkg string
+	// configure writes the agent's own configuration for a model server at url and returns the
+	// environment variables it needs besides PATH and HOME.
+	configure func(t *testing.T, a *agentRun) []string
+	// args are the command-line arguments that run one prompt.
+	args func(prompt string) []string
+	// handHook configures command as the agent's hook for every event it has, by hand (the
+	// harness self-test, before replay install exists).
+	handHook func(t *testing.T, a *agentRun, command string)
+	// script is the fake model's script: read routes.ts, write a file under src/api, edit it,
+	// run a shell command, answer.
+	script func(ws string) []fakemodel.Step
+	// readStep is the index of the step that reads src/api/routes.ts.
+	readStep int
+}
+
+// agentRun is one agent run's folders and fake model.
+type agentRun struct {
+	driver agentDriver
+	bin    string // absolute path of the agent's executable
+	ws     string // the workspace (the agent's working directory)
+	home   string // an empty HOME
+	tmp    string // scratch space of the test
+	model  *fakemodel.Server
+	env    []string
+}
+
+// newAgentRun finds the agent (skipping with one line when node or the package is missing),
+// makes empty HOME and workspace folders, and starts the fake model with the agent's script.
+func newAgentRun(t *testing.T, d agentDriver) *agentRun {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not found on PATH: the real-agent tests need node and bash .ci/install-agents")
+	}
+	bin := filepath.Join(e2eAgentsDir(), "node_modules", ".bin", d.bin)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not installed in %s: run bash .ci/install-agents (or set TASKLOG_AGENTS)", d.pkg, e2eAgentsDir())
+	}
+	tmp := t.TempDir()
+	a := &agentRun{driver: d, bin: bin, tmp: tmp, ws: filepath.Join(tmp, "ws"), home: filepath.Join(tmp, "home")}
+	for _, dir := range []string{a.ws, a.home} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The agents resolve symlinks in their working directory; the test compares paths.
+	ws, err := filepath.EvalSymlinks(a.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ws = ws
+	model, err := fakemodel.Start(d.script(a.ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = model.Close() })
+	a.model = model
+	return a
+}
+
+// write creates a file of the workspace (parents included).
+func (a *agentRun) write(t *testing.T, rel, content string) {
+	t.Helper()
+	e2eWriteFile(t, filepath.Join(a.ws, rel), content, 0o644)
+}
+
+func e2eWriteFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run configures the agent and runs prompt in the workspace with a clean environment, stdin
+// from /dev/null and a time limit. It fails the test when the agent fails, showing its output.
+func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout string) {
+	t.Helper()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + a.home,
+		"TMPDIR=" + os.TempDir(),
+		"LANG=C.UTF-8",
+		"NO_COLOR=1",
+	}
+	env = append(env, a.driver.configure(t, a)...)
+	env = append(env, extraEnv...)
+	a.env = env
+	ctx, cancel := context.WithTimeout(context.Background(), agentRunLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, a.bin, a.driver.args(prompt)...)
+	cmd.Dir = a.ws
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s ran in %s", a.driver.name, time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("%s %s: %v (limit %s)\nstdout:\n%s\nstderr:\n%s\nfake model requests:\n%s",
+			a.driver.bin, strings.Join(a.driver.args(prompt), " "), err, agentRunLimit,
+			e2eTail(out.String(), 4000), e2eTail(errb.String(), 4000), a.describeRequests())
+	}
+	return out.String()
+}
+
+// describeRequests is a short account of what the fake model received, for failure messages.
+func (a *agentRun) describeRequests() string {
+	var b strings.Builder
+	for _, r := range a.model.Requests() {
+		fmt.Fprintf(&b, "  #%d %s %s api=%s stream=%v step=%d parts=%d tools=%s\n",
+			r.Seq, r.Method, r.Path, r.API, r.Stream, r.Step, len(r.Parts), strings.Join(r.Tools, ","))
+	}
+	return b.String()
+}
+
+func e2eTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// lastStep is the highest script step the fake model answered (-1 when none).
+func lastStep(reqs []fakemodel.Request) int {
+	last := -1
+	for _, r := range reqs {
+		last = max(last, r.Step)
+	}
+	return last
+}
+
+// firstRequestAtStep is the first model request answered with step i: the first request that
+// carries the results of the steps before it.
+func firstRequestAtStep(reqs []fakemodel.Request, i int) *fakemodel.Request {
+	for k := range reqs {
+		if reqs[k].Step == i {
+			return &reqs[k]
+		}
+	}
+	return nil
+}
