@@ -12,6 +12,8 @@
 //	replay explain TASK --turn N        why each rule was or was not in the prompt
 //	replay report TASK -o report.html   a self-contained HTML audit page
 //	replay rules --workspace D          every rule discovered, and whether it applies
+//	replay help VERB                    a verb's usage and flags
+//	replay --version                    the module version it was built from
 //
 // Every verb takes --db PATH (default $TASKLOG_DB, else ./tasklog.db) and, where it prints data,
 // --json. Exit status: 0 success, 1 a check failed, 2 usage or I/O error.
@@ -21,7 +23,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
+	"strings"
 )
 
 // Exit statuses.
@@ -31,6 +35,9 @@ const (
 	exitUsage  = 2
 )
 
+// command is a verb: run parses its arguments (for -h it prints the verb's usage and flags to
+// stderr and returns 0, which 'replay help VERB' relies on) and returns the exit status;
+// summary is its line in the general usage.
 type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 	summary string
@@ -48,8 +55,10 @@ var commands = map[string]command{
 	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a turn"},
 	"report":    {cmdReport, "write a self-contained HTML audit page"},
 	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
+	"hook":      {cmdHook, "record one agent hook payload from stdin, deliver the rules it misses, reply"},
 	"install":   {cmdInstall, "write an agent's hook configuration so that it runs 'replay hook'"},
 	"uninstall": {cmdUninstall, "remove the hook entries 'replay install' wrote"},
+	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
 }
 
 func main() {
@@ -57,11 +66,18 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	case "help":
+		return help(args[1:], stdout, stderr)
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, "replay", version())
 		return exitOK
 	}
 	c, ok := commands[args[0]]
@@ -73,6 +89,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return c.run(args[1:], stdout, stderr)
 }
 
+// help prints the general usage, or a verb's: its summary, then what the verb itself prints
+// for -h (every verb's run prints its usage and flags to its stderr for -h and returns 0).
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok || len(args) > 1 {
+		fmt.Fprintf(stderr, "replay help: unknown command %q\n\n", strings.Join(args, " "))
+		usage(stderr)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "replay %s: %s\n\n", args[0], c.summary)
+	return c.run([]string{"-h"}, stdout, stdout)
+}
+
+// version is the module version the binary was built from: a tag for 'go install …@v1.2.3',
+// "(devel)" for a build from a checkout.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: replay <command> [flags] [args]\n\ncommands:")
 	names := make([]string, 0, len(commands))
@@ -81,7 +123,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'replay <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'replay help <command>' for a command's usage and flags; 'replay --version' for the version.")
 }

@@ -32,8 +32,8 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		h.Kind, h.Channel = HookPrompt, events.ChannelPrompt
 		prompt := gets(v, "prompt")
 		id := firstString(v, "prompt_id", "turn_id")
-		if id == "" {
-			id = digest(prompt)
+		if id == "" { // VS Code gives neither: the prompt and its time tell prompts apart
+			id = digest(prompt) + gets(v, "timestamp")
 		}
 		h.Records = promptRecords(key(base, id), prompt, h.Cwd, atMentions)
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
@@ -54,7 +54,7 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		h.Records = []Record{{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: gets(v, "trigger")}}}
 	case "Stop":
 		h.Kind = HookStop
-		id := firstString(v, "prompt_id", "turn_id")
+		id := firstString(v, "prompt_id", "turn_id", "timestamp")
 		h.Records = []Record{{Key: key(base, "stop", id), Payload: &events.AgentStopped{Scope: events.StopTurn}}}
 	case "SessionEnd":
 		h.Kind = HookSessionEnd
@@ -88,6 +88,7 @@ func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string)
 	}
 	resp := get(v, "tool_response")
 	if event == "PostToolUseFailure" || claudeToolFailed(agent, resp) {
+		rec.Payload.(*events.ToolCall).Failed = true
 		return []Record{rec}
 	}
 	return append([]Record{rec}, writeRecords(base, id, claudeWrites(tool, input, resp, cwd))...)

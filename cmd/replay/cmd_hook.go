@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// hookStdin is where 'replay hook' reads its payload; tests replace it.
+var hookStdin io.Reader = os.Stdin
+
+// Hook budgets: the whole run, and the shorter one of SessionEnd (Codex cuts its timeout to
+// 3 s). The agents' own timeouts, as 'replay install' writes them, are 10 s.
+const (
+	hookBudget           = 5 * time.Second
+	hookSessionEndBudget = 2 * time.Second
+	// hookMaxPayload is the most stdin a hook reads.
+	hookMaxPayload = 32 << 20
+	// hookLogName is the error log beside the database.
+	hookLogName = "tasklog-hook.log"
+)
+
+// cmdHook is 'replay hook AGENT [--db PATH] [--budget D]': one hook payload on stdin, the
+// dialect's reply on stdout, exit status 0 whatever happens. Faults go to the error log and the
+// reply is neutral.
+func cmdHook(args []string, stdout, stderr io.Writer) int {
+	hc, err := parseHookArgs(args, stderr)
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	payload, rerr := io.ReadAll(io.LimitReader(hookStdin, hookMaxPayload))
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		hc.logError(stderr, "", "", err)
+		stdout.Write(neutralFor(hc.hint, payload))
+		return exitOK
+	}
+	reply := hc.run(payload, stderr)
+	stdout.Write(reply)
+	return exitOK
+}
+
+var errHelp = errors.New("help")
+
+// hookConfig is a hook run's arguments.
+type hookConfig struct {
+	hint   agentlog.Agent
+	db     string
+	budget time.Duration
+	start  time.Time
+}
+
+func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
+	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB()}
+	var agent string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH] [--budget DURATION]\n\n"+
+				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot) on stdin,\n"+
+				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
+				"exits 0; faults are appended to "+hookLogName+" beside the database.")
+			return hc, errHelp
+		case strings.HasPrefix(a, "-") && (name == "db" || name == "budget"):
+			if !hasVal {
+				if i+1 >= len(args) {
+					return hc, fmt.Errorf("replay hook: flag --%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+			if name == "db" {
+				hc.db = val
+			} else if d, err := time.ParseDuration(val); err == nil && d > 0 {
+				hc.budget = d
+			} else {
+				return hc, fmt.Errorf("replay hook: --budget %q is not a positive duration", val)
+			}
+		case strings.HasPrefix(a, "-"):
+			return hc, fmt.Errorf("replay hook: unknown flag %s", a)
+		case agent == "":
+			agent = a
+		default:
+			return hc, fmt.Errorf("replay hook: unexpected argument %q", a)
+		}
+	}
+	ag, err := agentlog.ParseHookAgent(agent)
+	if err != nil {
+		return hc, fmt.Errorf("replay hook: %w", err)
+	}
+	hc.hint = ag
+	return hc, nil
+}
+
+// defaultHookDB is the database of hooks: $TASKLOG_DB, else tasklog.db in the user's data
+// folder ($XDG_DATA_HOME/tasklog, default ~/.local/share/tasklog), never one in whatever folder
+// the agent runs the hook from.
+func defaultHookDB() string {
+	if p := os.Getenv("TASKLOG_DB"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "tasklog.db"
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "tasklog", "tasklog.db")
+}
+
+// neutralFor is the neutral reply of the dialect the payload shows (the hint when it shows
+// none); nothing when neither is known.
+func neutralFor(hint agentlog.Agent, payload []byte) []byte {
+	if h, err := agentlog.ParseHook(hint, payload); err == nil {
+		return agentlog.NeutralReply(h.Agent, h.Event)
+	}
+	return agentlog.NeutralReply(hint, "")
+}
+
+// run handles one payload and returns the reply. A panic is a fault like any other.
+func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
+	var h *agentlog.Hook
+	defer func() {
+		if r := recover(); r != nil {
+			event := ""
+			if h != nil {
+				event = h.Event
+			}
+			hc.logError(stderr, hc.hint, event, fmt.Errorf("panic: %v", r))
+			reply = neutralFor(hc.hint, payload)
+		}
+	}()
+	h, err := agentlog.ParseHook(hc.hint, payload)
+	if err != nil {
+		hc.logError(stderr, hc.hint, "", err)
+		return neutralFor(hc.hint, payload)
+	}
+	budget := hc.budget
+	if h.Kind == agentlog.HookSessionEnd && budget > hookSessionEndBudget {
+		budget = hookSessionEndBudget
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), hc.start.Add(budget))
+	defer cancel()
+	text, err := hc.handle(ctx, h, payload)
+	if err != nil {
+		hc.logError(stderr, h.Agent, h.Event, err)
+		return agentlog.NeutralReply(h.Agent, h.Event)
+	}
+	return h.Reply(text)
+}
+
+// handle opens the database within the budget, drains what earlier hooks spooled, records the
+// payload's events, decides and delivers when the event can reach the model, and returns the
+// text to reply with.
+func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
+	db, err := hc.openDB(ctx)
+	if errors.Is(err, store.ErrLocked) {
+		if serr := spool(hc.db, h.Agent, payload, time.Now()); serr != nil {
+			return "", fmt.Errorf("%w; spooling the payload failed too: %v", err, serr)
+		}
+		return "", fmt.Errorf("%w; the payload was spooled for the next hook to record", err)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if err := drainSpool(ctx, db, hc.db); err != nil {
+		hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("drain spool: %w", err))
+	}
+	return recordAndDeliver(ctx, db, h, nil)
+}
+
+// openDB opens the database, creating its folder, waiting for another process's lock until
+// shortly before the budget ends.
+func (hc *hookConfig) openDB(ctx context.Context) (*store.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(hc.db), 0o755); err != nil {
+		return nil, fmt.Errorf("create the database folder: %w", err)
+	}
+	wait := time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		// Leave time to record, decide and reply after the lock is had.
+		wait = time.Until(dl) - hc.budget/5
+	}
+	if wait <= 0 {
+		wait = time.Millisecond
+	}
+	return store.Open(hc.db, &store.Options{Timeout: wait})
+}
+
+// recordAndDeliver records the hook's events in its task and, when the event's reply reaches
+// the model and it brought something new (or follows a compaction), decides and delivers. now,
+// when set, stamps the events (a spooled payload keeps the time it arrived).
+func recordAndDeliver(ctx context.Context, db *store.DB, h *agentlog.Hook, now func() time.Time) (string, error) {
+	var home fs.FS
+	if dir, err := os.UserHomeDir(); err == nil {
+		home = os.DirFS(dir)
+	}
+	a, err := session.OpenAgent(ctx, db, h.TaskID(), session.AgentOptions{Agent: h.Agent,
+		Started: h.Started(runtime.GOOS), Home: home, Now: now})
+	if err != nil {
+		return "", err
+	}
+	defer a.Close()
+	fresh, err := a.RecordHook(ctx, h.Records)
+	if err != nil {
+		return "", err
+	}
+	trigger := h.Redeliver
+	for i, r := range h.Records {
+		trigger = trigger || (r.Trigger && fresh[i])
+	}
+	if h.Channel == "" || !trigger || now != nil {
+		return "", nil
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		return "", err
+	}
+	del, err := a.Deliver(ctx, d, h.Event, h.Channel, deliveryKey(h, a), agentlog.MaxDelivery)
+	if err != nil || del == nil {
+		return "", err
+	}
+	return del.Text, nil
+}
+
+// deliveryKey is the idempotency key of the hook's delivery: its first trigger record's, or for
+// a redelivery after a compaction, the session and the number of compactions.
+func deliveryKey(h *agentlog.Hook, a *session.AgentSession) string {
+	for _, r := range h.Records {
+		if r.Trigger {
+			return r.Key
+		}
+	}
+	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, a.Deliveries().Compactions())
+}
+
+// logError appends one line to the error log beside the database (the temporary folder's when
+// that cannot be written) and to stderr, which the agents show only in their debug output.
+func (hc *hookConfig) logError(stderr io.Writer, agent agentlog.Agent, event string, err error) {
+	line := fmt.Sprintf("%s replay hook %s %s: %v\n", time.Now().UTC().Format(time.RFC3339Nano), agent, event, err)
+	fmt.Fprint(stderr, line)
+	for _, dir := range []string{filepath.Dir(hc.db), os.TempDir()} {
+		f, ferr := os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if ferr != nil {
+			continue
+		}
+		_, werr := f.WriteString(line)
+		cerr := f.Close()
+		if werr == nil && cerr == nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
+)
+
+// The spool holds the payloads of hooks that could not get the database within their budget
+// (another process held it): one file each, in a folder beside the database, recorded by the
+// next hook that gets it. Only the events are recorded then: the moment to deliver has passed.
+const (
+	spoolDirName = "tasklog-spool"
+	// spoolDrainMax bounds the spooled payloads one hook records, to keep it within its budget.
+	spoolDrainMax = 64
+)
+
+type spooled struct {
+	Agent   agentlog.Agent  `json:"agent"`
+	Time    time.Time       `json:"time"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+func spoolDir(dbPath string) string { return filepath.Join(filepath.Dir(dbPath), spoolDirName) }
+
+// spool writes the payload to the spool, atomically (a temporary file renamed), so a draining
+// hook never reads half of one.
+func spool(dbPath string, agent agentlog.Agent, payload []byte, at time.Time) error {
+	if !json.Valid(payload) {
+		return errors.New("the payload is not JSON")
+	}
+	dir := spoolDir(dbPath)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(spooled{Agent: agent, Time: at.UTC(), Payload: payload})
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%020d-%d.json", at.UnixNano(), os.Getpid())
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}
+
+// drainSpool records the spooled payloads, oldest first, and removes each once recorded. The
+// caller holds the database, so no other hook drains at the same time. A payload that cannot be
+// read is moved aside (".bad") rather than retried forever.
+func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
+	dir := spoolDir(dbPath)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	var errs []error
+	for i, n := range names {
+		if i >= spoolDrainMax || ctx.Err() != nil {
+			break
+		}
+		p := filepath.Join(dir, n)
+		if err := drainOne(ctx, db, p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n, err))
+			os.Rename(p, p+".bad")
+			continue
+		}
+		os.Remove(p)
+	}
+	return errors.Join(errs...)
+}
+
+func drainOne(ctx context.Context, db *store.DB, p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var sp spooled
+	if err := json.Unmarshal(data, &sp); err != nil {
+		return err
+	}
+	h, err := agentlog.ParseHook(sp.Agent, sp.Payload)
+	if err != nil {
+		return err
+	}
+	at := sp.Time
+	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at })
+	return err
+}

@@ -1,0 +1,130 @@
+package agentlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// TestHookGolden maps every payload under testdata/hooks/<agent>/ (captured from the real
+// agents, or written from the documentation for Cursor and Copilot) and compares what it
+// records and how it answers with its .golden file.
+func TestHookGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "hooks", "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no hook fixtures: %v", err)
+	}
+	for _, f := range files {
+		hint := Agent(filepath.Base(filepath.Dir(f)))
+		name := string(hint) + "/" + strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			payload, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := describeHook(t, hint, payload)
+			golden := strings.TrimSuffix(f, ".json") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./events/agentlog -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs; rerun with -update and review the diff\n%s", golden, firstDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// describeHook is the golden text of one payload: the dialect, the task, every record with its
+// key and canonical payload, and the replies with and without text.
+func describeHook(t *testing.T, hint Agent, payload []byte) string {
+	t.Helper()
+	h, err := ParseHook(hint, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent %s, event %s, kind %s\n", h.Agent, h.Event, h.Kind)
+	fmt.Fprintf(&b, "session %s → task %s\n", h.SessionID, h.TaskID())
+	fmt.Fprintf(&b, "cwd %s, roots %v, model %q\n", h.Cwd, h.Roots, h.Model)
+	fmt.Fprintf(&b, "channel %q, redeliver %v\n", h.Channel, h.Redeliver)
+	for _, r := range h.Records {
+		ev, err := events.New(r.Payload)
+		if err != nil {
+			t.Fatalf("record %s: %v", r.Payload.EventType(), err)
+		}
+		trig := ""
+		if r.Trigger {
+			trig = " (decides)"
+		}
+		fmt.Fprintf(&b, "record%s %s %s\n  key %s\n", trig, ev.Type, ev.Data, strings.ReplaceAll(r.Key, "\x00", "|"))
+	}
+	fmt.Fprintf(&b, "neutral reply: %q\n", NeutralReply(h.Agent, h.Event))
+	fmt.Fprintf(&b, "reply with text: %q\n", h.Reply("<tasklog-rules>\nR\n</tasklog-rules>\n"))
+	return b.String()
+}
+
+func TestParseHookRejects(t *testing.T) {
+	for _, tc := range []struct{ name, payload string }{
+		{"garbage", "not json at all"},
+		{"array", `[1,2]`},
+		{"empty", ``},
+		{"no session", `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{}}`},
+		{"trailing", `{"session_id":"a","hook_event_name":"Stop"} {}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParseHook(ClaudeCode, []byte(tc.payload)); !errors.Is(err, ErrHookPayload) {
+				t.Fatalf("ParseHook = %v, want ErrHookPayload", err)
+			}
+		})
+	}
+}
+
+func TestTaskIDStable(t *testing.T) {
+	a := TaskID(ClaudeCode, "23c2d52c-b594-4b7a-a76c-2bafc4c82781")
+	if a != TaskID(ClaudeCode, "23c2d52c-b594-4b7a-a76c-2bafc4c82781") {
+		t.Fatal("TaskID is not stable")
+	}
+	if a == TaskID(Codex, "23c2d52c-b594-4b7a-a76c-2bafc4c82781") {
+		t.Fatal("two agents with one session id share a task")
+	}
+	if a.Version() != 5 {
+		t.Fatalf("TaskID is UUID version %d, want 5", a.Version())
+	}
+}
+
+func TestLoadsNatively(t *testing.T) {
+	for _, tc := range []struct {
+		agent          Agent
+		provider, path string
+		want           bool
+	}{
+		{ClaudeCode, "claude", ".claude/rules/api.md", true},
+		{ClaudeCode, "cline", ".clinerules/api.md", false},
+		{ClaudeCode, "agents", "AGENTS.md", false},
+		{Codex, "agents", "AGENTS.md", true},
+		{Codex, "agents", "src/api/AGENTS.md", false},
+		{Codex, "claude", "CLAUDE.md", false},
+		{Cline, "cline", ".clinerules/api.md", true},
+		{Cline, "cursor", ".cursorrules", true},
+		{Cline, "cursor", ".cursor/rules/api.mdc", false},
+		{Cursor, "cursor", ".cursor/rules/api.mdc", true},
+		{Copilot, "copilot", ".github/instructions/api.instructions.md", true},
+		{Copilot, "tasklog", ".tasklog/rules/api.md", false},
+	} {
+		if got := LoadsNatively(tc.agent, tc.provider, tc.path); got != tc.want {
+			t.Errorf("LoadsNatively(%s, %s, %s) = %v, want %v", tc.agent, tc.provider, tc.path, got, tc.want)
+		}
+	}
+}
