@@ -114,21 +114,21 @@ func hookTargets(agent string, s scope, cmd hookCommand) ([]target, error) {
 	}
 	switch agent {
 	case "claude-code":
-		return jsonFile(".claude/settings.json", groupedHooks{claudeEvents, cmd}), nil
+		return jsonFile(".claude/settings.json", hookEdit{claudeEvents, cmd, claudeShape{}, 0}), nil
 	case "codex":
-		edit := groupedHooks{codexEvents, cmd}
+		edit := hookEdit{codexEvents, cmd, claudeShape{}, 0}
 		if s.user && s.codexHome != "" {
 			path := filepath.Join(s.codexHome, "hooks.json")
 			return []target{jsonTarget{path: path, show: path, edit: edit}}, nil
 		}
 		return jsonFile(".codex/hooks.json", edit), nil
 	case "cursor":
-		return jsonFile(".cursor/hooks.json", flatHooks{cursorEvents, cmd, cursorEntry, 1}), nil
+		return jsonFile(".cursor/hooks.json", hookEdit{cursorEvents, cmd, flatShape(cursorEntry), 1}), nil
 	case "copilot":
 		if s.user {
 			return nil, errCopilotUser
 		}
-		return jsonFile(".github/hooks/tasklog.json", flatHooks{vscodeEvents, cmd, vscodeEntry, 0}), nil
+		return jsonFile(".github/hooks/tasklog.json", hookEdit{vscodeEvents, cmd, flatShape(vscodeEntry), 0}), nil
 	case "cline":
 		rel := ".clinerules/hooks"
 		if s.user {

@@ -91,15 +91,31 @@ func commandOf(v any) (string, bool) {
 	return s, ok && isString
 }
 
-// groupedHooks is Claude Code's shape, which Codex and VS Code read too: per event, matcher
-// groups, each with its own list of hooks. Install keeps one group of its own per event.
-type groupedHooks struct {
+// hookEdit keeps one tasklog entry per event in an agent's hooks document, in the agent's shape.
+type hookEdit struct {
 	events []hookEvent
 	cmd    hookCommand
+	shape  hookShape
+	// version is the "version" a document gets when it has none (Cursor's file requires one);
+	// 0 writes none.
+	version int
 }
 
-func (g groupedHooks) group(ev hookEvent) *object {
-	h := newObject("type", "command", "command", g.cmd.line)
+// hookShape is how an event's list holds hooks.
+type hookShape interface {
+	// entry is the list entry install keeps for an event.
+	entry(ev hookEvent, cmd hookCommand) *object
+	// split takes tasklog's hooks out of a list entry: it returns what is left of the user's
+	// (nil for nothing) and how many of tasklog's it held.
+	split(e any, cmd hookCommand) (rest any, ours int)
+}
+
+// claudeShape is Claude Code's, which Codex and VS Code read too: matcher groups, each with its
+// own list of hooks. Install keeps a group of its own.
+type claudeShape struct{}
+
+func (claudeShape) entry(ev hookEvent, cmd hookCommand) *object {
+	h := newObject("type", "command", "command", cmd.line)
 	if ev.timeout > 0 {
 		h.set("timeout", ev.timeout)
 	}
@@ -111,58 +127,75 @@ func (g groupedHooks) group(ev hookEvent) *object {
 	return grp
 }
 
-// ourHooks splits a group's hooks into the user's and the number of ours.
-func (g groupedHooks) ourHooks(grp *object) (user []any, ours int, ok bool) {
+func (claudeShape) split(e any, cmd hookCommand) (any, int) {
+	grp, ok := e.(*object)
+	if !ok {
+		return e, 0
+	}
 	v, _ := grp.get("hooks")
 	hs, ok := v.([]any)
 	if !ok {
-		return nil, 0, false
+		return e, 0
 	}
-	user = []any{}
+	user, ours := []any{}, 0
 	for _, h := range hs {
-		if c, isCmd := commandOf(h); isCmd && g.cmd.ours(c) {
+		if c, isCmd := commandOf(h); isCmd && cmd.ours(c) {
 			ours++
 		} else {
 			user = append(user, h)
 		}
 	}
-	return user, ours, true
+	switch {
+	case ours == 0:
+		return e, 0
+	case len(user) == 0:
+		return nil, ours
+	}
+	grp.set("hooks", user) // tasklog's hook inside a group of the user's: the group stays
+	return grp, ours
 }
 
-func (g groupedHooks) install(root *object) ([]string, error) {
+// flatShape is Cursor's and VS Code's own hook files: the event's list holds the hooks
+// themselves, each built by the function.
+type flatShape func(ev hookEvent, cmd hookCommand) *object
+
+func (f flatShape) entry(ev hookEvent, cmd hookCommand) *object { return f(ev, cmd) }
+
+func (flatShape) split(e any, cmd hookCommand) (any, int) {
+	if c, ok := commandOf(e); ok && cmd.ours(c) {
+		return nil, 1
+	}
+	return e, 0
+}
+
+func (h hookEdit) install(root *object) ([]string, error) {
+	if _, ok := root.get("version"); !ok && h.version != 0 {
+		root.members = append([]member{{"version", h.version}}, root.members...)
+	}
 	hooks, err := hooksObject(root, true)
 	if err != nil {
 		return nil, err
 	}
 	var lines []string
-	for _, ev := range g.events {
+	for _, ev := range h.events {
 		entries, err := eventEntries(hooks, ev.name)
 		if err != nil {
 			return nil, err
 		}
-		want := g.group(ev)
+		want := h.shape.entry(ev, h.cmd)
 		kept, found, changed := []any{}, false, false
 		for _, e := range entries {
-			grp, isObj := e.(*object)
-			user, ours, ok := g.ourHooks(grp)
-			if !isObj || !ok || ours == 0 {
+			rest, ours := h.shape.split(e, h.cmd)
+			switch {
+			case ours == 0:
 				kept = append(kept, e)
-				continue
-			}
-			if len(user) > 0 { // ours sits among the user's hooks: take it out, add our own group
-				grp.set("hooks", user)
-				kept, changed = append(kept, grp), true
-				continue
-			}
-			if found || !equalJSON(grp, want) {
+			case rest != nil: // taken out of the user's group; install's own is added below
+				kept, changed = append(kept, rest), true
+			case found: // a second one of install's
 				changed = true
+			default:
+				kept, found, changed = append(kept, want), true, changed || !equalJSON(e, want)
 			}
-			if !found {
-				kept, found = append(kept, want), true
-			}
-		}
-		if !found {
-			kept = append(kept, want)
 		}
 		switch {
 		case !found && !changed:
@@ -170,39 +203,41 @@ func (g groupedHooks) install(root *object) ([]string, error) {
 		case !found || changed:
 			lines = append(lines, ev.name+": updated")
 		}
+		if !found {
+			kept = append(kept, want)
+		}
 		hooks.set(ev.name, kept)
 	}
 	return lines, nil
 }
 
-func (g groupedHooks) uninstall(root *object) ([]string, error) {
+func (h hookEdit) uninstall(root *object) ([]string, error) {
 	hooks, err := hooksObject(root, false)
 	if hooks == nil || err != nil {
 		return nil, err
 	}
 	var lines []string
-	for _, ev := range g.events {
+	for _, ev := range h.events {
 		entries, err := eventEntries(hooks, ev.name)
 		if err != nil {
 			return nil, err
 		}
 		kept, removed := []any{}, false
 		for _, e := range entries {
-			grp, isObj := e.(*object)
-			user, ours, ok := g.ourHooks(grp)
-			if !isObj || !ok || ours == 0 {
-				kept = append(kept, e)
-				continue
-			}
-			removed = true
-			if len(user) > 0 {
-				grp.set("hooks", user)
-				kept = append(kept, grp)
+			rest, ours := h.shape.split(e, h.cmd)
+			removed = removed || ours > 0
+			if rest != nil {
+				kept = append(kept, rest)
 			}
 		}
-		if removed {
-			lines = append(lines, ev.name+": removed")
-			setOrDrop(hooks, ev.name, kept)
+		if !removed {
+			continue
+		}
+		lines = append(lines, ev.name+": removed")
+		if len(kept) == 0 {
+			hooks.del(ev.name)
+		} else {
+			hooks.set(ev.name, kept)
 		}
 	}
 	if len(lines) > 0 && hooks.len() == 0 {
@@ -211,103 +246,12 @@ func (g groupedHooks) uninstall(root *object) ([]string, error) {
 	return lines, nil
 }
 
-func (g groupedHooks) bare(root *object) bool { return root.len() == 0 }
-
-// setOrDrop stores an event's entries, or removes the event when none are left.
-func setOrDrop(hooks *object, event string, entries []any) {
-	if len(entries) == 0 {
-		hooks.del(event)
-		return
-	}
-	hooks.set(event, entries)
-}
-
-// flatHooks is the shape of Cursor's hooks.json and VS Code's own hook files: per event, a list
-// of hook entries without matcher groups.
-type flatHooks struct {
-	events []hookEvent
-	cmd    hookCommand
-	// entry builds the entry for an event.
-	entry func(ev hookEvent, cmd hookCommand) *object
-	// version is the "version" a new document starts with (Cursor's file requires one); 0
-	// writes none.
-	version int
-}
-
-func (f flatHooks) install(root *object) ([]string, error) {
-	if _, ok := root.get("version"); !ok && f.version != 0 {
-		root.members = append([]member{{"version", f.version}}, root.members...)
-	}
-	hooks, err := hooksObject(root, true)
-	if err != nil {
-		return nil, err
-	}
-	var lines []string
-	for _, ev := range f.events {
-		entries, err := eventEntries(hooks, ev.name)
-		if err != nil {
-			return nil, err
-		}
-		want := f.entry(ev, f.cmd)
-		kept, found, changed := []any{}, false, false
-		for _, e := range entries {
-			if c, ok := commandOf(e); !ok || !f.cmd.ours(c) {
-				kept = append(kept, e)
-				continue
-			}
-			if found || !equalJSON(e, want) {
-				changed = true
-			}
-			if !found {
-				kept, found = append(kept, want), true
-			}
-		}
-		switch {
-		case !found:
-			kept = append(kept, want)
-			lines = append(lines, ev.name+": added")
-		case changed:
-			lines = append(lines, ev.name+": updated")
-		}
-		hooks.set(ev.name, kept)
-	}
-	return lines, nil
-}
-
-func (f flatHooks) uninstall(root *object) ([]string, error) {
-	hooks, err := hooksObject(root, false)
-	if hooks == nil || err != nil {
-		return nil, err
-	}
-	var lines []string
-	for _, ev := range f.events {
-		entries, err := eventEntries(hooks, ev.name)
-		if err != nil {
-			return nil, err
-		}
-		kept := []any{}
-		for _, e := range entries {
-			if c, ok := commandOf(e); !ok || !f.cmd.ours(c) {
-				kept = append(kept, e)
-			}
-		}
-		if len(kept) < len(entries) {
-			lines = append(lines, ev.name+": removed")
-			setOrDrop(hooks, ev.name, kept)
-		}
-	}
-	if len(lines) > 0 && hooks.len() == 0 {
-		root.del("hooks")
-	}
-	return lines, nil
-}
-
-func (f flatHooks) bare(root *object) bool {
+func (h hookEdit) bare(root *object) bool {
 	if root.len() == 0 {
 		return true
 	}
 	v, _ := root.get("version")
-	return f.version != 0 && root.len() == 1 && equalJSON(v, f.version)
+	return h.version != 0 && root.len() == 1 && equalJSON(v, h.version)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
