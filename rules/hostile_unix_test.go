@@ -166,7 +166,7 @@ func TestOpenRegularDoesNotBlockOnANamedPipe(t *testing.T) {
 // real folder, a folder's real subfolders before its links; the loops are reported.
 func TestCollectSelfLinks(t *testing.T) {
 	dir := oldTree(t, map[string]string{
-		".clinerules/a.md":         "Always A.\n",
+		".clinerules/z.md":         "Always Z.\n", // after the links: a walk that follows them never gets here
 		".clinerules/sub/b.md":     "Always B.\n",
 		".cursor/rules/shared.mdc": "Shared.\n",
 	})
@@ -183,8 +183,8 @@ func TestCollectSelfLinks(t *testing.T) {
 	link("sub", ".clinerules/again")
 	link("../../.clinerules", ".cursor/rules/cline") // another provider's walk reads it once itself
 	collectWithin(t, dir, func(t *testing.T, rs *RuleSet) {
-		want := "cline:/ws/.clinerules/a.md cline:/ws/.clinerules/sub/b.md cursor:/ws/.cursor/rules/cline/a.md " +
-			"cursor:/ws/.cursor/rules/cline/sub/b.md cursor:/ws/.cursor/rules/shared.mdc"
+		want := "cline:/ws/.clinerules/sub/b.md cline:/ws/.clinerules/z.md cursor:/ws/.cursor/rules/cline/sub/b.md " +
+			"cursor:/ws/.cursor/rules/cline/z.md cursor:/ws/.cursor/rules/shared.mdc"
 		if got := ruleIDs(rs); got != want {
 			t.Errorf("rules\n%s\nwant\n%s", got, want)
 		}
