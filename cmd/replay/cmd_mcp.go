@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasklog/tasklog/rules"
+)
+
+// mcpStdin is what replay mcp reads its requests from; tests replace it.
+var mcpStdin io.Reader = os.Stdin
+
+// mcpConfig is what the server needs to answer: where the rules and the log are, and which task
+// is the current one.
+type mcpConfig struct {
+	db      string
+	timeout time.Duration
+	wf      workspaceFlags
+	// task is --task: the current task, by id or unique prefix.
+	task string
+	// agent and session name the agent session whose task is the current one, when task is
+	// not set: its id is agentlog.TaskID(agent, session).
+	agent   string
+	session string
+}
+
+const mcpUsage = `[--workspace DIR] [--root ROOT=DIR]... [--db PATH] [--task TASK]
+
+Serves the rules of the workspace and the decisions of the current task over the Model Context
+Protocol, on stdin and stdout:
+  resources  rule://NAME for every rule (rule://ID for a shadowed one)
+  tools      rules_for, explain, whatif, timeline
+
+The current task is --task, else the task the agent's hooks write for this agent session
+(--agent and --session, whose default is $CLAUDE_CODE_SESSION_ID), else one a call names.
+The database is opened read-only for each call and closed after it, so that the hooks can
+write between calls.`
+
+// cmdMCP serves the MCP server on stdin and stdout until the client closes stdin.
+func cmdMCP(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("mcp", mcpUsage, stderr)
+	var cfg mcpConfig
+	cfg.wf.register(f)
+	f.StringVar(&cfg.task, "task", "", "the current `TASK` (an id or a unique prefix)")
+	f.StringVar(&cfg.agent, "agent", "claude-code", "the `AGENT` whose session names the current task")
+	f.StringVar(&cfg.session, "session", os.Getenv("CLAUDE_CODE_SESSION_ID"),
+		"the agent's session `ID`; $CLAUDE_CODE_SESSION_ID sets the default")
+	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
+		return code
+	}
+	cfg.db, cfg.timeout = f.db, f.timeout
+	if cfg.wf.workspace == "" && len(cfg.wf.roots) == 0 {
+		cfg.wf.workspace = "."
+	}
+	if cfg.wf.workspace != "" {
+		abs, err := filepath.Abs(cfg.wf.workspace)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return fail(stderr, fmt.Errorf("--workspace %q is not a folder", cfg.wf.workspace))
+		}
+		cfg.wf.workspace = abs
+	}
+	if _, err := cfg.baseWorkspace(); err != nil {
+		return fail(stderr, err)
+	}
+	if abs, err := filepath.Abs(cfg.db); err == nil {
+		cfg.db = abs
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t := &mcp.IOTransport{Reader: io.NopCloser(mcpStdin), Writer: mcpNopWriteCloser{stdout}}
+	if err := newMCPServer(cfg).Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		fmt.Fprintf(stderr, "replay mcp: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// mcpNopWriteCloser lets the server write to stdout without closing it.
+type mcpNopWriteCloser struct{ io.Writer }
+
+func (mcpNopWriteCloser) Close() error { return nil }
+
+// mcpServer answers the MCP requests. It keeps no state between calls: every call reads the
+// rule files and opens the log anew.
+type mcpServer struct {
+	cfg mcpConfig
+}
+
+const mcpInstructions = `tasklog decides which of the workspace's rule files go into the prompt and records why.
+Read a rule with resources/read rule://NAME (the prompt lists on-request rules by name and description only).
+rules_for(paths): the rules that apply to those paths now, with the pattern that matched.
+explain(turn, rule?): why a rule was or was not in the prompt at a turn of this task.
+whatif(rule_file, content): the past turns of this task whose rules would change if that rule file read so.
+timeline(last?, cursor?): the latest turns of this task, one line each.`
+
+// newMCPServer builds the server: the rule:// resources and the four tools.
+func newMCPServer(cfg mcpConfig) *mcp.Server {
+	s := &mcpServer{cfg: cfg}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tasklog", Title: "tasklog rules", Version: rules.EngineVersion},
+		&mcp.ServerOptions{Instructions: mcpInstructions, HasResources: true, HasTools: true, PageSize: mcpPageSize})
+	s.addResources(srv)
+	s.addTools(srv)
+	return srv
+}
