@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
@@ -110,9 +109,8 @@ func (db *DB) handOff() {
 func (db *DB) commit(batch []*appendRequest) {
 	db.commits.Add(1)
 	results := make([]appendResult, len(batch))
-	var w *writer
 	err := db.update(func(tx *bolt.Tx) error {
-		w = &writer{tx: tx, index: &db.index, hook: db.stageHook}
+		w := &writer{tx: tx, hook: db.stageHook}
 		for i, r := range batch {
 			var err error
 			results[i].appended, results[i].err, err = w.stage(r)
@@ -128,11 +126,8 @@ func (db *DB) commit(batch []*appendRequest) {
 		}
 		return
 	}
-	if err == nil {
-		w.committed()
-		if db.committedHook != nil {
-			db.committedHook()
-		}
+	if err == nil && db.committedHook != nil {
+		db.committedHook()
 	}
 	for i, r := range batch {
 		if err != nil {
@@ -144,8 +139,7 @@ func (db *DB) commit(batch []*appendRequest) {
 
 // writer stages appends into one write transaction.
 type writer struct {
-	tx    *bolt.Tx
-	index *index
+	tx *bolt.Tx
 	// staged is the state of every task this transaction touches, as it will be if it commits.
 	staged map[uuid.UUID]*stagedTask
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
@@ -155,45 +149,34 @@ type writer struct {
 	hook func(r *appendRequest, i int) error
 }
 
-// stagedTask is a task's committed state plus what this transaction adds to it.
+// stagedTask is a task's head as this transaction leaves it, and its buckets (nil while the
+// task has no events).
 type stagedTask struct {
-	committed *taskIndex
-	head      uint64
-	hash      events.Hash
-	ids       map[ulid.ULID]uint64
+	head uint64
+	hash events.Hash
+	log  *bolt.Bucket
+	ids  *bolt.Bucket
 }
 
-func (st *stagedTask) seqOf(id ulid.ULID) (uint64, bool) {
-	if seq, ok := st.ids[id]; ok {
-		return seq, true
-	}
-	seq, ok := st.committed.ids[id]
-	return seq, ok
-}
-
-// task returns the staged state of a task, loading it into the index on first use.
+// task returns the staged state of a task, reading its head from the log on first use.
 func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
 	if st := w.staged[id]; st != nil {
 		return st, nil
 	}
-	ti, err := w.index.task(w.tx, id)
+	tb := w.tx.Bucket(id[:])
+	h, err := readHead(tb, id)
 	if err != nil {
 		return nil, err
 	}
-	st := &stagedTask{committed: ti, head: ti.head, hash: ti.hash}
+	st := &stagedTask{head: h.seq, hash: h.hash, log: tb, ids: w.tx.Bucket(indexName(id))}
+	if st.head > 0 && st.ids == nil {
+		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, st.head)
+	}
 	if w.staged == nil {
 		w.staged = make(map[uuid.UUID]*stagedTask)
 	}
 	w.staged[id] = st
 	return st, nil
-}
-
-// committed folds what the transaction wrote into the index, once it is durable.
-func (w *writer) committed() {
-	for _, st := range w.staged {
-		w.index.add(st.committed, st.head, st.hash, st.ids)
-	}
-	w.index.trim()
 }
 
 // stage validates r against the transaction's current state, which includes the requests staged
@@ -213,17 +196,16 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 	if st.head != r.expected {
 		return Appended{}, &VersionConflictError{Task: r.task, Expected: r.expected, Actual: st.head}, nil
 	}
-	tb := w.tx.Bucket(r.task[:])
-	if tb == nil {
-		if tb, err = w.tx.CreateBucket(r.task[:]); err != nil {
+	if st.log == nil {
+		if st.log, err = w.tx.CreateBucket(r.task[:]); err != nil {
+			return Appended{}, nil, err
+		}
+		if st.ids, err = w.tx.CreateBucket(indexName(r.task)); err != nil {
 			return Appended{}, nil, err
 		}
 	}
-	// Sequence keys only ever grow, so pages can be packed full.
-	tb.FillPercent = 1.0
-	if st.ids == nil {
-		st.ids = make(map[ulid.ULID]uint64, len(r.evs))
-	}
+	// Sequence keys only ever grow, and ids from one source mostly do: pages can be packed full.
+	st.log.FillPercent, st.ids.FillPercent = 1.0, 1.0
 	prev := st.hash
 	for i := range r.evs {
 		ev := &r.evs[i]
@@ -234,8 +216,13 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 
 		start := len(w.arena)
 		w.arena = appendSeqKey(w.arena, ev.Seq)
+		w.arena = append(w.arena, ev.ID[:]...)
 		w.arena = ev.AppendBinary(w.arena)
-		if err := tb.Put(w.arena[start:start+8], w.arena[start+8:]); err != nil {
+		seqKey, id, val := w.arena[start:start+8], w.arena[start+8:start+24], w.arena[start+24:]
+		if err := st.log.Put(seqKey, val); err != nil {
+			return Appended{}, nil, err
+		}
+		if err := st.ids.Put(id, seqKey); err != nil {
 			return Appended{}, nil, err
 		}
 		if w.hook != nil {
@@ -245,9 +232,6 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		}
 	}
 	first := st.head + 1
-	for i := range r.evs {
-		st.ids[r.evs[i].ID] = r.evs[i].Seq
-	}
 	st.head, st.hash = st.head+uint64(len(r.evs)), prev
 	return Appended{First: first, Last: st.head, Events: r.evs}, nil, nil
 }
@@ -259,7 +243,10 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 	missing := 0
 	for i := range r.evs {
 		ev := &r.evs[i]
-		seq, ok := st.seqOf(ev.ID)
+		seq, ok, err := lookupID(st.ids, ev.ID)
+		if err != nil {
+			return Appended{}, fmt.Errorf("append to task %s: %w", r.task, err), true
+		}
 		if !ok {
 			missing++
 			continue
@@ -280,7 +267,7 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 		return Appended{}, fmt.Errorf("append to task %s: %w: %d of the batch's %d events are already stored and %d are not; a batch is idempotent only as a whole",
 			r.task, ErrDuplicateID, len(r.evs)-missing, len(r.evs), missing), true
 	}
-	tb := w.tx.Bucket(r.task[:])
+	tb := st.log
 	stored := make([]events.Event, len(r.evs))
 	for i := range r.evs {
 		seq := first + uint64(i)

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if readFixture.dir != "" {
 		os.RemoveAll(readFixture.dir)
 	}
+	if longDir != "" {
+		os.RemoveAll(longDir)
+	}
 	os.Exit(code)
 }
 

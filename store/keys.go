@@ -5,7 +5,8 @@ import "encoding/binary"
 // The layout of a task log file. Each task's events are in a top-level bucket named by the
 // task's 16 id bytes, each event's binary encoding under its 8-byte big-endian sequence number.
 // Task buckets sit at the top level, not inside a parent bucket, because a parent costs every
-// commit one more page to write. The other buckets have names that are never 16 bytes long.
+// commit one more page to write; so does each task's id index, named by the task's id and 'i'.
+// The other buckets have names that are never 16 or 17 bytes long.
 var (
 	// bucketMeta holds the format marker that tells a task log from any other bbolt file.
 	bucketMeta = []byte("tasklog")
@@ -16,8 +17,13 @@ var (
 
 	// keyFormat is the key of the format marker in bucketMeta.
 	keyFormat = []byte("format")
-	// formatV1 is the layout described above.
+	// formatV1 is the layout described above without the id indexes. It is read, and upgraded
+	// to formatV2 when opened for writing.
 	formatV1 = []byte("1")
+	// formatV2 is the layout described above with an id index beside each task's log (see
+	// idindex.go). Code that knows only formatV1 refuses it: its appends would leave the
+	// indexes behind.
+	formatV2 = []byte("2")
 )
 
 // uint64ToBytes encodes a sequence number as a key that sorts in numeric order.

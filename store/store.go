@@ -75,8 +75,8 @@ type DB struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// index belongs to the leader of the moment (see submit).
-	index index
+	// format is the file's layout version: formatV2 once open for writing.
+	format string
 
 	// commits counts write transactions, for the group-commit benchmark.
 	commits atomic.Int64
@@ -120,7 +120,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, openError(path, o.Timeout, err)
 	}
-	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch, index: index{limit: maxIndexedIDs}}
+	db := &DB{bolt: b, path: path, readOnly: o.ReadOnly, maxBatch: o.MaxBatch}
 	db.idle = sync.NewCond(&db.cmu)
 	if err := db.check(); err != nil {
 		b.Close()
@@ -209,22 +209,34 @@ func openError(path string, timeout time.Duration, err error) error {
 	return fmt.Errorf("open task log %q: %w", path, err)
 }
 
-// check makes sure the file is a whole task log of a format this code knows, and lays out the
-// buckets of a new one.
+// check makes sure the file is a whole task log of a format this code knows, lays out the
+// buckets of a new one and, open for writing, upgrades an older format in place.
 func (db *DB) check() error {
 	if err := db.checkSize(); err != nil {
 		return err
 	}
-	err := db.view(checkFormat)
-	if !errors.Is(err, errNoFormat) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		db.format, err = checkFormat(tx)
 		return err
-	}
-	if db.readOnly {
-		// An empty file opened read-only: reads find nothing, which is the truth.
+	})
+	switch {
+	case db.readOnly && errors.Is(err, errNoFormat):
+		// An empty database opened read-only: reads find nothing, which is the truth.
+		return nil
+	case db.readOnly || err != nil && !errors.Is(err, errNoFormat):
+		return err
+	case string(db.format) == string(formatV1):
+		if err := db.upgrade(); err != nil {
+			return err
+		}
+		db.format = string(formatV2)
+		return nil
+	case err == nil:
 		return nil
 	}
+	db.format = string(formatV2)
 	return db.update(func(tx *bolt.Tx) error {
-		if err := checkFormat(tx); !errors.Is(err, errNoFormat) {
+		if _, err := checkFormat(tx); !errors.Is(err, errNoFormat) {
 			return err
 		}
 		for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketSnapshots} {
@@ -232,25 +244,28 @@ func (db *DB) check() error {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keyFormat, formatV1)
+		return tx.Bucket(bucketMeta).Put(keyFormat, formatV2)
 	})
 }
 
 // errNoFormat marks a database with no buckets at all: a new file.
 var errNoFormat = errors.New("new database")
 
-func checkFormat(tx *bolt.Tx) error {
+// checkFormat returns the file's format, if it is one this code reads.
+func checkFormat(tx *bolt.Tx) (string, error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		if k, _ := tx.Cursor().First(); k != nil {
-			return fmt.Errorf("%w: a bbolt database of something else (it has a bucket %q)", ErrNotDatabase, k)
+			return "", fmt.Errorf("%w: a bbolt database of something else (it has a bucket %q)", ErrNotDatabase, k)
 		}
-		return errNoFormat
+		return "", errNoFormat
 	}
-	if f := meta.Get(keyFormat); string(f) != string(formatV1) {
-		return fmt.Errorf("%w: unknown format %q; a newer tasklog wrote it", ErrNotDatabase, f)
+	switch f := meta.Get(keyFormat); string(f) {
+	case string(formatV1), string(formatV2):
+		return string(f), nil
+	default:
+		return "", fmt.Errorf("%w: unknown format %q; a newer tasklog wrote it", ErrNotDatabase, f)
 	}
-	return nil
 }
 
 // Path is the file the database was opened from.

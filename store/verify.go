@@ -5,13 +5,17 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
 )
 
 // Verify walks task's log from the first event and checks it is the chain that was written:
 // no gap in the sequence, every event stored under its own sequence and task, its encoding
-// sound, its hash the hash of its content, and its Prev the hash of its predecessor. The first
+// sound, its hash the hash of its content, and its Prev the hash of its predecessor. It checks
+// the task's id index against the log too: every event's id maps to its sequence and the index
+// holds nothing else (a file of format 1 opened read-only has no index to check). The first
 // problem is returned as a *VerifyError (errors.Is ErrChainBroken); nil means the log is sound.
 // A log cut short after its last surviving event is a sound chain: to detect that, compare the
 // head with one recorded elsewhere.
@@ -22,6 +26,7 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
 	}
+	ids := make([]ulid.ULID, 0, chunkSize)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -31,6 +36,7 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			return err
 		}
 		hint = cap(c.buf)
+		ids = ids[:0]
 		for i, seq := range c.seqs {
 			if seq != next {
 				return broken(next, "missing: the next stored event is seq %d; events were deleted", seq)
@@ -46,24 +52,81 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 				return broken(seq, "the event stored here belongs to task %s: it was copied from another log", ev.Task)
 			}
 			if h := ev.ComputeHash(); h != ev.Hash {
-				return broken(seq, "hash mismatch (stored %s, computed %s): the event was altered after it was written",
-					short(ev.Hash), short(h))
+				return broken(seq, "hash mismatch: stored %s, computed %s: the event was altered after it was written",
+					ev.Hash, h)
 			}
 			if ev.Prev != prev {
 				return broken(seq, "prev link %s does not match the hash %s of seq %d: the chain was spliced",
-					short(ev.Prev), short(prev), seq-1)
+					ev.Prev, prev, seq-1)
 			}
+			ids = append(ids, ev.ID)
 			prev = ev.Hash
 			next = seq + 1
+		}
+		if len(c.seqs) > 0 {
+			if err := db.verifyIDs(task, c.seqs[0], ids); err != nil {
+				return err
+			}
 		}
 		if len(c.seqs) < chunkSize {
 			if next == 1 {
 				return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 			}
-			return nil
+			return db.verifyIndexSize(task, next-1)
 		}
 	}
 }
 
-// short is enough of a hash for a person to tell two apart.
-func short(h events.Hash) string { return h.String()[:12] + "…" }
+// verifyIDs checks that the id index maps ids, the events stored from seq first on, to their
+// sequence numbers.
+func (db *DB) verifyIDs(task uuid.UUID, first uint64, ids []ulid.ULID) error {
+	if db.format == string(formatV1) {
+		return nil
+	}
+	return db.view(func(tx *bolt.Tx) error {
+		ib := tx.Bucket(indexName(task))
+		if ib == nil {
+			return &VerifyError{Task: task, Seq: first, Problem: "the task has no id index: it was written by other code or the index was deleted"}
+		}
+		for i, id := range ids {
+			seq := first + uint64(i)
+			got, ok, err := lookupID(ib, id)
+			switch {
+			case err != nil:
+				return &VerifyError{Task: task, Seq: seq, Problem: err.Error()}
+			case !ok:
+				return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id index does not hold event %s", id)}
+			case got != seq:
+				return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id index maps event %s to seq %d", id, got)}
+			}
+		}
+		return nil
+	})
+}
+
+// verifyIndexSize checks that the id index holds exactly as many ids as the log has events.
+func (db *DB) verifyIndexSize(task uuid.UUID, head uint64) error {
+	if db.format == string(formatV1) {
+		return nil
+	}
+	return db.view(func(tx *bolt.Tx) error {
+		ib := tx.Bucket(indexName(task))
+		if ib == nil {
+			return &VerifyError{Task: task, Seq: 1, Problem: "the task has no id index"}
+		}
+		n := uint64(0)
+		cur := ib.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if n++; n <= head {
+				continue
+			}
+			problem := fmt.Sprintf("the id index holds more ids than the log's %d events: event %x is not in the log", head, k)
+			if len(k) == 16 && len(v) == 8 {
+				problem = fmt.Sprintf("the id index holds more ids than the log's %d events: event %s, indexed at seq %d, is not in the log",
+					head, ulid.ULID(k), bytesToUint64(v))
+			}
+			return &VerifyError{Task: task, Seq: head, Problem: problem}
+		}
+		return nil
+	})
+}

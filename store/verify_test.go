@@ -35,7 +35,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 			i := bytes.Index(raw, []byte("event 16"))
 			raw[i] = 'E'
 			return tb.Put(uint64ToBytes(17), raw)
-		}, 17, "hash mismatch (stored "},
+		}, 17, "hash mismatch: stored "},
 		{"event deleted", func(task uuid.UUID, tx *bolt.Tx) error {
 			return tx.Bucket(task[:]).Delete(uint64ToBytes(5))
 		}, 5, "missing: the next stored event is seq 6"},
@@ -64,6 +64,21 @@ func TestVerifyFindsTampering(t *testing.T) {
 			ev.Seal(ev.Prev)
 			return tb.Put(uint64ToBytes(12), ev.AppendBinary(nil))
 		}, 12, "belongs to task " + otherTask.String()},
+		{"id index entry deleted", func(task uuid.UUID, tx *bolt.Tx) error {
+			ev := decode(get(tx.Bucket(task[:]), 7))
+			return tx.Bucket(indexName(task)).Delete(ev.ID[:])
+		}, 7, "the id index does not hold event"},
+		{"id index entry moved", func(task uuid.UUID, tx *bolt.Tx) error {
+			ev := decode(get(tx.Bucket(task[:]), 7))
+			return tx.Bucket(indexName(task)).Put(ev.ID[:], uint64ToBytes(3))
+		}, 7, "to seq 3"},
+		{"id index entry added", func(task uuid.UUID, tx *bolt.Tx) error {
+			id := msg(t, 1, "never appended").ID
+			return tx.Bucket(indexName(task)).Put(id[:], uint64ToBytes(31))
+		}, 30, "indexed at seq 31, is not in the log"},
+		{"id index deleted", func(task uuid.UUID, tx *bolt.Tx) error {
+			return tx.DeleteBucket(indexName(task))
+		}, 1, "no id index"},
 		{"record cut short", func(task uuid.UUID, tx *bolt.Tx) error {
 			tb := tx.Bucket(task[:])
 			raw := get(tb, 20)
@@ -104,5 +119,32 @@ func TestVerifyUnknownTask(t *testing.T) {
 	db := openTest(t)
 	if err := db.Verify(context.Background(), uuid.New()); !errors.Is(err, ErrTaskNotFound) {
 		t.Errorf("Verify = %v, want ErrTaskNotFound", err)
+	}
+}
+
+// A hash mismatch names both hashes in full, so a person can compare them with a copy kept
+// elsewhere.
+func TestVerifyShowsBothHashesInFull(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	mustAppend(t, db, task, 0, msg(t, 1, "before"), msg(t, 1, "the event to alter"), msg(t, 1, "after"))
+	var altered events.Event
+	rawUpdate(t, db, func(tx *bolt.Tx) error {
+		tb := tx.Bucket(task[:])
+		raw := bytes.Clone(tb.Get(uint64ToBytes(2)))
+		raw[bytes.Index(raw, []byte("alter"))] = 'A'
+		if err := altered.UnmarshalBinary(raw); err != nil {
+			return err
+		}
+		return tb.Put(uint64ToBytes(2), raw)
+	})
+	db = openAt(t, db.Path(), &Options{NoSync: true})
+	err := db.Verify(context.Background(), task)
+	want := "hash mismatch: stored " + altered.Hash.String() + ", computed " + altered.ComputeHash().String()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Verify = %v\nwant it to contain %q", err, want)
+	}
+	if len(altered.Hash.String()) != 64 {
+		t.Errorf("a hash prints as %q, not 64 hex digits", altered.Hash)
 	}
 }
