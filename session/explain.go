@@ -132,6 +132,17 @@ type Explanation struct {
 	// Context is the decision's candidate paths with their evidence: where an included rule's
 	// matched paths came from, and an excluded rule's nearest miss. A nil Context leaves both out.
 	Context []events.ContextPath
+	// Deliveries are the deliveries that put the rule in front of the model through an agent's
+	// hooks, up to this decision's own (Explain fills them in; empty for a task no hook drove
+	// or a rule never delivered, such as one the agent loads itself).
+	Deliveries []DeliveryNote
+}
+
+// DeliveryNote is one delivery of a rule: where it is in the log and what it was.
+type DeliveryNote struct {
+	Seq      uint64
+	Turn     int
+	Delivery events.Delivery
 }
 
 // Explain finds the rule, by id or by name, in the decision of a turn. A name several rules
@@ -141,7 +152,41 @@ func Explain(ctx context.Context, er EventReader, task uuid.UUID, turn int, rule
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explainIn(rec, rule)
+	x, err := explainIn(rec, rule)
+	if err != nil {
+		return x, err
+	}
+	x.Deliveries, err = deliveriesOf(ctx, er, task, rec.Seq, x.Rule.ID)
+	return x, err
+}
+
+// deliveriesOf lists the deliveries that carried the rule, from the start of the log up to the
+// decision after the one at seq (a decision's delivery follows it).
+func deliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint64, ruleID string) ([]DeliveryNote, error) {
+	var out []DeliveryNote
+	for ev, err := range er.Events(ctx, task, 1) {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Type == events.TypeDecision && ev.Seq > seq {
+			break
+		}
+		if ev.Type != events.TypeDelivery {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return nil, err
+		}
+		d := p.(*events.Delivery)
+		for _, r := range d.Rules {
+			if r.ID == ruleID {
+				out = append(out, DeliveryNote{Seq: ev.Seq, Turn: ev.Turn, Delivery: *d})
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // Explain is the package-level Explain on this session's task.
@@ -205,6 +250,19 @@ func (x Explanation) String() string {
 			fmt.Fprintf(&b, "%s%s", sep, SourceString(s))
 		}
 		b.WriteString("\n")
+	}
+	for _, n := range x.Deliveries {
+		d := n.Delivery
+		how := "its text"
+		if d.Form == events.FormNames {
+			how = "its name and rule:// address"
+		}
+		when := "with this decision"
+		if d.Decision != x.Seq {
+			when = fmt.Sprintf("with the decision at seq %d", d.Decision)
+		}
+		fmt.Fprintf(&b, "  delivered to the model %s: %s via %s (%s hook), %d bytes, at seq %d, turn %d\n",
+			when, how, d.Channel, d.Hook, d.Bytes, n.Seq, n.Turn)
 	}
 	if !x.Included && x.Context != nil && r.Reason != "shadowed" && r.Reason != "toggled_off" {
 		if len(x.Context) == 0 {

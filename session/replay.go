@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/projections"
 	"github.com/tasklog/tasklog/rules"
 )
@@ -72,6 +73,9 @@ type Report struct {
 	Changed int `json:"changed"`
 	// Changes lists every difference, in log order.
 	Changes []Change `json:"changes"`
+	// Deliveries counts the deliveries derived again from their decisions (an exact replay
+	// only: under other rules or settings deliveries are not compared).
+	Deliveries int `json:"deliveries"`
 }
 
 // OK reports whether every decision was recomputed identically.
@@ -93,6 +97,8 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 	st := projections.New()
 	var cache loadedRules
 	var recorded chain
+	dc := newDeliveryCheck()
+	exact := opts.Workspace == nil && opts.Config == nil
 	for ev, err := range lr.Events(ctx, task, 1) {
 		if err != nil {
 			return rep, err
@@ -117,6 +123,20 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 				rep.Changed++
 				rep.Changes = append(rep.Changes, changes...)
 			}
+		}
+		if ev.Type == events.TypeDelivery && exact {
+			ch, err := dc.check(ev, agentlog.Agent(st.Runtime().Name), cache.rs, &recorded)
+			if err != nil {
+				return rep, err
+			}
+			rep.Deliveries++
+			if ch != nil {
+				rep.Changed++
+				rep.Changes = append(rep.Changes, *ch)
+			}
+		}
+		if err := dc.dl.Apply(ev); err != nil {
+			return rep, err
 		}
 		if err := st.Apply(ev); err != nil {
 			return rep, err
