@@ -1,0 +1,187 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
+)
+
+// hookRules is a workspace with a Cline rule scoped to src/api/**, a Claude Code rule for every
+// prompt and a long tasklog rule scoped to docs/**.
+func hookRules() fs.FS {
+	return fstest.MapFS{
+		".clinerules/api.md":       {Data: []byte("---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors.\n")},
+		".claude/rules/testing.md": {Data: []byte("Every change comes with a test.\n")},
+		".tasklog/rules/docs.md":   {Data: []byte("---\npaths: [\"docs/**\"]\n---\n" + strings.Repeat("Write short sentences. ", 500) + "\n")},
+	}
+}
+
+func openAgent(t *testing.T, db *store.DB, agent agentlog.Agent) *AgentSession {
+	t.Helper()
+	a, err := OpenAgent(context.Background(), db, agentlog.TaskID(agent, "s1"), AgentOptions{Agent: agent,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: string(agent)}},
+		RootFS:  func(string) fs.FS { return hookRules() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func toolRecord(id, path string) agentlog.Record {
+	params, _ := json.Marshal(map[string]string{"file_path": path})
+	return agentlog.Record{Key: "k\x00" + id, Payload: &events.ToolCall{Tool: "Read", ID: id, Params: params}, Trigger: true}
+}
+
+// deliverAfter records a Read of path, decides and delivers; it returns the delivered names.
+func deliverAfter(t *testing.T, a *AgentSession, id, path string) []string {
+	t.Helper()
+	ctx := context.Background()
+	fresh, err := a.RecordHook(ctx, []agentlog.Record{toolRecord(id, path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fresh[0] {
+		return nil
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := a.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x00"+id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if del == nil {
+		return nil
+	}
+	var names []string
+	for _, r := range del.Event.Rules {
+		names = append(names, r.Name)
+	}
+	if del.Event.Bytes != len(del.Text) {
+		t.Errorf("delivery records %d bytes, text has %d", del.Event.Bytes, len(del.Text))
+	}
+	return names
+}
+
+func TestDeliverOncePerTaskAndAfterCompaction(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	// Claude Code loads .claude/rules itself: only the Cline rule is delivered.
+	if got := strings.Join(deliverAfter(t, a, "1", "/ws/src/api/routes.ts"), " "); got != "api" {
+		t.Fatalf("first delivery = %q, want api", got)
+	}
+	if got := deliverAfter(t, a, "2", "/ws/src/api/other.ts"); got != nil {
+		t.Fatalf("second delivery = %v, want none: api was delivered", got)
+	}
+	if got := deliverAfter(t, a, "1", "/ws/src/api/routes.ts"); got != nil {
+		t.Fatalf("the same hook again delivered %v", got)
+	}
+	if _, err := a.RecordHook(ctx, []agentlog.Record{{Key: "c", Payload: &events.Compaction{Trigger: "auto"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(deliverAfter(t, a, "3", "/ws/src/api/routes.ts"), " "); got != "api" {
+		t.Fatalf("after the compaction delivered %q, want api again", got)
+	}
+	a.Close()
+
+	// Reopened (another hook process), the session knows what was delivered.
+	b := openAgent(t, db, agentlog.ClaudeCode)
+	if got := deliverAfter(t, b, "4", "/ws/src/api/x.ts"); got != nil {
+		t.Fatalf("after reopening delivered %v again", got)
+	}
+	// A long rule goes by name.
+	fresh, err := b.RecordHook(ctx, []agentlog.Record{toolRecord("5", "/ws/docs/guide.md")})
+	if err != nil || !fresh[0] {
+		t.Fatal(fresh, err)
+	}
+	d, err := b.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := b.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x005", 2000)
+	if err != nil || del == nil {
+		t.Fatal(del, err)
+	}
+	if del.Event.Form != events.FormNames || !strings.Contains(del.Text, "rule://docs") || len(del.Text) > 2000 {
+		t.Fatalf("over the limit: form %s, text %q", del.Event.Form, del.Text)
+	}
+	b.Close()
+
+	rep, err := Replay(ctx, db, a.Task(), ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Deliveries != 3 {
+		t.Fatalf("replay: %+v, want OK with 3 deliveries", rep)
+	}
+	x, err := Explain(ctx, db, a.Task(), 1, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Deliveries) != 1 || !strings.Contains(x.String(), "delivered to the model with this decision") {
+		t.Fatalf("explain turn 1: %d deliveries\n%s", len(x.Deliveries), x)
+	}
+}
+
+func TestDeliverSkipsWhatTheAgentLoaded(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	a := openAgent(t, db, agentlog.Codex)
+	if _, err := a.RecordHook(ctx, []agentlog.Record{{Key: "i",
+		Payload: &events.InstructionsLoaded{Path: "/ws/.clinerules/api.md", Reason: "session_start"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Codex loads neither family: only the Claude rule is left, the Cline file was reported.
+	if got := strings.Join(deliverAfter(t, a, "1", "/ws/src/api/routes.ts"), " "); got != "testing" {
+		t.Fatalf("delivered %q, want testing", got)
+	}
+}
+
+func TestReplayFindsADeliveryThatDoesNotFollow(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("1", "/ws/src/api/routes.ts")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A delivery of a rule the decision did not choose to deliver (Claude loads it itself).
+	forged := &events.Delivery{Decision: d.Seq, Agent: "claude-code", Hook: "PreToolUse", Channel: events.ChannelTool,
+		Form: events.FormFull, Rules: []events.DeliveredRule{{ID: "claude:/ws/.claude/rules/testing.md", Name: "testing"}},
+		Bytes: 3, SHA256: strings.Repeat("0", 64)}
+	ev, err := events.New(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.ID = HookEventID("forged")
+	if _, err := a.appendOnce(ctx, []events.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Replay(ctx, db, a.Task(), ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || len(rep.Changes) != 1 || !strings.Contains(rep.Changes[0].String(), "delivered [testing]") {
+		t.Fatalf("replay: %+v", rep)
+	}
+}
+
+func TestRecordHookRefusesReservedTypes(t *testing.T) {
+	a := openAgent(t, openDB(t), agentlog.Cline)
+	_, err := a.RecordHook(context.Background(), []agentlog.Record{{Key: "x", Payload: &events.Delivery{}}})
+	if err == nil {
+		t.Fatal("a delivery was recorded as a hook record")
+	}
+}
