@@ -109,7 +109,12 @@ func (db *DB) handOff() {
 func (db *DB) commit(batch []*appendRequest) {
 	db.commits.Add(1)
 	results := make([]appendResult, len(batch))
-	err := db.update(func(tx *bolt.Tx) error {
+	// A panic in a commit of one request is reported with that request's task (see viewTask).
+	task := uuid.Nil
+	if len(batch) == 1 {
+		task = batch[0].task
+	}
+	err := db.updateTask(task, func(tx *bolt.Tx) error {
 		w := &writer{tx: tx, hook: db.stageHook}
 		for i, r := range batch {
 			var err error

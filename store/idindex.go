@@ -87,7 +87,7 @@ func (db *DB) upgrade() error {
 // indexTask builds task's id index from its log, replacing any left by an upgrade cut short.
 func (db *DB) indexTask(task uuid.UUID) error {
 	name := indexName(task)
-	err := db.update(func(tx *bolt.Tx) error {
+	err := db.updateTask(task, func(tx *bolt.Tx) error {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
 				return err
@@ -100,7 +100,7 @@ func (db *DB) indexTask(task uuid.UUID) error {
 		return err
 	}
 	for from, done := uint64(1), false; !done; {
-		err := db.update(func(tx *bolt.Tx) error {
+		err := db.updateTask(task, func(tx *bolt.Tx) error {
 			tb, ib := tx.Bucket(task[:]), tx.Bucket(name)
 			ib.FillPercent = 1.0
 			cur := tb.Cursor()

@@ -60,7 +60,7 @@ func (c *chunk) value(i int) []byte {
 // the task has no bucket.
 func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error) {
 	c := chunk{buf: make([]byte, 0, sizeHint), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
 			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
@@ -145,7 +145,7 @@ func decodeAt(task uuid.UUID, seq uint64, raw []byte) (events.Event, error) {
 // Head returns the end of task's log, or ErrTaskNotFound.
 func (db *DB) Head(task uuid.UUID) (Head, error) {
 	var h Head
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.viewTask(task, func(tx *bolt.Tx) error {
 		var err error
 		h, err = headOf(taskBucket(tx, task), task)
 		return err

@@ -16,15 +16,20 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -145,8 +150,56 @@ func checkPath(path string, readOnly bool) error {
 		return fmt.Errorf("%w: it is a directory", ErrNotDatabase)
 	case err != nil && readOnly:
 		return err
+	case err == nil && st.Size() == 0 && readOnly:
+		// Open for writing, an empty file becomes a new database; read-only, it cannot.
+		return fmt.Errorf("the file is empty (0 bytes), %w; open it for writing to create one there", ErrNotDatabase)
 	}
 	return nil
+}
+
+// describeFile says what a file that is not a bbolt database looks like, from its first bytes.
+func describeFile(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	size := st.Size()
+	switch {
+	case size == 0:
+		return "the file is empty (0 bytes)"
+	case bytes.HasPrefix(head, []byte("SQLite format 3\x00")):
+		return fmt.Sprintf("the file is an SQLite database (%d bytes)", size)
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return fmt.Sprintf("the file is gzip-compressed (%d bytes)", size)
+	case looksLikeText(head):
+		line, _, _ := bytes.Cut(head, []byte("\n"))
+		if len(line) > 40 {
+			line = append(line[:40:40], "…"...)
+		}
+		return fmt.Sprintf("the file is text (%d bytes) starting %q", size, line)
+	}
+	return fmt.Sprintf("the file (%d bytes) does not start with a bbolt header: its first bytes are %x", size, head[:min(len(head), 16)])
+}
+
+// looksLikeText reports whether b is valid UTF-8 without control characters other than space.
+func looksLikeText(b []byte) bool {
+	if !utf8.Valid(b) && !utf8.Valid(b[:max(0, len(b)-utf8.UTFMax)]) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // precheck looks at an existing file read-only before it is opened for writing. A writable open
@@ -197,13 +250,20 @@ func openError(path string, timeout time.Duration, err error) error {
 	case errors.Is(err, berrors.ErrTimeout):
 		return fmt.Errorf("open task log %q: %w (waited %v); close the other tasklog or open with a longer timeout",
 			path, ErrLocked, timeout)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
-		errors.Is(err, berrors.ErrChecksum):
+	case errors.Is(err, berrors.ErrInvalid):
+		if what := describeFile(path); what != "" {
+			return fmt.Errorf("open task log %q: %s, %w", path, what, ErrNotDatabase)
+		}
+		return fmt.Errorf("open task log %q: %w: %v", path, ErrNotDatabase, err)
+	case errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
 		return fmt.Errorf("open task log %q: %w: %v", path, ErrNotDatabase, err)
 	case errors.Is(err, ErrCorrupt):
 		return fmt.Errorf("open task log %q: %w", path, err)
 	}
 	if st, serr := os.Stat(path); serr == nil && st.Size() > 0 && st.Size() < 2*int64(os.Getpagesize()) {
+		if what := describeFile(path); what != "" {
+			return fmt.Errorf("open task log %q: %s, %w (%v)", path, what, ErrNotDatabase, err)
+		}
 		return fmt.Errorf("open task log %q: %w: %v", path, ErrNotDatabase, err)
 	}
 	return fmt.Errorf("open task log %q: %w", path, err)
@@ -287,11 +347,15 @@ func (db *DB) Close() error {
 }
 
 // view runs fn in a read transaction, turning a panic or fault inside bbolt into ErrCorrupt.
-func (db *DB) view(fn func(*bolt.Tx) error) (err error) {
+func (db *DB) view(fn func(*bolt.Tx) error) error { return db.viewTask(uuid.Nil, fn) }
+
+// viewTask is view for a transaction about task: a panic is reported with the damaged page
+// found on the way to task's buckets or inside them.
+func (db *DB) viewTask(task uuid.UUID, fn func(*bolt.Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+			err = db.corruptError(task, r)
 		}
 	}()
 	return boltError(db.bolt.View(fn))
@@ -299,17 +363,39 @@ func (db *DB) view(fn func(*bolt.Tx) error) (err error) {
 
 // update runs fn in a write transaction and commits it; a panic or fault becomes ErrCorrupt and
 // the transaction is rolled back.
-func (db *DB) update(fn func(*bolt.Tx) error) (err error) {
+func (db *DB) update(fn func(*bolt.Tx) error) error { return db.updateTask(uuid.Nil, fn) }
+
+// updateTask is update for a transaction about task (see viewTask).
+func (db *DB) updateTask(task uuid.UUID, fn func(*bolt.Tx) error) (err error) {
 	if db.readOnly {
 		return ErrReadOnly
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+			err = db.corruptError(task, r)
 		}
 	}()
 	return boltError(db.bolt.Update(fn))
+}
+
+// panicPage finds a page number in one of bbolt's panic messages.
+var panicPage = regexp.MustCompile(`(?:page type: |pgid \(|pgId \(|page )(\d+)`)
+
+// corruptError describes a panic bbolt raised reading damaged pages: the file, the task and the
+// page, as far as they are known, wrapping ErrCorrupt.
+func (db *DB) corruptError(task uuid.UUID, r any) error {
+	where := ""
+	if task != uuid.Nil {
+		where = fmt.Sprintf(" task %s:", task)
+	}
+	if d := damagedPage(db.path, task); d != nil {
+		return fmt.Errorf("task log %q:%s %w: %s (bbolt: %v)", db.path, where, ErrCorrupt, d, r)
+	}
+	if m := panicPage.FindStringSubmatch(fmt.Sprint(r)); m != nil {
+		return fmt.Errorf("task log %q:%s %w: page %s: %v", db.path, where, ErrCorrupt, m[1], r)
+	}
+	return fmt.Errorf("task log %q:%s %w: %v (no damaged page found on the way to the task's buckets)", db.path, where, ErrCorrupt, r)
 }
 
 // boltError maps bbolt's errors onto this package's sentinels where a caller would test them.

@@ -83,7 +83,7 @@ func (db *DB) verifyIDs(task uuid.UUID, first uint64, ids []ulid.ULID) error {
 	if db.format == string(formatV1) {
 		return nil
 	}
-	return db.view(func(tx *bolt.Tx) error {
+	return db.viewTask(task, func(tx *bolt.Tx) error {
 		ib := tx.Bucket(indexName(task))
 		if ib == nil {
 			return &VerifyError{Task: task, Seq: first, Problem: "the task has no id index: it was written by other code or the index was deleted"}
@@ -109,7 +109,7 @@ func (db *DB) verifyIndexSize(task uuid.UUID, head uint64) error {
 	if db.format == string(formatV1) {
 		return nil
 	}
-	return db.view(func(tx *bolt.Tx) error {
+	return db.viewTask(task, func(tx *bolt.Tx) error {
 		ib := tx.Bucket(indexName(task))
 		if ib == nil {
 			return &VerifyError{Task: task, Seq: 1, Problem: "the task has no id index"}
