@@ -99,7 +99,7 @@ func TestMCPInClaudeCode(t *testing.T) {
 
 	// The same session: the hooks delivered the api rule into the task of Claude's session id,
 	// and the MCP server, given that session id by Claude Code, answered for that task.
-	session := d.sessionID(stdout)
+	session := mcpClaudeSession(stdout)
 	if session == "" {
 		t.Fatalf("no session_id in Claude Code's output")
 	}
@@ -110,6 +110,19 @@ func TestMCPInClaudeCode(t *testing.T) {
 	if out.Task != task.String() {
 		t.Errorf("rules_for answered for task %q, want the session's task %s", out.Task, task)
 	}
+}
+
+// mcpClaudeSession is the session_id of Claude Code's stream-json output.
+func mcpClaudeSession(stdout string) string {
+	for _, line := range strings.Split(stdout, "\n") {
+		var m struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.SessionID != "" {
+			return m.SessionID
+		}
+	}
+	return ""
 }
 
 // mcpE2EConfig is the .mcp.json that runs replay mcp for the workspace and database.
