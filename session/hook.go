@@ -22,8 +22,13 @@ import (
 var deliveriesSnapshotName = fmt.Sprintf("deliveries/v%d", projections.DeliveriesVersion)
 
 // deliveriesSnapshotEvery is how many events may pass before an agent session stores its
-// Deliveries fold again, so the next hook folds a short tail.
-const deliveriesSnapshotEvery = 64
+// Deliveries fold again, and projectionTailMax how many its projection snapshot may lag when
+// the session closes: each hook is a new process that reopens the task, and a short tail to
+// fold costs less than the occasional snapshot write.
+const (
+	deliveriesSnapshotEvery = 32
+	projectionTailMax       = 32
+)
 
 // AgentOptions configure OpenAgent.
 type AgentOptions struct {
@@ -267,8 +272,15 @@ func (a *AgentSession) fold(evs []events.Event) error {
 	return nil
 }
 
-// Close stores the Deliveries fold when it moved on, and closes the session.
+// Close stores the Deliveries fold and the projection when their snapshots lag by more than a
+// short tail, and closes the session.
 func (a *AgentSession) Close() error {
 	err := a.saveDeliveries(false)
-	return errors.Join(err, a.Session.Close())
+	s := a.Session
+	s.mu.Lock()
+	if s.sinceSnapshot >= projectionTailMax {
+		err = errors.Join(err, s.writeSnapshot())
+	}
+	s.mu.Unlock()
+	return errors.Join(err, s.Close())
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// BenchmarkHookRoundTrip is what an agent waits for at every tool call: a 'replay hook'
+// process started with a PreToolUse payload on a task of 10,000 events, which opens the
+// database and the task, parses, records, decides, delivers and replies. It reports the median
+// and the 99th percentile of the wall time per hook.
+func BenchmarkHookRoundTrip(b *testing.B) {
+	bin := replayBinary(b)
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "shop")
+	for name, content := range map[string]string{
+		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+		".claude/rules/testing.md": "Every change comes with a test.\n",
+		"AGENTS.md":                "Run npm test before you finish.\n",
+		"src/api/routes.ts":        "export const routes = []\n",
+	} {
+		p := filepath.Join(ws, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "tasklog.db")
+	const sid = "bench-session"
+	seedHookTask(b, db, ws, sid, 10000)
+	env := []string{"HOME=" + dir}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
+			sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+		r := hookProcess(bin, "claude-code", db, []byte(payload), env)
+		if r.code != 0 || r.stderr != "" {
+			b.Fatalf("hook: %+v", r)
+		}
+		times = append(times, r.took)
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// seedHookTask records n events of a Claude Code session through the agent session API: tool
+// calls with a decision every fifth.
+func seedHookTask(b *testing.B, db, ws, sid string, n int) {
+	b.Helper()
+	d, err := store.Open(db, &store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	a, err := session.OpenAgent(ctx, d, agentlog.TaskID(agentlog.ClaudeCode, sid), session.AgentOptions{
+		Agent:   agentlog.ClaudeCode,
+		Started: &events.TaskStarted{Roots: []string{ws}, Cwd: ws, Runtime: events.Runtime{Name: "claude-code"}},
+		RootFS:  func(root string) fs.FS { return os.DirFS(root) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	for i := 0; a.Version() < uint64(n); i++ {
+		params, _ := json.Marshal(map[string]string{"file_path": filepath.Join(ws, "src", fmt.Sprintf("s%d.ts", i%200))})
+		id := fmt.Sprintf("seed_%d", i)
+		if _, err := a.RecordHook(ctx, []agentlog.Record{{Key: id, Payload: &events.ToolCall{Tool: "Read", ID: id, Params: params}}}); err != nil {
+			b.Fatal(err)
+		}
+		if i%5 == 4 {
+			if _, err := a.Decide(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkHookInProcess is the same round trip without the process start: 'replay hook' run
+// in the benchmark's process, which shows where a hook's time goes (-cpuprofile).
+func BenchmarkHookInProcess(b *testing.B) {
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "shop")
+	for name, content := range map[string]string{
+		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+		".claude/rules/testing.md": "Every change comes with a test.\n",
+		"AGENTS.md":                "Run npm test before you finish.\n",
+		"src/api/routes.ts":        "export const routes = []\n",
+	} {
+		p := filepath.Join(ws, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "tasklog.db")
+	const sid = "bench-session"
+	seedHookTask(b, db, ws, sid, 10000)
+	b.Setenv("HOME", dir)
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
+			sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+		start := time.Now()
+		old := hookStdin
+		hookStdin = strings.NewReader(payload)
+		var out, errb strings.Builder
+		code := run([]string{"hook", "claude-code", "--db", db}, &out, &errb)
+		hookStdin = old
+		if code != 0 || errb.Len() > 0 {
+			b.Fatalf("hook: exit %d, %s", code, errb.String())
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
