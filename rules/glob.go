@@ -38,7 +38,7 @@ type Pattern struct {
 // Bounds of one pattern, checked when it is compiled. A pattern past one of them gets a
 // [DiagPatternLimit] diagnostic and never matches, so that matching one pattern against one
 // path costs at most a bounded amount of work whatever a rule file holds. Real patterns are far
-// inside them: the longest of the sample rules is under 100 bytes with one brace group of six.
+// inside them: the longest of the sample rules is 32 bytes, the most braces one group of six.
 const (
 	// MaxPatternLength is the longest pattern, in bytes after trimming.
 	MaxPatternLength = 1024
