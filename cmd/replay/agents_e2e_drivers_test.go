@@ -25,6 +25,7 @@ const (
 // claudeDriver runs Claude Code in print mode against the Anthropic Messages API.
 var claudeDriver = agentDriver{
 	name: "claude-code", bin: "claude", pkg: "@anthropic-ai/claude-code",
+	callID: fakeCallID("toolu"), sessionID: jsonLinesField("session_id"), promptHook: true,
 	configure: func(t *testing.T, a *agentRun) []string {
 		return []string{
 			"ANTHROPIC_BASE_URL=" + a.model.URL(),
@@ -59,6 +60,7 @@ var claudeDriver = agentDriver{
 // codexDriver runs codex exec against the OpenAI Responses API; apply_patch is a freeform tool.
 var codexDriver = agentDriver{
 	name: "codex", bin: "codex", pkg: "@openai/codex",
+	callID: fakeCallID("call"), sessionID: jsonLinesField("thread_id"), promptHook: true,
 	configure: func(t *testing.T, a *agentRun) []string {
 		codexHome := filepath.Join(a.home, ".codex")
 		e2eWriteFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
@@ -104,6 +106,7 @@ trust_level = "trusted"
 // clineDriver runs the Cline CLI against an OpenAI-compatible Chat Completions provider.
 var clineDriver = agentDriver{
 	name: "cline", bin: "cline", pkg: "cline",
+	callID: fakeCallID("call"), sessionID: jsonLinesField("taskId"),
 	configure: func(t *testing.T, a *agentRun) []string {
 		env := []string{"CLINE_DIR=" + filepath.Join(a.home, ".cline"), "CLINE_SESSION_BACKEND_MODE=local"}
 		clineAuth(t, a, env)

@@ -37,6 +37,7 @@ esac
 func TestAgentHarness(t *testing.T) {
 	for _, d := range allDrivers {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel() // at most -parallel (GOMAXPROCS) agents at once
 			a := newAgentRun(t, d)
 			a.write(t, e2eRead, "export const routes = ['/users'];\n")
 			script := filepath.Join(a.tmp, "hook.sh")

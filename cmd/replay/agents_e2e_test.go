@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,6 +53,33 @@ type agentDriver struct {
 	script func(ws string) []fakemodel.Step
 	// readStep is the index of the step that reads src/api/routes.ts.
 	readStep int
+	// callID is the id the agent reports for the fake model's call at step i.
+	callID func(i int) string
+	// sessionID finds the agent's session id in its output ("" when absent).
+	sessionID func(stdout string) string
+	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
+	promptHook bool
+}
+
+// jsonLinesField is the first string value of key in JSON Lines output.
+func jsonLinesField(key string) func(string) string {
+	return func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) != nil {
+				continue
+			}
+			if v, ok := m[key].(string); ok && v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// fakeCallID is the fake model's call id of step i with prefix.
+func fakeCallID(prefix string) func(int) string {
+	return func(i int) string { return fmt.Sprintf("%s_fake_%d", prefix, i+1) }
 }
 
 // agentRun is one agent run's folders and fake model.
@@ -139,7 +167,12 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	t.Logf("%s ran in %s", a.driver.name, time.Since(start).Round(time.Millisecond))
+	cpu := time.Duration(0)
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
+	t.Logf("%s ran in %s (%s of CPU); the fake model received:\n%s", a.driver.name,
+		time.Since(start).Round(time.Millisecond), cpu.Round(time.Millisecond), a.describeRequests())
 	if err != nil {
 		t.Fatalf("%s %s: %v (limit %s)\nstdout:\n%s\nstderr:\n%s\nfake model requests:\n%s",
 			a.driver.bin, strings.Join(a.driver.args(prompt), " "), err, agentRunLimit,
@@ -151,9 +184,11 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 // describeRequests is a short account of what the fake model received, for failure messages.
 func (a *agentRun) describeRequests() string {
 	var b strings.Builder
-	for _, r := range a.model.Requests() {
-		fmt.Fprintf(&b, "  #%d %s %s api=%s stream=%v step=%d parts=%d tools=%s\n",
-			r.Seq, r.Method, r.Path, r.API, r.Stream, r.Step, len(r.Parts), strings.Join(r.Tools, ","))
+	reqs := a.model.Requests()
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "  #%d +%s %s %s api=%s stream=%v step=%d parts=%d tools=%s\n",
+			r.Seq, r.Received.Sub(reqs[0].Received).Round(time.Millisecond), r.Method, r.Path, r.API,
+			r.Stream, r.Step, len(r.Parts), strings.Join(r.Tools, ","))
 	}
 	return b.String()
 }

@@ -90,6 +90,8 @@ type Request struct {
 	Parts []Part
 	// Body is the raw request body.
 	Body []byte
+	// Received is when the request arrived (for a failing test's account of the run).
+	Received time.Time
 }
 
 // Text is every part's text joined with newlines: handy for a substring search.
@@ -177,7 +179,7 @@ func (s *Server) step(turns int) Step {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	req := Request{Method: r.Method, Path: r.URL.Path, Step: -1, Body: body}
+	req := Request{Method: r.Method, Path: r.URL.Path, Step: -1, Body: body, Received: time.Now()}
 	if err != nil {
 		s.record(req)
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
