@@ -80,6 +80,46 @@ func parseBlobLine(raw []byte) (*Blob, error) {
 	return &Blob{Sum: bl.Blob, Content: content}, nil
 }
 
+// End is the closing line of an export: the task, how many events it holds and the hash of
+// the last one. An importer that meets it knows the file holds the whole log as exported, so a
+// file cut short (at a line boundary or not) or missing its last events is detected.
+type End struct {
+	Task   uuid.UUID
+	Events uint64
+	Last   Hash
+}
+
+// endLine is the JSON form of End.
+type endLine struct {
+	End    string `json:"end"`
+	Events uint64 `json:"events"`
+	Last   string `json:"last"`
+}
+
+// MarshalEndLine encodes an export's closing line (without the newline).
+func MarshalEndLine(e End) ([]byte, error) {
+	return marshalNoEscape(&endLine{End: e.Task.String(), Events: e.Events, Last: e.Last.String()})
+}
+
+func parseEndLine(raw []byte) (*End, error) {
+	var el endLine
+	if err := decodeStrict(raw, &el); err != nil {
+		return nil, fmt.Errorf("%w: closing line: %v", ErrInvalid, err)
+	}
+	task, err := uuid.Parse(el.End)
+	if err != nil {
+		return nil, fmt.Errorf("%w: closing line: task %q: %v", ErrInvalid, el.End, err)
+	}
+	last, err := ParseHash(el.Last)
+	if err != nil {
+		return nil, fmt.Errorf("%w: closing line: last: %v", ErrInvalid, err)
+	}
+	if el.Events == 0 {
+		return nil, fmt.Errorf("%w: closing line: events must be 1 or more", ErrInvalid)
+	}
+	return &End{Task: task, Events: el.Events, Last: last}, nil
+}
+
 // MarshalJSONLine encodes a stored event as one line of the export format (without the
 // newline). The encoding is lossless: decoding it gives back the same event, hash included.
 func MarshalJSONLine(e Event) ([]byte, error) {
@@ -105,6 +145,8 @@ type Line struct {
 	HasTask, HasSeq, HasID, HasTurn, HasTime, HasHash bool
 	// Blob is set, and Event is zero, for a blob line.
 	Blob *Blob
+	// End is set, and Event is zero, for an export's closing line.
+	End *End
 }
 
 // LineReader reads a JSON Lines log, one event per line. Blank lines are skipped. Every error
@@ -154,7 +196,8 @@ func (lr *LineReader) Raw() ([]byte, int, error) {
 	return nil, lr.no, io.EOF
 }
 
-// ParseLine decodes one line of the authoring or export format. Unknown envelope fields,
+// ParseLine decodes one line of the authoring or export format: an event, a blob or an
+// export's closing line. A turn below 1 is refused. Unknown envelope fields,
 // unknown event types, unknown payload fields and payloads that break their schema are errors.
 // A line that carries a hash keeps its data bytes verbatim, so the hash can be checked; other
 // lines get canonical data.
@@ -162,6 +205,10 @@ func ParseLine(raw []byte) (Line, error) {
 	if bytes.HasPrefix(raw, []byte(`{"blob":`)) {
 		b, err := parseBlobLine(raw)
 		return Line{Blob: b}, err
+	}
+	if bytes.HasPrefix(raw, []byte(`{"end":`)) {
+		e, err := parseEndLine(raw)
+		return Line{End: e}, err
 	}
 	var jl jsonLine
 	if err := decodeStrict(raw, &jl); err != nil {
@@ -173,6 +220,9 @@ func ParseLine(raw []byte) (Line, error) {
 	s, ok := schemas[jl.Type]
 	if !ok {
 		return Line{}, fmt.Errorf("%w %q", ErrUnknownType, jl.Type)
+	}
+	if jl.Turn < 0 {
+		return Line{}, fmt.Errorf("%w: turn %d: turns count from 1", ErrInvalid, jl.Turn)
 	}
 	l := Line{HasSeq: jl.Seq != 0, HasTurn: jl.Turn != 0, HasHash: jl.Hash != ""}
 	e := &l.Event

@@ -213,3 +213,36 @@ func TestBlobLines(t *testing.T) {
 		t.Errorf("wrong blob sum: err = %v, want ErrHashMismatch", err)
 	}
 }
+
+func TestEndLine(t *testing.T) {
+	log := sampleLog(t)
+	last := log[len(log)-1]
+	line, err := MarshalEndLine(End{Task: last.Task, Events: last.Seq, Last: last.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLine(line)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	if l.End == nil || l.End.Task != last.Task || l.End.Events != last.Seq || l.End.Last != last.Hash || l.Blob != nil {
+		t.Errorf("closing line %s did not round-trip: %+v", line, l.End)
+	}
+	for _, bad := range []string{
+		`{"end":"nope","events":3,"last":"` + last.Hash.String() + `"}`,
+		`{"end":"` + last.Task.String() + `","events":0,"last":"` + last.Hash.String() + `"}`,
+		`{"end":"` + last.Task.String() + `","events":3,"last":"abc"}`,
+		`{"end":"` + last.Task.String() + `","events":3,"last":"` + last.Hash.String() + `","extra":1}`,
+	} {
+		if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseLine(%s) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+func TestNegativeTurnIsRefused(t *testing.T) {
+	_, err := ParseLine([]byte(`{"type":"user_message","turn":-2,"data":{"text":"x"}}`))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "turn -2") {
+		t.Errorf("err = %v, want ErrInvalid naming turn -2", err)
+	}
+}

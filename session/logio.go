@@ -1,10 +1,12 @@
 package session
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,36 +15,35 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
+// Errors of Import that callers test with errors.Is.
+var (
+	// ErrInvalidLog is returned for a file whose log verify would reject: a task that does not
+	// begin with task_started, a turn that goes back or skips, a decision that names the wrong
+	// snapshot, a rules_snapshot whose rule file contents are nowhere, lines with and without
+	// hashes in one task.
+	ErrInvalidLog = errors.New("invalid log")
+	// ErrIncomplete is returned when an export's closing line does not match the events before
+	// it: lines at the end of the file are missing.
+	ErrIncomplete = errors.New("export is incomplete")
+	// ErrImportConflict is returned when the file's events differ from those the database
+	// already holds for the same task at the same positions.
+	ErrImportConflict = errors.New("the file's events differ from the stored ones")
+)
+
 // Export writes a task's log as JSON Lines, one event per line, preceded by a blob line for each
-// rule file content a rules_snapshot references (so the export replays on another machine).
-// Importing the output and exporting again gives the same bytes.
+// rule file content a rules_snapshot references (so the export replays on another machine), and
+// ends it with a closing line (task, event count, last hash) so that an import detects a file
+// cut short. Importing the output and exporting again gives the same bytes.
 func Export(ctx context.Context, db *store.DB, task uuid.UUID, w io.Writer) error {
 	written := map[string]bool{}
+	var last events.Event
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return err
 		}
 		if ev.Type == events.TypeRulesSnapshot {
-			p, err := ev.Payload()
-			if err != nil {
+			if err := exportBlobs(db, ev, written, w); err != nil {
 				return err
-			}
-			for _, f := range p.(*events.RulesSnapshot).Files {
-				if written[f.Blob] {
-					continue
-				}
-				content, err := db.Blob(f.Blob)
-				if err != nil {
-					return fmt.Errorf("export %s: %w", ev, err)
-				}
-				line, err := events.MarshalBlobLine(f.Blob, content)
-				if err != nil {
-					return err
-				}
-				if _, err := w.Write(append(line, '\n')); err != nil {
-					return err
-				}
-				written[f.Blob] = true
 			}
 		}
 		line, err := events.MarshalJSONLine(ev)
@@ -52,6 +53,41 @@ func Export(ctx context.Context, db *store.DB, task uuid.UUID, w io.Writer) erro
 		if _, err := w.Write(append(line, '\n')); err != nil {
 			return err
 		}
+		last = ev
+	}
+	if last.Seq == 0 {
+		return nil
+	}
+	line, err := events.MarshalEndLine(events.End{Task: task, Events: last.Seq, Last: last.Hash})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
+}
+
+// exportBlobs writes the blob lines of a rules_snapshot that no earlier line carried.
+func exportBlobs(db *store.DB, ev events.Event, written map[string]bool, w io.Writer) error {
+	p, err := ev.Payload()
+	if err != nil {
+		return err
+	}
+	for _, f := range p.(*events.RulesSnapshot).Files {
+		if written[f.Blob] {
+			continue
+		}
+		content, err := db.Blob(f.Blob)
+		if err != nil {
+			return fmt.Errorf("export %s: %w", ev, err)
+		}
+		line, err := events.MarshalBlobLine(f.Blob, content)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		written[f.Blob] = true
 	}
 	return nil
 }
@@ -70,105 +106,96 @@ type Imported struct {
 	// Events is the number of events in the file for this task; Appended how many were new
 	// (a re-import of the same file appends none).
 	Events, Appended int
+	// Closed is set when the file ended the task with an export's closing line, which Import
+	// checked: the file held the whole log as it was exported. Without one (a hand-written
+	// file, or an export written before exports had closing lines) a file cut at a line
+	// boundary cannot be told from a shorter log.
+	Closed bool
 }
 
 // Import reads a JSON Lines log (export or hand-written authoring format) into db. Lines may
 // omit task, id, seq, turn, time and hash; Import assigns them: the task of the first line that
-// names one (or a new id), ids from opts.IDs, turns from the decisions before the line. A line
-// that carries seq, prev or hash is checked against its position and its predecessor, and a
-// broken chain is refused before anything of that task is written. name is used in errors.
+// names one (or a new id), ids from opts.IDs, turns from the decisions before the line. name is
+// used in errors, which name the line.
+//
+// Import reads the file twice and holds at most one line and one bounded batch in memory. The
+// first pass checks everything and writes nothing: every line parses; a line that carries seq,
+// prev or hash matches its position and its predecessor; each task's lines carry hashes all or
+// none; each task folds as verify would fold it (task_started first, turns in order, decisions
+// against the snapshot before them); every rule file content a rules_snapshot references is on
+// an earlier line or already stored; a closing line matches the events before it; and events
+// the database already holds for the task are the file's (ErrImportConflict otherwise). The
+// second pass writes, in batches. So a file that would not verify, or that conflicts, leaves
+// nothing behind. Only a failure to write (a full disk, a cancelled ctx, a file changed between
+// the passes) can stop the second pass after some batches: what they wrote is a sound prefix of
+// the task's log, and importing the same file again completes it.
+//
+// A reader that is not an io.Seeker (a pipe, a bufio.Reader) is copied to a temporary file
+// during the first pass.
 func Import(ctx context.Context, db *store.DB, r io.Reader, name string, opts ImportOptions) ([]Imported, error) {
 	if opts.IDs == nil {
 		opts.IDs = events.NewIDSource(nil)
 	}
-	lr := events.NewLineReader(r, name)
-	type pending struct {
-		evs       []events.Event
-		decisions int
-		prev      events.Hash
+	src, err := readTwice(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	byTask := map[uuid.UUID]*pending{}
-	var order []uuid.UUID
-	var fileTask uuid.UUID
-	var blobs [][]byte
-	for {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	defer src.close()
+	im := newImporter(ctx, db, name, opts)
+	defer im.stop()
+	if err := im.pass(src.first); err != nil {
+		return nil, err
+	}
+	again, err := src.again()
+	if err != nil {
+		return nil, fmt.Errorf("%s: read again: %w", name, err)
+	}
+	im.startWriting()
+	if err := im.pass(again); err != nil {
+		return im.results(), err
+	}
+	if err := im.flush(); err != nil {
+		return im.results(), err
+	}
+	return im.results(), nil
+}
+
+// twoReads gives the bytes of an input twice.
+type twoReads struct {
+	first io.Reader
+	again func() (io.Reader, error)
+	close func()
+}
+
+// readTwice seeks back a reader that can, and otherwise copies the first read to a temporary
+// file that the second read comes from.
+func readTwice(r io.Reader) (twoReads, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			again := func() (io.Reader, error) {
+				_, err := rs.Seek(start, io.SeekStart)
+				return rs, err
+			}
+			return twoReads{first: rs, again: again, close: func() {}}, nil
 		}
-		if err != nil {
+	}
+	f, err := os.CreateTemp("", "tasklog-import-*.jsonl")
+	if err != nil {
+		return twoReads{}, fmt.Errorf("copy the input to read it twice: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	again := func() (io.Reader, error) {
+		if err := bw.Flush(); err != nil {
 			return nil, err
 		}
-		if l.Blob != nil {
-			blobs = append(blobs, l.Blob.Content)
-			continue
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
 		}
-		ev := l.Event
-		if !l.HasTask {
-			if fileTask == uuid.Nil {
-				fileTask = uuid.New()
-			}
-			ev.Task = fileTask
-		} else if fileTask == uuid.Nil {
-			fileTask = ev.Task
-		}
-		p := byTask[ev.Task]
-		if p == nil {
-			p = &pending{}
-			byTask[ev.Task] = p
-			order = append(order, ev.Task)
-		}
-		want := uint64(len(p.evs) + 1)
-		if l.HasSeq && ev.Seq != want {
-			return nil, fmt.Errorf("%s:%d: %w: seq %d where %d was expected (a line is missing or out of order)",
-				name, l.No, events.ErrHashMismatch, ev.Seq, want)
-		}
-		if l.HasHash && ev.Prev != p.prev {
-			return nil, fmt.Errorf("%s:%d: %w: seq %d: prev does not match the hash of seq %d",
-				name, l.No, events.ErrHashMismatch, ev.Seq, want-1)
-		}
-		if !l.HasTurn {
-			ev.Turn = p.decisions + 1
-		}
-		if ev.Type == events.TypeDecision {
-			p.decisions++
-		}
-		if !l.HasTime && opts.Now != nil {
-			ev.Time = opts.Now().UTC()
-		}
-		if !l.HasID {
-			if ev.ID, err = opts.IDs.New(ev.Time); err != nil {
-				return nil, err
-			}
-		}
-		if !l.HasHash {
-			// Later lines of a hand-written file chain to what the store will compute.
-			ev.Seq = want
-			ev.Seal(p.prev)
-		}
-		p.prev = ev.Hash
-		p.evs = append(p.evs, ev)
+		return f, nil
 	}
-	if _, err := db.PutBlobs(blobs); err != nil {
-		return nil, fmt.Errorf("%s: store blobs: %w", name, err)
+	closeFn := func() {
+		f.Close()
+		os.Remove(f.Name())
 	}
-	var out []Imported
-	for _, task := range order {
-		p := byTask[task]
-		res, err := db.Append(ctx, task, 0, p.evs...)
-		if err != nil {
-			return out, fmt.Errorf("%s: task %s: %w", name, task, err)
-		}
-		n := len(p.evs)
-		if res.Duplicate {
-			n = 0
-		}
-		for i, ev := range res.Events {
-			if ev.Hash != p.evs[i].Hash {
-				return out, fmt.Errorf("%s: task %s seq %d: %w: stored hash differs from the file's", name, task, ev.Seq, events.ErrHashMismatch)
-			}
-		}
-		out = append(out, Imported{Task: task, Events: len(p.evs), Appended: n})
-	}
-	return out, nil
+	return twoReads{first: io.TeeReader(r, bw), again: again, close: closeFn}, nil
 }

@@ -158,6 +158,10 @@ func (sr *scriptReader) next() (scriptLine, error) {
 	if err != nil {
 		return scriptLine{}, fmt.Errorf("%s:%d: %w", sr.name, no, err)
 	}
+	if l.Blob != nil || l.End != nil {
+		return scriptLine{}, fmt.Errorf("%s:%d: %w: a blob or closing line belongs to an export, which replay import reads; a script records events",
+			sr.name, no, events.ErrInvalid)
+	}
 	l.No = no
 	return scriptLine{no: no, line: &l}, nil
 }

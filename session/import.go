@@ -1,0 +1,485 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/store"
+)
+
+// The second pass of Import writes events in batches of at most this many events or bytes of
+// data (a single larger event is a batch of its own), and blobs in batches of at most
+// maxBlobBatchBytes.
+const (
+	maxImportBatch      = 1024
+	maxImportBatchBytes = 4 << 20
+	maxBlobBatchBytes   = 4 << 20
+)
+
+// importer runs both passes of Import over the same lines with the same checks; only the
+// second assigns ids and times and writes.
+type importer struct {
+	ctx  context.Context
+	db   *store.DB
+	name string
+	opts ImportOptions
+
+	writing bool
+	// writeFailed is set when a batch could not be written: the error is the store's, not the file's.
+	writeFailed bool
+	fileTask    uuid.UUID
+	tasks       map[uuid.UUID]*importTask
+	order       []*importTask
+	// blobs are the sums of the blob lines read so far (first pass: every line).
+	blobs map[string]bool
+
+	// Second pass: what waits to be written.
+	batch      []events.Event
+	batchTask  *importTask
+	batchBytes int
+	blobBatch  [][]byte
+	blobBytes  int
+}
+
+// importTask is what the checks keep of one task of the file.
+type importTask struct {
+	id    uuid.UUID
+	first int // the line of its first event
+	// hashed tells whether its lines carry hashes (an export) or none do (hand-written).
+	hashed bool
+	n      uint64      // events so far; the last one's seq
+	prev   events.Hash // the last event's hash
+	turn   int
+	// lastDecision is the seq of the last decision, which a delta decision is written against.
+	lastDecision uint64
+	state        *projections.Task
+	end          int // the line of its closing line, 0 until one is read
+
+	// stored is the task's head in the database when the pass began; storedNext reads the
+	// stored events in order to compare them with the file's.
+	stored     uint64
+	storedNext func() (events.Event, error, bool)
+	storedStop func()
+
+	written  uint64 // second pass: the head after the last batch written
+	appended int
+}
+
+func newImporter(ctx context.Context, db *store.DB, name string, opts ImportOptions) *importer {
+	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[string]bool{}}
+}
+
+// startWriting readies the second pass: the same checks from the start, now writing. The task
+// a line without one gets and the blobs the file carries are kept from the first pass.
+func (im *importer) startWriting() {
+	im.stop()
+	im.writing = true
+	im.tasks, im.order = map[uuid.UUID]*importTask{}, nil
+}
+
+// stop releases the readers of stored events.
+func (im *importer) stop() {
+	for _, t := range im.order {
+		if t.storedStop != nil {
+			t.storedStop()
+		}
+	}
+}
+
+func (im *importer) results() []Imported {
+	out := make([]Imported, 0, len(im.order))
+	for _, t := range im.order {
+		out = append(out, Imported{Task: t.id, Events: int(t.n), Appended: t.appended, Closed: t.end != 0})
+	}
+	return out
+}
+
+// pass reads every line of r through the checks (and, in the second pass, into the batches).
+func (im *importer) pass(r io.Reader) error {
+	lr := events.NewLineReader(r, im.name)
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return im.changed(err)
+		}
+		switch {
+		case l.Blob != nil:
+			err = im.blob(l.Blob)
+		case l.End != nil:
+			err = im.end(l)
+		default:
+			err = im.event(l)
+		}
+		if err != nil {
+			return im.changed(err)
+		}
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// changed explains a check that failed in the second pass only: the file changed in between.
+func (im *importer) changed(err error) error {
+	if !im.writing || im.writeFailed {
+		return err
+	}
+	return fmt.Errorf("%w (the file changed while it was imported; what was written before this line stays, a sound prefix of each task)", err)
+}
+
+func (im *importer) blob(b *events.Blob) error {
+	im.blobs[b.Sum] = true
+	if !im.writing {
+		return nil
+	}
+	im.blobBatch = append(im.blobBatch, b.Content)
+	im.blobBytes += len(b.Content)
+	if im.blobBytes >= maxBlobBatchBytes {
+		return im.flushBlobs()
+	}
+	return nil
+}
+
+func (im *importer) end(l events.Line) error {
+	e := l.End
+	t := im.tasks[e.Task]
+	switch {
+	case t == nil:
+		return fmt.Errorf("%s:%d: %w: a closing line for task %s, which no earlier line of the file holds", im.name, l.No, ErrIncomplete, e.Task)
+	case t.end != 0:
+		return fmt.Errorf("%s:%d: %w: a second closing line for task %s (the first is line %d)", im.name, l.No, ErrInvalidLog, e.Task, t.end)
+	case !t.hashed:
+		return fmt.Errorf("%s:%d: %w: a closing line for task %s, whose lines carry no hash; only an export, whose lines do, ends with one",
+			im.name, l.No, ErrInvalidLog, e.Task)
+	case t.n != e.Events:
+		return fmt.Errorf("%s:%d: %w: task %s: the closing line counts %d events, the file holds %d: %s",
+			im.name, l.No, ErrIncomplete, e.Task, e.Events, t.n, missing(t.n, e.Events))
+	case t.prev != e.Last:
+		return fmt.Errorf("%s:%d: %w: task %s: the closing line gives the last event's hash as %s, but seq %d in the file hashes to %s",
+			im.name, l.No, ErrIncomplete, e.Task, e.Last, t.n, t.prev)
+	}
+	t.end = l.No
+	return nil
+}
+
+// task returns the state of a task, starting it at its first line: the database's head for it
+// and a reader of its stored events.
+func (im *importer) task(id uuid.UUID, no int) (*importTask, error) {
+	if t := im.tasks[id]; t != nil {
+		return t, nil
+	}
+	t := &importTask{id: id, first: no, state: projections.New()}
+	head, err := im.db.Head(id)
+	switch {
+	case errors.Is(err, store.ErrTaskNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("%s:%d: task %s: %w", im.name, no, id, err)
+	default:
+		t.stored = head.Seq
+		t.storedNext, t.storedStop = iter.Pull2(im.db.Events(im.ctx, id, 1))
+	}
+	t.written = t.stored
+	im.tasks[id] = t
+	im.order = append(im.order, t)
+	return t, nil
+}
+
+// event checks one event line against its task and, in the second pass, queues it.
+func (im *importer) event(l events.Line) error {
+	ev := l.Event
+	if !l.HasTask {
+		if im.fileTask == uuid.Nil {
+			im.fileTask = uuid.New()
+		}
+		ev.Task = im.fileTask
+	} else if im.fileTask == uuid.Nil {
+		im.fileTask = ev.Task
+	}
+	t, err := im.task(ev.Task, l.No)
+	if err != nil {
+		return err
+	}
+	if err := im.envelope(t, &ev, l); err != nil {
+		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+	}
+	if ev.Seq <= t.stored {
+		if err := im.compareStored(t, ev, l); err != nil {
+			return err
+		}
+	}
+	if err := im.fold(t, ev); err != nil {
+		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+	}
+	t.n, t.prev, t.turn = ev.Seq, ev.Hash, ev.Turn
+	if !im.writing || ev.Seq <= t.stored {
+		return nil
+	}
+	return im.queue(t, ev)
+}
+
+// envelope checks and completes a line's envelope: seq, the hash chain, the turn, and (second
+// pass) time, id and hash.
+func (im *importer) envelope(t *importTask, ev *events.Event, l events.Line) error {
+	want := t.n + 1
+	switch {
+	case t.end != 0:
+		return fmt.Errorf("%w: task %s has an event after its closing line (line %d)", ErrInvalidLog, t.id, t.end)
+	case l.HasSeq && ev.Seq != want:
+		return fmt.Errorf("%w: seq %d where %d was expected (a line is missing or out of order)", events.ErrHashMismatch, ev.Seq, want)
+	case t.n > 0 && l.HasHash != t.hashed:
+		return fmt.Errorf("%w: "+carries(l.HasHash)+": in one task every line carries a hash (an export) or none does (hand-written)",
+			ErrInvalidLog, t.first)
+	case l.HasHash && ev.Prev != t.prev:
+		return fmt.Errorf("%w: seq %d: prev does not match the hash of seq %d", events.ErrHashMismatch, ev.Seq, want-1)
+	}
+	t.hashed = l.HasHash
+	if !l.HasTurn {
+		ev.Turn = t.state.Turn()
+	}
+	if ev.Turn < t.turn {
+		return fmt.Errorf("%w: seq %d is in turn %d, after turn %d: turns never go back", ErrInvalidLog, want, ev.Turn, t.turn)
+	}
+	if !l.HasID && l.HasTime && (ev.Time.Before(time.Unix(0, 0)) || ev.Time.After(ulid.Time(ulid.MaxTime()))) {
+		return fmt.Errorf("%w: time %s is outside what an event id can hold (1970 to 10889)", ErrInvalidLog, ev.Time.Format(time.RFC3339))
+	}
+	ev.Seq = want
+	if l.HasHash || !im.writing && !determined(l, im.opts) {
+		return nil
+	}
+	if !l.HasTime && im.opts.Now != nil {
+		ev.Time = im.opts.Now().UTC()
+	}
+	if !l.HasID {
+		at := ev.Time
+		if at.IsZero() {
+			at = time.Unix(0, 0) // a line without time gets an id of no time
+		}
+		id, err := im.opts.IDs.New(at)
+		if err != nil {
+			return err
+		}
+		ev.ID = id
+	}
+	// Later lines of a hand-written file chain to what the store will compute.
+	ev.Seal(t.prev)
+	return nil
+}
+
+func carries(hash bool) string {
+	if hash {
+		return "this line carries a hash but line %d, the task's first, does not"
+	}
+	return "this line carries no hash but line %d, the task's first, does"
+}
+
+// missing says which events a closing line counts that the file lacks.
+func missing(have, want uint64) string {
+	switch {
+	case have > want:
+		return "the closing line belongs to a shorter log"
+	case have+1 == want:
+		return fmt.Sprintf("the line of seq %d is missing", want)
+	}
+	return fmt.Sprintf("the lines of seq %d to %d are missing", have+1, want)
+}
+
+// determined reports whether a hand-written line gives everything its stored form depends on,
+// so that the first pass can compute its hash.
+func determined(l events.Line, opts ImportOptions) bool {
+	return l.HasID && (l.HasTime || opts.Now == nil)
+}
+
+// fold checks an event as verify's replay would see it.
+func (im *importer) fold(t *importTask, ev events.Event) error {
+	switch ev.Type {
+	case events.TypeRulesSnapshot:
+		if err := im.checkBlobs(ev); err != nil {
+			return err
+		}
+	case events.TypeDecision:
+		h, err := events.Head(ev)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidLog, err)
+		}
+		if snap := t.state.LastSnapshotSeq(); h.Snapshot != snap {
+			return fmt.Errorf("%w: decision %s references the rules snapshot at seq %d, but the latest before it is at seq %d",
+				ErrInvalidLog, ev, h.Snapshot, snap)
+		}
+		if h.Base != 0 && h.Base != t.lastDecision {
+			return fmt.Errorf("%w: decision %s is written against seq %d, but the decision before it is at seq %d",
+				ErrInvalidLog, ev, h.Base, t.lastDecision)
+		}
+		defer func() { t.lastDecision = ev.Seq }()
+	}
+	if err := t.state.Apply(ev); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidLog, err)
+	}
+	return nil
+}
+
+// checkBlobs refuses a rules_snapshot whose rule file contents are neither on an earlier line
+// nor stored: replaying its decisions would fail.
+func (im *importer) checkBlobs(ev events.Event) error {
+	p, err := ev.Payload()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidLog, err)
+	}
+	for _, f := range p.(*events.RulesSnapshot).Files {
+		if im.blobs[f.Blob] {
+			continue
+		}
+		ok, err := im.db.HasBlob(f.Blob)
+		if err != nil {
+			return fmt.Errorf("%s: rule file %s: %w", ev, f.Path, err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: the rules snapshot at seq %d references rule file %s (blob %s), whose content is on no earlier line and not in the database",
+				ErrInvalidLog, ev.Seq, f.Path, f.Blob)
+		}
+	}
+	return nil
+}
+
+// compareStored checks that the event the database holds at ev's position is ev.
+func (im *importer) compareStored(t *importTask, ev events.Event, l events.Line) error {
+	stored, err, ok := t.storedNext()
+	if err != nil {
+		return fmt.Errorf("%s:%d: task %s: read stored seq %d: %w", im.name, l.No, t.id, ev.Seq, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s:%d: task %s: the database's log ends before seq %d", im.name, l.No, t.id, ev.Seq)
+	}
+	var why string
+	switch {
+	case !l.HasHash && !l.HasID:
+		why = "the line carries no id, so each import makes it a new event"
+	case !l.HasHash && !l.HasTime && im.opts.Now != nil:
+		why = "the line carries no time, so each import stamps it anew"
+	case stored.Hash == ev.Hash:
+		return nil
+	default:
+		why = differences(stored, ev)
+	}
+	return fmt.Errorf("%s:%d: %w: task %s already holds %d events, and seq %d differs: %s",
+		im.name, l.No, ErrImportConflict, t.id, t.stored, ev.Seq, why)
+}
+
+// differences says how the file's event differs from the stored one, field by field.
+func differences(stored, file events.Event) string {
+	var d []string
+	add := func(field string, s, f any) { d = append(d, fmt.Sprintf("%s %v stored, %v in the file", field, s, f)) }
+	if stored.Type != file.Type {
+		add("type", stored.Type, file.Type)
+	}
+	if stored.ID != file.ID {
+		add("id", stored.ID, file.ID)
+	}
+	if stored.Turn != file.Turn {
+		add("turn", stored.Turn, file.Turn)
+	}
+	if !stored.Time.Equal(file.Time) {
+		add("time", stored.Time.Format("2006-01-02T15:04:05.999999999Z07:00"), file.Time.Format("2006-01-02T15:04:05.999999999Z07:00"))
+	}
+	if stored.V != file.V {
+		add("version", stored.V, file.V)
+	}
+	if string(stored.Data) != string(file.Data) {
+		add("data", cut(stored.Data), cut(file.Data))
+	}
+	if (stored.Origin == nil) != (file.Origin == nil) || stored.Origin != nil && *stored.Origin != *file.Origin {
+		d = append(d, "origin differs")
+	}
+	if len(d) == 0 {
+		add("hash", stored.Hash, file.Hash)
+	}
+	out := d[0]
+	for _, s := range d[1:] {
+		out += "; " + s
+	}
+	return out
+}
+
+// cut shortens data for a message.
+func cut(b []byte) string {
+	const n = 80
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+// queue adds a checked event to the batch, writing the batch when it is full or belongs to
+// another task.
+func (im *importer) queue(t *importTask, ev events.Event) error {
+	if im.batchTask != t || len(im.batch) >= maxImportBatch || im.batchBytes+len(ev.Data) > maxImportBatchBytes {
+		if err := im.flush(); err != nil {
+			return err
+		}
+	}
+	im.batchTask = t
+	im.batch = append(im.batch, ev)
+	im.batchBytes += len(ev.Data)
+	return nil
+}
+
+// flush writes the blobs read so far, then the batch of events, which may reference them.
+func (im *importer) flush() error {
+	if err := im.flushBlobs(); err != nil {
+		return err
+	}
+	if len(im.batch) == 0 {
+		return nil
+	}
+	t, batch := im.batchTask, im.batch
+	res, err := im.db.Append(im.ctx, t.id, t.written, batch...)
+	if err != nil {
+		im.writeFailed = true
+		return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
+	}
+	for i, ev := range res.Events {
+		if ev.Hash != batch[i].Hash {
+			return fmt.Errorf("%s: task %s seq %d: %w: stored hash %s differs from the file's %s", im.name, t.id, ev.Seq,
+				events.ErrHashMismatch, ev.Hash, batch[i].Hash)
+		}
+	}
+	t.written = res.Last
+	if !res.Duplicate {
+		t.appended += len(batch)
+	}
+	im.batch, im.batchBytes = im.batch[:0], 0
+	// The batch's events are no longer needed; drop their data so the next batch starts small.
+	clear(im.batch[:cap(im.batch)])
+	return nil
+}
+
+func (im *importer) progress(t *importTask) string {
+	if t.written == 0 {
+		return "nothing of the task was written"
+	}
+	return fmt.Sprintf("the database holds seq 1 to %d of it, a sound prefix; import the file again to complete it", t.written)
+}
+
+func (im *importer) flushBlobs() error {
+	if len(im.blobBatch) == 0 {
+		return nil
+	}
+	if _, err := im.db.PutBlobs(im.blobBatch); err != nil {
+		im.writeFailed = true
+		return fmt.Errorf("%s: store blobs: %w", im.name, err)
+	}
+	clear(im.blobBatch)
+	im.blobBatch, im.blobBytes = im.blobBatch[:0], 0
+	return nil
+}

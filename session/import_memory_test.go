@@ -1,0 +1,167 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// writeBigExport writes an export of about size bytes: task_started, then tool calls of about
+// 1 KB each, then the closing line. It returns the path and the largest line's length.
+func writeBigExport(t testing.TB, size int) (string, int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	task := uuid.MustParse("b16b16b1-0000-4000-8000-000000000001")
+	ids := events.NewIDSource(strings.NewReader(strings.Repeat("entropy!", 1<<20)))
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var prev events.Hash
+	written, longest := 0, 0
+	add := func(p events.Payload) events.Event {
+		ev, err := events.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Millisecond)
+		ev.Task, ev.Turn, ev.Time = task, 1, at
+		if ev.ID, err = ids.New(at); err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq++
+		return ev
+	}
+	var seq uint64
+	emit := func(ev events.Event) {
+		seq++
+		ev.Seq = seq
+		ev.Seal(prev)
+		prev = ev.Hash
+		line, err := events.MarshalJSONLine(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(append(line, '\n'))
+		written += len(line) + 1
+		longest = max(longest, len(line))
+	}
+	emit(add(&events.TaskStarted{Roots: []string{"/ws"}}))
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 30)
+	for i := 0; written < size; i++ {
+		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("src/pkg%d/file%d.go", i%97, i), "content": filler})
+		emit(add(&events.ToolCall{Tool: "write_to_file", ID: fmt.Sprintf("call_%d", i), Params: params}))
+	}
+	end, _ := events.MarshalEndLine(events.End{Task: task, Events: seq, Last: prev})
+	w.Write(append(end, '\n'))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path, longest
+}
+
+// peakHeap runs f and returns the most heap it saw allocated (runtime.MemStats.HeapAlloc: live
+// objects and those not yet swept) above what was allocated before, sampled every millisecond
+// through runtime/metrics, which does not stop the world as ReadMemStats does.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	base := heap()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, heap())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	wg.Wait()
+	if peak < base {
+		return 0
+	}
+	return peak - base
+}
+
+func importBig(t testing.TB, path string) []Imported {
+	db, err := store.Open(filepath.Join(t.TempDir(), "big.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	in, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	got, err := Import(context.Background(), db, in, filepath.Base(path), ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Import streams: its heap stays a bounded batch plus a few lines whatever the file's size (it
+// used to hold about 30 times the file: 180 MB here). BenchmarkImport50MB measures a 50 MB file.
+func TestImportHeapIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and imports a 6 MB log")
+	}
+	const size = 6 << 20
+	path, longest := writeBigExport(t, size)
+	var got []Imported
+	peak := peakHeap(func() { got = importBig(t, path) })
+	if len(got) != 1 || !got[0].Closed || got[0].Appended != got[0].Events {
+		t.Fatalf("import = %+v", got)
+	}
+	// A batch holds at most 4 MiB of data, the store's write transaction a copy of it, and the
+	// garbage collector lets the heap grow to twice what is live.
+	const bound = 32 << 20
+	t.Logf("peak heap %.1f MB importing %d MB (%d events, longest line %d bytes)", float64(peak)/(1<<20), size>>20, got[0].Events, longest)
+	if peak > bound {
+		t.Errorf("peak heap %d MB importing a %d MB file, over %d MB", peak>>20, size>>20, bound>>20)
+	}
+}
+
+// BenchmarkImport50MB imports a generated 50 MB export and reports the peak heap.
+func BenchmarkImport50MB(b *testing.B) {
+	path, _ := writeBigExport(b, 50<<20)
+	b.ResetTimer()
+	var peak uint64
+	for range b.N {
+		peak = max(peak, peakHeap(func() { importBig(b, path) }))
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.SetBytes(50 << 20)
+}

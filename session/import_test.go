@@ -1,0 +1,312 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// exportedTask records a short task with two decisions and returns its export.
+func exportedTask(t *testing.T) []byte {
+	t.Helper()
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	s.UserMessage(ctx, "fix apps/web/src/App.tsx")
+	decide(t, s)
+	s.ToolCall(ctx, "read_file", "c1", []byte(`{"path":"services/api/routes.ts"}`))
+	decide(t, s)
+	var buf bytes.Buffer
+	if err := Export(ctx, db, s.Task(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func importString(t *testing.T, db *store.DB, in string) ([]Imported, error) {
+	t.Helper()
+	return Import(context.Background(), db, strings.NewReader(in), "f.jsonl", ImportOptions{})
+}
+
+func exportOf(t *testing.T, db *store.DB, got []Imported) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Export(context.Background(), db, got[0].Task, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// lines splits a file into its lines, each with its newline.
+func lines(b []byte) []string {
+	ls := strings.SplitAfter(string(b), "\n")
+	return ls[:len(ls)-1] // the file ends with a newline: the last element is empty
+}
+
+func TestExportEndsWithAClosingLine(t *testing.T) {
+	exp := exportedTask(t)
+	ls := lines(exp)
+	l, err := events.ParseLine([]byte(strings.TrimSpace(ls[len(ls)-1])))
+	if err != nil || l.End == nil {
+		t.Fatalf("last line %q is not a closing line (%v)", ls[len(ls)-1], err)
+	}
+	prev, _ := events.ParseLine([]byte(strings.TrimSpace(ls[len(ls)-2])))
+	if l.End.Events != prev.Event.Seq || l.End.Last != prev.Event.Hash || l.End.Task != prev.Event.Task {
+		t.Errorf("closing line %+v does not name the last event %s", l.End, prev.Event)
+	}
+	db := openDB(t)
+	got, err := importString(t, db, string(exp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got[0].Closed || got[0].Appended != got[0].Events {
+		t.Fatalf("import = %+v, want one closed task, all appended", got)
+	}
+	if again := exportOf(t, db, got); again != string(exp) {
+		t.Errorf("re-export differs from the export:\n%s\n---\n%s", again, exp)
+	}
+	if again, err := importString(t, db, string(exp)); err != nil || again[0].Appended != 0 {
+		t.Errorf("re-import: %+v, %v; want nothing appended", again, err)
+	}
+}
+
+// A file cut anywhere but after its closing line is refused when it was an export; without a
+// closing line (an older export) it is accepted and says so.
+func TestImportDetectsACutExport(t *testing.T) {
+	exp := exportedTask(t)
+	ls := lines(exp)
+	n := len(ls)
+	tests := []struct {
+		name    string
+		in      string
+		wantErr error
+		inErr   string
+	}{
+		{"last event missing", strings.Join(append(append([]string(nil), ls[:n-2]...), ls[n-1]), ""), ErrIncomplete,
+			fmt.Sprintf("f.jsonl:%d: export is incomplete", n-1)},
+		{"cut inside the closing line", strings.Join(ls[:n-1], "") + ls[n-1][:20], events.ErrInvalid, fmt.Sprintf("f.jsonl:%d:", n)},
+		{"cut inside an event line", strings.Join(ls[:n-2], "") + ls[n-2][:40], events.ErrInvalid, fmt.Sprintf("f.jsonl:%d:", n-1)},
+		{"closing line with another hash", strings.Join(ls[:n-1], "") + otherLast(t, ls[n-1], ls[0]), ErrIncomplete, "hashes to"},
+		{"event after the closing line", string(exp) + ls[n-2], ErrInvalidLog, "after its closing line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			_, err := importString(t, db, tt.in)
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.inErr) {
+				t.Errorf("err = %v\nwant %v mentioning %q", err, tt.wantErr, tt.inErr)
+			}
+			if tasks, _ := db.Tasks(); len(tasks) != 0 {
+				t.Errorf("a refused file wrote %d tasks", len(tasks))
+			}
+		})
+	}
+	db := openDB(t)
+	got, err := importString(t, db, strings.Join(ls[:n-1], ""))
+	if err != nil || got[0].Closed {
+		t.Errorf("an export without its closing line: %+v, %v; want accepted, not closed", got, err)
+	}
+}
+
+// Lines that verify would reject are refused at import, naming the line, writing nothing.
+func TestImportRefusesWhatVerifyRejects(t *testing.T) {
+	exp := lines(exportedTask(t))
+	blobAt := -1
+	for i, l := range exp {
+		if strings.HasPrefix(l, `{"blob":`) {
+			blobAt = i
+			break
+		}
+	}
+	without := func(i int) string {
+		return strings.Join(append(append([]string(nil), exp[:i]...), exp[i+1:]...), "")
+	}
+	start := `{"type":"task_started","task":"7e7e7e7e-0000-4000-8000-000000000001","data":{"roots":["/ws"]}}` + "\n"
+	msg := func(text string) string { return `{"type":"user_message","data":{"text":"` + text + `"}}` + "\n" }
+	tests := []struct {
+		name, in string
+		wantErr  error
+		inErr    string
+	}{
+		{"negative turn", start + `{"type":"user_message","turn":-1,"data":{"text":"x"}}` + "\n", events.ErrInvalid, "f.jsonl:2: invalid event: turn -1"},
+		{"turn that goes back", start + `{"type":"user_message","turn":2,"data":{"text":"x"}}` + "\n" + `{"type":"user_message","turn":1,"data":{"text":"x"}}` + "\n",
+			ErrInvalidLog, "f.jsonl:2: invalid log"},
+		{"turn before the last decision's", allHandWritten(t, exp) + `{"type":"user_message","turn":1,"data":{"text":"x"}}` + "\n",
+			ErrInvalidLog, fmt.Sprintf("f.jsonl:%d: invalid log: seq 7 is in turn 1, after turn 2: turns never go back", len(exp))},
+		{"turn after a later one", start + msg("a") + `{"type":"mention","turn":1,"data":{"path":"a"}}` + "\n" + `{"type":"user_message","turn":3,"data":{"text":"x"}}` + "\n",
+			ErrInvalidLog, "f.jsonl:4: invalid log"},
+		{"no task_started", msg("hello") + msg("again"), ErrInvalidLog, "f.jsonl:1: invalid log: projections: event seq 1 (user_message): task log does not begin with task_started"},
+		{"task_started twice", start + msg("a") + start, ErrInvalidLog, "f.jsonl:3: invalid log"},
+		{"snapshot without its blob", without(blobAt), ErrInvalidLog, "is on no earlier line and not in the database"},
+		{"hash on some lines only", exp[0] + msg("a"), ErrInvalidLog, "f.jsonl:2: invalid log: this line carries no hash but line 1, the task's first, does"},
+		{"hand-written line then exported line", handWritten(t, exp[0]) + exp[1], ErrInvalidLog,
+			"f.jsonl:2: invalid log: this line carries a hash but line 1, the task's first, does not"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			_, err := importString(t, db, tt.in)
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.inErr) {
+				t.Errorf("err = %v\nwant %v mentioning %q", err, tt.wantErr, tt.inErr)
+			}
+			if tasks, _ := db.Tasks(); len(tasks) != 0 {
+				t.Errorf("a refused file wrote %d tasks", len(tasks))
+			}
+		})
+	}
+}
+
+// otherLast is a closing line naming the hash of another line's event as the last one.
+func otherLast(t *testing.T, end, other string) string {
+	t.Helper()
+	e, _ := events.ParseLine([]byte(strings.TrimSpace(end)))
+	o, _ := events.ParseLine([]byte(strings.TrimSpace(other)))
+	b, err := events.MarshalEndLine(events.End{Task: e.End.Task, Events: e.End.Events, Last: o.Event.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+// handWritten is an exported line without its seq, prev and hash.
+func handWritten(t *testing.T, line string) string {
+	t.Helper()
+	l, err := events.ParseLine([]byte(strings.TrimSpace(line)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`{"task":%q,"id":%q,"type":%q,"data":%s}`+"\n", l.Event.Task, l.Event.ID, l.Event.Type, l.Event.Data)
+}
+
+// allHandWritten is an export as a hand-written file: lines without seq, prev and hash, and
+// no closing line.
+func allHandWritten(t *testing.T, exp []string) string {
+	t.Helper()
+	var out strings.Builder
+	for _, line := range exp {
+		l, err := events.ParseLine([]byte(strings.TrimSpace(line)))
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case l.Blob != nil:
+			out.WriteString(line)
+		case l.End == nil:
+			fmt.Fprintf(&out, `{"task":%q,"id":%q,"turn":%d,"time":%q,"type":%q,"v":%d,"data":%s}`+"\n", l.Event.Task, l.Event.ID,
+				l.Event.Turn, l.Event.Time.Format(time.RFC3339Nano), l.Event.Type, l.Event.V, l.Event.Data)
+		}
+	}
+	return out.String()
+}
+
+// A re-import that conflicts says which line and what differs, not that another writer
+// appended first.
+func TestImportConflictSaysWhatDiffers(t *testing.T) {
+	exp := lines(exportedTask(t))
+	db := openDB(t)
+	if _, err := importString(t, db, strings.Join(exp, "")); err != nil {
+		t.Fatal(err)
+	}
+	// Another task's log under the same task id: the same first line, then another user message.
+	var other []string
+	var prev events.Hash
+	for i, l := range exp[:2] {
+		pl, err := events.ParseLine([]byte(strings.TrimSpace(l)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := pl.Event
+		if i == 1 {
+			alt, _ := events.New(&events.UserMessage{Text: "something else"})
+			ev.Data = alt.Data
+		}
+		ev.Seal(prev)
+		prev = ev.Hash
+		b, _ := events.MarshalJSONLine(ev)
+		other = append(other, string(b)+"\n")
+	}
+	_, err := importString(t, db, strings.Join(other, ""))
+	want := `f.jsonl:2: the file's events differ from the stored ones: task `
+	if !errors.Is(err, ErrImportConflict) || !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), "seq 2 differs: data {\"text\":\"fix apps/web/src/App.tsx\"} stored, {\"text\":\"something else\"} in the file") {
+		t.Errorf("err = %v\nwant ErrImportConflict starting %q and naming the data", err, want)
+	}
+	if strings.Contains(err.Error(), "another writer") {
+		t.Errorf("the error blames another writer: %v", err)
+	}
+
+	// A hand-written file gets new ids each time: importing it twice says so.
+	hand := `{"type":"task_started","task":"7e7e7e7e-0000-4000-8000-000000000002","data":{"roots":["/ws"]}}` + "\n"
+	now := ImportOptions{Now: fixedClock()}
+	if _, err := Import(context.Background(), db, strings.NewReader(hand), "f.jsonl", now); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(context.Background(), db, strings.NewReader(hand), "f.jsonl", now)
+	if !errors.Is(err, ErrImportConflict) || !strings.Contains(err.Error(), "f.jsonl:1:") || !strings.Contains(err.Error(), "carries no id") {
+		t.Errorf("err = %v, want a conflict at line 1 saying the line carries no id", err)
+	}
+}
+
+// A longer export of a task already imported in part appends what the database lacks.
+func TestImportCompletesAStoredPrefix(t *testing.T) {
+	exp := lines(exportedTask(t))
+	var prefix []string
+	for _, l := range exp {
+		prefix = append(prefix, l)
+		if strings.Contains(l, `"seq":3,`) {
+			break
+		}
+	}
+	db := openDB(t)
+	first, err := importString(t, db, strings.Join(prefix, ""))
+	if err != nil || first[0].Appended != 3 || first[0].Closed {
+		t.Fatalf("prefix: %+v, %v; want 3 appended, not closed", first, err)
+	}
+	got, err := importString(t, db, strings.Join(exp, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Appended != got[0].Events-3 || !got[0].Closed {
+		t.Errorf("whole file after its prefix: %+v; want the %d events after seq 3 appended", got, got[0].Events-3)
+	}
+	if again := exportOf(t, db, got); again != strings.Join(exp, "") {
+		t.Errorf("the completed log does not export as the file:\n%s\n---\n%s", again, strings.Join(exp, ""))
+	}
+}
+
+// nonSeeker hides a reader's Seek, as a pipe or bufio.Reader does.
+type nonSeeker struct{ r io.Reader }
+
+func (n nonSeeker) Read(p []byte) (int, error) { return n.r.Read(p) }
+
+func TestImportFromAReaderThatCannotSeek(t *testing.T) {
+	exp := exportedTask(t)
+	db := openDB(t)
+	got, err := Import(context.Background(), db, nonSeeker{bytes.NewReader(exp)}, "pipe", ImportOptions{})
+	if err != nil || !got[0].Closed || got[0].Appended != got[0].Events {
+		t.Fatalf("import from a pipe: %+v, %v", got, err)
+	}
+	if again := exportOf(t, db, got); again != string(exp) {
+		t.Errorf("re-export differs")
+	}
+}
+
+// The same log written by hand (ids and times given, no hashes) imports to the identical log.
+func TestHandWrittenExportImportsToTheSameLog(t *testing.T) {
+	exp := exportedTask(t)
+	db := openDB(t)
+	got, err := importString(t, db, allHandWritten(t, lines(exp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := exportOf(t, db, got); again != string(exp) {
+		t.Errorf("the hand-written form did not import to the exported log")
+	}
+}
