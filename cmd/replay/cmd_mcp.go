@@ -80,7 +80,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &mcp.IOTransport{Reader: io.NopCloser(mcpStdin), Writer: mcpNopWriteCloser{stdout}}
-	if err := newMCPServer(cfg).Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	srv, release := newMCPServer(cfg)
+	defer release()
+	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		fmt.Fprintf(stderr, "replay mcp: %v\n", err)
 		return exitUsage
 	}
@@ -92,10 +94,12 @@ type mcpNopWriteCloser struct{ io.Writer }
 
 func (mcpNopWriteCloser) Close() error { return nil }
 
-// mcpServer answers the MCP requests. It keeps no state between calls: every call reads the
-// rule files and opens the log anew.
+// mcpServer answers the MCP requests. Every call reads the rule files as they are and opens
+// the log anew; between calls it keeps only what the rule files held, to read again only those
+// that changed.
 type mcpServer struct {
-	cfg mcpConfig
+	cfg    mcpConfig
+	reader *rules.Reader
 }
 
 const mcpInstructions = `tasklog decides which of the workspace's rule files go into the prompt and records why.
@@ -105,12 +109,13 @@ explain(turn, rule?): why a rule was or was not in the prompt at a turn of this 
 whatif(rule_file, content): the past turns of this task whose rules would change if that rule file read so.
 timeline(last?, cursor?): the latest turns of this task, one line each.`
 
-// newMCPServer builds the server: the rule:// resources and the four tools.
-func newMCPServer(cfg mcpConfig) *mcp.Server {
-	s := &mcpServer{cfg: cfg}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "tasklog", Title: "tasklog rules", Version: rules.EngineVersion},
+// newMCPServer builds the server: the rule:// resources and the four tools. release stops
+// watching the workspace's folders.
+func newMCPServer(cfg mcpConfig) (srv *mcp.Server, release func()) {
+	s := &mcpServer{cfg: cfg, reader: &rules.Reader{}}
+	srv = mcp.NewServer(&mcp.Implementation{Name: "tasklog", Title: "tasklog rules", Version: rules.EngineVersion},
 		&mcp.ServerOptions{Instructions: mcpInstructions, HasResources: true, HasTools: true, PageSize: mcpPageSize})
 	s.addResources(srv)
 	s.addTools(srv)
-	return srv
+	return srv, s.reader.Close
 }

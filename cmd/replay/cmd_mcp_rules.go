@@ -31,7 +31,7 @@ const (
 func (c *mcpConfig) baseWorkspace() (rules.Workspace, error) {
 	var ws rules.Workspace
 	if c.wf.workspace != "" {
-		ws.Roots = append(ws.Roots, rules.Root{Name: filepath.ToSlash(c.wf.workspace), FS: os.DirFS(c.wf.workspace)})
+		ws.Roots = append(ws.Roots, rules.Root{Name: filepath.ToSlash(c.wf.workspace), FS: os.DirFS(c.wf.workspace), Dir: c.wf.workspace})
 	}
 	for _, r := range c.wf.roots {
 		root, dir, ok := strings.Cut(r, "=")
@@ -60,13 +60,14 @@ func (c *mcpConfig) workspace(recorded []string) (rules.Workspace, error) {
 	return c.wf.rulesWorkspace(recorded)
 }
 
-// ruleSet reads the rule files now and loads them.
-func (c *mcpConfig) ruleSet(recorded []string) (*rules.RuleSet, rules.Workspace, error) {
-	ws, err := c.workspace(recorded)
+// ruleSet reads the rule files as they are now and loads them. The reader reads again only
+// the files and folders that changed since the last call.
+func (s *mcpServer) ruleSet(recorded []string) (*rules.RuleSet, rules.Workspace, error) {
+	ws, err := s.cfg.workspace(recorded)
 	if err != nil {
 		return nil, ws, err
 	}
-	files, err := rules.Collect(ws)
+	files, err := s.reader.Collect(ws)
 	if err != nil {
 		return nil, ws, fmt.Errorf("read the rule files: %w", err)
 	}
@@ -181,7 +182,7 @@ func (s *mcpServer) addResources(srv *mcp.Server) {
 }
 
 func (s *mcpServer) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	rs, _, err := s.cfg.ruleSet(nil)
+	rs, _, err := s.ruleSet(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (s *mcpServer) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResou
 }
 
 func (s *mcpServer) readRule(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	rs, _, err := s.cfg.ruleSet(nil)
+	rs, _, err := s.ruleSet(nil)
 	if err != nil {
 		return nil, err
 	}

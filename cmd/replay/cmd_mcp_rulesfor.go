@@ -92,7 +92,7 @@ func (s *mcpServer) rulesFor(ctx context.Context, _ *mcp.CallToolRequest, in mcp
 	if task != uuid.Nil {
 		out.Task = task.String()
 	}
-	rs, ws, err := s.cfg.ruleSet(recorded)
+	rs, ws, err := s.ruleSet(recorded)
 	if err != nil {
 		return nil, out, err
 	}

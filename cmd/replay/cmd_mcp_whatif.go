@@ -72,7 +72,11 @@ func (s *mcpServer) whatif(ctx context.Context, _ *mcp.CallToolRequest, in mcpWh
 			return err
 		}
 		out.RuleFile = target.String()
-		return mcpWhatifReplay(ctx, db, task, ws, target, []byte(in.Content), &out)
+		files, err := s.reader.Collect(ws)
+		if err != nil {
+			return fmt.Errorf("read the rule files: %w", err)
+		}
+		return mcpWhatifReplay(ctx, db, task, ws, files, target, []byte(in.Content), &out)
 	})
 	if err != nil {
 		return nil, out, err
@@ -82,11 +86,8 @@ func (s *mcpServer) whatif(ctx context.Context, _ *mcp.CallToolRequest, in mcpWh
 
 // mcpWhatifReplay replays the task under the rule files as they are now, and again with the one
 // file changed, and keeps the changes that only the second makes.
-func mcpWhatifReplay(ctx context.Context, db *store.DB, task uuid.UUID, ws rules.Workspace, target mcpRuleFile, content []byte, out *mcpWhatifOut) error {
-	files, err := rules.Collect(ws)
-	if err != nil {
-		return fmt.Errorf("read the rule files: %w", err)
-	}
+func mcpWhatifReplay(ctx context.Context, db *store.DB, task uuid.UUID, ws rules.Workspace, files []rules.File,
+	target mcpRuleFile, content []byte, out *mcpWhatifOut) error {
 	before := mcpFrozen(ws, files, nil, nil)
 	after := mcpFrozen(ws, files, &target, content)
 	discovered, err := rules.Collect(after)
