@@ -162,3 +162,21 @@ func TestPatternsMatchInNFC(t *testing.T) {
 		}
 	}
 }
+
+// The same holds through a rule set's index and memory of matches.
+func TestEvaluateInNFC(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: ".clinerules/nfd.md",
+			Content: []byte("---\npaths: [\"docs/Cafe\u0301/**\", \"Cafe\u0301.md\"]\n---\nDecomposed.\n")},
+		{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: ".clinerules/nfc.md",
+			Content: []byte("---\npaths: [\"docs/Caf\u00e9/**\", \"Caf\u00e9.md\"]\n---\nComposed.\n")},
+	})
+	for _, p := range []string{"docs/Caf\u00e9/menu.md", "docs/Cafe\u0301/menu.md", "Caf\u00e9.md", "Cafe\u0301.md"} {
+		for range 2 { // the second time from the memory of matches
+			d := rs.Evaluate(EvaluationContext{Paths: []ContextPath{{Path: p, Sources: []Source{{Kind: SourceTool}}}}}, nil)
+			if got := len(d.Included()); got != 2 {
+				t.Errorf("%+q: %d rules included, want both", p, got)
+			}
+		}
+	}
+}
