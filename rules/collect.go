@@ -41,8 +41,10 @@ var skippedDirs = map[string]bool{
 // does I/O. The result is sorted (workspace, then global, then remote; by root and path) and
 // does not depend on directory order. A file that is too large comes back truncated and one
 // that cannot be read comes back empty with ReadError set, so that [Load] reports it; a walk
-// that hits a limit comes back as a File with ReadError too. Collect fails only for a root
-// without a file system.
+// that hits a limit, a named pipe, socket or device where a rule file was looked for (never
+// opened so that it could block), and a link into a folder the walk has read come back as a
+// File with ReadError too, which Load turns into a diagnostic only. Collect fails only for a
+// root without a file system.
 func Collect(ws Workspace) ([]File, error) {
 	return collect(ws, nil)
 }
