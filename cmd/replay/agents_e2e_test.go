@@ -104,6 +104,9 @@ func newAgentRun(t *testing.T, d agentDriver) *agentRun {
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("%s not installed in %s: run bash .ci/install-agents (or set TASKLOG_AGENTS)", d.pkg, e2eAgentsDir())
 	}
+	if got, want := installedVersion(d.pkg), pinnedVersion(t, d.pkg); got != want {
+		t.Skipf("%s %s installed in %s, %s pinned: run bash .ci/install-agents", d.pkg, got, e2eAgentsDir(), want)
+	}
 	tmp := t.TempDir()
 	a := &agentRun{driver: d, bin: bin, tmp: tmp, ws: filepath.Join(tmp, "ws"), home: filepath.Join(tmp, "home")}
 	for _, dir := range []string{a.ws, a.home} {
@@ -124,6 +127,30 @@ func newAgentRun(t *testing.T, d agentDriver) *agentRun {
 	t.Cleanup(func() { _ = model.Close() })
 	a.model = model
 	return a
+}
+
+// pinnedVersion is the version of pkg that testdata/agents/package.json pins.
+func pinnedVersion(t *testing.T, pkg string) string {
+	t.Helper()
+	var m struct{ Dependencies map[string]string }
+	b, err := os.ReadFile(filepath.Join("testdata", "agents", "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || m.Dependencies[pkg] == "" {
+		t.Fatalf("testdata/agents/package.json pins no version of %s: %v", pkg, err)
+	}
+	return m.Dependencies[pkg]
+}
+
+// installedVersion is the version of pkg in the agents folder ("" when unknown).
+func installedVersion(pkg string) string {
+	var m struct{ Version string }
+	b, err := os.ReadFile(filepath.Join(e2eAgentsDir(), "node_modules", filepath.FromSlash(pkg), "package.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return m.Version
 }
 
 // write creates a file of the workspace (parents included).
