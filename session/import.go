@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -39,8 +40,10 @@ type importer struct {
 	fileTask    uuid.UUID
 	tasks       map[uuid.UUID]*importTask
 	order       []*importTask
-	// blobs are the sums of the blob lines read so far (first pass: every line).
-	blobs map[string]bool
+	// current is the task of the last event line; the tasks before it are done.
+	current *importTask
+	// blobs are the sums of the blob lines read so far (second pass: every line of the file).
+	blobs map[[32]byte]bool
 
 	// Second pass: what waits to be written.
 	batch      []events.Event
@@ -63,6 +66,9 @@ type importTask struct {
 	lastDecision uint64
 	state        *projections.Task
 	end          int // the line of its closing line, 0 until one is read
+	// done is set once another task's line follows the task's: its fold is dropped, so the
+	// memory Import holds per task is a few words, whatever the number of tasks.
+	done bool
 
 	// stored is the task's head in the database when the pass began; storedNext reads the
 	// stored events in order to compare them with the file's.
@@ -75,7 +81,7 @@ type importTask struct {
 }
 
 func newImporter(ctx context.Context, db *store.DB, name string, opts ImportOptions) *importer {
-	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[string]bool{}}
+	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[[32]byte]bool{}}
 }
 
 // startWriting readies the second pass: the same checks from the start, now writing. The task
@@ -83,16 +89,22 @@ func newImporter(ctx context.Context, db *store.DB, name string, opts ImportOpti
 func (im *importer) startWriting() {
 	im.stop()
 	im.writing = true
-	im.tasks, im.order = map[uuid.UUID]*importTask{}, nil
+	im.tasks, im.order, im.current = map[uuid.UUID]*importTask{}, nil, nil
 }
 
 // stop releases the readers of stored events.
 func (im *importer) stop() {
 	for _, t := range im.order {
-		if t.storedStop != nil {
-			t.storedStop()
-		}
+		t.release()
 	}
+}
+
+// release drops what a task needs only while its lines are read.
+func (t *importTask) release() {
+	if t.storedStop != nil {
+		t.storedStop()
+	}
+	t.state, t.storedNext, t.storedStop = nil, nil, nil
 }
 
 func (im *importer) results() []Imported {
@@ -140,7 +152,7 @@ func (im *importer) changed(err error) error {
 }
 
 func (im *importer) blob(b *events.Blob) error {
-	im.blobs[b.Sum] = true
+	im.blobs[blobKey(b.Sum)] = true
 	if !im.writing {
 		return nil
 	}
@@ -210,6 +222,17 @@ func (im *importer) event(l events.Line) error {
 	t, err := im.task(ev.Task, l.No)
 	if err != nil {
 		return err
+	}
+	if t != im.current {
+		if t.done {
+			return fmt.Errorf("%s:%d: %w: task %s resumes after another task's lines: a file holds its tasks one after the other",
+				im.name, l.No, ErrInvalidLog, t.id)
+		}
+		if im.current != nil {
+			im.current.done = true
+			im.current.release()
+		}
+		im.current = t
 	}
 	if err := im.envelope(t, &ev, l); err != nil {
 		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
@@ -337,7 +360,7 @@ func (im *importer) checkBlobs(ev events.Event) error {
 		return fmt.Errorf("%w: %v", ErrInvalidLog, err)
 	}
 	for _, f := range p.(*events.RulesSnapshot).Files {
-		if im.blobs[f.Blob] {
+		if im.blobs[blobKey(f.Blob)] {
 			continue
 		}
 		ok, err := im.db.HasBlob(f.Blob)
@@ -350,6 +373,13 @@ func (im *importer) checkBlobs(ev events.Event) error {
 		}
 	}
 	return nil
+}
+
+// blobKey is a blob's sum as a map key; a sum that is not hex is no key of a stored blob.
+func blobKey(sum string) [32]byte {
+	var k [32]byte
+	hex.Decode(k[:], []byte(sum))
+	return k
 }
 
 // compareStored checks that the event the database holds at ev's position is ev.

@@ -310,3 +310,20 @@ func TestHandWrittenExportImportsToTheSameLog(t *testing.T) {
 		t.Errorf("the hand-written form did not import to the exported log")
 	}
 }
+
+// A file holds its tasks one after the other, as concatenated exports do.
+func TestImportSeveralTasks(t *testing.T) {
+	a, b := exportedTask(t), exportedTask(t)
+	db := openDB(t)
+	got, err := importString(t, db, string(a)+string(b))
+	if err != nil || len(got) != 2 || !got[0].Closed || !got[1].Closed || got[0].Task == got[1].Task {
+		t.Fatalf("two exports in one file: %+v, %v", got, err)
+	}
+	la, lb := lines(a), lines(b)
+	mixed := strings.Join(la[:2], "") + strings.Join(lb[:2], "") + strings.Join(la[2:], "")
+	_, err = importString(t, openDB(t), mixed)
+	if !errors.Is(err, ErrInvalidLog) || !strings.Contains(err.Error(), "f.jsonl:9: invalid log: task ") ||
+		!strings.Contains(err.Error(), "resumes after another task's lines") {
+		t.Errorf("interleaved tasks: err = %v, want line 9 (the first event after the blob lines) refused", err)
+	}
+}
