@@ -1,0 +1,129 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// buildLongSession writes a task of about n events to a new database in dir: a task_started,
+// a first decision over the fifty-rule workspace, then tool calls appended through the
+// session in batches of 10,000 without fsync, so that a million events take seconds. The
+// session writes its projection snapshots as it would for any append.
+func buildLongSession(b *testing.B, dir string, n int, root Root) (path string, task uuid.UUID) {
+	b.Helper()
+	ctx := context.Background()
+	path = filepath.Join(dir, "long.db")
+	db, err := store.Open(path, &store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Open(ctx, db, uuid.Nil, Options{Roots: []Root{root}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Decide(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const batchSize = 10_000
+	batch := make([]events.Event, 0, batchSize)
+	for i := 0; s.Version() < uint64(n); i++ {
+		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%1000))
+		ev, err := events.New(&events.ToolCall{Tool: "read_file", ID: fmt.Sprintf("toolu_%08d", i), Params: params})
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = append(batch, ev)
+		if len(batch) == cap(batch) || s.Version()+uint64(len(batch)) >= uint64(n) {
+			if _, err := s.appendEvents(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return path, s.Task()
+}
+
+// BenchmarkReopenDecide is the first decision after opening a long task, as a hook process
+// makes it: open the database, open the task's session (resuming from its projection
+// snapshot), record one tool call and decide; durably, as the command line does, and without
+// fsync to show the engine's work apart from the disk's. Each phase's median is reported. The
+// task grows by two events per iteration. The million-event task is skipped with -short.
+func BenchmarkReopenDecide(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			if n > 100_000 && testing.Short() {
+				b.Skip("builds a million-event task; skipped with -short")
+			}
+			root := Root{Path: "/ws", FS: fiftyRules(b)}
+			path, task := buildLongSession(b, b.TempDir(), n, root)
+			for _, noSync := range []bool{false, true} {
+				name := "durable"
+				if noSync {
+					name = "nosync"
+				}
+				b.Run(name, func(b *testing.B) { reopenDecide(b, path, task, root, noSync) })
+			}
+		})
+	}
+}
+
+func reopenDecide(b *testing.B, path string, task uuid.UUID, root Root, noSync bool) {
+	ctx := context.Background()
+	phases := []string{"open-db", "open-task", "record", "decide", "close", "total"}
+	took := make([][]time.Duration, len(phases))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		var marks [6]time.Time
+		marks[0] = time.Now()
+		db, err := store.Open(path, &store.Options{NoSync: noSync})
+		if err != nil {
+			b.Fatal(err)
+		}
+		marks[1] = time.Now()
+		s, err := Open(ctx, db, task, Options{Roots: []Root{root}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		marks[2] = time.Now()
+		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/new%d.ts"}`, i%50, i))
+		if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
+			b.Fatal(err)
+		}
+		marks[3] = time.Now()
+		if _, err := s.Decide(ctx); err != nil {
+			b.Fatal(err)
+		}
+		marks[4] = time.Now()
+		s.Close()
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		end := time.Now()
+		for p := range 5 {
+			next := end
+			if p < 4 {
+				next = marks[p+1]
+			}
+			took[p] = append(took[p], next.Sub(marks[p]))
+		}
+		took[5] = append(took[5], end.Sub(marks[0]))
+	}
+	b.StopTimer()
+	for p, name := range phases {
+		slices.Sort(took[p])
+		b.ReportMetric(float64(took[p][len(took[p])/2].Microseconds()), name+"-p50-µs")
+	}
+}
