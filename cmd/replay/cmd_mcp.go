@@ -42,12 +42,16 @@ Protocol, on stdin and stdout:
 
 The current task is --task, else the task the agent's hooks write for this agent session
 (--agent and --session, whose default is $CLAUDE_CODE_SESSION_ID), else one a call names.
-The database is opened read-only for each call and closed after it, so that the hooks can
-write between calls.`
+The database is --db, else $TASKLOG_DB, else the hooks' default. It is opened read-only for
+each call and closed after it, so that the hooks can write between calls.`
 
 // cmdMCP serves the MCP server on stdin and stdout until the client closes stdin.
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", mcpUsage, stderr)
+	// The hooks' database, so that the server reads what the hooks of the same agent write.
+	db := f.Lookup("db")
+	db.DefValue = defaultHookDB()
+	_ = db.Value.Set(db.DefValue)
 	var cfg mcpConfig
 	cfg.wf.register(f)
 	f.StringVar(&cfg.task, "task", "", "the current `TASK` (an id or a unique prefix)")
