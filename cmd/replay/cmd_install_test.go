@@ -184,7 +184,8 @@ func TestInstallRefusesMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, install := range []bool{true, false} {
-			t.Run(tt.agent+"/"+tt.want, func(t *testing.T) {
+			verb := map[bool]string{true: "install", false: "uninstall"}[install]
+			t.Run(verb+"/"+tt.agent+"/"+tt.want, func(t *testing.T) {
 				dir := t.TempDir()
 				writeTestFile(t, filepath.Join(dir, tt.file), tt.content, 0o644)
 				before := snapshot(t, dir)
