@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
@@ -21,9 +27,15 @@ import (
 //	                                          root the script records ("/ws" → ws)
 //	testdata/workspaces/NAME/home/            optional global rules
 //	testdata/workspaces/NAME/remote-rules.json optional remote rules
+//
+// The demo writes tasklog-demo.db, not $TASKLOG_DB: it replaces its database on every run, and
+// $TASKLOG_DB names where a user's own tasks live. An existing --db file is replaced only when it
+// is a previous demo's database (a tasklog database holding no task but the demo's).
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("demo", "", stderr)
 	f.db = "tasklog-demo.db"
+	f.Lookup("db").DefValue = f.db
+	f.Lookup("db").Usage = "the demo's database, created or replaced (a file that is not a previous demo's is refused); $TASKLOG_DB is not used"
 	dataDir := f.String("testdata", "testdata", "folder holding sessions/ and workspaces/")
 	show := f.String("show", "monorepo", "the session whose timeline is explained")
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
@@ -34,7 +46,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("no sessions under %s/sessions (run the demo from the repository root)", *dataDir))
 	}
 	sort.Strings(scripts)
-	if err := os.Remove(f.db); err != nil && !os.IsNotExist(err) {
+	if err := removePreviousDemo(f, scripts); err != nil {
 		return fail(stderr, err)
 	}
 	db, err := store.Open(f.db, nil)
@@ -61,14 +73,14 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		} else if !rep.OK() {
 			verdict, failed = "DIFFERS: "+rep.Changes[0].String(), true
 		}
-		fmt.Fprintf(stdout, "  %-16s %s  %3d events  %2d decisions  %s\n", name, s.Task(), s.Version(), n, verdict)
+		fmt.Fprintf(stdout, "  %-16s %s  %10s  %12s  %s\n", name, s.Task(), plural(int(s.Version()), "event"), plural(n, "decision"), verdict)
 		if name == *show {
 			shown = s
 		}
 	}
 	if shown != nil {
 		fmt.Fprintf(stdout, "\nTimeline of %q, explained:\n\n", *show)
-		if err := printTimeline(ctx, stdout, db, shown); err != nil {
+		if err := printTimeline(ctx, safeWriter{stdout}, db, shown); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -77,6 +89,61 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// removePreviousDemo removes the file at --db when it is a previous demo's database: a tasklog
+// database whose tasks are all tasks of the demo's scripts. Any other file is refused.
+func removePreviousDemo(f *flags, scripts []string) error {
+	if _, err := os.Stat(f.db); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	refuse := func(why string) error {
+		return fmt.Errorf("%s already exists and %s; the demo replaces only its own database: "+
+			"give another --db, or remove the file yourself", f.db, why)
+	}
+	demo := map[uuid.UUID]bool{}
+	for _, s := range scripts {
+		if id, err := scriptTask(s); err == nil {
+			demo[id] = true
+		}
+	}
+	db, err := store.Open(f.db, &store.Options{ReadOnly: true, Timeout: f.timeout})
+	if errors.Is(err, store.ErrNotDatabase) {
+		return refuse("is not a tasklog database")
+	} else if err != nil {
+		return err
+	}
+	tasks, err := db.Tasks()
+	db.Close()
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if !demo[t.Task] {
+			return refuse(fmt.Sprintf("holds task %s, which the demo did not record", t.Task))
+		}
+	}
+	return os.Remove(f.db)
+}
+
+// scriptTask is the task id on the first line of a fixture script.
+func scriptTask(name string) (uuid.UUID, error) {
+	in, err := os.Open(name)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	defer in.Close()
+	line, err := bufio.NewReader(in).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return uuid.Nil, err
+	}
+	var head struct {
+		Task uuid.UUID `json:"task"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return uuid.Nil, fmt.Errorf("%s:1: %w", name, err)
+	}
+	return head.Task, nil
 }
 
 // fixtureWorkspace maps a fixture's roots onto testdata/workspaces/NAME/ROOT.
@@ -110,7 +177,7 @@ func printTimeline(ctx context.Context, w io.Writer, db *store.DB, s *session.Se
 		for _, o := range d.Included {
 			in = append(in, o.Name)
 		}
-		fmt.Fprintf(w, "turn %d: %d candidate paths; prompt includes: %s\n", d.Turn, len(d.Context), strings.Join(in, ", "))
+		fmt.Fprintf(w, "turn %d: %s; prompt includes: %s\n", d.Turn, plural(len(d.Context), "candidate path"), strings.Join(in, ", "))
 		for _, o := range d.Included {
 			for _, m := range o.Matches {
 				if m.Pattern == "" {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/google/uuid"
+
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
 )
 
 // explainJSON is the contract scripts rely on: {"task", "turn", "context", "included",
@@ -64,19 +67,23 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	ctx := context.Background()
+	// A turn without a decision and a rule the decision does not name are usage errors (exit
+	// 2): the question was wrong, no check failed.
 	rec, err := session.DecisionAt(ctx, db, task, *turn)
 	if errors.Is(err, session.ErrNoDecision) {
-		fmt.Fprintf(stderr, "replay explain: %v\n", err)
-		return exitFailed
+		fmt.Fprintf(stderr, "replay explain: %s\n", noDecisionAt(ctx, db, task, *turn))
+		return exitUsage
 	} else if err != nil {
 		return fail(stderr, err)
 	}
 	d := rec.Decision
 	if *rule != "" {
 		x, err := session.Explain(ctx, db, task, *turn, *rule)
-		if err != nil {
-			fmt.Fprintf(stderr, "replay explain: %v\n", err)
-			return exitFailed
+		if errors.Is(err, session.ErrNoRule) {
+			fmt.Fprintf(safeWriter{stderr}, "replay explain: %v\n", err)
+			return exitUsage
+		} else if err != nil {
+			return fail(stderr, err)
 		}
 		d.Included, d.Excluded = nil, nil
 		if x.Included {
@@ -85,7 +92,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			d.Excluded = []events.RuleOutcome{x.Rule}
 		}
 		if !f.json {
-			fmt.Fprint(stdout, x)
+			fmt.Fprint(safeWriter{stdout}, x)
 			return exitOK
 		}
 	}
@@ -98,8 +105,23 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	printDecision(stdout, rec)
+	printDecision(safeWriter{stdout}, rec)
 	return exitOK
+}
+
+// noDecisionAt says that a task has no decision at a turn, and at which turns it has them.
+func noDecisionAt(ctx context.Context, db *store.DB, task uuid.UUID, turn int) string {
+	msg := fmt.Sprintf("task %s has no decision at turn %d", task, turn)
+	ds, err := session.Decisions(ctx, db, task)
+	switch {
+	case err != nil:
+		return msg
+	case len(ds) == 0:
+		return msg + "; it has no decisions at all"
+	case len(ds) == 1:
+		return fmt.Sprintf("%s; its one decision is at turn %d", msg, ds[0].Decision.Turn)
+	}
+	return fmt.Sprintf("%s; its %d decisions are at turns %d to %d", msg, len(ds), ds[0].Decision.Turn, ds[len(ds)-1].Decision.Turn)
 }
 
 // printDecision explains a whole decision: the context with its evidence, then every rule.

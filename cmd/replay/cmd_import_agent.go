@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
@@ -47,6 +48,10 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 		Events uint64          `json:"events"`
 		Report agentlog.Report `json:"report"`
 	}
+	if len(units) == 0 {
+		fmt.Fprintf(stderr, "replay import: no %s sessions found under %s: nothing imported\n", agent, strings.Join(paths, ", "))
+		return exitOK
+	}
 	db, err := f.open()
 	if err != nil {
 		return fail(stderr, err)
@@ -55,7 +60,7 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 	var rows []row
 	bar := newProgress(stderr, "import", len(units))
 	for i, u := range units {
-		s, rep, err := session.ImportAgent(context.Background(), db, u, session.AgentImportOptions{
+		s, rep, err := session.ImportAgent(context.Background(), db.DB, u, session.AgentImportOptions{
 			Agent: agent, Content: agentlog.Options{KeepContent: keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
 		if err != nil {
 			bar.done()
@@ -73,8 +78,8 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 		return exitOK
 	}
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%s\t%s\t%d events, %d turns, %d records, %d skipped\n", r.File, r.Task, r.Events,
-			r.Report.Turns, r.Report.Records, skippedTotal(r.Report))
+		fmt.Fprintf(stdout, "%s\t%s\t%s, %s, %s, %d skipped\n", r.File, r.Task, plural(int(r.Events), "event"),
+			plural(r.Report.Turns, "turn"), plural(r.Report.Records, "record"), skippedTotal(r.Report))
 	}
 	return exitOK
 }

@@ -2,15 +2,39 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
 )
+
+// blank reports whether in holds nothing but white space, and returns a reader of all of in
+// (the white space it read is put back, so line numbers in errors stay right).
+func blank(in io.Reader) (io.Reader, bool) {
+	r := bufio.NewReader(in)
+	var lead []byte
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return nil, true
+		}
+		if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+			r.UnreadByte()
+			return io.MultiReader(bytes.NewReader(lead), r), false
+		}
+		lead = append(lead, b)
+	}
+}
 
 // cmdImport reads JSON Lines logs, or with --from an agent's sessions (cmd_import_agent.go).
 func cmdImport(args []string, stdout, stderr io.Writer) int {
@@ -31,27 +55,48 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			" a JSON Lines log already holds its decisions")
 		return exitUsage
 	}
-	db, err := f.open()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer db.Close()
-	var all []session.Imported
+	// Every file is opened, and an empty one said so, before the database is: a name that does
+	// not exist leaves no database behind.
+	inputs := make([]*os.File, 0, len(files))
+	defer func() {
+		for _, in := range inputs {
+			in.Close()
+		}
+	}()
 	for _, name := range files {
 		in, err := os.Open(name)
 		if err != nil {
 			return fail(stderr, err)
 		}
-		got, err := session.Import(context.Background(), db, bufio.NewReader(in), name,
-			session.ImportOptions{Now: time.Now})
-		in.Close()
+		inputs = append(inputs, in)
+	}
+	var db *writeDB
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	var all []session.Imported
+	for i, name := range files {
+		r, empty := blank(inputs[i])
+		if empty {
+			fmt.Fprintf(stderr, "replay import: %s holds no events: nothing imported from it\n", name)
+			continue
+		}
+		if db == nil {
+			var err error
+			if db, err = f.open(); err != nil {
+				return fail(stderr, err)
+			}
+		}
+		got, err := session.Import(context.Background(), db.DB, r, name, session.ImportOptions{Now: time.Now})
 		if err != nil {
 			return fail(stderr, err)
 		}
 		all = append(all, got...)
 		if !f.json {
 			for _, t := range got {
-				fmt.Fprintf(stdout, "%s\t%s\t%d events, %d new\n", name, t.Task, t.Events, t.Appended)
+				fmt.Fprintf(stdout, "%s\t%s\t%s, %d new\n", name, t.Task, plural(t.Events, "event"), t.Appended)
 			}
 		}
 	}
@@ -107,26 +152,70 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	type row struct {
+		Task     string `json:"task"`
+		Events   uint64 `json:"events"`
+		LastTurn int    `json:"last_turn"`
+		Runtime  string `json:"runtime"`
+		Title    string `json:"title"`
+	}
+	rows := make([]row, len(tasks))
+	for i, t := range tasks {
+		runtime, title, err := taskHeadline(context.Background(), db, t.Task)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		rows[i] = row{t.Task.String(), t.Events, t.LastTurn, runtime, title}
+	}
 	if f.json {
-		type row struct {
-			Task     string `json:"task"`
-			Events   uint64 `json:"events"`
-			LastTurn int    `json:"last_turn"`
-		}
-		rows := make([]row, len(tasks))
-		for i, t := range tasks {
-			rows[i] = row{t.Task.String(), t.Events, t.LastTurn}
-		}
 		if err := printJSON(stdout, rows); err != nil {
 			return fail(stderr, err)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%-36s  %7s  %5s\n", "TASK", "EVENTS", "TURNS")
-	for _, t := range tasks {
-		fmt.Fprintf(stdout, "%-36s  %7d  %5d\n", t.Task, t.Events, t.LastTurn)
+	if len(rows) == 0 {
+		fmt.Fprintf(stdout, "no tasks in %s\n", f.db)
+		return exitOK
+	}
+	w := safeWriter{stdout}
+	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "TITLE")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16), r.Title)
 	}
 	return exitOK
+}
+
+// titleRunes is how much of the first user message a task's title keeps.
+const titleRunes = 60
+
+// taskHeadline reads a task's log up to its first user message: the runtime task_started
+// recorded ("" for none) and that message, on one line and cut, as the task's title.
+func taskHeadline(ctx context.Context, db *store.DB, task uuid.UUID) (runtime, title string, err error) {
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			return "", "", err
+		}
+		switch ev.Type {
+		case events.TypeTaskStarted:
+			if p, err := ev.Payload(); err == nil {
+				rt := p.(*events.TaskStarted).Runtime
+				runtime = strings.TrimSpace(rt.Name + " " + rt.Version)
+			}
+		case events.TypeUserMessage:
+			if p, err := ev.Payload(); err == nil {
+				return runtime, cut(strings.Join(strings.Fields(p.(*events.UserMessage).Text), " "), titleRunes), nil
+			}
+		}
+	}
+	return runtime, "", nil
+}
+
+// cut shortens s to max runes, the last one an ellipsis when it was longer.
+func cut(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
 }
 
 func cmdLog(args []string, stdout, stderr io.Writer) int {
@@ -141,14 +230,21 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
+	var decisions map[uint64]string
+	if !f.json {
+		if decisions, err = decisionSummaries(context.Background(), db, task); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	bw := bufio.NewWriter(stdout)
+	defer bw.Flush()
+	w := io.Writer(safeWriter{bw})
 	if !f.json {
 		fmt.Fprintf(w, "%4s %6s  %-16s %s\n", "TURN", "SEQ", "TYPE", "SUMMARY")
 	}
 	for ev, err := range db.Events(context.Background(), task, *from) {
 		if err != nil {
-			w.Flush()
+			bw.Flush()
 			return fail(stderr, err)
 		}
 		if f.json {
@@ -156,10 +252,10 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(stderr, err)
 			}
-			w.Write(append(line, '\n'))
+			bw.Write(append(line, '\n'))
 			continue
 		}
-		fmt.Fprintf(w, "%4d %6d  %-16s %s\n", ev.Turn, ev.Seq, ev.Type, events.Summary(ev))
+		fmt.Fprintf(w, "%4d %6d  %-16s %s\n", ev.Turn, ev.Seq, ev.Type, eventSummary(ev, decisions))
 	}
 	return exitOK
 }

@@ -20,12 +20,16 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	// A script that cannot be read leaves no database behind.
+	if _, err := os.Stat(pos[0]); err != nil {
+		return fail(stderr, err)
+	}
 	db, err := f.open()
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	s, decisions, err := recordScript(db, pos[0], &wf, nil)
+	s, decisions, err := recordScript(db.DB, pos[0], &wf, nil)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -90,6 +90,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 
 func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData, error) {
 	data := reportData{Task: task.String()}
+	summaries, err := decisionSummaries(ctx, db, task)
+	if err != nil {
+		return data, err
+	}
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
@@ -100,11 +104,14 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 			t = ev.Time.Format("2006-01-02 15:04:05")
 		}
 		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Type: string(ev.Type),
-			Time: t, Summary: events.Summary(ev)})
+			Time: t, Summary: escapeControls(eventSummary(ev, summaries))})
 	}
 	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return data, err
+	}
+	for i := range ds {
+		escapeDecision(&ds[i].Decision)
 	}
 	rows := map[string]*reportRow{}
 	seenDiag := map[string]bool{}
@@ -158,6 +165,47 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 		data.Rows = append(data.Rows, *rows[id])
 	}
 	return data, nil
+}
+
+// escapeDecision escapes the control characters in the text of a decision the report shows
+// (see escapeControls): the page shows them as text too.
+func escapeDecision(d *events.Decision) {
+	ctx := make([]events.ContextPath, len(d.Context))
+	for i, p := range d.Context {
+		p.Path, p.Root = escapeControls(p.Path), escapeControls(p.Root)
+		p.Sources = escapeSources(p.Sources)
+		ctx[i] = p
+	}
+	d.Context = ctx
+	for _, os := range []*[]events.RuleOutcome{&d.Included, &d.Excluded} {
+		out := make([]events.RuleOutcome, len(*os))
+		for i, o := range *os {
+			o.ID, o.Name, o.Path, o.Detail = escapeControls(o.ID), escapeControls(o.Name), escapeControls(o.Path), escapeControls(o.Detail)
+			ms := make([]events.Match, len(o.Matches))
+			for j, m := range o.Matches {
+				m.Pattern, m.Path, m.Root = escapeControls(m.Pattern), escapeControls(m.Path), escapeControls(m.Root)
+				ms[j] = m
+			}
+			o.Matches = ms
+			out[i] = o
+		}
+		*os = out
+	}
+	dgs := make([]events.Diagnostic, len(d.Diagnostics))
+	for i, dg := range d.Diagnostics {
+		dg.File, dg.Message = escapeControls(dg.File), escapeControls(dg.Message)
+		dgs[i] = dg
+	}
+	d.Diagnostics = dgs
+}
+
+func escapeSources(srcs []events.Source) []events.Source {
+	out := make([]events.Source, len(srcs))
+	for i, s := range srcs {
+		s.Detail = escapeControls(s.Detail)
+		out[i] = s
+	}
+	return out
 }
 
 func renderReport(w io.Writer, data reportData) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,8 +51,9 @@ type rulesOutput struct {
 // cmdRules lists every rule discovered in a workspace, its source, category, conditions,
 // diagnostics and shadowing, and whether it applies to the given paths and why.
 func cmdRules(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rules", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// rules reads a workspace, not the log: --db and --timeout are accepted like every verb's
+	// and not used.
+	fs := newFlags("rules", "--workspace DIR [--home DIR] [--path P]...", stderr).withJSON()
 	var workspaces, paths, disable, mention rulesRepeated
 	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace)")
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
@@ -65,23 +65,11 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	provider := fs.String("provider", "", "model provider id")
 	osName := fs.String("os", "", "operating system (linux, darwin, windows)")
 	remote := fs.String("remote-rules", "", "JSON `FILE` with an array of {name, contents, alwaysEnabled}")
-	asJSON := fs.Bool("json", false, "print JSON")
 	prompt := fs.Bool("prompt", false, "also print the prompt sections (Cline format and tagged)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay rules --workspace DIR [--home DIR] [--path P]... [--json]\n\nflags:")
-		fs.PrintDefaults()
+	if _, code := fs.parseOrExit(args, 0, 0); code >= 0 {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "replay rules: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
+	asJSON := &fs.json
 	if len(workspaces) == 0 {
 		fmt.Fprintln(stderr, "replay rules: --workspace DIR is required")
 		fs.Usage()
@@ -108,9 +96,10 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return rulesPrintJSON(stdout, stderr, rs, d, ctx)
 	}
-	rulesPrintTable(stdout, rs, d)
+	w := safeWriter{stdout}
+	rulesPrintTable(w, rs, d)
 	if *prompt {
-		fmt.Fprintf(stdout, "\n--- prompt (Cline format) ---\n%s\n\n--- prompt (tagged) ---\n%s", d.RenderCline(), d.RenderTagged())
+		fmt.Fprintf(w, "\n--- prompt (Cline format) ---\n%s\n\n--- prompt (tagged) ---\n%s", d.RenderCline(), d.RenderTagged())
 	}
 	return exitOK
 }

@@ -36,6 +36,10 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if len(tasks) == 0 && !f.json {
+		fmt.Fprintf(stdout, "no tasks in %s: nothing to verify\n", db.Path())
+		return exitOK
+	}
 	ctx := context.Background()
 	results := make([]taskResult, 0, len(tasks))
 	failed := false
@@ -67,7 +71,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		for _, r := range results {
-			printVerdict(stdout, r)
+			printVerdict(safeWriter{stdout}, r)
 		}
 	}
 	if failed {
@@ -87,7 +91,7 @@ func printVerdict(w io.Writer, r taskResult) {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
 	default:
-		fmt.Fprintf(w, "ok   %s: %d events, %d decisions reproduced\n", r.Task, r.Replay.Events, r.Replay.Decisions)
+		fmt.Fprintf(w, "ok   %s: %s, %s reproduced\n", r.Task, plural(int(r.Replay.Events), "event"), plural(r.Replay.Decisions, "decision"))
 	}
 }
 
@@ -156,14 +160,15 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	stdout = safeWriter{stdout}
 	if f.json {
 		if err := printJSON(stdout, rep); err != nil {
 			return fail(stderr, err)
 		}
 	} else if rep.OK() {
-		fmt.Fprintf(stdout, "no change: all %d decisions of %s are the same under the new rules\n", rep.Decisions, task)
+		fmt.Fprintf(stdout, "no change: all %s of %s are the same under the new rules\n", plural(rep.Decisions, "decision"), task)
 	} else {
-		fmt.Fprintf(stdout, "%d of %d decisions of %s change:\n", rep.Changed, rep.Decisions, task)
+		fmt.Fprintf(stdout, "%d of %s of %s change:\n", rep.Changed, plural(rep.Decisions, "decision"), task)
 		fmt.Fprintf(stdout, "%5s  %-28s  %-22s  %-22s  %s\n", "TURN", "RULE", "RECORDED", "NOW", "WHY")
 		for _, c := range rep.Changes {
 			fmt.Fprintf(stdout, "%5d  %-28s  %-22s  %-22s  %s\n", c.Turn, c.Rule, c.Recorded, c.Now, c.Why)

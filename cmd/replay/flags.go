@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ func newFlags(name, args string, stderr io.Writer) *flags {
 	f.StringVar(&f.db, "db", def, "task log database; $TASKLOG_DB sets the default")
 	f.DurationVar(&f.timeout, "timeout", time.Second, "how long to wait for a database another process holds")
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s [flags] %s\n\nflags:\n", name, args)
+		fmt.Fprintf(f.Output(), "usage: replay %s [flags] %s\n\nflags:\n", name, args)
 		f.PrintDefaults()
 	}
 	return f
@@ -82,13 +83,49 @@ func (f *flags) parseOrExit(args []string, min, max int) ([]string, int) {
 	return pos, -1
 }
 
-func (f *flags) open() (*store.DB, error) {
-	return store.Open(f.db, &store.Options{Timeout: f.timeout})
+// open opens the database for a verb that writes. It creates the file only when it is not there
+// yet, and then close removes it again unless something was written: a failed command leaves no
+// empty database behind. Verbs open it once they have something to write.
+func (f *flags) open() (*writeDB, error) {
+	_, err := os.Stat(f.db)
+	created := errors.Is(err, fs.ErrNotExist)
+	db, err := store.Open(f.db, &store.Options{Timeout: f.timeout})
+	if err != nil {
+		if created {
+			os.Remove(f.db)
+		}
+		return nil, err
+	}
+	return &writeDB{DB: db, created: created}, nil
 }
 
+// writeDB is a database a writing verb opened, and whether the verb created its file.
+type writeDB struct {
+	*store.DB
+	created bool
+}
+
+// Close closes the database and, if this command created the file and no task was written to
+// it, removes the file.
+func (w *writeDB) Close() error {
+	empty := false
+	if w.created {
+		tasks, err := w.DB.Tasks()
+		empty = err == nil && len(tasks) == 0
+	}
+	err := w.DB.Close()
+	if empty {
+		if rerr := os.Remove(w.DB.Path()); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// openReadOnly opens an existing database for reading; it never creates one.
 func (f *flags) openReadOnly() (*store.DB, error) {
-	if _, err := os.Stat(f.db); err != nil {
-		return nil, fmt.Errorf("open task log %q: %w (create one with 'replay import' or 'replay record')", f.db, err)
+	if _, err := os.Stat(f.db); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no task log at %s (create one with 'replay import' or 'replay record'; --db or $TASKLOG_DB names another)", f.db)
 	}
 	return store.Open(f.db, &store.Options{Timeout: f.timeout, ReadOnly: true})
 }
@@ -110,7 +147,7 @@ func (f *flags) openTask(arg string) (*store.DB, uuid.UUID, error) {
 
 // fail prints an error and returns the usage/I/O exit status.
 func fail(w io.Writer, err error) int {
-	fmt.Fprintf(w, "replay: %v\n", err)
+	fmt.Fprintf(safeWriter{w}, "replay: %v\n", err)
 	return exitUsage
 }
 
@@ -121,18 +158,18 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// resolveTask accepts a full task id or a unique prefix of one.
+// resolveTask accepts a full task id or a unique prefix of one, of a task the database holds.
 func resolveTask(db *store.DB, arg string) (uuid.UUID, error) {
-	if id, err := uuid.Parse(arg); err == nil {
-		return id, nil
-	}
 	tasks, err := db.Tasks()
 	if err != nil {
 		return uuid.Nil, err
 	}
+	want := strings.ToLower(arg)
 	var found []uuid.UUID
 	for _, t := range tasks {
-		if strings.HasPrefix(t.Task.String(), strings.ToLower(arg)) {
+		if s := t.Task.String(); s == want {
+			return t.Task, nil
+		} else if want != "" && strings.HasPrefix(s, want) {
 			found = append(found, t.Task)
 		}
 	}
@@ -140,9 +177,27 @@ func resolveTask(db *store.DB, arg string) (uuid.UUID, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks' lists them)", arg, db.Path())
+		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks --db %s' lists them)", arg, db.Path(), db.Path())
 	}
-	return uuid.Nil, fmt.Errorf("task prefix %q is ambiguous: %d tasks match", arg, len(found))
+	const shown = 10
+	var b strings.Builder
+	fmt.Fprintf(&b, "task prefix %q is ambiguous in %s: %s match:", arg, db.Path(), plural(len(found), "task"))
+	for i, t := range found {
+		if i == shown {
+			fmt.Fprintf(&b, "\n  … and %d more", len(found)-shown)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s", t)
+	}
+	return uuid.Nil, errors.New(b.String())
+}
+
+// plural is "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // multiFlag collects a repeatable string flag.

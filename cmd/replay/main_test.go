@@ -50,6 +50,17 @@ func TestScripts(t *testing.T) {
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// emptydb FILE creates a tasklog database without tasks.
+			"emptydb": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: emptydb FILE")
+				}
+				db, err := store.Open(ts.MkAbs(args[0]), &store.Options{NoSync: true})
+				ts.Check(err)
+				ts.Check(db.Close())
+			},
+		},
 		// [samples] holds when the real samples are there; a script needing them starts with
 		// [!samples] skip.
 		Condition: func(cond string) (bool, error) {
