@@ -129,6 +129,9 @@ func (im *importer) pass(r io.Reader) error {
 			return im.changed(err)
 		}
 		if err := im.ctx.Err(); err != nil {
+			if im.writing && im.current != nil {
+				return fmt.Errorf("%s: import stopped: %w; %s", im.name, err, im.progress(im.current))
+			}
 			return err
 		}
 	}

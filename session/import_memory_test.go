@@ -2,9 +2,12 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -168,5 +171,68 @@ func BenchmarkImport(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 			b.SetBytes(int64(mb) << 20)
 		})
+	}
+}
+
+// cancelAt is a file that cancels a context once its second read has passed an offset: an
+// import interrupted while it writes.
+type cancelAt struct {
+	*os.File
+	reads  int
+	at     int64
+	pos    int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAt) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		c.reads++
+		c.pos = off
+	}
+	return c.File.Seek(off, whence)
+}
+
+func (c *cancelAt) Read(p []byte) (int, error) {
+	n, err := c.File.Read(p)
+	c.pos += int64(n)
+	if c.reads == 1 && c.pos > c.at {
+		c.cancel()
+	}
+	return n, err
+}
+
+// An import stopped while it writes leaves a sound prefix, says how far it got, and the same
+// file imported again completes the task.
+func TestInterruptedImportLeavesASoundPrefix(t *testing.T) {
+	path, _ := writeBigExport(t, 3<<20) // about 2,500 events: three batches
+	db := openDB(t)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Import(ctx, db, &cancelAt{File: f, at: 2 << 20, cancel: cancel}, "big.jsonl", ImportOptions{})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the database holds seq 1 to 1024 of it, a sound prefix") {
+		t.Fatalf("err = %v, want an interruption after the first batch", err)
+	}
+	tasks, _ := db.Tasks()
+	if len(tasks) != 1 || tasks[0].Events != 1024 {
+		t.Fatalf("after the interruption the database holds %+v, want the first batch of 1,024 events", tasks)
+	}
+	if err := db.Verify(context.Background(), tasks[0].Task); err != nil {
+		t.Errorf("the prefix does not verify: %v", err)
+	}
+	f.Seek(0, io.SeekStart)
+	got, err := Import(context.Background(), db, f, "big.jsonl", ImportOptions{})
+	if err != nil || got[0].Appended != got[0].Events-1024 || !got[0].Closed {
+		t.Fatalf("import again: %+v, %v; want the rest appended", got, err)
+	}
+	var out bytes.Buffer
+	if err := Export(context.Background(), db, got[0].Task, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := os.ReadFile(path); !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("the completed task does not export as the file")
 	}
 }
