@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,6 +130,23 @@ func BenchmarkHookInProcess(b *testing.B) {
 		times = append(times, time.Since(start))
 	}
 	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkProcessStart is the floor under BenchmarkHookRoundTrip: starting the replay binary
+// to print its version, on the same machine at the same time.
+func BenchmarkProcessStart(b *testing.B) {
+	bin := replayBinary(b)
+	times := make([]time.Duration, 0, b.N)
+	for range b.N {
+		start := time.Now()
+		if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		times = append(times, time.Since(start))
+	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")

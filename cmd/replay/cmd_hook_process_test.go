@@ -16,37 +16,20 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
-var (
-	hookBinOnce sync.Once
-	hookBin     string
-	hookBinErr  error
-)
-
-// replayBinary builds the replay command once per test run, for the tests that need real
-// processes (a file lock is per process).
+// replayBinary builds the replay command into a temporary folder of the test, for the tests
+// that need real processes (a file lock is per process). Go's build cache makes every build
+// after the first a link.
 func replayBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the replay binary; skipped with -short")
 	}
-	hookBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "replay-bin-")
-		if err != nil {
-			hookBinErr = err
-			return
-		}
-		// Readable by every user: the read-only test runs it as nobody.
-		os.Chmod(dir, 0o755)
-		hookBin = filepath.Join(dir, "replay")
-		out, err := exec.Command("go", "build", "-o", hookBin, ".").CombinedOutput()
-		if err != nil {
-			hookBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if hookBinErr != nil {
-		t.Fatal(hookBinErr)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "replay")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return hookBin
+	return bin
 }
 
 type hookResult struct {
@@ -224,8 +207,10 @@ func TestHookBadInput(t *testing.T) {
 		cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp)
 		if os.Geteuid() == 0 {
 			// root writes anywhere: run the hook as nobody, who must reach the binary.
-			for p := filepath.Dir(tmp); p != "/"; p = filepath.Dir(p) {
-				os.Chmod(p, 0o755)
+			for _, leaf := range []string{tmp, bin} {
+				for p := filepath.Dir(leaf); p != "/"; p = filepath.Dir(p) {
+					os.Chmod(p, 0o755)
+				}
 			}
 			os.Chmod(tmp, 0o777)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
