@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
 	"testing/fstest"
 	"time"
 
@@ -101,4 +103,133 @@ func ExampleSession_Watch() {
 	}
 	// Output:
 	// inject no-any (matched ": any"): Do not type values as any.
+}
+
+// The README's walk through of embedding tasklog in a runtime (section "Embedding tasklog in an
+// agent runtime"), run: the body of embed between the README markers is the README's code block,
+// byte for byte (TestREADMEEmbedding).
+func Example_embedding() {
+	dir, _ := os.MkdirTemp("", "tasklog-example")
+	defer os.RemoveAll(dir)
+	shop, home := filepath.Join(dir, "shop"), filepath.Join(dir, "home")
+	for name, body := range map[string]string{
+		".clinerules/general.md":   "Run the tests before you finish.\n",
+		".clinerules/frontend.md":  "---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n",
+		".tasklog/rules/no-any.md": "---\ncondition: ':\\s*any\\b'\nscope: text\n---\nDo not type values as any.\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(shop, name)), 0o755)
+		os.WriteFile(filepath.Join(shop, name), []byte(body), 0o644)
+	}
+	os.MkdirAll(home, 0o755)
+
+	callModel := func(prompt string) []string { // the model streams its answer in pieces
+		fmt.Printf("prompt: %q\n", prompt)
+		return []string{"let count: an", "y = 0"}
+	}
+	notifyUser := func(msg string) { fmt.Println("user sees:", msg) }
+	inject := func(body string) { fmt.Printf("injected: %q\n", body) }
+	err := embed(context.Background(), dir, shop, home, uuid.New(), callModel, notifyUser, inject)
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// user sees: conditional rule applied: .clinerules/frontend.md
+	// prompt: "You are a coding agent.\n\n.clinerules/frontend.md\nUse the design tokens.\n\n.clinerules/general.md\nRun the tests before you finish."
+	// injected: "Do not type values as any."
+	// frontend included: true — paths "apps/web/**" matched apps/web/src/Header.tsx
+}
+
+func embed(ctx context.Context, dir, shop, home string, taskID uuid.UUID,
+	callModel func(prompt string) []string, notifyUser, inject func(string)) error {
+	// README: begin
+	db, err := store.Open(filepath.Join(dir, "tasklog.db"), nil) // durable: fsync per commit, group-committed
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	s, err := session.Open(ctx, db, taskID, session.Options{
+		Roots:   []session.Root{session.DirRoot(shop)}, // os.DirFS(shop), watched for rule changes
+		Home:    os.DirFS(home),                        // global rules; nil for none
+		Runtime: events.Runtime{Name: "my-agent", Version: "1.4.0"},
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close() // when the task ends: stop watching its folders (the database stays open)
+
+	// Record what happens, as it happens (each call returns the event's seq and an error).
+	s.UserMessage(ctx, "Add a cart badge to apps/web/src/Header.tsx")
+	s.Mention(ctx, "/apps/web/src/Header.tsx", "apps/web/src/Header.tsx")
+
+	// At prompt-build time: decide, and put the rules into the system prompt. d.Prompt is Cline's
+	// "<path>\n<body>" blocks; d.Tagged has the rules in the prompt, with their bodies, in
+	// <generic-rules> and the on-request rules (a description only), by name and description, in
+	// <domain-rules> for the model to read through rule://NAME.
+	d, err := s.Decide(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range d.Applied { // a.Name is the rule file's path, as Cline shows it
+		notifyUser("conditional rule applied: " + a.Name)
+	}
+	systemPrompt := "You are a coding agent.\n\n" + d.Prompt
+
+	// Stream-triggered rules: feed the model's output to Watch as it streams.
+	for _, delta := range callModel(systemPrompt) {
+		fired, err := s.Watch(ctx, session.StreamText, delta)
+		if err != nil {
+			return err
+		}
+		for _, f := range fired {
+			inject(f.Rule.Body) // into the conversation before the model goes on
+		}
+	}
+
+	// The model answers; record its tool calls and the files it wrote.
+	s.ToolCall(ctx, "write_to_file", "call_7", json.RawMessage(`{"path":"apps/web/src/Badge.tsx"}`))
+	s.FileWrite(ctx, "apps/web/src/Badge.tsx", events.OpCreate)
+
+	// Later, from the log alone: why was frontend.md in the prompt at turn 1? (Printed whole,
+	// x explains in sentences, with the events that put each path into the context.)
+	x, err := s.Explain(ctx, 1, "frontend")
+	if err != nil {
+		return err
+	}
+	fmt.Println(x.Rule.Name, "included:", x.Included, "—", x.Rule.Detail)
+	// README: end
+	return nil
+}
+
+// TestREADMEEmbedding checks that the README's embedding example is the code Example_embedding
+// runs.
+func TestREADMEEmbedding(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Embedding tasklog in an agent runtime\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Embedding tasklog in an agent runtime\"")
+	}
+	_, block, ok := strings.Cut(section, "```go\n")
+	block, _, closed := strings.Cut(block, "```\n")
+	if !ok || !closed {
+		t.Fatal("the README's embedding section has no ```go block")
+	}
+	src, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, region, _ := strings.Cut(string(src), "\t// README: begin\n")
+	region, _, ok = strings.Cut(region, "\t// README: end\n")
+	if !ok {
+		t.Fatal("example_test.go has no README region")
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(region, "\n") {
+		want.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	if block != want.String() {
+		t.Errorf("the README's embedding example differs from embed in session/example_test.go; copy it over.\nREADME:\n%s\nexample:\n%s", block, want.String())
+	}
 }
