@@ -115,8 +115,8 @@ type Imported struct {
 
 // Import reads a JSON Lines log (export or hand-written authoring format) into db. Lines may
 // omit task, id, seq, turn, time and hash; Import assigns them: the task of the first line that
-// names one (or a new id), ids from opts.IDs, turns from the decisions before the line. name is
-// used in errors, which name the line.
+// names one (or a new id), ids from opts.IDs, turns from the decisions before the line. A file
+// may hold several tasks, one after the other. name is used in errors, which name the line.
 //
 // Import reads the file twice and holds at most one line and one bounded batch in memory. The
 // first pass checks everything and writes nothing: every line parses; a line that carries seq,
