@@ -18,8 +18,9 @@ import (
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 )
 
-// agentRunLimit bounds one agent run; the scripted task takes a few seconds.
-const agentRunLimit = 90 * time.Second
+// agentRunLimit bounds one agent run. The scripted task takes a few seconds of CPU, but a
+// loaded two-core machine has been seen to stretch Cline's to a minute.
+const agentRunLimit = 150 * time.Second
 
 // e2eAgentsDir is where .ci/install-agents put the agents: $TASKLOG_AGENTS, else
 // ~/.cache/tasklog-agents.
@@ -176,7 +177,7 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + a.home,
-		"TMPDIR=" + os.TempDir(),
+		"TMPDIR=" + a.scratch(t), // the agents' own temporary files go with the test's
 		"LANG=C.UTF-8",
 		"NO_COLOR=1",
 	}
@@ -206,6 +207,16 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 			e2eTail(out.String(), 4000), e2eTail(errb.String(), 4000), a.describeRequests())
 	}
 	return out.String()
+}
+
+// scratch is the run's temporary folder, removed with the test's.
+func (a *agentRun) scratch(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(a.tmp, "tmp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // describeRequests is a short account of what the fake model received, for failure messages.

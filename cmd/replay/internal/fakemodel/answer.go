@@ -141,12 +141,8 @@ func (a answer) chat(w http.ResponseWriter, stream bool) {
 			"choices": []any{obj{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
 		return
 	}
-	chunk := func(choices []any, extra obj) obj {
-		c := obj{"id": id, "object": "chat.completion.chunk", "created": 0, "model": a.model, "choices": choices}
-		for k, v := range extra {
-			c[k] = v
-		}
-		return c
+	chunk := func(choices []any) obj {
+		return obj{"id": id, "object": "chat.completion.chunk", "created": 0, "model": a.model, "choices": choices}
 	}
 	s := startSSE(w)
 	delta := obj{"role": "assistant", "content": a.Text}
@@ -155,9 +151,11 @@ func (a answer) chat(w http.ResponseWriter, stream bool) {
 		indexed := obj{"index": 0, "id": call["id"], "type": "function", "function": call["function"]}
 		delta = obj{"role": "assistant", "content": nil, "tool_calls": []any{indexed}}
 	}
-	s.event("", chunk([]any{obj{"index": 0, "delta": delta, "finish_reason": nil}}, nil))
-	s.event("", chunk([]any{obj{"index": 0, "delta": obj{}, "finish_reason": finish}}, nil))
-	s.event("", chunk([]any{}, obj{"usage": usage}))
+	s.event("", chunk([]any{obj{"index": 0, "delta": delta, "finish_reason": nil}}))
+	s.event("", chunk([]any{obj{"index": 0, "delta": obj{}, "finish_reason": finish}}))
+	last := chunk([]any{})
+	last["usage"] = usage // the usage chunk that stream_options.include_usage asks for
+	s.event("", last)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if s.f != nil {
 		s.f.Flush()

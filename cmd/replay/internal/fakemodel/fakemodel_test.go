@@ -297,3 +297,37 @@ func TestSideRequests(t *testing.T) {
 		t.Errorf("recorded %d requests, %d answered with a step; want 4 and 0", len(reqs), len(model))
 	}
 }
+
+func TestTurnsCountAssistantToolCallTurns(t *testing.T) {
+	tests := []struct {
+		name  string
+		parse func([]byte) (parsed, error)
+		body  string
+		want  int
+	}{
+		{"anthropic, two calls in one turn", parseAnthropic, `{"messages":[{"role":"user","content":"go"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Read","input":{}},{"type":"tool_use","id":"b","name":"Read","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"},{"type":"tool_result","tool_use_id":"b","content":"y"}]}]}`, 1},
+		{"anthropic, text only", parseAnthropic, `{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"thinking aloud"}]}`, 0},
+		{"responses, parallel calls then another", parseResponses, `{"input":[{"type":"message","role":"user","content":"go"},
+			{"type":"function_call","call_id":"a","arguments":"{}"},{"type":"function_call","call_id":"b","arguments":"{}"},
+			{"type":"function_call_output","call_id":"a","output":"x"},{"type":"function_call_output","call_id":"b","output":"y"},
+			{"type":"reasoning","summary":[]},{"type":"custom_tool_call","call_id":"c","input":"patch"},
+			{"type":"custom_tool_call_output","call_id":"c","output":"ok"}]}`, 2},
+		{"chat, a call and a reply", parseChat, `{"messages":[{"role":"user","content":"go"},
+			{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"read_files","arguments":"{}"}},{"id":"b","function":{"name":"editor","arguments":"{}"}}]},
+			{"role":"tool","tool_call_id":"a","content":"x"},{"role":"tool","tool_call_id":"b","content":"y"},
+			{"role":"assistant","content":"done"}]}`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := tt.parse([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.turns != tt.want {
+				t.Errorf("turns = %d, want %d", p.turns, tt.want)
+			}
+		})
+	}
+}
