@@ -98,3 +98,25 @@ func TestWatchWindowEndsWithItsCall(t *testing.T) {
 		t.Errorf("a match spanned two turns: %v", got)
 	}
 }
+
+// BenchmarkWatchManyToolStreams feeds 12,800 tool calls' arguments of 4 KiB each, as a long
+// agent session does, and reports the heap Watch's windows keep afterwards.
+func BenchmarkWatchManyToolStreams(b *testing.B) {
+	ctx := context.Background()
+	chunk := strings.Repeat("y", watchWindow)
+	var kept int
+	for range b.N {
+		s := newSession(b, openDB(b), streamWorkspace(), Options{})
+		decide(b, s)
+		for i := range 12800 {
+			if _, err := s.Watch(ctx, fmt.Sprintf("tool:call_%d", i), chunk); err != nil {
+				b.Fatal(err)
+			}
+		}
+		kept = 0
+		for _, w := range s.watch.windows {
+			kept += cap(w.buf)
+		}
+	}
+	b.ReportMetric(float64(kept)/1024, "window-KiB")
+}
