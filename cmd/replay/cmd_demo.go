@@ -54,7 +54,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	fmt.Fprintf(stdout, "tasklog demo: recording %d sessions into %s\n\n", len(scripts), f.db)
+	fmt.Fprintf(stdout, "tasklog demo: recording %s into %s\n\n", plural(len(scripts), "session"), f.db)
 	ctx := context.Background()
 	var shown *session.Session
 	failed := false

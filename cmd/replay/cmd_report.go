@@ -83,7 +83,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *out != "-" {
-		fmt.Fprintf(stdout, "wrote %s: %d turns, %d rules, %d events\n", *out, len(data.Turns), len(data.Rows), data.Events)
+		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s\n", *out, plural(len(data.Turns), "turn"), plural(len(data.Rows), "rule"),
+			plural(data.Events, "event"))
 	}
 	return exitOK
 }
@@ -212,6 +213,7 @@ func renderReport(w io.Writer, data reportData) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"source": session.SourceString,
 		"add1":   func(i int) int { return i + 1 },
+		"plural": plural,
 	}).Parse(reportTemplate)
 	if err != nil {
 		return err

@@ -249,5 +249,5 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision) {
 	for _, dg := range rs.Diagnostics() {
 		fmt.Fprintln(w, dg)
 	}
-	fmt.Fprintf(w, "\n%d rules, %d applied, engine %s\n", len(d.Results), len(d.Included()), d.EngineVersion)
+	fmt.Fprintf(w, "\n%s, %d applied, engine %s\n", plural(len(d.Results), "rule"), len(d.Included()), d.EngineVersion)
 }
