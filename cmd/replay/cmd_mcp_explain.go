@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -40,14 +42,14 @@ type mcpOutcome struct {
 }
 
 type mcpExplainOut struct {
-	Task     string        `json:"task"`
-	Turn     int           `json:"turn"`
-	Seq      uint64        `json:"seq" jsonschema:"the decision event's sequence number"`
-	Engine   string        `json:"engine"`
-	Context  []mcpEvidence `json:"context" jsonschema:"the candidate paths of the decision"`
-	Included []mcpOutcome  `json:"included"`
-	Excluded []mcpOutcome  `json:"excluded"`
-	Omitted  int           `json:"omitted,omitempty" jsonschema:"excluded rules left out to bound the answer; name one in rule to see it"`
+	Task     string         `json:"task"`
+	Turn     int            `json:"turn"`
+	Seq      uint64         `json:"seq" jsonschema:"the decision event's sequence number"`
+	Engine   string         `json:"engine"`
+	Context  []mcpEvidence  `json:"context" jsonschema:"the candidate paths of the decision"`
+	Included []mcpOutcome   `json:"included"`
+	Excluded []mcpOutcome   `json:"excluded"`
+	Omitted  map[string]int `json:"omitted,omitempty" jsonschema:"how many entries each list left out to bound the answer, by list; name a rule in rule to see it"`
 }
 
 func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpExplainIn) (*mcp.CallToolResult, mcpExplainOut, error) {
@@ -76,7 +78,7 @@ func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpE
 		} else if err != nil {
 			return err
 		}
-		out.Included, out.Excluded, out.Omitted = []mcpOutcome{}, []mcpOutcome{}, 0
+		out.Included, out.Excluded, out.Omitted = []mcpOutcome{}, []mcpOutcome{}, nil
 		o := mcpOutcomeOf(x.Rule, rec.Decision.Context)
 		if x.Included {
 			out.Included = append(out.Included, o)
@@ -98,17 +100,13 @@ func mcpExplainAnswer(task uuid.UUID, rec session.Recorded) mcpExplainOut {
 	out := mcpExplainOut{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine,
 		Context: []mcpEvidence{}, Included: []mcpOutcome{}, Excluded: []mcpOutcome{}}
 	for _, p := range d.Context {
-		out.Context = append(out.Context, mcpEvidenceOf(p.Path, p.Root, p.Sources))
+		out.Context = mcpKeep(out.Context, mcpEvidenceOf(p.Path, p.Root, p.Sources), &out.Omitted, "context")
 	}
 	for _, o := range d.Included {
-		out.Included = append(out.Included, mcpOutcomeOf(o, d.Context))
+		out.Included = mcpKeep(out.Included, mcpOutcomeOf(o, d.Context), &out.Omitted, "included")
 	}
 	for _, o := range d.Excluded {
-		if len(out.Excluded) == mcpPageSize {
-			out.Omitted++
-			continue
-		}
-		out.Excluded = append(out.Excluded, mcpOutcomeOf(o, d.Context))
+		out.Excluded = mcpKeep(out.Excluded, mcpOutcomeOf(o, d.Context), &out.Omitted, "excluded")
 	}
 	return out
 }
@@ -173,7 +171,7 @@ func mcpTurnsOf(ctx context.Context, db *store.DB, task uuid.UUID) string {
 func mcpExplainText(out mcpExplainOut) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "turn %d of task %s (decision at seq %d): %d rules included, %d excluded\n",
-		out.Turn, out.Task, out.Seq, len(out.Included), len(out.Excluded)+out.Omitted)
+		out.Turn, out.Task, out.Seq, len(out.Included)+out.Omitted["included"], len(out.Excluded)+out.Omitted["excluded"])
 	paths := make([]string, len(out.Context))
 	for i, p := range out.Context {
 		paths[i] = p.Path
@@ -197,8 +195,8 @@ func mcpExplainText(out mcpExplainOut) string {
 	for _, r := range reasons {
 		fmt.Fprintf(&b, "- %s: %s\n", r, mcpBounded(byReason[r], mcpNamesShown))
 	}
-	if out.Omitted > 0 {
-		fmt.Fprintf(&b, "- and %d more excluded rules\n", out.Omitted)
+	for _, list := range slices.Sorted(maps.Keys(out.Omitted)) {
+		fmt.Fprintf(&b, "(%d more left out of %s)\n", out.Omitted[list], list)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,12 +55,12 @@ type mcpPath struct {
 }
 
 type mcpRulesForOut struct {
-	Task      string    `json:"task,omitempty" jsonschema:"the task whose toggles and settings were used"`
-	Paths     []mcpPath `json:"paths"`
-	Apply     []mcpRule `json:"apply" jsonschema:"the rules that go into the prompt for these paths"`
-	OnRequest []mcpRule `json:"on_request" jsonschema:"rules listed by description only: read one through its uri when it is relevant"`
-	NotApply  []mcpRule `json:"not_applying" jsonschema:"the other rules, with the reason"`
-	Omitted   int       `json:"omitted,omitempty" jsonschema:"rules left out of not_applying to bound the answer"`
+	Task      string         `json:"task,omitempty" jsonschema:"the task whose toggles and settings were used"`
+	Paths     []mcpPath      `json:"paths"`
+	Apply     []mcpRule      `json:"apply" jsonschema:"the rules that go into the prompt for these paths"`
+	OnRequest []mcpRule      `json:"on_request" jsonschema:"rules listed by description only: read one through its uri when it is relevant"`
+	NotApply  []mcpRule      `json:"not_applying" jsonschema:"the other rules, with the reason"`
+	Omitted   map[string]int `json:"omitted,omitempty" jsonschema:"how many rules each list left out to bound the answer, by list"`
 }
 
 func (s *mcpServer) addTools(srv *mcp.Server) {
@@ -107,13 +108,11 @@ func (s *mcpServer) rulesFor(ctx context.Context, _ *mcp.CallToolRequest, in mcp
 		r := mcpRuleResult(rs, res)
 		switch {
 		case res.Included:
-			out.Apply = append(out.Apply, r)
+			out.Apply = mcpKeep(out.Apply, r, &out.Omitted, "apply")
 		case res.Listed:
-			out.OnRequest = append(out.OnRequest, r)
-		case len(out.NotApply) < mcpPageSize:
-			out.NotApply = append(out.NotApply, r)
+			out.OnRequest = mcpKeep(out.OnRequest, r, &out.Omitted, "on_request")
 		default:
-			out.Omitted++
+			out.NotApply = mcpKeep(out.NotApply, r, &out.Omitted, "not_applying")
 		}
 	}
 	return mcpTextResult(mcpRulesForText(out)), out, nil
@@ -217,7 +216,7 @@ func mcpRulesForText(out mcpRulesForOut) string {
 		}
 		kept = append(kept, p.Path)
 	}
-	fmt.Fprintf(&b, "%d rules apply to %s", len(out.Apply), strings.Join(kept, ", "))
+	fmt.Fprintf(&b, "%d rules apply to %s", len(out.Apply)+out.Omitted["apply"], strings.Join(kept, ", "))
 	if out.Task != "" {
 		fmt.Fprintf(&b, " (toggles and settings of task %s)", out.Task)
 	}
@@ -237,13 +236,25 @@ func mcpRulesForText(out mcpRulesForOut) string {
 		for i, r := range out.NotApply {
 			parts[i] = r.Name + " (" + r.Reason + ")"
 		}
-		fmt.Fprintf(&b, "not applying: %s", strings.Join(parts, ", "))
-		if out.Omitted > 0 {
-			fmt.Fprintf(&b, " and %d more", out.Omitted)
-		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "not applying: %s\n", strings.Join(parts, ", "))
+	}
+	for _, list := range slices.Sorted(maps.Keys(out.Omitted)) {
+		fmt.Fprintf(&b, "(%d more rules left out of %s)\n", out.Omitted[list], list)
 	}
 	return b.String()
+}
+
+// mcpKeep appends v to list while the list is shorter than mcpPageSize; past that it counts v
+// in (*omitted)[name] instead.
+func mcpKeep[T any](list []T, v T, omitted *map[string]int, name string) []T {
+	if len(list) < mcpPageSize {
+		return append(list, v)
+	}
+	if *omitted == nil {
+		*omitted = map[string]int{}
+	}
+	(*omitted)[name]++
+	return list
 }
 
 // mcpTextResult is a tool result whose text is s; the SDK adds the structured output.

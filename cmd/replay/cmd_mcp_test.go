@@ -227,11 +227,7 @@ func TestMCPResourceErrors(t *testing.T) {
 
 // TestMCPResourcePages lists 120 rules in pages and reads every one back.
 func TestMCPResourcePages(t *testing.T) {
-	ws := t.TempDir()
-	for i := range 120 {
-		mcpWriteFile(t, filepath.Join(ws, ".clinerules", fmt.Sprintf("r%03d.md", i)), fmt.Sprintf("Rule %d.\n", i))
-	}
-	cs := mcpConnect(t, mcpConfig{db: filepath.Join(ws, "none.db"), wf: workspaceFlags{workspace: ws}})
+	cs := mcpConnect(t, mcpManyRules(t, 120))
 	ctx := context.Background()
 	var pages []int
 	var uris []string
@@ -262,6 +258,27 @@ func TestMCPResourcePages(t *testing.T) {
 	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "rule://r999"})
 	if err == nil || !strings.Contains(err.Error(), "and 100 more") {
 		t.Errorf("read rule://r999: %v, want a mcpBounded list of the rules", err)
+	}
+}
+
+// mcpManyRules is a server for a workspace of n always-on rules, r000 to r<n-1>.
+func mcpManyRules(t *testing.T, n int) mcpConfig {
+	ws := t.TempDir()
+	for i := range n {
+		mcpWriteFile(t, filepath.Join(ws, ".clinerules", fmt.Sprintf("r%03d.md", i)), fmt.Sprintf("Rule %d.\n", i))
+	}
+	return mcpConfig{db: filepath.Join(ws, "none.db"), wf: workspaceFlags{workspace: ws}}
+}
+
+// TestMCPRulesForBounded: 120 rules apply, the answer holds 50 and says how many it left out.
+func TestMCPRulesForBounded(t *testing.T) {
+	var out mcpRulesForOut
+	text := mcpCallTool(t, mcpConnect(t, mcpManyRules(t, 120)), "rules_for", map[string]any{"paths": []string{"a.go"}}, &out)
+	if len(out.Apply) != 50 || out.Omitted["apply"] != 70 || out.Apply[49].Name != "r049" {
+		t.Errorf("apply holds %d rules (last %s), omitted %v; want 50, r049, apply: 70", len(out.Apply), out.Apply[len(out.Apply)-1].Name, out.Omitted)
+	}
+	if !strings.Contains(text, "120 rules apply to a.go") || !strings.Contains(text, "(70 more rules left out of apply)") {
+		t.Errorf("text does not say what it left out:\n%s", text)
 	}
 }
 

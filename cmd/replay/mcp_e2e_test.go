@@ -59,10 +59,9 @@ func TestMCPInClaudeCode(t *testing.T) {
 		a.write(t, rel, body)
 	}
 	mcpRunReplay(t, replay, a.home, "install", "claude-code", "--project", a.ws, "--db", db)
-	// The project's MCP server, as the install engineer writes it; a project server runs only
-	// once approved, which settings.local.json does for this test's project.
+	// The project's MCP server. claude -p starts it without the approval an interactive
+	// session asks for.
 	a.write(t, ".mcp.json", mcpE2EConfig(t, replay, a.ws, db))
-	a.write(t, ".claude/settings.local.json", `{"enableAllProjectMcpServers": true}`+"\n")
 
 	stdout := a.run(t, "Check which rules apply to the API routes, then read the release checklist.")
 	reqs := a.model.ModelRequests()
