@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/rules"
 )
 
@@ -62,6 +63,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg.db, cfg.timeout = f.db, f.timeout
+	if _, err := agentlog.ParseHookAgent(cfg.agent); err != nil {
+		return fail(stderr, fmt.Errorf("--agent: %w", err))
+	}
 	if cfg.wf.workspace == "" && len(cfg.wf.roots) == 0 {
 		cfg.wf.workspace = "."
 	}
