@@ -158,6 +158,9 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), hc.start.Add(budget))
 	defer cancel()
+	if reply, ok := hc.viaServer(ctx, h, payload, stderr); ok {
+		return reply
+	}
 	text, err := hc.handle(ctx, h, payload)
 	if err != nil {
 		hc.logError(stderr, h.Agent, h.Event, err)

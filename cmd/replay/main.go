@@ -59,6 +59,7 @@ var commands = map[string]command{
 	"install":   {cmdInstall, "write an agent's hook configuration so that it runs 'replay hook'"},
 	"uninstall": {cmdUninstall, "remove the hook entries 'replay install' wrote"},
 	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
+	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
 }
 
 func main() {

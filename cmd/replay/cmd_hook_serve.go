@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/serve"
+)
+
+// Reaching the server from a hook: how long a hook waits for a server it started to listen, at
+// most, and the share of its budget it keeps for opening the database itself when the server
+// does not answer in time.
+const (
+	serveStartWait = 2 * time.Second
+	serveReserve   = 5 // budget/serveReserve is kept for the fallback
+)
+
+// viaServer hands the payload to the database's server ('replay serve'), starting it (detached)
+// when none listens. ok is false when the server could not take the payload in time (none
+// could be started, it is shutting down, the connection broke): the caller then opens the
+// database itself, within what is left of ctx. A payload the server answered with an error
+// gets the neutral reply, the error logged.
+//
+// $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
+// hook starts. Test binaries never start one (their executable is not replay).
+func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload []byte, stderr io.Writer) (reply []byte, ok bool) {
+	if os.Getenv("TASKLOG_SERVE") == "off" {
+		return nil, false
+	}
+	dl, _ := ctx.Deadline()
+	reserve := hc.budget / serveReserve
+	callCtx, cancel := context.WithDeadline(ctx, dl.Add(-reserve))
+	defer cancel()
+	sock := serve.SocketPath(hc.db)
+	c, err := serve.Dial(callCtx, sock, "replay hook")
+	if err != nil && !testing.Testing() {
+		if serr := startServer(hc.db); serr != nil {
+			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
+			return nil, false
+		}
+		c, err = dialStarted(callCtx, sock)
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer c.Close()
+	res, err := c.Hook(callCtx, string(hc.hint), payload)
+	if serve.Unreachable(err) {
+		return nil, false
+	}
+	if err != nil {
+		hc.logError(stderr, h.Agent, h.Event, fmt.Errorf("replay serve: %w", err))
+		return agentlog.NeutralReply(h.Agent, h.Event), true
+	}
+	return []byte(res.Reply), true
+}
+
+// dialStarted waits for a server just started to listen.
+func dialStarted(ctx context.Context, sock string) (*serve.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, serveStartWait)
+	defer cancel()
+	pause := time.Millisecond
+	for {
+		c, err := serve.Dial(ctx, sock, "replay hook")
+		if err == nil {
+			return c, nil
+		}
+		var se *serve.Error
+		if errors.As(err, &se) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// startServer starts 'replay serve --db DB' in a session of its own, detached from the hook's
+// stdio (the agent reads the hook's stdout until every writer closed it) and left running when
+// the hook exits. Of several started at once, one gets the database's server lock; the others
+// exit.
+func startServer(db string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"serve", "--db", db}
+	if idle := os.Getenv("TASKLOG_SERVE_IDLE"); idle != "" {
+		args = append(args, "--idle", idle)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Stdin, Stdout and Stderr left nil are the null device.
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/store"
+)
+
+// serveLogName is the server's log file beside the database.
+const serveLogName = "tasklog-serve.log"
+
+// cmdServe is 'replay serve [--db PATH] [--idle D] [--hold D] [--stop]': the resident server of
+// one database, on a Unix socket beside it, until it has been idle for --idle or gets SIGTERM.
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", defaultHookDB(), "the database to serve (default: the hooks' database)")
+	idle := fs.Duration("idle", serve.DefaultIdle, "exit after this long without a connection (0: never)")
+	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open)")
+	logPath := fs.String("log", "", "append the server's log here (default: "+serveLogName+" beside the database)")
+	stop := fs.Bool("stop", false, "ask the running server to finish what it accepted and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH] [--idle D] [--hold D] [--log PATH] [--stop]\n\n"+
+			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
+			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "replay serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *stop {
+		return stopServer(*db, stdout, stderr)
+	}
+	if err := os.MkdirAll(filepath.Dir(*db), 0o755); err != nil {
+		fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		return exitFailed
+	}
+	if *logPath == "" {
+		*logPath = filepath.Join(filepath.Dir(*db), serveLogName)
+	}
+	var out io.Writer = stderr
+	if f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		defer f.Close()
+		out = io.MultiWriter(f, stderr)
+	}
+	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
+	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d *store.DB) error {
+		return drainSpool(ctx, d, *db)
+	}}
+	if *idle == 0 {
+		opts.Idle = -1
+	}
+	if *hold == 0 {
+		opts.Hold = -1
+	}
+	srv, err := serve.Listen(*db, opts)
+	if errors.Is(err, serve.ErrRunning) {
+		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(*db))
+		return exitOK
+	}
+	if err != nil {
+		lg.Printf("listen: %v", err)
+		return exitFailed
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case s := <-sig:
+			lg.Printf("%v: finishing what was accepted", s)
+			srv.Shutdown()
+		case <-srv.Done():
+		}
+	}()
+	if err := srv.Serve(); err != nil {
+		lg.Printf("serve: %v", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// homeFS reads the user's global rules.
+func homeFS() fs.FS {
+	if dir, err := os.UserHomeDir(); err == nil {
+		return os.DirFS(dir)
+	}
+	return nil
+}
+
+// stopServer asks the database's server to exit and waits until it let go of its socket.
+func stopServer(db string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sock := serve.SocketPath(db)
+	c, err := serve.Dial(ctx, sock, "replay serve --stop")
+	if err != nil {
+		fmt.Fprintf(stdout, "no server for %s\n", db)
+		return exitOK
+	}
+	defer c.Close()
+	if err := c.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		return exitFailed
+	}
+	// The server is gone once its lock is free.
+	for ctx.Err() == nil {
+		if f, err := os.OpenFile(sock+".lock", os.O_RDWR, 0); err == nil {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			f.Close()
+			if err == nil {
+				fmt.Fprintf(stdout, "stopped the server of %s (pid %d)\n", db, c.Server.PID)
+				return exitOK
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintf(stderr, "replay serve: the server (pid %d) did not exit within 10s\n", c.Server.PID)
+	return exitFailed
+}

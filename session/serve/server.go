@@ -1,0 +1,394 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tasklog/tasklog/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Idle is how long the server waits without a connection before it exits; zero means
+	// DefaultIdle, negative never.
+	Idle time.Duration
+	// Home reads the user's global rules; nil for none.
+	Home fs.FS
+	// Log receives one line per fault and per start and stop; nil discards.
+	Log *log.Logger
+	// MaxSessions bounds the open sessions; the least recently used is closed past it. Zero
+	// means 64.
+	MaxSessions int
+	// Hold is how long the server keeps the database open after its last request; zero means
+	// DefaultHold, negative until it exits. While it holds the file no other process can open
+	// it (bbolt locks it), so other commands wait for at most this long.
+	Hold time.Duration
+	// NoSync opens the database without fsync after each commit (store.Options.NoSync): for
+	// tests and benchmarks only.
+	NoSync bool
+	// Opened runs each time the server opens the database, before any request uses it:
+	// 'replay serve' records what hooks spooled while another process held it.
+	Opened func(ctx context.Context, db *store.DB) error
+}
+
+// DefaultIdle is how long a server without connections waits before it exits, and DefaultHold
+// how long it keeps the database open after its last request.
+const (
+	DefaultIdle = 5 * time.Minute
+	DefaultHold = 500 * time.Millisecond
+)
+
+// messageReadTimeout is how long a started message may take to arrive in full; a client that
+// stops half-way is disconnected.
+const messageReadTimeout = 10 * time.Second
+
+// Server serves one database. Make it with Listen, run it with Serve, stop it with Shutdown.
+type Server struct {
+	dbPth string
+	sock  string
+	lock  *lockFile
+	ln    net.Listener
+	opts  Options
+	log   *log.Logger
+
+	tasks *sessions
+
+	// dbmu guards the database: open while requests use it, closed Hold after the last.
+	dbmu  sync.Mutex
+	db    *store.DB
+	users int
+	holdT *time.Timer
+	dbGen uint64
+
+	mu       sync.Mutex
+	closing  bool
+	conns    map[*conn]struct{}
+	inflight sync.WaitGroup
+	idle     *time.Timer
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// Listen takes the database's server lock and listens on its socket (SocketPath); the database
+// is opened by the first request. ErrRunning: another server has the lock.
+func Listen(dbPath string, opts Options) (*Server, error) {
+	if opts.Idle == 0 {
+		opts.Idle = DefaultIdle
+	}
+	if opts.Hold == 0 {
+		opts.Hold = DefaultHold
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 64
+	}
+	lg := opts.Log
+	if lg == nil {
+		lg = log.New(io.Discard, "", 0)
+	}
+	sock := SocketPath(dbPath)
+	lk, err := lock(sock)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dbPth: dbPath, sock: sock, lock: lk, opts: opts, log: lg,
+		conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s.tasks = newSessions(s, opts.MaxSessions)
+	ln, err := listen(sock)
+	if err != nil {
+		lk.release()
+		return nil, err
+	}
+	s.ln = ln
+	return s, nil
+}
+
+// Socket is the path the server listens on.
+func (s *Server) Socket() string { return s.sock }
+
+// Done is closed once the server has stopped.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Serve accepts connections until Shutdown, or the idle period passes without one; then it
+// finishes what it accepted, closes the sessions and the database and returns.
+func (s *Server) Serve() error {
+	s.log.Printf("serving %s on %s (pid %d)", s.dbPth, s.sock, os.Getpid())
+	s.mu.Lock()
+	if s.opts.Idle > 0 {
+		s.idle = time.AfterFunc(s.opts.Idle, s.idleExpired)
+	}
+	s.mu.Unlock()
+	go s.watchSocket()
+	var err error
+	for {
+		c, aerr := s.ln.Accept()
+		if aerr != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if !closing {
+				err = aerr
+				s.log.Printf("accept: %v", aerr)
+			}
+			break
+		}
+		s.track(c)
+	}
+	s.stop()
+	<-s.done
+	return err
+}
+
+// idleExpired stops the server when it still has no connection.
+func (s *Server) idleExpired() {
+	s.mu.Lock()
+	n := len(s.conns)
+	s.mu.Unlock()
+	if n == 0 {
+		s.log.Printf("idle for %s: exiting", s.opts.Idle)
+		s.Shutdown()
+		return
+	}
+	s.mu.Lock()
+	if !s.closing && s.idle != nil {
+		s.idle.Reset(s.opts.Idle)
+	}
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting: the socket goes away at once (new hooks open the database
+// themselves), requests already read are answered, any later one on an open connection gets
+// CodeShuttingDown. Serve returns when everything is closed.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.closing = true
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	// A connection waiting for its next message gets nothing more; one in the middle of a
+	// request finishes it.
+	for c := range s.conns {
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	s.ln.Close()
+}
+
+// stop waits for the requests in flight, then closes the sessions, the database and the lock.
+func (s *Server) stop() {
+	s.stopOnce.Do(func() {
+		s.Shutdown()
+		s.inflight.Wait()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		s.dbmu.Lock()
+		if s.holdT != nil {
+			s.holdT.Stop()
+		}
+		s.closeDB()
+		s.dbmu.Unlock()
+		s.lock.release()
+		s.log.Printf("stopped")
+		close(s.done)
+	})
+}
+
+// conn is one client connection.
+type conn struct {
+	nc    net.Conn
+	hello bool
+}
+
+func (s *Server) track(nc net.Conn) {
+	c := &conn{nc: nc}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	go s.handle(c)
+}
+
+func (s *Server) untrack(c *conn) {
+	c.nc.Close()
+	s.mu.Lock()
+	delete(s.conns, c)
+	if len(s.conns) == 0 && s.idle != nil && !s.closing {
+		s.idle.Reset(s.opts.Idle)
+	}
+	s.mu.Unlock()
+}
+
+// begin registers a request in flight, unless the server is shutting down.
+func (s *Server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.inflight.Add(1)
+	return true
+}
+
+// handle reads requests one after the other and answers each before reading the next.
+func (s *Server) handle(c *conn) {
+	defer s.untrack(c)
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	w := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		// Wait for a message as long as it takes; once one starts, it must arrive in time.
+		if _, err := r.Peek(1); err != nil {
+			return
+		}
+		c.nc.SetReadDeadline(time.Now().Add(messageReadTimeout))
+		msg, err := readMessage(r, MaxMessage)
+		if errors.Is(err, errLineTooLong) {
+			s.reply(w, Response{Error: &Error{Code: CodeTooLarge,
+				Message: fmt.Sprintf("a message may hold at most %d bytes; closing the connection", MaxMessage)}})
+			s.drain(c.nc)
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.log.Printf("read: %v", err)
+			}
+			return
+		}
+		c.nc.SetReadDeadline(time.Time{})
+		if len(msg) == 0 {
+			continue
+		}
+		if !s.begin() {
+			s.reply(w, Response{ID: peekID(msg), Error: &Error{Code: CodeShuttingDown, Message: "the server is shutting down; open the database directly"}})
+			return
+		}
+		resp := s.serve(c, msg)
+		s.reply(w, resp)
+		s.inflight.Done()
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return
+		}
+	}
+}
+
+func (s *Server) reply(w *bufio.Writer, resp Response) {
+	if err := writeMessage(w, resp); err == nil {
+		w.Flush()
+	}
+}
+
+// drain reads and drops what a client still sends after a message too large, so that closing
+// the connection does not reset it before the client has read the error.
+func (s *Server) drain(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	io.Copy(io.Discard, io.LimitReader(nc, 1<<30))
+}
+
+// acquire opens the database when the server does not hold it, waiting for another process
+// that holds it until ctx's deadline, and counts a user until release.
+func (s *Server) acquire(ctx context.Context) (*store.DB, error) {
+	s.dbmu.Lock()
+	defer s.dbmu.Unlock()
+	if s.holdT != nil {
+		s.holdT.Stop()
+	}
+	if s.db == nil {
+		wait := 10 * time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			wait = max(time.Until(dl), time.Millisecond)
+		}
+		db, err := store.Open(s.dbPth, &store.Options{Timeout: wait, NoSync: s.opts.NoSync})
+		if err != nil {
+			return nil, err
+		}
+		s.db = db
+		s.dbGen++
+		if s.opts.Opened != nil {
+			if err := s.opts.Opened(ctx, db); err != nil {
+				s.log.Printf("after opening the database: %v", err)
+			}
+		}
+	}
+	s.users++
+	return s.db, nil
+}
+
+// release ends a use of the database; the last one lets it go after the hold period.
+func (s *Server) release() {
+	s.dbmu.Lock()
+	defer s.dbmu.Unlock()
+	s.users--
+	if s.users > 0 || s.opts.Hold < 0 {
+		return
+	}
+	gen := s.dbGen
+	if s.holdT != nil {
+		s.holdT.Stop()
+	}
+	s.holdT = time.AfterFunc(s.opts.Hold, func() {
+		s.dbmu.Lock()
+		defer s.dbmu.Unlock()
+		if s.users == 0 && s.dbGen == gen {
+			s.closeDB()
+		}
+	})
+}
+
+// closeDB closes the sessions and the database. The caller holds dbmu and no request uses them.
+func (s *Server) closeDB() {
+	if s.db == nil {
+		return
+	}
+	if err := errors.Join(s.tasks.closeAll(), s.db.Close()); err != nil {
+		s.log.Printf("close the database: %v", err)
+	}
+	s.db = nil
+}
+
+// watchSocket stops the server when its socket file is removed or replaced (its folder was
+// deleted, or another server took over): no client can reach it any more.
+func (s *Server) watchSocket() {
+	st, err := os.Stat(s.sock)
+	if err != nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			now, err := os.Stat(s.sock)
+			if err != nil || !os.SameFile(st, now) {
+				s.log.Printf("socket %s is gone: exiting", s.sock)
+				s.Shutdown()
+				return
+			}
+		}
+	}
+}

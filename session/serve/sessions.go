@@ -1,0 +1,162 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// sessions are the open agent sessions, one per task, each used by one request at a time: a
+// hook's record, decide and deliver run as one step, as they do in a hook process holding the
+// database.
+type sessions struct {
+	s   *Server
+	max int
+
+	mu    sync.Mutex
+	open  map[uuid.UUID]*entry
+	clock uint64
+}
+
+type entry struct {
+	mu   sync.Mutex
+	a    *session.AgentSession
+	used uint64
+	// gone is set once the entry was closed: a request that waited for it opens the task again.
+	gone bool
+}
+
+func newSessions(s *Server, max int) *sessions {
+	return &sessions{s: s, max: max, open: map[uuid.UUID]*entry{}}
+}
+
+// openSpec is what opening a task needs when it is not in the log yet.
+type openSpec struct {
+	agent   agentlog.Agent
+	started *events.TaskStarted
+}
+
+// with runs fn on the task's session, opening it first when needed (a task not in the log is
+// started from spec, or is not found without one). Requests on one task run one at a time.
+func (ss *sessions) with(ctx context.Context, db *store.DB, task uuid.UUID, spec openSpec, fn func(a *session.AgentSession) error) error {
+	for {
+		ss.mu.Lock()
+		e := ss.open[task]
+		if e == nil {
+			e = &entry{}
+			ss.open[task] = e
+		}
+		ss.clock++
+		e.used = ss.clock
+		ss.mu.Unlock()
+
+		e.mu.Lock()
+		if e.gone {
+			e.mu.Unlock()
+			continue
+		}
+		if e.a == nil {
+			a, err := ss.openAgent(ctx, db, task, spec)
+			if err != nil {
+				e.gone = true
+				ss.forget(task, e)
+				e.mu.Unlock()
+				return err
+			}
+			e.a = a
+		}
+		err := fn(e.a)
+		if errors.Is(err, store.ErrVersionConflict) {
+			// The log moved under the session (another process wrote it while the server
+			// waited for the database): open it again next time.
+			e.a.Close()
+			e.a, e.gone = nil, true
+			ss.forget(task, e)
+		}
+		e.mu.Unlock()
+		ss.evict()
+		return err
+	}
+}
+
+func (ss *sessions) openAgent(ctx context.Context, db *store.DB, task uuid.UUID, spec openSpec) (*session.AgentSession, error) {
+	return session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: spec.agent, Started: spec.started, Home: ss.s.opts.Home})
+}
+
+func (ss *sessions) forget(task uuid.UUID, e *entry) {
+	ss.mu.Lock()
+	if ss.open[task] == e {
+		delete(ss.open, task)
+	}
+	ss.mu.Unlock()
+}
+
+// close closes one task's session; false when it was not open.
+func (ss *sessions) close(task uuid.UUID) (bool, error) {
+	ss.mu.Lock()
+	e := ss.open[task]
+	delete(ss.open, task)
+	ss.mu.Unlock()
+	if e == nil {
+		return false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gone = true
+	if e.a == nil {
+		return false, nil
+	}
+	err := e.a.Close()
+	e.a = nil
+	return true, err
+}
+
+// evict closes the least recently used sessions past the bound.
+func (ss *sessions) evict() {
+	for {
+		ss.mu.Lock()
+		if len(ss.open) <= ss.max {
+			ss.mu.Unlock()
+			return
+		}
+		var oldest uuid.UUID
+		var min uint64
+		for t, e := range ss.open {
+			if min == 0 || e.used < min {
+				oldest, min = t, e.used
+			}
+		}
+		ss.mu.Unlock()
+		if _, err := ss.close(oldest); err != nil {
+			ss.s.log.Printf("close task %s: %v", oldest, err)
+		}
+	}
+}
+
+// closeAll closes every session, storing their snapshots.
+func (ss *sessions) closeAll() error {
+	ss.mu.Lock()
+	tasks := make([]uuid.UUID, 0, len(ss.open))
+	for t := range ss.open {
+		tasks = append(tasks, t)
+	}
+	ss.mu.Unlock()
+	var errs []error
+	for _, t := range tasks {
+		if _, err := ss.close(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// goos is the operating system recorded for tasks the server starts without one given.
+var goos = runtime.GOOS
