@@ -17,9 +17,6 @@ import (
 	"github.com/tasklog/tasklog/rules"
 )
 
-// mcpStdin is what replay mcp reads its requests from; tests replace it.
-var mcpStdin io.Reader = os.Stdin
-
 // mcpConfig is what the server needs to answer: where the rules and the log are, and which task
 // is the current one.
 type mcpConfig struct {
@@ -87,7 +84,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t := &mcp.IOTransport{Reader: io.NopCloser(mcpStdin), Writer: mcpNopWriteCloser{stdout}}
+	t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: mcpNopWriteCloser{stdout}}
 	srv, release := newMCPServer(cfg)
 	defer release()
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

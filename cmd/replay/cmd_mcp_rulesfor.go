@@ -143,7 +143,7 @@ func (s *mcpServer) taskContext(ctx context.Context, named string) (rules.Evalua
 		recorded = st.Roots()
 		return nil
 	})
-	if err != nil && named == "" && (errors.Is(err, errMCPNoLog) || errors.Is(err, errMCPUnknownTask)) {
+	if err != nil && named == "" && s.cfg.task == "" && (errors.Is(err, errMCPNoLog) || errors.Is(err, errMCPUnknownTask)) {
 		// The agent session's task has no log yet: the rules still answer, without toggles.
 		return rules.EvaluationContext{}, rules.Toggles{}, nil, uuid.Nil, nil
 	}

@@ -58,7 +58,7 @@ func (s *mcpServer) taskFor(db *store.DB, named string) (uuid.UUID, error) {
 	}
 	id, err := resolveTask(db, arg)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("%s names task %q: %w; the tasks are: %s", from, arg, errMCPUnknownTask, mcpTaskList(db))
+		return uuid.Nil, fmt.Errorf("%s names task %q: %w; the tasks are: %s", from, arg, err, mcpTaskList(db))
 	}
 	if _, ok, err := mcpTaskInfo(db, id); err != nil {
 		return uuid.Nil, err

@@ -381,3 +381,32 @@ func TestMCPRulesForToggles(t *testing.T) {
 		t.Errorf("not_applying = %+v, want frontend toggled_off", out.NotApply)
 	}
 }
+
+// TestMCPRulesForBeforeTheLog: before the hooks have written the agent session's task (or the
+// database), rules_for answers from the rule files alone; a task given explicitly must exist.
+func TestMCPRulesForBeforeTheLog(t *testing.T) {
+	f := mcpFixture(t)
+	tests := []struct {
+		name    string
+		cfg     func(*mcpConfig)
+		wantErr string
+	}{
+		{"session without a log", func(c *mcpConfig) { c.session = "not-yet" }, ""},
+		{"no database yet", func(c *mcpConfig) { c.session, c.db = "not-yet", filepath.Join(t.TempDir(), "none.db") }, ""},
+		{"--task that does not exist", func(c *mcpConfig) { c.task = "ffff" }, `--task names task "ffff"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := f.cfg
+			tt.cfg(&cfg)
+			var out mcpRulesForOut
+			text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "rules_for", map[string]any{"paths": []string{"apps/web/a.tsx"}}, &out)
+			switch {
+			case tt.wantErr != "" && (!isErr || !strings.Contains(text, tt.wantErr)):
+				t.Errorf("rules_for = %q, want an error with %q", text, tt.wantErr)
+			case tt.wantErr == "" && (isErr || out.Task != "" || len(out.Apply) == 0):
+				t.Errorf("rules_for = %q (task %q), want the rules without a task", text, out.Task)
+			}
+		})
+	}
+}
