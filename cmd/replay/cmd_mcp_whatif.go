@@ -164,11 +164,13 @@ func mcpFrozen(ws rules.Workspace, files []rules.File, target *mcpRuleFile, cont
 		}
 	}
 	if target != nil {
-		m := home
+		m, ok := home, true
 		if target.scope == rules.ScopeWorkspace {
-			m = roots[target.root]
+			m, ok = roots[target.root]
 		}
-		m[target.path] = &fstest.MapFile{Data: content, Mode: 0o644}
+		if ok { // mcpLocateRuleFile places a target only in a root of ws
+			m[target.path] = &fstest.MapFile{Data: content, Mode: 0o644}
+		}
 	}
 	out := rules.Workspace{Remote: ws.Remote}
 	for _, r := range ws.Roots {
