@@ -272,7 +272,7 @@ func (s *Server) deliver(ctx context.Context, db *store.DB, req *Request) (Deliv
 		if err != nil {
 			return err
 		}
-		res.Decision = d.Seq
+		res.Decision, res.Turn = d.Seq, d.Turn
 		del, err := a.Deliver(ctx, d, req.Hook, req.Channel, req.Key, req.Limit)
 		if err != nil || del == nil {
 			return err

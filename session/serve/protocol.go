@@ -169,6 +169,7 @@ type (
 	// to deliver), the decision it came from and the delivery event.
 	DeliverResult struct {
 		Decision uint64     `json:"decision"`
+		Turn     int        `json:"turn"`
 		Seq      uint64     `json:"seq,omitempty"`
 		Rules    []RuleInfo `json:"rules,omitempty"`
 		Text     string     `json:"text"`

@@ -251,19 +251,22 @@ func (s *Server) begin() bool {
 // handle reads requests one after the other and answers each before reading the next.
 func (s *Server) handle(c *conn) {
 	defer s.untrack(c)
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	dr := &deadlineReader{nc: c.nc}
+	r := bufio.NewReaderSize(dr, 64<<10)
 	w := bufio.NewWriterSize(c.nc, 64<<10)
 	for {
 		// Wait for a message as long as it takes; once one starts, it must arrive in time.
 		if _, err := r.Peek(1); err != nil {
 			return
 		}
-		c.nc.SetReadDeadline(time.Now().Add(messageReadTimeout))
+		dr.on = true
 		msg, err := readMessage(r, MaxMessage)
+		dr.on = false
 		if errors.Is(err, errLineTooLong) {
 			s.reply(w, Response{Error: &Error{Code: CodeTooLarge,
 				Message: fmt.Sprintf("a message may hold at most %d bytes; closing the connection", MaxMessage)}})
-			s.drain(c.nc)
+			dr.on = true
+			s.drain(c.nc, dr)
 			return
 		}
 		if err != nil {
@@ -300,12 +303,26 @@ func (s *Server) reply(w *bufio.Writer, resp Response) {
 
 // drain reads and drops what a client still sends after a message too large, so that closing
 // the connection does not reset it before the client has read the error.
-func (s *Server) drain(nc net.Conn) {
+func (s *Server) drain(nc net.Conn, r io.Reader) {
 	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
-	nc.SetReadDeadline(time.Now().Add(2 * time.Second))
-	io.Copy(io.Discard, io.LimitReader(nc, 1<<30))
+	io.Copy(io.Discard, io.LimitReader(r, 1<<30))
+}
+
+// deadlineReader gives a client that started a message messageReadTimeout for each read: a
+// slow client goes on, one that stops half-way is disconnected. Between messages (on unset)
+// the wait is unbounded, as long as the server runs.
+type deadlineReader struct {
+	nc net.Conn
+	on bool
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.on {
+		d.nc.SetReadDeadline(time.Now().Add(messageReadTimeout))
+	}
+	return d.nc.Read(p)
 }
 
 // acquire opens the database when the server does not hold it, waiting for another process

@@ -1,0 +1,476 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// workspace is a project with a rule scoped to src/api (in Cline's folder, which Claude Code
+// does not read itself) and an always rule in AGENTS.md.
+func workspace(t testing.TB) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "shop")
+	files := map[string]string{
+		".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+		"AGENTS.md":          "Run npm test before you finish.\n",
+		"src/api/routes.ts":  "export const routes = []\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+// start runs a server on a new database and returns it with the database's path.
+func start(t testing.TB, opts Options) (*Server, string) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	opts.NoSync = true
+	s, err := Listen(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() {
+		s.Shutdown()
+		<-s.Done()
+	})
+	return s, db
+}
+
+func dial(t testing.TB, s *Server) *Client {
+	t.Helper()
+	c, err := Dial(context.Background(), s.Socket(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func preToolUse(ws, session, id string) []byte {
+	return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+		session, ws, filepath.Join(ws, "src/api/routes.ts"), id)
+}
+
+// logOf reads a task's events once the server has let go of the database.
+func logOf(t *testing.T, s *Server, db string, task uuid.UUID) []events.Event {
+	t.Helper()
+	s.Shutdown()
+	<-s.Done()
+	d, err := store.Open(db, &store.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var out []events.Event
+	for ev, err := range d.Events(context.Background(), task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func count(evs []events.Event, typ events.Type) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRuntimeSession drives a task as a runtime in another language would: open, record with
+// keys (twice: the second is not written again), decide, deliver (once), explain.
+func TestRuntimeSession(t *testing.T) {
+	ws := workspace(t)
+	s, db := start(t, Options{})
+	c := dial(t, s)
+	ctx := context.Background()
+	open, err := c.Open(ctx, "pi", "sess-1", []string{ws}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := open.Task
+	msg := Record{Key: "pi/sess-1/input/1", Trigger: true, Type: "user_message", Data: json.RawMessage(`{"text":"fix the routes"}`)}
+	read := Record{Key: "pi/sess-1/tool/call_1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"read","id":"call_1","params":{"path":"src/api/routes.ts"}}`)}
+	for i, want := range []bool{true, false} {
+		rec, err := c.Record(ctx, task, msg, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Fresh[0] != want || rec.Fresh[1] != want {
+			t.Fatalf("record #%d: fresh %v, want %v", i+1, rec.Fresh, want)
+		}
+	}
+	dec, err := c.Decide(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasRule(dec.Included, "api") {
+		t.Fatalf("decision includes %+v, want the api rule", dec.Included)
+	}
+	del, err := c.Deliver(ctx, task, "tool_result", events.ChannelTool, "pi/sess-1/tool/call_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(del.Text, "API handlers return JSON errors") {
+		t.Fatalf("delivered %q", del.Text)
+	}
+	again, err := c.Deliver(ctx, task, "tool_result", events.ChannelTool, "pi/sess-1/tool/call_2")
+	if err != nil || again.Text != "" {
+		t.Fatalf("second delivery: %q, %v; want nothing new", again.Text, err)
+	}
+	x, err := c.Explain(ctx, task, del.Turn, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.Included || x.Deliveries != 1 {
+		t.Fatalf("explain: %+v", x)
+	}
+	evs := logOf(t, s, db, uuid.MustParse(task))
+	if count(evs, events.TypeToolCall) != 1 || count(evs, events.TypeUserMessage) != 1 || count(evs, events.TypeDelivery) != 1 {
+		t.Fatalf("log: %v", evs)
+	}
+}
+
+func hasRule(rs []RuleInfo, name string) bool {
+	for _, r := range rs {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestErrors: each kind of bad request gets its code, and the connection goes on.
+func TestErrors(t *testing.T) {
+	s, _ := start(t, Options{})
+	c := dial(t, s)
+	ctx := context.Background()
+	missing := uuid.New().String()
+	tests := []struct {
+		name string
+		req  Request
+		code string
+	}{
+		{"unknown op", Request{Op: "fly"}, CodeBadRequest},
+		{"unknown task", Request{Op: OpDecide, Task: missing}, CodeNotFound},
+		{"task not a uuid", Request{Op: OpDecide, Task: "nope"}, CodeBadRequest},
+		{"record without key", Request{Op: OpRecord, Task: missing, Events: []Record{{Type: "user_message", Data: json.RawMessage(`{}`)}}}, CodeBadRequest},
+		{"record a reserved type", Request{Op: OpRecord, Agent: "pi", Session: "x", Events: []Record{{Key: "k", Type: "decision", Data: json.RawMessage(`{}`)}}}, CodeBadRequest},
+		{"explain an unknown task", Request{Op: OpExplain, Task: missing, Turn: 1}, CodeNotFound},
+		{"hook payload of no agent", Request{Op: OpHook, Agent: "claude-code", Payload: json.RawMessage(`{"x":1}`)}, CodeBadRequest},
+		{"hello again, other version", Request{Op: OpHello, Version: 99}, CodeVersion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := tt.req
+			err := c.Call(ctx, &req, nil)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tt.code {
+				t.Fatalf("error %v, want code %s", err, tt.code)
+			}
+		})
+	}
+}
+
+// rawConn is a client that writes whatever it is given.
+type rawConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func rawDial(t *testing.T, s *Server) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("unix", s.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	return &rawConn{Conn: nc, r: bufio.NewReader(nc)}
+}
+
+func (rc *rawConn) response(t *testing.T) Response {
+	t.Helper()
+	line, err := rc.r.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("no response: %v", err)
+	}
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		t.Fatalf("response %q: %v", line, err)
+	}
+	return resp
+}
+
+// TestHostileClients: garbage, a request before hello, half a message, a message of 100 MB.
+// Each gets an error (or is dropped), and a well-behaved client is served all along.
+func TestHostileClients(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	good := dial(t, s)
+	ctx := context.Background()
+	n := 0
+	served := func() {
+		t.Helper()
+		n++
+		if _, err := good.Hook(ctx, "claude-code", preToolUse(ws, "s-good", fmt.Sprint("toolu_", n))); err != nil {
+			t.Fatalf("the good client was not served: %v", err)
+		}
+	}
+	served()
+
+	t.Run("garbage", func(t *testing.T) {
+		rc := rawDial(t, s)
+		fmt.Fprintf(rc, "\x00\x01 not json at all }\n")
+		if r := rc.response(t); r.Error == nil || r.Error.Code != CodeBadRequest {
+			t.Fatalf("response %+v, want bad_request", r)
+		}
+		fmt.Fprintf(rc, `{"id":7,"op":"hello","version":1}`+"\n")
+		if r := rc.response(t); r.Error != nil || r.ID != 7 {
+			t.Fatalf("after garbage, hello got %+v", r)
+		}
+		served()
+	})
+	t.Run("no hello", func(t *testing.T) {
+		rc := rawDial(t, s)
+		fmt.Fprintf(rc, `{"id":3,"op":"decide","task":"%s"}`+"\n", uuid.New())
+		if r := rc.response(t); r.Error == nil || r.Error.Code != CodeBadRequest || r.ID != 3 {
+			t.Fatalf("response %+v, want bad_request for id 3", r)
+		}
+	})
+	t.Run("half a message", func(t *testing.T) {
+		rc := rawDial(t, s)
+		fmt.Fprint(rc, `{"id":1,"op":"hel`)
+		served()
+		rc.Close()
+		served()
+	})
+	t.Run("100 MB", func(t *testing.T) {
+		rc := rawDial(t, s)
+		go func() {
+			chunk := []byte(strings.Repeat("a", 1<<20))
+			rc.Write([]byte(`{"id":1,"op":"hello","version":1,"client":"`))
+			for range 100 {
+				if _, err := rc.Write(chunk); err != nil {
+					return
+				}
+			}
+			rc.Write([]byte("\"}\n"))
+		}()
+		served()
+		if r := rc.response(t); r.Error == nil || r.Error.Code != CodeTooLarge {
+			t.Fatalf("response %+v, want too_large", r)
+		}
+		served()
+	})
+}
+
+// TestTwoTasks: two agent sessions in one workspace, each with parallel hooks, at once.
+func TestTwoTasks(t *testing.T) {
+	ws := workspace(t)
+	s, db := start(t, Options{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	delivered := map[string]int{}
+	for _, sess := range []string{"s-a", "s-b"} {
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := Dial(ctx, s.Socket(), "test")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer c.Close()
+				res, err := c.Hook(ctx, "claude-code", preToolUse(ws, sess, fmt.Sprint("toolu_", i)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				delivered[sess] += strings.Count(res.Reply, "API handlers return JSON errors")
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	for _, sess := range []string{"s-a", "s-b"} {
+		if delivered[sess] != 1 {
+			t.Errorf("session %s: the scoped rule reached the model %d times, want once", sess, delivered[sess])
+		}
+	}
+	s.Shutdown()
+	<-s.Done()
+	d, err := store.Open(db, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	tasks, err := d.Tasks()
+	if err != nil || len(tasks) != 2 {
+		t.Fatalf("tasks %v, %v; want 2", tasks, err)
+	}
+}
+
+// TestShutdownWhileHooking: hooks keep arriving while the server shuts down. Each is answered
+// or told the server is going (shutting_down, or the connection is refused): none is left
+// hanging, and every answered one is in the log exactly once.
+func TestShutdownWhileHooking(t *testing.T) {
+	ws := workspace(t)
+	s, db := start(t, Options{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered, refused := 0, 0
+	var once sync.Once
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			c, err := Dial(cctx, s.Socket(), "test")
+			if err == nil {
+				_, err = c.Hook(cctx, "claude-code", preToolUse(ws, "s-stop", fmt.Sprint("toolu_", i)))
+				c.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				answered++
+				// The first answer starts the shutdown: the others arrive during it.
+				once.Do(func() { go s.Shutdown() })
+			case Unreachable(err) && !errors.Is(err, context.DeadlineExceeded):
+				refused++
+			default:
+				t.Errorf("hook %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	<-s.Done()
+	if answered+refused != 64 || answered == 0 {
+		t.Fatalf("%d answered, %d refused", answered, refused)
+	}
+	d, err := store.Open(db, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	tasks, _ := d.Tasks()
+	calls := 0
+	for ev, err := range d.Events(ctx, tasks[0].Task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == events.TypeToolCall {
+			calls++
+		}
+	}
+	if calls < answered || calls > 64 {
+		t.Fatalf("%d tool calls in the log, %d hooks answered", calls, answered)
+	}
+}
+
+// TestOneServerPerDatabase: a second server on the same database is refused; a socket left by
+// a server that died is replaced.
+func TestOneServerPerDatabase(t *testing.T) {
+	s, db := start(t, Options{})
+	if _, err := Listen(db, Options{}); !errors.Is(err, ErrRunning) {
+		t.Fatalf("second server: %v, want ErrRunning", err)
+	}
+	s.Shutdown()
+	<-s.Done()
+
+	// A dead server's socket: the file is there, nobody listens.
+	l, err := net.Listen("unix", s.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if _, err := os.Stat(s.Socket()); err != nil {
+		t.Fatalf("the stale socket should be there: %v", err)
+	}
+	s2, err := Listen(db, Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("over a stale socket: %v", err)
+	}
+	go s2.Serve()
+	defer func() { s2.Shutdown(); <-s2.Done() }()
+	st, err := os.Stat(s2.Socket())
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v, %v; want owner-only 0600", st.Mode(), err)
+	}
+	c := dial(t, s2)
+	if c.Server.PID != os.Getpid() || c.Server.Version != Version {
+		t.Fatalf("hello: %+v", c.Server)
+	}
+}
+
+// TestIdleExit: a server nobody connects to exits by itself, and lets go of the database
+// between requests.
+func TestIdleExit(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	s, err := Listen(db, Options{Idle: 200 * time.Millisecond, Hold: 50 * time.Millisecond, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Serve() }()
+	c, err := Dial(context.Background(), s.Socket(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Open(context.Background(), "pi", "s", []string{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Held for 50ms after the request, then free for another process.
+	d, err := store.Open(db, &store.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("the server did not let go of the database: %v", err)
+	}
+	d.Close()
+	c.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle server did not exit")
+	}
+	if _, err := os.Stat(s.Socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+}
