@@ -336,12 +336,26 @@ func monorepoReport(t *testing.T) reportData {
 	return rep
 }
 
-// longReport is the report of a task of n turns in which an agent works its way through the
-// folders of a monorepo: each turn reads a file of the next folder, so the scoped rules come and go.
+// longReport is the report of a task of n turns (see longTask).
 func longReport(t *testing.T, n int) reportData {
 	t.Helper()
-	ctx := context.Background()
 	db := openTestDB(t)
+	task := longTask(t, db, n)
+	rep, err := gatherReport(context.Background(), db, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Turns) != n {
+		t.Fatalf("%d decisions, want %d", len(rep.Turns), n)
+	}
+	return rep
+}
+
+// longTask records a task of n turns in which an agent works its way through the folders of a
+// monorepo: each turn reads a file, seven turns per folder, so the scoped rules come and go.
+func longTask(t testing.TB, db *store.DB, n int) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
 	ws := fstest.MapFS{
 		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
 		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
@@ -374,17 +388,10 @@ func longReport(t *testing.T, n int) reportData {
 			t.Fatal(err)
 		}
 	}
-	rep, err := gatherReport(ctx, db, s.Task())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Turns) != n {
-		t.Fatalf("%d decisions, want %d", len(rep.Turns), n)
-	}
-	return rep
+	return task
 }
 
-func openTestDB(t *testing.T) *store.DB {
+func openTestDB(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
 	if err != nil {

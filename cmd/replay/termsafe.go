@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -17,19 +16,23 @@ func escapeControls(s string) string {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
 		case r == '\r':
 			b.WriteString(`\r`)
 		case r < 0x20:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
 		case r >= 0x7f && r <= 0x9f:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			b.WriteString(`\u00`)
+			b.WriteString(hex2(byte(r)))
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -38,8 +41,28 @@ func escapeControls(s string) string {
 	return b.String()
 }
 
+// hex2 is a byte in two lower-case hex digits.
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&0xf]})
+}
+
 // needsEscape reports whether s holds anything escapeControls changes.
 func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ { // ASCII first, byte by byte
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return needsEscapeRunes(s[i:])
+		}
+		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// needsEscapeRunes is needsEscape past the first byte that is not ASCII.
+func needsEscapeRunes(s string) bool {
 	for i, r := range s {
 		switch {
 		case r == utf8.RuneError:
