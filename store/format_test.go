@@ -82,6 +82,9 @@ func TestOpenUpgradesFormat1(t *testing.T) {
 	if f := fileFormat(t, path); f != "1" {
 		t.Fatalf("the fixture is format %q, want 1", f)
 	}
+	// Each task's 30 events take five transactions.
+	defer func(n int) { upgradeChunk = n }(upgradeChunk)
+	upgradeChunk = 7
 	db := openAt(t, path, &Options{NoSync: true})
 	for ti, task := range format1Tasks {
 		old := format1Events(t, ti)

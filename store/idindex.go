@@ -21,8 +21,9 @@ import (
 const indexSuffix = 'i'
 
 // upgradeChunk is how many events one transaction of the format upgrade indexes: bbolt keeps a
-// transaction's writes in memory until it commits.
-const upgradeChunk = 1 << 16
+// transaction's writes in memory until it commits. A variable so that tests can make a small
+// file take several.
+var upgradeChunk = 1 << 16
 
 // indexName is the name of task's id index bucket.
 func indexName(task uuid.UUID) []byte {

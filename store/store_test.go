@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -114,6 +115,10 @@ func TestOpenTruncated(t *testing.T) {
 		}
 		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotDatabase) {
 			t.Errorf("size %d of %d: error %q is neither ErrCorrupt nor ErrNotDatabase", size, len(full), err)
+		}
+		want := fmt.Sprintf("open task log %q: task log is damaged: the file is %d bytes but its pages reach %d: it was truncated", path, size, used)
+		if err.Error() != want {
+			t.Errorf("size %d of %d: error %q\nwant %q", size, len(full), err, want)
 		}
 		t.Logf("size %d: %v", size, err)
 	}
