@@ -507,3 +507,38 @@ func TestPanicAfterACommitDoesNotWedgeTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A repeat staged in the same group commit as the original finds the original's ids and events,
+// written earlier in the same transaction.
+func TestRepeatInTheSameCommit(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	e := msgs(t, 2, "once")
+	req := func(expected uint64, evs ...events.Event) *appendRequest {
+		return &appendRequest{ctx: context.Background(), task: task, expected: expected,
+			evs: append([]events.Event(nil), evs...), result: make(chan appendResult, 1)}
+	}
+	edited := e[1]
+	edited.Data = []byte(`{"text":"edited"}`)
+	batch := []*appendRequest{req(0, e...), req(0, e...), req(2, edited), req(2, msg(t, 1, "next"))}
+	db.commit(batch)
+	got := make([]appendResult, len(batch))
+	for i, r := range batch {
+		got[i] = <-r.result
+	}
+	if got[0].err != nil || got[0].appended.Duplicate {
+		t.Fatalf("original: %+v", got[0])
+	}
+	if a := got[1].appended; got[1].err != nil || !a.Duplicate || a.First != 1 || a.Events[1].Hash != got[0].appended.Events[1].Hash {
+		t.Errorf("repeat: %+v, %v; want a duplicate of 1..2", a, got[1].err)
+	}
+	if !errors.Is(got[2].err, ErrDuplicateID) {
+		t.Errorf("same id, other content: %v, want ErrDuplicateID", got[2].err)
+	}
+	if got[3].err != nil || got[3].appended.First != 3 {
+		t.Errorf("next: %+v", got[3])
+	}
+	if err := db.Verify(context.Background(), task); err != nil {
+		t.Error(err)
+	}
+}
