@@ -1,7 +1,9 @@
 // Package store keeps tasklog's durable per-task event logs in one embedded bbolt file.
 //
 // Each task's events live in their own bucket under 8-byte big-endian sequence keys, stored in
-// the canonical binary encoding of package events and chained by hash. Append checks an expected
+// the canonical binary encoding of package events and chained by hash, with an index of their
+// ids beside them, so that opening a task and appending to it cost the same whatever its
+// length. Append checks an expected
 // version, assigns sequence numbers, seals the chain and is idempotent by event id; concurrent
 // appends to any number of tasks are group-committed into shared, fsynced transactions by one
 // committer goroutine. Reads stream a task from any sequence in chunks without holding a
