@@ -103,25 +103,25 @@ func TestAgentsEndToEnd(t *testing.T) {
 	}
 }
 
-// runReplay runs the built replay binary with HOME set to home and returns its combined output
-// and exit status.
+// runReplay runs the built replay binary with HOME set to home and returns its exit status and
+// its output: stdout alone when it succeeds (so JSON stays parseable), stdout and stderr when not.
 func runReplay(t *testing.T, replay, home string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, replay, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
-		return out.String(), exit.ExitCode()
+		return stdout.String() + stderr.String(), exit.ExitCode()
 	case err != nil:
 		t.Fatalf("replay %s: %v", strings.Join(args, " "), err)
 	}
-	return out.String(), 0
+	return stdout.String(), 0
 }
 
 // checkModelSaw asserts from the fake model's requests: the scoped rule reaches the model in
