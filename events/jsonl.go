@@ -273,7 +273,7 @@ func ParseLine(raw []byte) (Line, error) {
 		}
 		if got := e.ComputeHash(); got != e.Hash {
 			return Line{}, fmt.Errorf("%w: seq %d: hash %s does not match the line's content (computed %s): the line was altered",
-				ErrHashMismatch, e.Seq, short(e.Hash), short(got))
+				ErrHashMismatch, e.Seq, e.Hash, got)
 		}
 	}
 	return l, nil
@@ -301,5 +301,3 @@ func lineData(s *schema, t Type, v int, data []byte, verbatim bool) ([]byte, err
 		return Canonicalize(data)
 	}
 }
-
-func short(h Hash) string { return h.String()[:12] }

@@ -89,6 +89,10 @@ func TestTamperedLineIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrHashMismatch) || !strings.Contains(err.Error(), "seq 2") {
 		t.Errorf("err = %v, want ErrHashMismatch at seq 2", err)
 	}
+	// Both hashes in full, so a person can compare them with another copy of the log.
+	if h := sampleLog(t)[1].Hash.String(); !strings.Contains(err.Error(), "hash "+h+" does not match") {
+		t.Errorf("err = %v, want the line's hash %s in full", err, h)
+	}
 }
 
 func TestLineReaderNamesFileAndLine(t *testing.T) {
