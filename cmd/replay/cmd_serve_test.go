@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session/serve"
+)
+
+// serverPID asks the database's server for its pid; 0 when none answers.
+func serverPID(db string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := serve.Dial(ctx, serve.SocketPath(db), "test")
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	return c.Server.PID
+}
+
+// TestServe32HooksKilled: 32 hook processes at once on one task go through the server the first
+// hook started; in the second round the server is killed (SIGKILL) while they run. Every hook
+// exits 0 within its budget, every tool call is recorded exactly once, the scoped rule reaches
+// the model once, and verify passes.
+func TestServe32HooksKilled(t *testing.T) {
+	bin := replayBinary(t)
+	ws, home := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	env := []string{"HOME=" + home, "TASKLOG_SERVE_IDLE=30s"}
+	t.Cleanup(func() { exec.Command(bin, "serve", "--stop", "--db", db).Run() })
+	start := `{"session_id":"s-kill","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
+	if r := hookProcess(bin, "claude-code", db, []byte(start), env); r.code != 0 {
+		t.Fatalf("SessionStart: %+v", r)
+	}
+	first := serverPID(db)
+	if first == 0 {
+		t.Fatal("the first hook did not start a server")
+	}
+	delivered := 0
+	for round, kill := range []bool{false, true} {
+		var wg sync.WaitGroup
+		results := make([]hookResult, 32)
+		for i := range results {
+			// Each tool call's hook runs twice (two settings scopes).
+			id := fmt.Sprintf("toolu_%d_%02d", round, i/2)
+			payload := fmt.Sprintf(`{"session_id":"s-kill","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+				ws, filepath.Join(ws, "src/api/routes.ts"), id)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = hookProcess(bin, "claude-code", db, []byte(payload), env)
+			}()
+			if kill && i == 8 {
+				if pid := serverPID(db); pid != 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
+				} else {
+					t.Error("no server to kill")
+				}
+			}
+		}
+		wg.Wait()
+		for i, r := range results {
+			if r.code != 0 || r.took > hookBudget {
+				t.Errorf("round %d hook %d: exit %d after %v, stderr %q", round, i, r.code, r.took, r.stderr)
+			}
+			delivered += strings.Count(r.stdout, "API handlers return JSON errors")
+		}
+	}
+	if pid := serverPID(db); pid == first {
+		t.Errorf("the killed server (pid %d) still answers", first)
+	}
+	if delivered != 1 {
+		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
+	}
+	exec.Command(bin, "serve", "--stop", "--db", db).Run()
+	calls := map[string]int{}
+	for _, ev := range taskEvents(t, db) {
+		if ev.Type != events.TypeToolCall {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[p.(*events.ToolCall).ID]++
+	}
+	if len(calls) != 32 {
+		t.Errorf("%d distinct tool calls recorded, want 32", len(calls))
+	}
+	for id, n := range calls {
+		if n != 1 {
+			t.Errorf("tool call %s recorded %d times", id, n)
+		}
+	}
+	out, err := exec.Command(bin, "verify", "--db", db).CombinedOutput()
+	if err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err == nil {
+		t.Logf("hook log (errors the hooks met and answered neutrally):\n%s", log)
+	}
+}
+
+// BenchmarkServeHookRoundTrip is BenchmarkHookRoundTrip's hook (process start, PreToolUse on a
+// task of 10,000 events, record, decide, deliver, reply) three ways: through a running server
+// whose database is open (hooks back to back), through one that let go of the database after
+// its hold period (a pause between hooks; the pause is not timed), and without a server
+// (TASKLOG_SERVE=off: the hook opens the database itself).
+func BenchmarkServeHookRoundTrip(b *testing.B) {
+	bin := replayBinary(b)
+	for _, mode := range []string{"warm", "cold", "direct"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			ws := filepath.Join(dir, "shop")
+			for name, content := range map[string]string{
+				".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+				"AGENTS.md":          "Run npm test before you finish.\n",
+				"src/api/routes.ts":  "export const routes = []\n",
+			} {
+				p := filepath.Join(ws, name)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			db := filepath.Join(dir, "tasklog.db")
+			const sid = "bench-session"
+			seedHookTask(b, db, ws, sid, 10000)
+			env := []string{"HOME=" + dir, "TASKLOG_SERVE_IDLE=1m"}
+			if mode == "direct" {
+				env = append(env, "TASKLOG_SERVE=off")
+			}
+			defer exec.Command(bin, "serve", "--stop", "--db", db).Run()
+			hook := func(i int) hookResult {
+				payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
+					sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+				r := hookProcess(bin, "claude-code", db, []byte(payload), env)
+				if r.code != 0 || r.stderr != "" {
+					b.Fatalf("hook: %+v", r)
+				}
+				return r
+			}
+			hook(-1) // starts the server
+			times := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				if mode == "cold" {
+					b.StopTimer()
+					time.Sleep(serve.DefaultHold + 100*time.Millisecond)
+					b.StartTimer()
+				}
+				times = append(times, hook(i).took)
+			}
+			b.StopTimer()
+			reportPercentiles(b, times)
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, times []time.Duration) {
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
