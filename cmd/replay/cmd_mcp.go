@@ -43,6 +43,9 @@ The current task is --task, else the task the agent's hooks write for this agent
 The database is --db, else $TASKLOG_DB, else the hooks' default. It is opened read-only for
 each call and closed after it, so that the hooks can write between calls.`
 
+// mcpLockWait is how long a call waits for the database another process holds.
+const mcpLockWait = 3 * time.Second
+
 // cmdMCP serves the MCP server on stdin and stdout until the client closes stdin.
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", mcpUsage, stderr)
@@ -50,6 +53,11 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	db := f.Lookup("db")
 	db.DefValue = defaultHookDB()
 	_ = db.Value.Set(db.DefValue)
+	// Long enough to outlast 'replay serve' holding the file for its hooks (it lets go half a
+	// second after their last request); an agent waits on a tool call far longer.
+	timeout := f.Lookup("timeout")
+	timeout.DefValue = mcpLockWait.String()
+	_ = timeout.Value.Set(timeout.DefValue)
 	var cfg mcpConfig
 	cfg.wf.register(f)
 	f.StringVar(&cfg.task, "task", "", "the current `TASK` (an id or a unique prefix)")
