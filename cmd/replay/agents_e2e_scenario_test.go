@@ -92,7 +92,23 @@ func TestAgentsEndToEnd(t *testing.T) {
 				t.Fatalf("replay install %s: exit %d\n%s", d.name, code, out)
 			}
 			t.Logf("replay install %s:\n%s", d.name, out)
-			agentOut := a.run(t, e2ePrompt)
+			// The hooks start a resident 'replay serve' for the database on their first call;
+			// stopping it finishes what it accepted and frees the database. The idle limit is a
+			// backstop should the test stop before.
+			stopped := false
+			stop := func() {
+				if !stopped {
+					stopped = true
+					out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+					if code != 0 {
+						t.Errorf("replay serve --stop: exit %d\n%s", code, out)
+					}
+					t.Logf("replay serve --stop: %s", out)
+				}
+			}
+			t.Cleanup(stop)
+			agentOut := a.run(t, e2ePrompt, "TASKLOG_SERVE_IDLE=60s")
+			stop()
 			// The hooks fail open, so a fault shows only in their error log.
 			if b, err := os.ReadFile(filepath.Join(filepath.Dir(db), "tasklog-hook.log")); err == nil {
 				t.Errorf("the hooks logged errors:\n%s", b)
