@@ -1,0 +1,131 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// seed records n events in an agent's session of the workspace (tool calls, a decision every fifth)
+// through the Go API, and returns its task.
+func seed(b *testing.B, db *store.DB, ws string, agent agentlog.Agent, sid string, n int) *session.AgentSession {
+	b.Helper()
+	ctx := context.Background()
+	a, err := session.OpenAgent(ctx, db, agentlog.TaskID(agent, sid), session.AgentOptions{Agent: agent,
+		Started: &events.TaskStarted{Roots: []string{ws}, Cwd: ws, Runtime: events.Runtime{Name: string(agent)}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; a.Version() < uint64(n); i++ {
+		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("src/s%d.ts", i%200)})
+		id := fmt.Sprintf("seed_%d", i)
+		if _, err := a.RecordHook(ctx, []agentlog.Record{{Key: id, Payload: &events.ToolCall{Tool: "read", ID: id, Params: params}}}); err != nil {
+			b.Fatal(err)
+		}
+		if i%5 == 4 {
+			if _, err := a.Decide(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return a
+}
+
+func percentiles(b *testing.B, times []time.Duration) {
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkDecide is a decision on a task of 10,000 events: in process (Session.Decide) and
+// requested over the socket from a connected client (no process start).
+func BenchmarkDecide(b *testing.B) {
+	ws := workspace(b)
+	ctx := context.Background()
+	b.Run("in-process", func(b *testing.B) {
+		db, err := store.Open(filepath.Join(b.TempDir(), "tasklog.db"), &store.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		a := seed(b, db, ws, agentlog.Pi, "bench", 10000)
+		defer a.Close()
+		times := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			if _, err := a.Decide(ctx); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(t0))
+		}
+		b.StopTimer()
+		percentiles(b, times)
+	})
+	b.Run("socket", func(b *testing.B) {
+		s, dbPath := start(b, Options{Hold: -1})
+		db, err := store.Open(dbPath, &store.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := seed(b, db, ws, agentlog.Pi, "bench", 10000)
+		a.Close()
+		db.Close()
+		c := dial(b, s)
+		task := agentlog.TaskID(agentlog.Pi, "bench").String()
+		if _, err := c.Decide(ctx, task); err != nil { // opens the task
+			b.Fatal(err)
+		}
+		times := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			if _, err := c.Decide(ctx, task); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(t0))
+		}
+		b.StopTimer()
+		percentiles(b, times)
+	})
+}
+
+// BenchmarkHookOverSocket is a PreToolUse hook handed to the server by a connected client on a
+// task of 10,000 events: record, decide, deliver, reply, without the process start.
+func BenchmarkHookOverSocket(b *testing.B) {
+	ws := workspace(b)
+	ctx := context.Background()
+	s, dbPath := start(b, Options{Hold: -1})
+	db, err := store.Open(dbPath, &store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed(b, db, ws, agentlog.ClaudeCode, "bench", 10000).Close()
+	db.Close()
+	c := dial(b, s)
+	if _, err := c.Hook(ctx, "claude-code", preToolUse(ws, "bench", "toolu_first")); err != nil {
+		b.Fatal(err)
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		payload := fmt.Appendf(nil, `{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_%d"}`,
+			ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+		if _, err := c.Hook(ctx, "claude-code", payload); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(t0))
+	}
+	b.StopTimer()
+	percentiles(b, times)
+}
