@@ -54,6 +54,11 @@ func (b *builder) providerCategory() Category {
 		if c == nil {
 			b.diag(0, SeverityInfo, DiagManualOnly, "no applyTo: GitHub Copilot attaches this file only when it is added by hand")
 		}
+		if c != nil && everyRequest(c.Values) {
+			// VS Code puts an instruction file that applies to "**" into every request, also one
+			// whose context holds no file.
+			return CategoryAlways
+		}
 		return b.scopedOr(c, CategoryManual)
 	case ProviderCursor:
 		return b.cursorCategory(false)
@@ -172,4 +177,45 @@ func (b *builder) tasklogCategory() Category {
 		return CategoryOnRequest
 	}
 	return CategoryAlways
+}
+
+// everyRequest reports whether a Copilot applyTo lists "**" or "**/*" (after a leading "./"):
+// a pattern VS Code reads as "every request", not as "a file of the context matches".
+func everyRequest(values []string) bool {
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		for strings.HasPrefix(v, "./") {
+			v = v[2:]
+		}
+		if v == "**" || v == "**/*" {
+			return true
+		}
+	}
+	return false
+}
+
+// legacy reads a single legacy file (.cursorrules, .windsurfrules, global_rules.md, the
+// .clinerules file): its tool sends the file as written, so the whole text is the body, a
+// --- block included, and the rule is always on. Keys in such a block are not read; a
+// diagnostic says so, once, at the block's first key.
+func (b *builder) legacy(text string) {
+	b.r.Body = strings.TrimSpace(normalizeText(text))
+	b.r.Category = CategoryAlways
+	if !b.fm.Present && !b.fm.Failed {
+		return
+	}
+	line := 0
+	var keys []string
+	for _, f := range b.fm.Fields {
+		if line == 0 {
+			line = f.Line
+		}
+		keys = append(keys, f.Key)
+	}
+	what := "its --- block"
+	if len(keys) > 0 {
+		what = "its keys (" + strings.Join(keys, ", ") + ")"
+	}
+	b.diag(line, SeverityInfo, DiagLegacyFrontmatter, fmt.Sprintf("%s is a legacy single file, which %s sends as written: %s are not read, and the whole text, the --- block included, is the body",
+		b.f.Path, providerTitle[b.f.Provider], what))
 }

@@ -53,6 +53,10 @@ const (
 	DiagDuplicateID  = "duplicate_id"
 	DiagManualOnly   = "manual_only" // no metadata that applies it automatically in its tool
 	DiagIgnoredKey   = "ignored_key" // a known key made irrelevant by another (globs under alwaysApply)
+	// DiagLegacyFrontmatter: a legacy single file (.cursorrules, .windsurfrules, .clinerules)
+	// opens with a --- block; its tool sends it as written, so the keys are not read and the
+	// block stays in the body.
+	DiagLegacyFrontmatter = "legacy_frontmatter"
 )
 
 // Diagnostic is one anomaly found in a rule file.

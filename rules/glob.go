@@ -108,8 +108,10 @@ func CompilePattern(raw string) *Pattern {
 		p.unsupported(raw, "POSIX classes like [[:alpha:]]")
 		return p
 	}
-	// GLOBS: a leading "**.ext" matches at any depth.
-	if strings.HasPrefix(s, "**") && len(s) > 2 && s[2] != '/' && s[2] != '*' {
+	// GLOBS: a leading "**.ext" matches at any depth. Any other "**" that is not a whole
+	// segment ("**a", "a**", "src/a**b") is left to doublestar, which reads it as "*": it
+	// stays within one segment.
+	if strings.HasPrefix(s, "**.") {
 		s = "**/*" + s[2:]
 	}
 	// GLOBS: "{ts}" (one item, no comma) is literal text.

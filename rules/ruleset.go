@@ -234,12 +234,16 @@ func (l *Loader) build(f *File) *Rule {
 	}
 	fm := pc.fm
 	b.fm = &fm
-	for _, p := range fm.Problems {
-		b.diag(p.Line, p.Severity, p.Code, p.Message)
-	}
-	r.Body = strings.TrimSpace(fm.Body)
-	if !fm.Failed {
-		b.categorize()
+	if class.kind == kindLegacy || class.kind == kindClineFile {
+		b.legacy(pc.text)
+	} else {
+		for _, p := range fm.Problems {
+			b.diag(p.Line, p.Severity, p.Code, p.Message)
+		}
+		r.Body = strings.TrimSpace(fm.Body)
+		if !fm.Failed {
+			b.categorize()
+		}
 	}
 	sortConditions(r.Conditions)
 	for i := range r.Conditions {

@@ -111,8 +111,10 @@ func placeSample(s sample) (provider, p string) {
 //     fences is a plain rule with no_delimiters;
 //   - .claude/rules with globs: (EduPod) stay always-on with foreign_key; subfolder CLAUDE.md
 //     and AGENTS.md files are scoped to their folder;
-//   - Copilot applyTo comma strings are split; copilot-instructions.md is always-on;
-//   - the legacy .cursorrules with frontmatter is always-on and the frontmatter is stripped.
+//   - Copilot applyTo comma strings are split; copilot-instructions.md is always-on, and so
+//     is an instructions file with applyTo: "**" (every request, as VS Code reads it);
+//   - the legacy .cursorrules with frontmatter is always-on and keeps the whole text as its
+//     body, --- block included, with legacy_frontmatter (its keys are not read).
 func TestSamples(t *testing.T) {
 	dir, samples := readSamples(t)
 	var sb strings.Builder
