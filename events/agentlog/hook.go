@@ -144,6 +144,11 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 	if h.SessionID == "" {
 		return nil, fmt.Errorf("%w: %s %s payload has no session id", ErrHookPayload, agent, h.Event)
 	}
+	for _, r := range h.Records {
+		if _, err := events.New(r.Payload); err != nil {
+			return nil, fmt.Errorf("%w: %s %s payload: %v", ErrHookPayload, agent, h.Event, err)
+		}
+	}
 	return h, nil
 }
 

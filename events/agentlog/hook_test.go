@@ -128,3 +128,29 @@ func TestLoadsNatively(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseHook: no payload makes ParseHook panic, and what it accepts records only valid
+// events with keys.
+func FuzzParseHook(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "hooks", "*", "*.json"))
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(string(filepath.Base(filepath.Dir(file))), b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, hint string, payload []byte) {
+		h, err := ParseHook(Agent(hint), payload)
+		if err != nil {
+			return
+		}
+		for _, r := range h.Records {
+			if r.Key == "" {
+				t.Fatalf("%s record without a key", r.Payload.EventType())
+			}
+			if _, err := events.New(r.Payload); err != nil {
+				t.Fatalf("invalid record: %v", err)
+			}
+		}
+		_ = h.Reply("x")
+	})
+}
