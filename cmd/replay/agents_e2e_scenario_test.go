@@ -93,8 +93,8 @@ func TestAgentsEndToEnd(t *testing.T) {
 			}
 			t.Logf("replay install %s:\n%s", d.name, out)
 			// The hooks start a resident 'replay serve' for the database on their first call;
-			// stopping it finishes what it accepted and frees the database. The idle limit is a
-			// backstop should the test stop before.
+			// stopping it finishes what it accepted and frees the database. Its idle limit (set by
+			// run) is a backstop should the test stop before.
 			stopped := false
 			stop := func() {
 				if !stopped {
@@ -107,7 +107,7 @@ func TestAgentsEndToEnd(t *testing.T) {
 				}
 			}
 			t.Cleanup(stop)
-			agentOut := a.run(t, e2ePrompt, "TASKLOG_SERVE_IDLE=60s")
+			agentOut := a.run(t, e2ePrompt)
 			stop()
 			// The hooks fail open, so a fault shows only in their error log.
 			if b, err := os.ReadFile(filepath.Join(filepath.Dir(db), "tasklog-hook.log")); err == nil {

@@ -180,6 +180,8 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 		"TMPDIR=" + a.scratch(t), // the agents' own temporary files go with the test's
 		"LANG=C.UTF-8",
 		"NO_COLOR=1",
+		// A 'replay serve' that tasklog's hooks start exits a minute after its last hook.
+		"TASKLOG_SERVE_IDLE=60s",
 	}
 	env = append(env, a.driver.configure(t, a)...)
 	env = append(env, extraEnv...)
