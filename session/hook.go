@@ -153,7 +153,7 @@ func (a *AgentSession) saveDeliveries(force bool) error {
 	return nil
 }
 
-// Deliveries is a copy of what the fold knows: use it for reading only.
+// Deliveries is the fold of what reached the model, as this session knows it; read it only.
 func (a *AgentSession) Deliveries() *projections.Deliveries { return a.dlv }
 
 // HookEventID is the event id of a hook record: derived from its idempotency key, so two runs

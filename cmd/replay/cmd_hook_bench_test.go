@@ -21,8 +21,9 @@ import (
 
 // BenchmarkHookRoundTrip is what an agent waits for at every tool call: a 'replay hook'
 // process started with a PreToolUse payload on a task of 10,000 events, which opens the
-// database and the task, parses, records, decides, delivers and replies. It reports the median
-// and the 99th percentile of the wall time per hook.
+// database and the task, parses, records, decides, delivers and replies, without a resident
+// server ($TASKLOG_SERVE=off). It reports the median and the 99th percentile of the wall time
+// per hook.
 func BenchmarkHookRoundTrip(b *testing.B) {
 	bin := replayBinary(b)
 	dir := b.TempDir()

@@ -41,7 +41,8 @@ type hookResult struct {
 func hookProcess(bin, agent, db string, payload []byte, env []string, extra ...string) hookResult {
 	cmd := exec.Command(bin, append([]string{"hook", agent, "--db", db}, extra...)...)
 	cmd.Stdin = bytes.NewReader(payload)
-	cmd.Env = append(os.Environ(), env...)
+	// These tests are of the hook opening the database itself: no resident server.
+	cmd.Env = append(append(os.Environ(), "TASKLOG_SERVE=off"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -204,7 +205,7 @@ func TestHookBadInput(t *testing.T) {
 		cmd := exec.Command(bin, "hook", "claude-code", "--db", db)
 		cmd.Stdin = bytes.NewReader(pre)
 		tmp := t.TempDir()
-		cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp)
+		cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp, "TASKLOG_SERVE=off")
 		if os.Geteuid() == 0 {
 			// root writes anywhere: run the hook as nobody, who must reach the binary.
 			for _, leaf := range []string{tmp, bin} {
