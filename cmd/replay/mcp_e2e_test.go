@@ -63,7 +63,12 @@ func TestMCPInClaudeCode(t *testing.T) {
 	// session asks for.
 	a.write(t, ".mcp.json", mcpE2EConfig(t, replay, a.ws, db))
 
+	// The hooks start a resident 'replay serve' for the database; stopping it finishes what it
+	// accepted, so the log is complete when the test reads it, and no server outlives the test.
+	stopServe := func() { mcpRunReplay(t, replay, a.home, "serve", "--stop", "--db", db) }
+	t.Cleanup(stopServe)
 	stdout := a.run(t, "Check which rules apply to the API routes, then read the release checklist.")
+	stopServe()
 	reqs := a.model.ModelRequests()
 	if got := lastStep(reqs); got != 3 {
 		t.Fatalf("the agent stopped at step %d of 3\nrequests:\n%s", got, a.describeRequests())
