@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/projections"
@@ -92,8 +94,25 @@ func renderDelivery(chosen []events.RuleOutcome, ruleOf func(id string) *rules.R
 	if limit <= 0 {
 		limit = agentlog.MaxDelivery
 	}
+	text := renderFull(chosen, ruleOf)
+	n := len(chosen)
+	form := events.FormFull
+	if len(text) > limit {
+		form = events.FormNames
+		text, n = renderNames(chosen, limit)
+	}
+	del := events.Delivery{Form: form, Rules: make([]events.DeliveredRule, n)}
+	for i, o := range chosen[:n] {
+		del.Rules[i] = events.DeliveredRule{ID: o.ID, Name: o.Name}
+	}
+	sum := sha256.Sum256([]byte(text))
+	del.Bytes, del.SHA256 = len(text), hex.EncodeToString(sum[:])
+	return del, text
+}
+
+// renderFull renders rules with their bodies.
+func renderFull(chosen []events.RuleOutcome, ruleOf func(id string) *rules.Rule) string {
 	var b strings.Builder
-	del := events.Delivery{Form: events.FormFull}
 	b.WriteString(deliveryOpen + deliveryIntro)
 	for _, o := range chosen {
 		body := ""
@@ -101,28 +120,86 @@ func renderDelivery(chosen []events.RuleOutcome, ruleOf func(id string) *rules.R
 			body = r.Body
 		}
 		fmt.Fprintf(&b, "\n<rule name=\"%s\" path=\"%s\">\n%s\n</rule>\n", attrEscape(o.Name), attrEscape(o.Path), body)
-		del.Rules = append(del.Rules, events.DeliveredRule{ID: o.ID, Name: o.Name})
 	}
 	b.WriteString(deliveryClose)
-	text := b.String()
-	if len(text) > limit {
-		b.Reset()
-		del = events.Delivery{Form: events.FormNames}
-		b.WriteString(deliveryOpen + deliveryByName)
-		for _, o := range chosen {
-			line := fmt.Sprintf("- %s (%s): rule://%s\n", o.Name, o.Path, o.Name)
-			if b.Len()+len(line)+len(deliveryClose) > limit && len(del.Rules) > 0 {
-				break // the rest go with a later hook
-			}
-			b.WriteString(line)
-			del.Rules = append(del.Rules, events.DeliveredRule{ID: o.ID, Name: o.Name})
+	return b.String()
+}
+
+// renderNames lists rules by name and rule:// address, as many as fit in limit (at least one);
+// n is how many it listed, the rest go with a later hook.
+func renderNames(chosen []events.RuleOutcome, limit int) (text string, n int) {
+	var b strings.Builder
+	b.WriteString(deliveryOpen + deliveryByName)
+	for _, o := range chosen {
+		line := fmt.Sprintf("- %s (%s): rule://%s\n", o.Name, o.Path, o.Name)
+		if b.Len()+len(line)+len(deliveryClose) > limit && n > 0 {
+			break
 		}
-		b.WriteString(deliveryClose)
-		text = b.String()
+		b.WriteString(line)
+		n++
 	}
-	sum := sha256.Sum256([]byte(text))
-	del.Bytes, del.SHA256 = len(text), hex.EncodeToString(sum[:])
-	return del, text
+	b.WriteString(deliveryClose)
+	return b.String(), n
+}
+
+// ErrDeliveryText is returned by DeliveryText when the text rendered again from the log does
+// not have the digest the delivery recorded.
+var ErrDeliveryText = errors.New("the delivery's text cannot be rendered again as recorded")
+
+// DeliveryText renders again the text the delivery at seq put in front of the model: from the
+// delivery event, in its form, and the rules snapshot its decision used; the result is checked
+// against the recorded length and digest.
+func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64) (string, error) {
+	var snap []events.SnapshotFile
+	var decisionSnap = map[uint64][]events.SnapshotFile{}
+	for ev, err := range lr.Events(ctx, task, 1) {
+		if err != nil {
+			return "", err
+		}
+		switch ev.Type {
+		case events.TypeRulesSnapshot:
+			p, err := ev.Payload()
+			if err != nil {
+				return "", err
+			}
+			snap = p.(*events.RulesSnapshot).Files
+		case events.TypeDecision:
+			decisionSnap[ev.Seq] = snap
+		}
+		if ev.Seq != seq {
+			continue
+		}
+		if ev.Type != events.TypeDelivery {
+			return "", fmt.Errorf("task %s seq %d is a %s, not a delivery", task, seq, ev.Type)
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return "", err
+		}
+		del := p.(*events.Delivery)
+		files, err := LoadSnapshot(lr, decisionSnap[del.Decision])
+		if err != nil {
+			return "", err
+		}
+		rs := rules.Load(files)
+		chosen := make([]events.RuleOutcome, len(del.Rules))
+		for i, r := range del.Rules {
+			chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}
+			if rule := ruleByID(rs, r.ID); rule != nil {
+				chosen[i].Path = rule.DisplayPath
+			}
+		}
+		text := renderFull(chosen, func(id string) *rules.Rule { return ruleByID(rs, id) })
+		if del.Form == events.FormNames {
+			text, _ = renderNames(chosen, len(text)+1<<20)
+		}
+		sum := sha256.Sum256([]byte(text))
+		if len(text) != del.Bytes || hex.EncodeToString(sum[:]) != del.SHA256 {
+			return text, fmt.Errorf("task %s seq %d: %w", task, seq, ErrDeliveryText)
+		}
+		return text, nil
+	}
+	return "", fmt.Errorf("task %s has no event at seq %d", task, seq)
 }
 
 func attrEscape(s string) string {

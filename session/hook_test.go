@@ -114,6 +114,10 @@ func TestDeliverOncePerTaskAndAfterCompaction(t *testing.T) {
 	if del.Event.Form != events.FormNames || !strings.Contains(del.Text, "rule://docs") || len(del.Text) > 2000 {
 		t.Fatalf("over the limit: form %s, text %q", del.Event.Form, del.Text)
 	}
+	// The text is rendered again from the log alone, as it was replied.
+	if text, err := DeliveryText(ctx, db, b.Task(), del.Seq); err != nil || text != del.Text {
+		t.Fatalf("DeliveryText = %q, %v; want the reply %q", text, err, del.Text)
+	}
 	b.Close()
 
 	rep, err := Replay(ctx, db, a.Task(), ReplayOptions{})
@@ -183,5 +187,29 @@ func TestRecordHookRefusesReservedTypes(t *testing.T) {
 	_, err := a.RecordHook(context.Background(), []agentlog.Record{{Key: "x", Payload: &events.Delivery{}}})
 	if err == nil {
 		t.Fatal("a delivery was recorded as a hook record")
+	}
+}
+
+func TestDeliveryTextOfAFullDelivery(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	a := openAgent(t, db, agentlog.Cursor)
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("1", "/ws/src/api/routes.ts")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := a.Deliver(ctx, d, "afterFileEdit", events.ChannelTool, "k1", 0)
+	if err != nil || del == nil {
+		t.Fatal(del, err)
+	}
+	text, err := DeliveryText(ctx, db, a.Task(), del.Seq)
+	if err != nil || text != del.Text {
+		t.Fatalf("DeliveryText = %q, %v; want %q", text, err, del.Text)
+	}
+	if _, err := DeliveryText(ctx, db, a.Task(), d.Seq); err == nil {
+		t.Fatal("DeliveryText of a decision did not fail")
 	}
 }
