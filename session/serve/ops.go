@@ -50,7 +50,7 @@ func (s *Server) serve(c *conn, msg []byte) (resp Response) {
 		}
 		return resp
 	}
-	resp.Result, err = json.Marshal(result)
+	resp.Result, err = marshal(result)
 	if err != nil {
 		resp.Error = &Error{Code: CodeInternal, Message: err.Error()}
 	}

@@ -213,12 +213,24 @@ func readMessage(r *bufio.Reader, max int) ([]byte, error) {
 
 // writeMessage writes v as one line.
 func writeMessage(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(b)
 	return err
+}
+
+// marshal encodes v on one line, ending in a newline, leaving <, > and & as they are (rule
+// texts are full of them).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // decodeRequest decodes one request strictly.
