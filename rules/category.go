@@ -61,6 +61,9 @@ func (b *builder) providerCategory() Category {
 		}
 		return b.scopedOr(c, CategoryManual)
 	case ProviderCursor:
+		if b.class.dir != "" {
+			return b.nestedCursorCategory()
+		}
 		return b.cursorCategory(false)
 	case ProviderWindsurf:
 		return b.windsurfCategory()
@@ -218,4 +221,41 @@ func (b *builder) legacy(text string) {
 	}
 	b.diag(line, SeverityInfo, DiagLegacyFrontmatter, fmt.Sprintf("%s is a legacy single file, which %s sends as written: %s are not read, and the whole text, the --- block included, is the body",
 		b.f.Path, providerTitle[b.f.Provider], what))
+}
+
+// nestedCursorCategory reads a rule of a nested .cursor/rules folder (apps/api/.cursor/rules):
+// it applies only when a context path lies inside apps/api, and then by its own alwaysApply,
+// globs and description. Its globs are anchored at apps/api, the folder that holds .cursor,
+// as a project's root rules are anchored at the root: "src/**/*.ts" there stands for
+// "apps/api/src/**/*.ts".
+func (b *builder) nestedCursorCategory() Category {
+	b.anchor = b.class.dir
+	pattern := b.class.dir + "/**"
+	b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: "location", Values: []string{pattern},
+		Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
+	cat := b.cursorCategory(false)
+	if cat == CategoryAlways {
+		return CategoryScoped // always, inside its folder
+	}
+	return cat
+}
+
+// anchorPattern makes a pattern written relative to folder dir relative to the root: dir and
+// the pattern joined, after the pattern's leading "./" and its negation. A leading "**.ext"
+// becomes "**/*.ext" first, since after dir/ it would no longer be leading. Absolute and
+// empty patterns are left as they are (they are diagnosed as written).
+func anchorPattern(dir, raw string) string {
+	s := strings.TrimSpace(raw)
+	for strings.HasPrefix(s, "./") {
+		s = strings.TrimLeft(s[2:], "/")
+	}
+	bangs := len(s) - len(strings.TrimLeft(s, "!"))
+	neg, s := s[:bangs], s[bangs:]
+	if s == "" || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "(") {
+		return raw
+	}
+	if strings.HasPrefix(s, "**.") {
+		s = "**/*" + s[2:]
+	}
+	return neg + dir + "/" + s
 }

@@ -21,7 +21,9 @@ const (
 type fileClass struct {
 	kind fileKind
 	name string
-	dir  string // kindMemory: the folder the file scopes ("" at the root)
+	// dir is the folder the file belongs to ("" at the root): the folder of a subfolder's
+	// AGENTS.md or CLAUDE.md, or the folder holding a nested .cursor/rules.
+	dir string
 }
 
 // folderPrefixes are the rules folders of each provider, workspace and home.
@@ -56,6 +58,13 @@ func classify(f *File) fileClass {
 			return fileClass{kind: kindMemory, name: stem}
 		}
 		return fileClass{kind: kindMemory, name: dir + "/" + stem, dir: dir}
+	}
+	if f.Provider == ProviderCursor && f.Scope == ScopeWorkspace {
+		// A nested rules folder (apps/api/.cursor/rules/x.mdc) belongs to apps/api; its rule is
+		// named apps/api/x.
+		if dir, rel, ok := strings.Cut(p, "/.cursor/rules/"); ok && !strings.HasPrefix(p, ".cursor/rules/") {
+			return fileClass{kind: kindFolder, name: dir + "/" + ruleName(f.Provider, rel), dir: dir}
+		}
 	}
 	rel := p
 	for _, pre := range folderPrefixes[f.Provider] {

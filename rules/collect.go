@@ -37,6 +37,35 @@ var skippedDirs = map[string]bool{
 	"out": true, "__pycache__": true, "venv": true, "bower_components": true,
 }
 
+// internalDirs are the folders whose names start with a dot that belong to a version control
+// system, an editor or agent, or a build tool's cache: the search for AGENTS.md and CLAUDE.md
+// does not enter them (a tool's own folder is read by its provider's sources). Every other
+// dot-folder (.taskmaster, .agents, .docs) is searched like any folder.
+var internalDirs = map[string]string{
+	".git": "version control", ".hg": "version control", ".svn": "version control", ".jj": "version control", ".bzr": "version control",
+	".cursor": "a tool's own folder", ".windsurf": "a tool's own folder", ".claude": "a tool's own folder",
+	".clinerules": "a tool's own folder", ".tasklog": "a tool's own folder", ".github": "a tool's own folder",
+	".vscode": "a tool's own folder", ".idea": "a tool's own folder", ".codex": "a tool's own folder",
+	".codeium": "a tool's own folder", ".devcontainer": "a tool's own folder",
+	".cache": "a cache", ".next": "build output", ".nuxt": "build output", ".svelte-kit": "build output",
+	".turbo": "a cache", ".parcel-cache": "a cache", ".angular": "a cache", ".gradle": "a cache",
+	".terraform": "dependencies", ".venv": "dependencies", ".tox": "dependencies", ".yarn": "dependencies",
+	".pnpm-store": "dependencies", ".npm": "a cache", ".mypy_cache": "a cache", ".pytest_cache": "a cache",
+	".ruff_cache": "a cache", ".dart_tool": "build output", ".expo": "build output", ".vercel": "build output",
+}
+
+// skipReason says why the search for AGENTS.md and CLAUDE.md does not enter the folder name
+// of dir ("" when it does).
+func skipReason(dir, name string) string {
+	if skippedDirs[name] {
+		return "it holds dependencies or build output"
+	}
+	if why, ok := internalDirs[name]; ok {
+		return "it is " + why + " (" + name + "), not the project's own instructions"
+	}
+	return ""
+}
+
 // Collect reads every rule file of the workspace: the only function of this package that
 // does I/O. The result is sorted (workspace, then global, then remote; by root and path) and
 // does not depend on directory order. A file that is too large comes back truncated and one
@@ -69,7 +98,7 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 			continue
 		}
 		w, dir, gen := cache.watchRoot(r)
-		c.watch, c.whole, c.armed, c.root = w, true, map[string]watchKind{}, r
+		c.watch, c.whole, c.armed, c.named, c.root = w, true, map[string]watchKind{}, nil, r
 		start := len(c.files)
 		c.workspace(r)
 		if c.watch != nil {
@@ -101,6 +130,7 @@ type collector struct {
 	watch *watcher
 	whole bool
 	armed map[string]watchKind
+	named map[string]bool // folder "\x00" name, watched by armName
 	root  Root
 	// entries counts the directory entries the collection of the current root (or home) has
 	// looked at, against MaxWalkEntries.
@@ -379,7 +409,11 @@ func (c *collector) memoryFiles(r Root) {
 			name := e.Name()
 			full := path.Join(dir, name)
 			if e.IsDir() { // symlinked folders are not followed here: they are often loops
-				if strings.HasPrefix(name, ".") || skippedDirs[name] {
+				if name == ".cursor" && dir != "." {
+					c.nestedCursor(r, full) // the root's is one of the workspace sources
+				}
+				if why := skipReason(dir, name); why != "" {
+					c.skippedMemory(r, full, why)
 					continue
 				}
 				if depth >= MaxDepth {

@@ -60,6 +60,7 @@ func TestCollect(t *testing.T) {
 		"cursor workspace /ws .cursor/rules/nested/deep.mdc",
 		"cursor workspace /ws .cursor/rules/ts.mdc",
 		"cursor workspace /ws .cursorrules",
+		"agents workspace /ws .git/AGENTS.md", // a memory_skipped note: version control is not searched
 		"copilot workspace /ws .github/copilot-instructions.md",
 		"copilot workspace /ws .github/instructions/r.instructions.md",
 		"tasklog workspace /ws .tasklog/rules/a.md",

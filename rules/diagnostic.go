@@ -57,6 +57,9 @@ const (
 	// opens with a --- block; its tool sends it as written, so the keys are not read and the
 	// block stays in the body.
 	DiagLegacyFrontmatter = "legacy_frontmatter"
+	// DiagMemorySkipped: an AGENTS.md or CLAUDE.md in a folder the search does not enter
+	// (dependencies, build output, version control, a tool's own folder); not read.
+	DiagMemorySkipped = "memory_skipped"
 )
 
 // Diagnostic is one anomaly found in a rule file.

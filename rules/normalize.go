@@ -46,6 +46,9 @@ type builder struct {
 	fm    *Frontmatter
 	pats  func(string) *Pattern
 	read  map[string]bool // keys consumed
+	// anchor, when set, is the folder the file's patterns are written relative to (a nested
+	// .cursor/rules folder's): they are anchored there (see anchorPattern).
+	anchor string
 }
 
 func (b *builder) diag(line int, sev Severity, code, msg string) {
@@ -119,6 +122,9 @@ func (b *builder) pathCondition(key string, commaOK, emptyIsAbsent bool) *Condit
 	}
 	c := &Condition{Key: CondPaths, From: key}
 	for _, v := range vals {
+		if b.anchor != "" {
+			v = anchorPattern(b.anchor, v)
+		}
 		p := b.pats(v)
 		for _, pr := range p.problems {
 			b.diag(f.Line, pr.Severity, pr.Code, key+": "+pr.Message)

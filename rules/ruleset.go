@@ -66,7 +66,7 @@ func Load(files []File) *RuleSet { return defaultLoader.Load(files) }
 // walkNote splits what a collection reported about a place it did not read (a File whose
 // ReadError starts with one of these codes) into a diagnostic's code and message.
 func walkNote(readError string) (code, msg string, ok bool) {
-	for _, code := range []string{DiagWalkLimit, DiagNotRegular, DiagLinkLoop} {
+	for _, code := range []string{DiagWalkLimit, DiagNotRegular, DiagLinkLoop, DiagMemorySkipped} {
 		if rest, ok := strings.CutPrefix(readError, code+":"); ok {
 			return code, strings.TrimSpace(rest), true
 		}
@@ -204,7 +204,7 @@ func (l *Loader) build(f *File) *Rule {
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	r.shadowKey = r.Name
-	if class.kind == kindMemory && class.dir != "" {
+	if class.dir != "" {
 		r.shadowKey = r.Name + "\x00" + f.Root
 	}
 	r.DisplayPath = f.Path

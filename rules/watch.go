@@ -26,6 +26,7 @@ const (
 	watchRules  watchKind = 1 << iota // a rules folder (or below one): every change
 	watchMemory                       // searched for AGENTS.md and CLAUDE.md
 	watchProbe                        // on the way to a provider's rules: the next step's names
+	watchNamed                        // one name looked for in the folder (see watcher.addNamed)
 )
 
 // probeNames are, per folder, the names on the way to a provider's rule files or folders:
@@ -53,6 +54,8 @@ var probeNames = func() map[string]map[string]bool {
 // can change what a collection finds.
 func relevant(kind watchKind, dir, name string, isDir bool) bool {
 	switch {
+	case kind == watchNamed:
+		return false // decided by the name it was added for
 	case kind&watchRules != 0:
 		return true
 	case kind&watchMemory != 0 && (isDir || name == "AGENTS.md" || name == "CLAUDE.md"):

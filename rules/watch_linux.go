@@ -23,6 +23,7 @@ type watcher struct {
 type watched struct {
 	dir  string // slash path relative to the root
 	kind watchKind
+	name string // watchNamed: the one name whose changes matter
 }
 
 const watchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE |
@@ -43,6 +44,17 @@ func newWatcher(dir string) (*watcher, error) {
 // folder that does not exist or cannot be read is errNotWatched: its parent's watch sees it
 // appear or change its permissions.
 func (w *watcher) add(rel string, kind watchKind) error {
+	return w.addWatch(watched{dir: rel, kind: kind})
+}
+
+// addNamed watches a folder of the root for changes to one name in it: an imported file, or a
+// memory file in a folder the search does not enter.
+func (w *watcher) addNamed(rel, name string) error {
+	return w.addWatch(watched{dir: rel, kind: watchNamed, name: name})
+}
+
+func (w *watcher) addWatch(wt watched) error {
+	rel := wt.dir
 	wd, err := syscall.InotifyAddWatch(w.fd, filepath.Join(w.dir, filepath.FromSlash(rel)), watchMask)
 	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EACCES) {
 		return errNotWatched
@@ -51,7 +63,7 @@ func (w *watcher) add(rel string, kind watchKind) error {
 		return err
 	}
 	// Two paths to one folder share a descriptor: keep both, each with its own kind.
-	w.kinds[int32(wd)] = append(w.kinds[int32(wd)], watched{dir: rel, kind: kind})
+	w.kinds[int32(wd)] = append(w.kinds[int32(wd)], wt)
 	return nil
 }
 
@@ -96,7 +108,7 @@ func (w *watcher) changed() bool {
 			}
 			isDir := ev.Mask&syscall.IN_ISDIR != 0
 			for _, wt := range ws {
-				if relevant(wt.kind, wt.dir, string(name), isDir) {
+				if relevant(wt.kind, wt.dir, string(name), isDir) || (wt.kind == watchNamed && wt.name == string(name)) {
 					found = true
 				}
 				if wt.kind&watchMemory != 0 && ev.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0 {
