@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, data string) {
@@ -107,10 +108,10 @@ func TestImportErrors(t *testing.T) {
 }
 
 // TestTimesAndOrigins: event times come from the records, never the clock, and every event
-// points back at its record.
+// points back at its record; a record without a time takes the time of the one before it.
 func TestTimesAndOrigins(t *testing.T) {
 	var items []Item
-	_, err := importJSONL(Pi, "f.jsonl", strings.NewReader(strings.Join([]string{
+	rep, err := importJSONL(Pi, "f.jsonl", strings.NewReader(strings.Join([]string{
 		piHeader,
 		`{"type":"message","message":{"role":"user","content":"no timestamp here"}}`,
 		`{"type":"message","message":{"role":"user","content":"ms timestamp","timestamp":1763681640000}}`,
@@ -130,7 +131,41 @@ func TestTimesAndOrigins(t *testing.T) {
 	equal(t, "times", got, []string{
 		"task_started f.jsonl#0 2025-11-20T23:33:50.805Z",
 		"settings_changed f.jsonl#0 2025-11-20T23:33:50.805Z",
-		"user_message f.jsonl#1 zero",
+		"user_message f.jsonl#1 2025-11-20T23:33:50.805Z",
 		"user_message f.jsonl#2 2025-11-20T23:34:00.000Z",
 	})
+	if rep.Untimed != 1 {
+		t.Errorf("report untimed = %d, want 1", rep.Untimed)
+	}
+}
+
+// TestUntimedFirstRecords: records before any timestamp take the Unix epoch, never a zero time
+// (which no event id can carry), and are counted.
+func TestUntimedFirstRecords(t *testing.T) {
+	var items []Item
+	rep, err := importJSONL(ClaudeCode, "u.jsonl", strings.NewReader(strings.Join([]string{
+		`{"type":"user","sessionId":"s","cwd":"/w","message":{"role":"user","content":"first, untimed"}}`,
+		`{"type":"user","sessionId":"s","cwd":"/w","message":{"role":"user","content":"second, untimed"}}`,
+		`{"type":"user","sessionId":"s","cwd":"/w","timestamp":"2026-01-02T03:04:05Z","message":{"role":"user","content":"timed"}}`,
+		`{"type":"user","sessionId":"s","cwd":"/w","message":{"role":"user","content":"after, untimed"}}`,
+	}, "\n")), Options{}, func(it Item) error { items = append(items, it); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		if it.Event != nil {
+			got = append(got, string(it.Event.Type)+" "+it.Event.Time.Format(time.RFC3339))
+		}
+	}
+	equal(t, "times", got, []string{
+		"task_started 1970-01-01T00:00:00Z",
+		"user_message 1970-01-01T00:00:00Z",
+		"user_message 1970-01-01T00:00:00Z",
+		"user_message 2026-01-02T03:04:05Z",
+		"user_message 2026-01-02T03:04:05Z",
+	})
+	if rep.Untimed != 3 {
+		t.Errorf("report untimed = %d, want 3", rep.Untimed)
+	}
 }

@@ -23,6 +23,9 @@ type Report struct {
 	// "progress", "event_msg:token_count", "duplicate:…", "superseded:…"). Counts from a
 	// companion file carry its role as prefix ("api:tool_use_not_executed").
 	Skipped []events.Count `json:"skipped,omitempty"`
+	// Untimed counts the records without a timestamp; each took the time of the record before
+	// it (the Unix epoch when none before it had one).
+	Untimed int `json:"untimed,omitempty"`
 	// Paths is the number of distinct absolute paths the events name.
 	Paths int `json:"paths"`
 	// Warnings describe recoverable problems, each naming file and record.
@@ -37,6 +40,7 @@ type tally struct {
 	agent    Agent
 	files    []string
 	records  int
+	untimed  int
 	events   map[events.Type]int
 	turns    int
 	skipped  map[string]int
@@ -66,7 +70,7 @@ func (t *tally) path(p string) {
 
 func (t *tally) report() Report {
 	r := Report{Agent: t.agent, Files: append([]string(nil), t.files...), Records: t.records,
-		Events: sortedCounts(t.events), Turns: t.turns, Paths: len(t.paths),
+		Events: sortedCounts(t.events), Turns: t.turns, Untimed: t.untimed, Paths: len(t.paths),
 		Warnings: append([]string(nil), t.warnings...)}
 	if len(t.skipped) > 0 {
 		r.Skipped = sortedCounts(t.skipped)

@@ -22,6 +22,7 @@ type sink struct {
 	kind   string
 	when   time.Time
 	mapped bool
+	last   time.Time // the time of the last record that had one
 
 	started   bool
 	start     events.TaskStarted
@@ -56,9 +57,15 @@ func newSink(agent Agent, file string, opts Options, out func(Item) error) *sink
 }
 
 // begin starts record rec of kind; finish counts it as skipped when it produced nothing.
+// A record without a time takes the time of the record before it and is counted as untimed.
 func (s *sink) begin(rec int, kind string, when time.Time) {
-	s.rec, s.kind, s.when, s.mapped = rec, kind, when, false
 	s.t.records++
+	if when.IsZero() && kind != "blank" && kind != "malformed" {
+		s.t.untimed++
+		when = s.last
+	}
+	s.last = when
+	s.rec, s.kind, s.when, s.mapped = rec, kind, when, false
 	if s.startRec < 0 && s.root == "" {
 		s.startRec = rec
 	}
@@ -128,9 +135,10 @@ func (s *sink) emitAt(p events.Payload, rec int, when time.Time) error {
 		s.t.warn("%s: record %d: %v", s.file, rec, err)
 		return nil
 	}
-	if !when.IsZero() {
-		ev.Time = when.UTC()
+	if when.IsZero() {
+		when = time.Unix(0, 0) // no record so far had a time: the earliest time there is
 	}
+	ev.Time = when.UTC()
 	ev.Origin = &events.Origin{File: s.file, Record: rec}
 	if rec == s.rec {
 		s.mapped = true
