@@ -2,6 +2,7 @@ package agentlog
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 type codexImporter struct {
 	legacy bool
 	n      int
-	output bool // the last response item came from the model
+	seen   map[string]bool // call ids of the tool calls made so far
+	output bool            // the last response item came from the model
 	held   *heldUser
 }
 
@@ -90,8 +92,95 @@ func (c *codexImporter) record(s *sink, v any) error {
 			c.output = false
 			return c.userText(s, gets(payload, "message"))
 		}
+		return c.execEvent(s, payload)
 	}
 	return nil
+}
+
+// execEvent maps the exec and patch events of newer builds. A begin whose call the rollout
+// holds no response item for becomes the tool call (exec_command_begin{call_id, command, cwd},
+// patch_apply_begin{call_id, changes{path: …}}); an end settles its call by exit code or success.
+func (c *codexImporter) execEvent(s *sink, p any) error {
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	id := gets(p, "call_id")
+	switch gets(p, "type") {
+	case "exec_command_begin":
+		if id == "" || s.pendingCall(id) != nil || c.seen[id] {
+			s.consumed()
+			return nil
+		}
+		if err := c.modelTurn(s); err != nil {
+			return err
+		}
+		params := map[string]any{"command": get(p, "command")}
+		dir := s.cwd
+		if wd := gets(p, "cwd"); wd != "" {
+			params["workdir"] = wd
+			if r, ok := s.resolve(wd); ok {
+				dir = r
+			}
+		}
+		var writes []events.FileWrite
+		if text := codexCommandText("exec_command", params); strings.Contains(text, "*** ") {
+			writes = s.patchWrites(text, dir)
+		}
+		s.toolCall("exec_command", id, params, dir, writes)
+		c.seen[id] = true
+	case "patch_apply_begin":
+		if id == "" || s.pendingCall(id) != nil || c.seen[id] {
+			s.consumed()
+			return nil
+		}
+		if err := c.modelTurn(s); err != nil {
+			return err
+		}
+		var writes []events.FileWrite
+		changes := obj(get(p, "changes"))
+		for _, path := range sortedKeys(changes) {
+			op := events.OpEdit
+			switch {
+			case get(changes[path], "add") != nil:
+				op = events.OpCreate
+			case get(changes[path], "delete") != nil:
+				op = events.OpDelete
+			}
+			writes = append(writes, s.write(path, op, ""))
+		}
+		s.toolCall("apply_patch", id, map[string]any{"changes": sortedKeys(changes)}, "", writes)
+		c.seen[id] = true
+	case "exec_command_end", "patch_apply_end":
+		failed := false
+		if code, ok := get(p, "exit_code").(json.Number); ok && code.String() != "0" {
+			failed = true
+		}
+		if ok, isBool := get(p, "success").(bool); isBool && !ok {
+			failed = true
+		}
+		if codexRejected(gets(p, "stderr")) || codexRejected(gets(p, "stdout")) {
+			failed = true
+		}
+		if _, err := s.result(id, failed); err != nil {
+			return err
+		}
+		s.consumed() // a call already settled by its response item needs nothing more
+	}
+	return nil
+}
+
+// modelTurn opens a model request unless the last item already came from the model.
+func (c *codexImporter) modelTurn(s *sink) error {
+	if c.output {
+		return nil
+	}
+	c.output = true
+	return s.turn()
+}
+
+// codexRejected tells an answer that the user refused the call ("patch rejected by user").
+func codexRejected(text string) bool {
+	return strings.Contains(strings.ToLower(text), "rejected by user")
 }
 
 func (c *codexImporter) end(s *sink) error { return c.release(s, false, "") }
@@ -148,16 +237,19 @@ func (c *codexImporter) item(s *sink, item any) error {
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok && !c.seen[id] {
 			s.warn("tool output %q answers no tool call", id)
 		}
 		return nil
 	}
-	if !c.output {
-		c.output = true
-		if err := s.turn(); err != nil {
-			return err
+	if err := c.modelTurn(s); err != nil {
+		return err
+	}
+	if id := gets(item, "call_id"); id != "" {
+		if c.seen == nil {
+			c.seen = map[string]bool{}
 		}
+		c.seen[id] = true
 	}
 	switch t {
 	case "function_call":
@@ -223,19 +315,26 @@ func codexCommandText(name string, args any) string {
 	return text
 }
 
-// codexFailed reads a tool output: a JSON string {output, metadata{exit_code}} or plain text.
+// codexFailed reads a tool output: a JSON string {output, metadata{exit_code}} or plain text. A
+// call the user rejected ("patch rejected by user") failed whatever its exit code.
 func codexFailed(out any) bool {
 	text, _ := out.(string)
 	if text == "" {
 		text = gets(out, "content")
 	}
 	if v, err := decodeAny([]byte(text)); err == nil {
+		if codexRejected(gets(v, "output")) {
+			return true
+		}
 		if code, ok := get(v, "metadata", "exit_code").(json.Number); ok {
 			return code.String() != "0"
 		}
 		if b, ok := get(v, "success").(bool); ok {
 			return !b
 		}
+	}
+	if codexRejected(text) {
+		return true
 	}
 	lower := strings.ToLower(strings.TrimSpace(text))
 	for _, p := range []string{"error", "failed", "aborted", "apply_patch verification failed"} {
@@ -290,4 +389,14 @@ func codexIDETabs(pre string) (open, active []string) {
 		}
 	}
 	return open, active
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

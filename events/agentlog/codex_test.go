@@ -123,3 +123,63 @@ func TestCodex(t *testing.T) {
 	}
 	runLineCases(t, Codex, tests)
 }
+
+// TestCodexRejectedAndExecEvents: a patch the user rejected writes nothing; the exec and patch
+// events of newer builds make tool calls when no response item holds the call, and settle calls
+// by exit code or success.
+func TestCodexRejectedAndExecEvents(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** End Patch"
+	rejected, _ := json.Marshal(`{"output":"patch rejected by user","metadata":{"exit_code":0,"duration_seconds":0}}`)
+	tests := []lineCase{
+		{
+			name: "a patch the user rejected is a failed call and no file write",
+			lines: []string{
+				cxMeta,
+				cx("response_item", `{"type":"custom_tool_call","name":"apply_patch","input":`+quote(patch)+`,"call_id":"p1","status":"completed"}`),
+				cx("response_item", `{"type":"custom_tool_call_output","call_id":"p1","output":`+string(rejected)+`}`),
+			},
+			want: []string{
+				`task_started {"roots":["/Users/j/repo"],"runtime":{"name":"codex","version":"0.40.0"}}`,
+				"TURN",
+				`tool_call {"tool":"apply_patch","id":"p1","params":{"input":` + quote(patch) + `},"failed":true}`,
+			},
+		},
+		{
+			name: "exec_command_begin without a response item is the tool call; its end settles it",
+			lines: []string{
+				cxMeta,
+				cx("event_msg", `{"type":"exec_command_begin","call_id":"e1","command":["bash","-lc","ls src"],"cwd":"/Users/j/repo/src"}`),
+				cx("event_msg", `{"type":"exec_command_end","call_id":"e1","stdout":"","stderr":"boom","exit_code":2}`),
+				cx("event_msg", `{"type":"patch_apply_begin","call_id":"e2","auto_approved":true,"changes":{"/Users/j/repo/b.ts":{"add":{"content":"x"}},"/Users/j/repo/a.ts":{"update":{"unified_diff":""}}}}`),
+				cx("event_msg", `{"type":"patch_apply_end","call_id":"e2","stdout":"ok","stderr":"","success":true}`),
+			},
+			want: []string{
+				`task_started {"roots":["/Users/j/repo"],"runtime":{"name":"codex","version":"0.40.0"}}`,
+				"TURN",
+				`tool_call {"tool":"exec_command","id":"e1","params":{"command":["bash","-lc","ls src"],"workdir":"/Users/j/repo/src"},"cwd":"/Users/j/repo/src","failed":true}`,
+				`tool_call {"tool":"apply_patch","id":"e2","params":{"changes":["/Users/j/repo/a.ts","/Users/j/repo/b.ts"]}}`,
+				`file_write {"path":"/Users/j/repo/a.ts","op":"edit"}`,
+				`file_write {"path":"/Users/j/repo/b.ts","op":"create"}`,
+			},
+		},
+		{
+			name: "an exec_command function call is settled by its end event and its output adds nothing",
+			lines: []string{
+				cxMeta,
+				cxCall("f1", "exec_command", map[string]any{"cmd": "apply_patch <<'EOF'\n" + patch + "\nEOF", "workdir": "/Users/j/repo"}),
+				cx("event_msg", `{"type":"exec_command_begin","call_id":"f1","command":["bash","-lc","apply_patch"],"cwd":"/Users/j/repo"}`),
+				cx("event_msg", `{"type":"exec_command_end","call_id":"f1","stdout":"","stderr":"patch rejected by user","exit_code":0}`),
+				cxOutput("f1", 0),
+			},
+			typ:  "file_write",
+			want: nil,
+			skip: map[string]int{"response_item:function_call_output": 1},
+		},
+	}
+	runLineCases(t, Codex, tests)
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
