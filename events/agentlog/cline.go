@@ -62,8 +62,8 @@ func clineFiles(path string) (clineSet, error) {
 			*c.dst = prefix + c.name
 		}
 	}
-	if set.ui == "" {
-		return set, fmt.Errorf("%s: %w: no %s in the task", path, ErrFormat, clineUI)
+	if set.ui == "" && set.api == "" {
+		return set, fmt.Errorf("%s: %w: no %s or %s in the task", path, ErrFormat, clineUI, clineAPI)
 	}
 	return set, nil
 }
@@ -80,8 +80,12 @@ func importClinePath(path string, opts Options, emit func(Item) error) (Report, 
 		}
 		return func() (io.ReadCloser, error) { return os.Open(p) }
 	}
-	return importCline(clineSources{ui: set.ui, api: set.api, meta: set.meta,
-		openUI: open(set.ui), openAPI: open(set.api), openMeta: open(set.meta)}, opts, emit)
+	src := clineSources{ui: set.ui, api: set.api, meta: set.meta,
+		openUI: open(set.ui), openAPI: open(set.api), openMeta: open(set.meta)}
+	if set.ui == "" {
+		return importClineAPI(src, opts, emit)
+	}
+	return importCline(src, opts, emit)
 }
 
 // clineSources opens the files of one task; the api history and metadata are optional.

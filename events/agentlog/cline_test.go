@@ -2,6 +2,8 @@ package agentlog
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -244,5 +246,52 @@ func TestClineMalformed(t *testing.T) {
 				t.Errorf("err = %v, want an error naming the file", err)
 			}
 		})
+	}
+}
+
+// TestClineAPIOnly: a task folder holding only api_conversation_history.json imports from what
+// was sent to the model: the human's wrapped text, the expanded mention, the cwd and tabs of the
+// environment details, one turn per assistant message, the first tool_use as the call, and a
+// write only for the call whose result did not fail.
+func TestClineAPIOnly(t *testing.T) {
+	env := `<environment_details>\n# Visual Studio Code Visible Files\nsrc/app.ts\n\n# Visual Studio Code Open Tabs\nsrc/app.ts\n\n# Current Working Directory (/home/dev/shop) Files\nsrc/\n</environment_details>`
+	api := `[
+ {"role":"user","content":[{"type":"text","text":"<task>\nFix the total in 'src/cart.ts' (see below for file content)\n\n<file_content path=\"src/cart.ts\">\nexport const total = 1\n</file_content>\n</task>"},{"type":"text","text":"` + env + `"}]},
+ {"role":"assistant","content":[{"type":"text","text":"Editing."},{"type":"tool_use","id":"t1","name":"replace_in_file","input":{"path":"src/cart.ts","diff":"x"}},{"type":"tool_use","id":"t2","name":"read_file","input":{"path":"src/b.ts"}}]},
+ {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"The user denied this operation."},{"type":"text","text":"<feedback>\ntry src/other.ts instead\n</feedback>"}]},
+ {"role":"assistant","content":[{"type":"tool_use","id":"t3","name":"write_to_file","input":{"path":"src/other.ts","content":"y"}}]},
+ {"role":"user","content":[{"type":"tool_result","tool_use_id":"t3","content":[{"type":"text","text":"The content was successfully saved to src/other.ts."}]}]},
+ {"role":"assistant","content":[{"type":"text","text":"Done."}]}
+]`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "api_conversation_history.json"), []byte(api), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := Detect(dir); err != nil || a != Cline {
+		t.Fatalf("Detect = %q, %v; want cline", a, err)
+	}
+	var got []string
+	rep, err := Import(Cline, dir, Options{}, collect(&got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "items", got, []string{
+		`task_started {"roots":["/home/dev/shop"],"runtime":{"name":"cline"}}`,
+		`user_message {"text":"Fix the total in 'src/cart.ts' (see below for file content)"}`,
+		`mention {"path":"src/cart.ts","resolved":"/home/dev/shop/src/cart.ts"}`,
+		`tab_snapshot {"open":["/home/dev/shop/src/app.ts"],"visible":["/home/dev/shop/src/app.ts"]}`,
+		"TURN",
+		`tool_call {"tool":"replace_in_file","id":"t1","params":{"diff":"x","path":"src/cart.ts"},"failed":true}`,
+		`user_message {"text":"try src/other.ts instead"}`,
+		"TURN",
+		`tool_call {"tool":"write_to_file","id":"t3","params":{"content":"y","path":"src/other.ts"}}`,
+		`file_write {"path":"/home/dev/shop/src/other.ts","op":"create"}`,
+		"TURN",
+	})
+	if n := count(rep, "api:tool_use_not_executed"); n != 1 {
+		t.Errorf("not executed = %d, want 1 (report %+v)", n, rep.Skipped)
+	}
+	if !strings.HasSuffix(rep.Files[0], "api_conversation_history.json") {
+		t.Errorf("report files %v, want the api history first", rep.Files)
 	}
 }
