@@ -228,10 +228,12 @@ var homeSources = []source{
 
 func (c *collector) workspace(r Root) {
 	c.entries = 0
+	start := len(c.files)
 	for _, s := range workspaceSources {
 		c.source(r.FS, ScopeWorkspace, r.Name, s)
 	}
 	c.memoryFiles(r)
+	c.imports(r.FS, ScopeWorkspace, r.Name, start)
 }
 
 func (c *collector) home(fsys fs.FS) {
@@ -239,6 +241,7 @@ func (c *collector) home(fsys fs.FS) {
 	for _, s := range homeSources {
 		c.source(fsys, ScopeGlobal, "", s)
 	}
+	c.imports(fsys, ScopeGlobal, "", 0) // "~/" imports of every CLAUDE.md, the workspace's too
 }
 
 func (c *collector) source(fsys fs.FS, scope, root string, s source) {

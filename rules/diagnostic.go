@@ -60,6 +60,9 @@ const (
 	// DiagMemorySkipped: an AGENTS.md or CLAUDE.md in a folder the search does not enter
 	// (dependencies, build output, version control, a tool's own folder); not read.
 	DiagMemorySkipped = "memory_skipped"
+	DiagImportMissing = "import_missing" // an @path import names no file that was read; the token stays as written
+	DiagImportCycle   = "import_cycle"   // an @path import leads back to a file being expanded
+	DiagImportDepth   = "import_depth"   // an @path import more than MaxImportDepth hops away
 )
 
 // Diagnostic is one anomaly found in a rule file.

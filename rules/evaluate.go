@@ -25,6 +25,7 @@ const (
 	ReasonConditionFailed = "condition_failed" // a mode/provider/model/os condition failed
 	ReasonToggledOff      = "toggled_off"      // disabled by a toggle
 	ReasonShadowed        = "shadowed"         // a higher-precedence rule has the same name
+	ReasonDuplicate       = "duplicate_of"     // an included rule has the same text: it goes into the prompt once
 	ReasonEmpty           = "empty"            // no body to include
 	ReasonInvalid         = "invalid"          // binary or unreadable
 )
@@ -54,7 +55,8 @@ type Result struct {
 	Detail string
 	// Matches is the evidence of the conditions that held, at most [MaxMatchesPerRule].
 	Matches []Match
-	// ShadowedBy is the ID of the rule that shadows this one.
+	// ShadowedBy is the ID of the rule that shadows this one, or, for a [ReasonDuplicate]
+	// result, of the included rule with the same text.
 	ShadowedBy string
 }
 
@@ -98,6 +100,7 @@ func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 		st.ruleHits, hits = hits[:n], hits[n:]
 		d.Results[i] = rs.decide(r, st, t)
 	}
+	rs.dedupe(d.Results)
 	d.Diagnostics = rs.allDiagnostics
 	return d
 }

@@ -97,7 +97,7 @@ func TestIndexAgreesWithDirectMatching(t *testing.T) {
 		q := strings.ReplaceAll(strings.ReplaceAll(p, `\`, `\\`), `"`, `\"`)
 		files = append(files, File{Provider: ProviderCline, Scope: ScopeWorkspace,
 			Path:    fmt.Sprintf(".clinerules/r%03d.md", i),
-			Content: []byte("---\npaths: [\"" + q + "\"]\n---\nB")})
+			Content: fmt.Appendf(nil, "---\npaths: [\"%s\"]\n---\nRule %d.", q, i)}) // bodies differ: the same text is included once
 	}
 	rs := Load(files)
 	for _, q := range qlist {

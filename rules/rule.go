@@ -78,6 +78,9 @@ type Rule struct {
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// ContentHash is the hex SHA-256 of the file's content as recorded.
 	ContentHash string `json:"content_hash"`
+	// Imports are the files whose text the body took in through @path imports, in the order
+	// met (see [ProviderImport]).
+	Imports []string `json:"imports,omitempty"`
 
 	precedence int
 	shadowKey  string // Name, plus the root for a subfolder's AGENTS.md/CLAUDE.md (scoped by place, not name)

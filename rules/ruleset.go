@@ -26,6 +26,9 @@ type RuleSet struct {
 	details detailMemo
 	// allDiagnostics is the set's and every rule's diagnostics, sorted; decisions share it.
 	allDiagnostics []Diagnostic
+	// sameText lists the rules whose bodies are the same text, each group in precedence order
+	// (see dedupe).
+	sameText [][]int
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -78,6 +81,16 @@ func walkNote(readError string) (code, msg string, ok bool) {
 func (l *Loader) Load(files []File) *RuleSet {
 	rs := &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
+	var byKey map[importKey]*File // for @path imports; built only when a file may have one
+	for i := range files {
+		if expandsImports(&files[i]) {
+			byKey = make(map[importKey]*File, len(files))
+			for j := range files {
+				byKey[keyOf(&files[j])] = &files[j]
+			}
+			break
+		}
+	}
 	for i := range files {
 		f := &files[i]
 		if code, msg, ok := walkNote(f.ReadError); ok {
@@ -85,7 +98,10 @@ func (l *Loader) Load(files []File) *RuleSet {
 				Code: code, Message: msg})
 			continue
 		}
-		r := l.build(f)
+		if f.Provider == ProviderImport {
+			continue // expanded into the rules that import it
+		}
+		r := l.build(f, byKey)
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -102,6 +118,7 @@ func (l *Loader) Load(files []File) *RuleSet {
 	}
 	slices.SortFunc(rs.rules, func(a, b *Rule) int { return cmp.Compare(a.ID, b.ID) })
 	rs.shadow()
+	rs.sameText = groupSameText(rs.rules)
 	rs.index = buildIndex(rs.rules)
 	slices.SortFunc(rs.diagnostics, compareDiagnostics)
 	rs.allDiagnostics = append(rs.allDiagnostics, rs.diagnostics...)
@@ -199,7 +216,7 @@ func truncateUTF8(s string, n int) string {
 }
 
 // build turns one file into a rule.
-func (l *Loader) build(f *File) *Rule {
+func (l *Loader) build(f *File, files map[importKey]*File) *Rule {
 	class := classify(f)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
@@ -241,6 +258,7 @@ func (l *Loader) build(f *File) *Rule {
 			b.diag(p.Line, p.Severity, p.Code, p.Message)
 		}
 		r.Body = strings.TrimSpace(fm.Body)
+		b.expandImports(l, files)
 		if !fm.Failed {
 			b.categorize()
 		}

@@ -29,6 +29,18 @@ func TestWatchSeesNewPlaces(t *testing.T) {
 			func(t *testing.T, dir string) { write(t, dir, "node_modules/AGENTS.md", "Dep.\n") }},
 		{"memory file in a skipped folder removed", map[string]string{"node_modules/AGENTS.md": "Dep.\n"},
 			func(t *testing.T, dir string) { remove(t, dir, "node_modules/AGENTS.md") }},
+		{"imported file edited", map[string]string{"CLAUDE.md": "@docs/x.md\n", "docs/x.md": "Old.\n"},
+			func(t *testing.T, dir string) { write(t, dir, "docs/x.md", "New.\n") }},
+		{"imported file appears", map[string]string{"CLAUDE.md": "@docs/x.md\n"},
+			func(t *testing.T, dir string) { write(t, dir, "docs/x.md", "New.\n") }},
+		{"imported file at the root edited", map[string]string{"CLAUDE.md": "@NOTES.md\n", "NOTES.md": "Old.\n"},
+			func(t *testing.T, dir string) { write(t, dir, "NOTES.md", "New.\n") }},
+		{"imported file in a skipped folder edited", map[string]string{"CLAUDE.md": "@node_modules/pkg/RULES.md\n", "node_modules/pkg/RULES.md": "Old.\n"},
+			func(t *testing.T, dir string) { write(t, dir, "node_modules/pkg/RULES.md", "New.\n") }},
+		{"file imported by an imported file edited", map[string]string{"CLAUDE.md": "@a/one.md\n", "a/one.md": "@../b/two.md\n", "b/two.md": "Old.\n"},
+			func(t *testing.T, dir string) { write(t, dir, "b/two.md", "New.\n") }},
+		{"imported file removed", map[string]string{"CLAUDE.md": "@docs/x.md\n", "docs/x.md": "Old.\n"},
+			func(t *testing.T, dir string) { remove(t, dir, "docs/x.md") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
