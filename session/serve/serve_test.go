@@ -474,3 +474,30 @@ func TestIdleExit(t *testing.T) {
 		t.Fatalf("socket left behind: %v", err)
 	}
 }
+
+// TestLongPathSocket: a database whose socket path would be too long gets one in a private
+// folder of the temporary directory, and a folder there that others may enter is refused.
+func TestLongPathSocket(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	db := filepath.Join(t.TempDir(), strings.Repeat("d", 100), "tasklog.db")
+	os.MkdirAll(filepath.Dir(db), 0o755)
+	sock := SocketPath(db)
+	if filepath.Dir(filepath.Dir(sock)) != tmp {
+		t.Fatalf("socket %s, want one under %s", sock, tmp)
+	}
+	s, err := Listen(db, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	dial(t, s)
+	s.Shutdown()
+	<-s.Done()
+	if err := os.Chmod(filepath.Dir(sock), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(db, Options{}); err == nil || !strings.Contains(err.Error(), "not a private folder") {
+		t.Fatalf("Listen in a shared folder: %v", err)
+	}
+}

@@ -42,6 +42,9 @@ func lock(sock string) (*lockFile, error) {
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return nil, fmt.Errorf("socket folder: %w", err)
 	}
+	if err := checkPrivate(filepath.Dir(sock)); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(sock+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
@@ -86,4 +89,22 @@ func listen(sock string) (net.Listener, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// checkPrivate refuses the shared temporary folder's socket folder unless it is a real folder
+// of this user that no one else may enter: another user could otherwise put a socket of theirs
+// where the hooks look for the server. A folder beside the database is the database's own.
+func checkPrivate(dir string) error {
+	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+		return nil
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
+		return fmt.Errorf("socket folder %s is not a private folder of this user (mode %v)", dir, st.Mode())
+	}
+	return nil
 }
