@@ -21,6 +21,9 @@ type installOptions struct {
 	db        string // the database baked into the command, absolute; "" for none
 	home      string // the user's home folder
 	codexHome string // $CODEX_HOME, or ""
+	clineMCP  string // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
+	noMCP     bool   // --no-mcp: the hooks only
+	mcpOnly   bool   // --mcp-only: the MCP server only
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -46,24 +49,45 @@ func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)
 	}
+	if install && len(lines) > 0 {
+		for _, l := range installNotes(opts) {
+			fmt.Fprintln(stdout, l)
+		}
+	}
 	return exitOK
+}
+
+// installNotes are what install leaves to the user, printed after the files it changed.
+func installNotes(opts installOptions) []string {
+	var notes []string
+	if opts.agent == "codex" && !opts.user && !opts.mcpOnly {
+		notes = append(notes, "note: Codex runs a project's hooks only once you trust the project "+
+			"(trust_level = \"trusted\" under [projects.\"<folder>\"] in ~/.codex/config.toml); replay does not write that")
+	}
+	if opts.agent == "cline" && !opts.user && !opts.noMCP {
+		notes = append(notes, "note: Cline reads MCP servers per user only: 'replay install cline --user' adds the tasklog server")
+	}
+	return notes
 }
 
 // parseInstallArgs reads the command line and the environment; it returns the status to exit
 // with when there is nothing more to do (-1 to go on).
 func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOptions, int) {
-	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT'"
+	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT',\n"+
+		"and adds the tasklog MCP server ('replay mcp') to the agent's MCP settings"
 	if !install {
-		name, what = "uninstall", "removes the hook entries 'replay install' wrote, and nothing else"
+		name, what = "uninstall", "removes the hook entries and the MCP server 'replay install' wrote, and nothing else"
 	}
 	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr}
 	f.SetOutput(stderr)
 	var opts installOptions
 	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")
 	f.BoolVar(&opts.user, "user", false, "change the user's configuration (in the home folder) instead")
-	f.StringVar(&opts.db, "db", "", "the database the hooks record to, baked into the command (default: the hook's own, $TASKLOG_DB)")
+	f.StringVar(&opts.db, "db", "", "the database the hooks record to and the MCP server reads, baked into the commands (default: the hook's own, $TASKLOG_DB)")
+	f.BoolVar(&opts.noMCP, "no-mcp", false, "the hooks only, not the MCP server")
+	f.BoolVar(&opts.mcpOnly, "mcp-only", false, "the MCP server only, not the hooks")
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH]\n\n%s.\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
 			name, strings.Join(installAgents, "|"), what)
 		f.PrintDefaults()
 	}
@@ -76,6 +100,10 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	f.Visit(func(fl *flag.Flag) { projectSet = projectSet || fl.Name == "project" })
 	if projectSet && opts.user {
 		fmt.Fprintf(stderr, "replay %s: --project and --user cannot be used together\n", name)
+		return opts, exitUsage
+	}
+	if opts.noMCP && opts.mcpOnly {
+		fmt.Fprintf(stderr, "replay %s: --no-mcp and --mcp-only cannot be used together\n", name)
 		return opts, exitUsage
 	}
 	if !slices.Contains(installAgents, opts.agent) {
@@ -93,7 +121,30 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	}
 	opts.home, _ = os.UserHomeDir()
 	opts.codexHome = os.Getenv("CODEX_HOME")
+	opts.clineMCP = clineMCPSettings(os.Getenv)
 	return opts, -1
+}
+
+// clineMCPSettings is the file Cline's CLI reads its MCP servers from when its environment
+// moves it: $CLINE_MCP_SETTINGS_PATH, else under $CLINE_DATA_DIR, else under $CLINE_DIR; "" for
+// the default, ~/.cline/data/settings/cline_mcp_settings.json.
+func clineMCPSettings(getenv func(string) string) string {
+	const file = "cline_mcp_settings.json"
+	var p string
+	switch {
+	case strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH")) != "":
+		p = strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH"))
+	case strings.TrimSpace(getenv("CLINE_DATA_DIR")) != "":
+		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DATA_DIR")), "settings", file)
+	case strings.TrimSpace(getenv("CLINE_DIR")) != "":
+		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DIR")), "data", "settings", file)
+	default:
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
 }
 
 // replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps
@@ -109,16 +160,30 @@ func replayExecutable() (string, error) {
 	return filepath.Abs(exe)
 }
 
-// installHooks plans every file the agent's hooks live in, then writes them; an error in any
-// plan changes nothing. It returns one line per file or event changed.
+// installHooks plans every file the agent's hooks and MCP server live in, then writes them; an
+// error in any plan changes nothing. It returns one line per file, event or server changed.
 func installHooks(opts installOptions, install bool) ([]string, error) {
 	s, err := opts.scope()
 	if err != nil {
 		return nil, err
 	}
-	targets, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
-	if err != nil {
-		return nil, err
+	var targets []target
+	if !opts.mcpOnly {
+		ts, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, ts...)
+	}
+	if opts.mcpOnly && opts.agent == "cline" && !opts.user {
+		return nil, errClineProjectMCP
+	}
+	if !opts.noMCP {
+		ts, err := mcpTargets(opts.agent, s, opts.exe, opts.db)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, ts...)
 	}
 	var changes []fileChange
 	for _, t := range targets {
@@ -143,7 +208,7 @@ func (opts installOptions) scope() (scope, error) {
 		if opts.home == "" {
 			return scope{}, errors.New("--user: the home folder is unknown ($HOME is not set)")
 		}
-		s := scope{user: true, root: opts.home}
+		s := scope{user: true, root: opts.home, clineMCP: opts.clineMCP}
 		if opts.codexHome != "" {
 			abs, err := filepath.Abs(opts.codexHome)
 			if err != nil {

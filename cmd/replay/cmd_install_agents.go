@@ -82,6 +82,7 @@ type scope struct {
 	root      string // the project folder or the home folder, absolute
 	shown     string // the project folder as the user gave it
 	codexHome string // $CODEX_HOME, absolute, or "" for ~/.codex
+	clineMCP  string // Cline CLI's MCP settings file, absolute, or "" for ~/.cline's
 }
 
 // file returns a file's path under the scope root and how it is printed.

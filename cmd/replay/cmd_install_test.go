@@ -48,8 +48,19 @@ var installCases = []installCase{
   },
   "model": "opus"
 }
+`, ".mcp.json": `{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-github"
+      ]
+    }
+  }
+}
 `}},
-	{"codex", map[string]string{".codex/hooks.json": `{
+	{"codex", map[string]string{".codex/config.toml": codexUserConfig, ".codex/hooks.json": `{
 	"hooks": {
 		"Stop": [
 			{
@@ -80,6 +91,13 @@ var installCases = []installCase{
     ]
   }
 }
+`, ".cursor/mcp.json": `{
+  "mcpServers": {
+    "browser": {
+      "url": "http://localhost:9222/mcp"
+    }
+  }
+}
 `}},
 	{"copilot", map[string]string{".github/hooks/tasklog.json": `{
   "hooks": {
@@ -92,6 +110,22 @@ var installCases = []installCase{
     ]
   }
 }
+`, ".vscode/mcp.json": `{
+  "inputs": [
+    {
+      "type": "promptString",
+      "id": "db-password",
+      "password": true
+    }
+  ],
+  "servers": {
+    "postgres": {
+      "type": "stdio",
+      "command": "pg-mcp",
+      "args": []
+    }
+  }
+}
 `}},
 	{"cline", map[string]string{
 		".clinerules/hooks/Notification":  "#!/bin/sh\necho notified >&2\n",
@@ -99,6 +133,19 @@ var installCases = []installCase{
 		".clinerules/api.md":              "---\npaths: [\"src/api/**\"]\n---\nUse the router.\n",
 	}},
 }
+
+// codexUserConfig is a config.toml of the user's own: install appends its table and leaves
+// every other byte alone.
+const codexUserConfig = `# my Codex settings
+model = "gpt-5-codex"
+
+[mcp_servers.docs]
+command = "docs-mcp"
+args = ["--port", "0"]
+
+[projects."/home/dev/shop"]
+trust_level = "trusted"
+`
 
 func testOptions(agent, project string) installOptions {
 	return installOptions{agent: agent, project: project, exe: testExe, db: testDB}
@@ -492,11 +539,12 @@ func writeTestFile(t *testing.T, path, content string, mode fs.FileMode) {
 	}
 }
 
-// checkGolden compares what install printed and the files it left with testdata/install/NAME.golden.
+// checkGolden compares what install printed and the files it left with testdata/install/NAME.golden
+// (the project folder, which the MCP server's command names, written $PROJECT).
 func checkGolden(t *testing.T, name string, lines []string, dir string) {
 	t.Helper()
 	got := strings.ReplaceAll(strings.Join(lines, "\n"), dir+string(filepath.Separator), "") +
-		"\n\n" + snapshot(t, dir).String()
+		"\n\n" + strings.ReplaceAll(snapshot(t, dir).String(), dir, "$PROJECT")
 	path := filepath.Join("testdata", "install", name+".golden")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
