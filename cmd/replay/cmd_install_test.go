@@ -228,6 +228,10 @@ func TestInstallRefusesMalformed(t *testing.T) {
 		{"codex", ".codex/hooks.json", `{"hooks": {"Stop": {"command": "x"}}}`, `"hooks.Stop" is an object, not an array`},
 		{"cursor", ".cursor/hooks.json", "{\"version\": 1,}", ".cursor/hooks.json: not valid JSON"},
 		{"copilot", ".github/hooks/tasklog.json", `{"hooks": "none"}`, `"hooks" is a string`},
+		{"claude-code", ".mcp.json", `{"mcpServers": {"tasklog": `, ".mcp.json: not valid JSON"},
+		{"claude-code", ".mcp.json", `{"mcpServers": ["tasklog"]}`, `"mcpServers" is an array, not an object`},
+		{"cursor", ".cursor/mcp.json", `{"mcpServers": null}`, `"mcpServers" is null, not an object`},
+		{"copilot", ".vscode/mcp.json", `{"servers": {"x": 1},}`, ".vscode/mcp.json: not valid JSON"},
 	}
 	for _, tt := range tests {
 		for _, install := range []bool{true, false} {
@@ -243,6 +247,136 @@ func TestInstallRefusesMalformed(t *testing.T) {
 				before.unchanged(t, dir)
 			})
 		}
+	}
+}
+
+// TestInstallRefusesAServerOfTheUsers: a server named tasklog that install did not write is
+// never overwritten: install refuses, names the file, and changes nothing; uninstall leaves it.
+func TestInstallRefusesAServerOfTheUsers(t *testing.T) {
+	tests := []struct{ agent, file, content string }{
+		{"claude-code", ".mcp.json", `{"mcpServers": {"tasklog": {"command": "npx", "args": ["tasklog-mcp"]}}}`},
+		{"cursor", ".cursor/mcp.json", `{"mcpServers": {"tasklog": {"url": "http://localhost:7000/mcp"}}}`},
+		{"copilot", ".vscode/mcp.json", `{"servers": {"tasklog": {"type": "stdio", "command": "/opt/tasklog/bin/replay", "args": ["serve"]}}}`},
+		{"codex", ".codex/config.toml", "[mcp_servers.tasklog]\ncommand = \"tasklog-mcp\"\n"},
+		{"codex", ".codex/config.toml", "[mcp_servers . \"tasklog\"]\ncommand = \"tasklog-mcp\"\n"},
+		{"codex", ".codex/config.toml", "[mcp_servers]\ntasklog = { command = \"tasklog-mcp\" }\n"},
+		{"codex", ".codex/config.toml", "mcp_servers.tasklog.command = \"tasklog-mcp\"\n"},
+		{"codex", ".codex/config.toml", "[mcp_servers.tasklog.env]\nKEY = \"v\"\n"},
+		{"codex", ".codex/config.toml", codexMCPMarker + "\n" + codexMCPHeader + "\ncommand = \"x\"\n\n" +
+			codexMCPMarker + "\n" + codexMCPHeader + "\ncommand = \"y\"\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.agent+"/"+tt.content, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTestFile(t, filepath.Join(dir, tt.file), tt.content, 0o644)
+			before := snapshot(t, dir)
+			_, err := installHooks(testOptions(tt.agent, dir), true)
+			if (!errors.Is(err, errMCPExists) && !errors.Is(err, errCodexTable)) || !strings.Contains(err.Error(), tt.file) {
+				t.Errorf("err = %v, want one naming %s and saying the server is the user's", err, tt.file)
+			}
+			before.unchanged(t, dir)
+			mustInstall(t, testOptions(tt.agent, dir), false)
+			before.unchanged(t, dir)
+		})
+	}
+}
+
+// TestInstallUpdatesItsServerInPlace: a server entry install wrote keeps the keys the user added
+// to it (env, autoApprove) when install updates it, and loses them with it on uninstall.
+func TestInstallUpdatesItsServerInPlace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".cursor", "mcp.json")
+	writeTestFile(t, file, `{
+  "mcpServers": {
+    "tasklog": {
+      "command": "/usr/bin/replay",
+      "args": ["mcp"],
+      "env": {"TASKLOG_DEBUG": "1"}
+    }
+  }
+}
+`, 0o644)
+	lines := mustInstall(t, testOptions("cursor", dir), true)
+	if !slices.Contains(lines, file+": mcpServers.tasklog: updated") {
+		t.Errorf("lines %q, want the server updated", lines)
+	}
+	got, _ := os.ReadFile(file)
+	root, err := parseDocument(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := parseDocument([]byte(`{"mcpServers": {"tasklog": {"command": "/opt/tasklog/bin/replay",
+		"args": ["mcp", "--workspace", "` + dir + `", "--db", "/home/dev/tasks.db"], "env": {"TASKLOG_DEBUG": "1"}}}}`))
+	if !equalJSON(root, want) {
+		t.Errorf("after install:\n%s", got)
+	}
+	mustInstall(t, testOptions("cursor", dir), false)
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("uninstall left %s: %v", file, err)
+	}
+}
+
+// TestInstallCodexConfigInPlace: install's table is updated where it stands, between tables of
+// the user's, and uninstall takes out exactly its block.
+func TestInstallCodexConfigInPlace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".codex", "config.toml")
+	opts := testOptions("codex", dir)
+	opts.mcpOnly = true
+	writeTestFile(t, file, codexUserConfig, 0o644)
+	mustInstall(t, opts, true)
+	b, _ := os.ReadFile(file)
+	tail := "\n[profiles.fast]\nmodel = \"gpt-5-mini\"\n"
+	writeTestFile(t, file, string(b)+tail, 0o644) // the user adds a table after install's
+	moved := opts
+	moved.db = "/srv/other.db"
+	lines := mustInstall(t, moved, true)
+	if len(lines) != 1 || lines[0] != file+": mcp_servers.tasklog: updated" {
+		t.Errorf("lines %q, want one update of config.toml", lines)
+	}
+	b, _ = os.ReadFile(file)
+	if !strings.Contains(string(b), `"--db", "/srv/other.db"]`+"\n"+tail) || strings.Count(string(b), codexMCPHeader) != 1 {
+		t.Errorf("after the update:\n%s", b)
+	}
+	mustInstall(t, opts, false)
+	if b, _ := os.ReadFile(file); string(b) != codexUserConfig+tail {
+		t.Errorf("after uninstall:\n%s\nwant\n%s", b, codexUserConfig+tail)
+	}
+}
+
+// TestInstallOnlyHooksOrOnlyServer: --no-mcp writes the hooks alone, --mcp-only the server alone.
+func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
+	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot"} {
+		t.Run(agent, func(t *testing.T) {
+			dir := t.TempDir()
+			hooksOnly := testOptions(agent, dir)
+			hooksOnly.noMCP = true
+			for _, l := range mustInstall(t, hooksOnly, true) {
+				if strings.Contains(l, "mcp") || strings.Contains(l, "config.toml") {
+					t.Errorf("--no-mcp changed %q", l)
+				}
+			}
+			serverOnly := testOptions(agent, dir)
+			serverOnly.mcpOnly = true
+			lines := mustInstall(t, serverOnly, true)
+			if len(lines) != 1 || !strings.Contains(lines[0], "tasklog: added") {
+				t.Errorf("--mcp-only changed %q, want the server added", lines)
+			}
+			mustInstall(t, hooksOnly, false)
+			files := snapshot(t, dir).files
+			if len(files) != 1 {
+				t.Errorf("uninstall --no-mcp left %v, want the server's file alone", slices.Sorted(maps.Keys(files)))
+			}
+			mustInstall(t, serverOnly, false)
+			if left := snapshot(t, dir); len(left.files) != 0 || len(left.dirs) != 0 {
+				t.Errorf("uninstall --mcp-only left %v %v", left.files, left.dirs)
+			}
+		})
+	}
+	opts := testOptions("cline", t.TempDir())
+	opts.mcpOnly = true
+	if _, err := installHooks(opts, true); !errors.Is(err, errClineProjectMCP) {
+		t.Errorf("cline --mcp-only in a project: err = %v, want errClineProjectMCP", err)
 	}
 }
 
@@ -400,11 +534,12 @@ func TestInstallUserScope(t *testing.T) {
 		agent, codexHome string
 		want             []string // files under home (or under codexHome when set)
 	}{
-		{"claude-code", "", []string{".claude/settings.json"}},
-		{"codex", "", []string{".codex/hooks.json"}},
-		{"codex", "codex-home", []string{"codex-home/hooks.json"}},
-		{"cursor", "", []string{".cursor/hooks.json"}},
-		{"cline", "", []string{"Documents/Cline/Hooks/PreToolUse", "Documents/Cline/Hooks/TaskStart"}},
+		{"claude-code", "", []string{".claude/settings.json", ".claude.json"}},
+		{"codex", "", []string{".codex/hooks.json", ".codex/config.toml"}},
+		{"codex", "codex-home", []string{"codex-home/hooks.json", "codex-home/config.toml"}},
+		{"cursor", "", []string{".cursor/hooks.json", ".cursor/mcp.json"}},
+		{"cline", "", []string{"Documents/Cline/Hooks/PreToolUse", "Documents/Cline/Hooks/TaskStart",
+			".cline/data/settings/cline_mcp_settings.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.agent+tt.codexHome, func(t *testing.T) {
@@ -417,7 +552,12 @@ func TestInstallUserScope(t *testing.T) {
 			files := snapshot(t, home).files
 			for _, w := range tt.want {
 				if _, ok := files[w]; !ok {
-					t.Errorf("no %s in %v", w, files)
+					t.Errorf("no %s in %v", w, slices.Sorted(maps.Keys(files)))
+				}
+			}
+			for name, content := range files {
+				if strings.Contains(content, `"mcp"`) && strings.Contains(content, "--workspace") {
+					t.Errorf("%s: a user's server names a workspace:\n%s", name, content)
 				}
 			}
 			if tt.codexHome == "" && !strings.HasPrefix(lines[0], "~/") {
@@ -432,6 +572,112 @@ func TestInstallUserScope(t *testing.T) {
 	_, err := installHooks(installOptions{agent: "copilot", user: true, exe: testExe, home: t.TempDir()}, true)
 	if !errors.Is(err, errCopilotUser) {
 		t.Errorf("copilot --user: err = %v, want errCopilotUser", err)
+	}
+	_, err = installHooks(installOptions{agent: "copilot", user: true, mcpOnly: true, exe: testExe, home: t.TempDir()}, true)
+	if !errors.Is(err, errCopilotUserMCP) {
+		t.Errorf("copilot --user --mcp-only: err = %v, want errCopilotUserMCP", err)
+	}
+}
+
+// TestInstallClaudeUserState: ~/.claude.json is Claude Code's own state as well as the user's
+// servers: install adds the server and uninstall takes it out, every other key kept byte for byte.
+func TestInstallClaudeUserState(t *testing.T) {
+	home := t.TempDir()
+	state := `{
+  "numStartups": 42,
+  "projects": {
+    "/home/dev/shop": {
+      "mcpServers": {},
+      "hasTrustDialogAccepted": true
+    }
+  },
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-github"
+      ],
+      "env": {}
+    }
+  },
+  "oauthAccount": {
+    "emailAddress": "dev@example.com"
+  }
+}
+`
+	file := filepath.Join(home, ".claude.json")
+	writeTestFile(t, file, state, 0o600)
+	opts := installOptions{agent: "claude-code", user: true, mcpOnly: true, exe: testExe, home: home}
+	if lines := mustInstall(t, opts, true); len(lines) != 1 || lines[0] != "~/.claude.json: mcpServers.tasklog: added" {
+		t.Errorf("lines %q", lines)
+	}
+	b, _ := os.ReadFile(file)
+	root, err := parseDocument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers, _ := root.get("mcpServers")
+	entry, _ := servers.(*object).get("tasklog")
+	want := newObject("command", testExe, "args", []any{"mcp"})
+	if !equalJSON(entry, want) {
+		t.Errorf("tasklog server in ~/.claude.json:\n%s", b)
+	}
+	mustInstall(t, opts, false)
+	if b, _ := os.ReadFile(file); string(b) != state {
+		t.Errorf("after uninstall:\n%s", b)
+	}
+}
+
+// TestInstallClineSettingsFiles: Cline's MCP settings go where its CLI reads them (moved by its
+// environment) and into the VS Code extension's storage where the extension is installed.
+func TestInstallClineSettingsFiles(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		env  func(string) string
+		want string
+	}{
+		{env(), ""},
+		{env("CLINE_DIR", "/c"), "/c/data/settings/cline_mcp_settings.json"},
+		{env("CLINE_DIR", "/c", "CLINE_DATA_DIR", "/d"), "/d/settings/cline_mcp_settings.json"},
+		{env("CLINE_DATA_DIR", "/d", "CLINE_MCP_SETTINGS_PATH", "/m.json"), "/m.json"},
+	} {
+		if got := clineMCPSettings(tt.env); got != tt.want {
+			t.Errorf("clineMCPSettings = %q, want %q", got, tt.want)
+		}
+	}
+	home := t.TempDir()
+	ext := filepath.Join(home, ".config/Code/User/globalStorage/saoudrizwan.claude-dev")
+	if err := os.MkdirAll(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := installOptions{agent: "cline", user: true, mcpOnly: true, exe: testExe, home: home,
+		clineMCP: filepath.Join(home, "cline-dir", "mcp.json")}
+	lines := mustInstall(t, opts, true)
+	wantLines := []string{
+		opts.clineMCP + ": mcpServers.tasklog: added",
+		"~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json: mcpServers.tasklog: added",
+	}
+	if !slices.Equal(lines, wantLines) {
+		t.Errorf("lines %q, want %q", lines, wantLines)
+	}
+	b, _ := os.ReadFile(opts.clineMCP)
+	if !strings.Contains(string(b), `"disabled": false`) {
+		t.Errorf("Cline's entry has no \"disabled\": false:\n%s", b)
+	}
+	mustInstall(t, opts, false)
+	if left := snapshot(t, home).files; len(left) != 0 {
+		t.Errorf("uninstall left %v", left)
 	}
 }
 

@@ -45,6 +45,9 @@ func (c codexConfig) plan(install bool) ([]fileChange, error) {
 	}
 	text := string(old)
 	start, end, err := findCodexBlock(text)
+	if err != nil && !install {
+		return nil, nil // the user's own tasklog server: uninstall leaves it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing was changed", c.show, err)
 	}
