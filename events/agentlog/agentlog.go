@@ -140,12 +140,33 @@ func Detect(path string) (Agent, error) {
 // Discover lists the importable units of agent under dir, sorted: Cline task folders (a folder
 // holding ui_messages.json or api_conversation_history.json, or a ui_messages.json whose name
 // carries a prefix), or the .jsonl files of the other agents. Claude Code subagent transcripts
-// (under a subagents folder, or named agent-*.jsonl) are left out: they belong to their parent.
+// (under a subagents folder, or named agent-*.jsonl) are left out: they belong to their parent;
+// DiscoverAll names them.
 func Discover(agent Agent, dir string) ([]string, error) {
+	units, _, err := DiscoverAll(agent, dir)
+	return units, err
+}
+
+// SkippedFile is a session file under a folder that Discover leaves out, and why.
+type SkippedFile struct {
+	// File is the path of the file.
+	File string `json:"file"`
+	// Reason says why it is not imported on its own.
+	Reason string `json:"reason"`
+	// Parent is the session file it belongs to, when known.
+	Parent string `json:"parent,omitempty"`
+}
+
+// DiscoverAll is Discover that also returns the files it leaves out, sorted: Claude Code
+// sub-agent (sidechain) transcripts, each with the parent session it belongs to when that file is
+// found (the folder <session>/subagents/ sits beside <session>.jsonl; an agent-*.jsonl names its
+// parent in its sessionId).
+func DiscoverAll(agent Agent, dir string) ([]string, []SkippedFile, error) {
 	if _, err := ParseAgent(string(agent)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	var skipped []SkippedFile
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -171,6 +192,8 @@ func Discover(agent Agent, dir string) ([]string, error) {
 				return nil
 			}
 			if agent == ClaudeCode && (strings.HasPrefix(name, "agent-") || filepath.Base(filepath.Dir(p)) == "subagents") {
+				skipped = append(skipped, SkippedFile{File: p, Reason: "sub-agent transcript (sidechain)",
+					Parent: claudeParent(p)})
 				return nil
 			}
 			out = append(out, p)
@@ -178,7 +201,39 @@ func Discover(agent Agent, dir string) ([]string, error) {
 		return nil
 	})
 	sort.Strings(out)
-	return out, err
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].File < skipped[j].File })
+	return out, skipped, err
+}
+
+// claudeParent finds the session file a sub-agent transcript belongs to, or "".
+func claudeParent(p string) string {
+	if dir := filepath.Dir(p); filepath.Base(dir) == "subagents" {
+		session := filepath.Dir(dir)
+		if parent := session + ".jsonl"; exists(parent) {
+			return parent
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	first, err := firstLine(f)
+	if err != nil {
+		return ""
+	}
+	v, err := decodeLine(first)
+	if err != nil {
+		return ""
+	}
+	if id := gets(v, "sessionId"); id != "" && !strings.ContainsAny(id, `/\`) {
+		for _, dir := range []string{filepath.Dir(p), filepath.Dir(filepath.Dir(p)), filepath.Dir(filepath.Dir(filepath.Dir(p)))} {
+			if parent := filepath.Join(dir, id+".jsonl"); exists(parent) && parent != p {
+				return parent
+			}
+		}
+	}
+	return ""
 }
 
 func exists(p string) bool {
