@@ -61,8 +61,13 @@ func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
 func installNotes(opts installOptions) []string {
 	var notes []string
 	if opts.agent == "codex" && !opts.user && !opts.mcpOnly {
-		notes = append(notes, "note: Codex runs a project's hooks only once you trust the project "+
-			"(trust_level = \"trusted\" under [projects.\"<folder>\"] in ~/.codex/config.toml); replay does not write that")
+		dir, _ := filepath.Abs(opts.project)
+		config := "~/.codex/config.toml"
+		if opts.codexHome != "" {
+			config = filepath.Join(opts.codexHome, "config.toml")
+		}
+		notes = append(notes, fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
+			"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlString(dir), config))
 	}
 	if opts.agent == "cline" && !opts.user && !opts.noMCP {
 		notes = append(notes, "note: Cline reads MCP servers per user only: 'replay install cline --user' adds the tasklog server")
