@@ -344,6 +344,42 @@ func TestInstallCodexConfigInPlace(t *testing.T) {
 	}
 }
 
+// TestCodexConfigEdges: what install makes of config.toml files laid out otherwise.
+func TestCodexConfigEdges(t *testing.T) {
+	launch := newMCPLaunch(testExe, "/home/dev/my \"shop\"", "")
+	block := codexBlock(launch)
+	if want := `args = ["mcp", "--workspace", "/home/dev/my \"shop\""]` + "\n"; !strings.HasSuffix(block, want) {
+		t.Errorf("block\n%s\nwant it to end with %s", block, want)
+	}
+	tests := []struct{ name, before, installed, uninstalled string }{
+		{"no final newline", `model = "o3"`, "model = \"o3\"\n\n" + block, "model = \"o3\"\n"},
+		{"CRLF lines", "model = \"o3\"\r\n", "model = \"o3\"\r\n\n" + block, "model = \"o3\"\r\n"},
+		{"the marker alone is a comment", codexMCPMarker + "\n[tui]\nx = 1\n",
+			codexMCPMarker + "\n[tui]\nx = 1\n\n" + block, codexMCPMarker + "\n[tui]\nx = 1\n"},
+		{"another server's tasklog key", "[mcp_servers.docs.env]\ntasklog = \"1\"\n",
+			"[mcp_servers.docs.env]\ntasklog = \"1\"\n\n" + block, "[mcp_servers.docs.env]\ntasklog = \"1\"\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			writeTestFile(t, path, tt.before, 0o644)
+			c := codexConfig{path: path, show: "config.toml", launch: launch}
+			for _, step := range []struct {
+				install bool
+				want    string
+			}{{true, tt.installed}, {true, tt.installed}, {false, tt.uninstalled}} {
+				changes, err := c.plan(step.install)
+				if err == nil {
+					err = apply(changes)
+				}
+				if b, _ := os.ReadFile(path); err != nil || string(b) != step.want {
+					t.Fatalf("install=%v: %v\n%q\nwant\n%q", step.install, err, b, step.want)
+				}
+			}
+		})
+	}
+}
+
 // TestInstallOnlyHooksOrOnlyServer: --no-mcp writes the hooks alone, --mcp-only the server alone.
 func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
 	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot"} {
