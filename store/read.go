@@ -60,7 +60,15 @@ func (c *chunk) value(i int) []byte {
 // the task has no bucket.
 func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error) {
 	c := chunk{buf: make([]byte, 0, sizeHint), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
-	err := db.viewTask(task, func(tx *bolt.Tx) error {
+	err := db.readChunkInto(&c, task, from)
+	return c, err
+}
+
+// readChunkInto is readChunk into c's buffers, emptied first and grown as needed: a reader that
+// keeps nothing of a chunk once it has moved on reuses one chunk for the whole log.
+func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
+	c.buf, c.seqs, c.ends = c.buf[:0], c.seqs[:0], c.ends[:0]
+	return db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
 			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
@@ -77,7 +85,6 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 		}
 		return nil
 	})
-	return c, err
 }
 
 func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {

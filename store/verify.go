@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -22,7 +23,10 @@ import (
 func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 	var prev events.Hash
 	next := uint64(1)
-	hint := firstChunkBytes
+	// One chunk and one encoding buffer serve the whole log: nothing of an event is kept once
+	// it is checked, so a verify allocates per chunk read, not per event.
+	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
+	var enc []byte
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
 	}
@@ -31,11 +35,9 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := db.readChunk(task, next, hint)
-		if err != nil {
+		if err := db.readChunkInto(&c, task, next); err != nil {
 			return err
 		}
-		hint = cap(c.buf)
 		ids = ids[:0]
 		for i, seq := range c.seqs {
 			if seq != next {
@@ -51,7 +53,10 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			case ev.Task != task:
 				return broken(seq, "the event stored here belongs to task %s: it was copied from another log", ev.Task)
 			}
-			if h := ev.ComputeHash(); h != ev.Hash {
+			// The hash is SHA-256 over the event's encoding without its trailing hash
+			// (events.Event.ComputeHash), encoded here into a buffer kept across events.
+			enc = ev.AppendBinary(enc[:0])
+			if h := events.Hash(sha256.Sum256(enc[:len(enc)-len(ev.Hash)])); h != ev.Hash {
 				return broken(seq, "hash mismatch: stored %s, computed %s: the event was altered after it was written",
 					ev.Hash, h)
 			}
