@@ -205,3 +205,27 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 func attrEscape(s string) string {
 	return strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
 }
+
+// DeliveriesOf lists the deliveries of the decision at seq: the events that put its rules in
+// front of the model through an agent's hooks, in log order. A delivery follows its decision,
+// possibly after other hooks' events, so the log is read from seq to its end; a task no hook
+// drove has none.
+func DeliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint64) ([]DeliveryNote, error) {
+	var out []DeliveryNote
+	for ev, err := range er.Events(ctx, task, seq+1) {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Type != events.TypeDelivery {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return nil, err
+		}
+		if d := p.(*events.Delivery); d.Decision == seq {
+			out = append(out, DeliveryNote{Seq: ev.Seq, Turn: ev.Turn, Delivery: *d})
+		}
+	}
+	return out, nil
+}

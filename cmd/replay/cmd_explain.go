@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // explainJSON is the contract scripts rely on: {"task", "turn", "context", "included",
-// "excluded"}, each rule with its reason and what matched.
+// "excluded", "deliveries"}, each rule with its reason and what matched.
 type explainJSON struct {
 	Task        string               `json:"task"`
 	Turn        int                  `json:"turn"`
@@ -24,6 +25,24 @@ type explainJSON struct {
 	Included    []explainOutcome     `json:"included"`
 	Excluded    []explainOutcome     `json:"excluded"`
 	Diagnostics []events.Diagnostic  `json:"diagnostics,omitempty"`
+	// Deliveries are the deliveries of the decision (with --rule: those that carried the rule,
+	// up to this decision's own); absent for a task no hook drove.
+	Deliveries []explainDelivery `json:"deliveries,omitempty"`
+}
+
+// explainDelivery is a delivery event with where it is in the log.
+type explainDelivery struct {
+	Seq  uint64 `json:"seq"`
+	Turn int    `json:"turn"`
+	events.Delivery
+}
+
+func deliveriesJSON(ns []session.DeliveryNote) []explainDelivery {
+	var out []explainDelivery
+	for _, n := range ns {
+		out = append(out, explainDelivery{n.Seq, n.Turn, n.Delivery})
+	}
+	return out
 }
 
 // explainOutcome is a recorded rule outcome whose matches carry the evidence for their path,
@@ -77,6 +96,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	d := rec.Decision
+	var dels []session.DeliveryNote
 	if *rule != "" {
 		x, err := session.Explain(ctx, db, task, *turn, *rule)
 		if errors.Is(err, session.ErrNoRule) {
@@ -85,7 +105,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		} else if err != nil {
 			return fail(stderr, err)
 		}
-		d.Included, d.Excluded = nil, nil
+		d.Included, d.Excluded, dels = nil, nil, x.Deliveries
 		if x.Included {
 			d.Included = []events.RuleOutcome{x.Rule}
 		} else {
@@ -95,17 +115,19 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(safeWriter{stdout}, x)
 			return exitOK
 		}
+	} else if dels, err = session.DeliveriesOf(ctx, db, task, rec.Seq); err != nil {
+		return fail(stderr, err)
 	}
 	if f.json {
 		out := explainJSON{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine, Context: d.Context,
 			Included: withSources(d.Included, d.Context), Excluded: withSources(d.Excluded, d.Context),
-			Diagnostics: d.Diagnostics}
+			Diagnostics: d.Diagnostics, Deliveries: deliveriesJSON(dels)}
 		if err := printJSON(stdout, out); err != nil {
 			return fail(stderr, err)
 		}
 		return exitOK
 	}
-	printDecision(safeWriter{stdout}, rec)
+	printDecision(safeWriter{stdout}, rec, dels)
 	return exitOK
 }
 
@@ -124,8 +146,9 @@ func noDecisionAt(ctx context.Context, db *store.DB, task uuid.UUID, turn int) s
 	return fmt.Sprintf("%s; its %d decisions are at turns %d to %d", msg, len(ds), ds[0].Decision.Turn, ds[len(ds)-1].Decision.Turn)
 }
 
-// printDecision explains a whole decision: the context with its evidence, then every rule.
-func printDecision(w io.Writer, rec session.Recorded) {
+// printDecision explains a whole decision: the context with its evidence, then every rule (an
+// included one with the deliveries of this decision that carried it), then the deliveries.
+func printDecision(w io.Writer, rec session.Recorded, dels []session.DeliveryNote) {
 	d := rec.Decision
 	fmt.Fprintf(w, "turn %d (decision at seq %d, engine %s)\n", d.Turn, rec.Seq, d.Engine)
 	if len(d.Context) == 0 {
@@ -145,7 +168,8 @@ func printDecision(w io.Writer, rec session.Recorded) {
 		}
 	}
 	for _, o := range d.Included {
-		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Included: true, Rule: o, Context: d.Context})
+		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Included: true, Rule: o, Context: d.Context,
+			Deliveries: carrying(dels, o.ID)})
 	}
 	for _, o := range d.Excluded {
 		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Rule: o})
@@ -157,4 +181,27 @@ func printDecision(w io.Writer, rec session.Recorded) {
 		}
 		fmt.Fprintf(w, "diagnostic: %s: %s\n", loc, dg.Message)
 	}
+	for _, n := range dels {
+		dl := n.Delivery
+		names := make([]string, len(dl.Rules))
+		for i, r := range dl.Rules {
+			names[i] = r.Name
+		}
+		fmt.Fprintf(w, "delivery at seq %d: %s via %s (%s hook, %s), %s, %d bytes: %s\n",
+			n.Seq, dl.Agent, dl.Channel, dl.Hook, dl.Form, plural(len(names), "rule"), dl.Bytes, strings.Join(names, ", "))
+	}
+}
+
+// carrying keeps the deliveries that carried the rule.
+func carrying(dels []session.DeliveryNote, ruleID string) []session.DeliveryNote {
+	var out []session.DeliveryNote
+	for _, n := range dels {
+		for _, r := range n.Delivery.Rules {
+			if r.ID == ruleID {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
 }
