@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -93,9 +94,11 @@ func (db *DB) verifyIDs(task uuid.UUID, first uint64, ids []ulid.ULID) error {
 		if ib == nil {
 			return &VerifyError{Task: task, Seq: first, Problem: "the task has no id index: it was written by other code or the index was deleted"}
 		}
+		// One cursor for the chunk: a Get per id would allocate a cursor and its stack each time.
+		cur := ib.Cursor()
 		for i, id := range ids {
 			seq := first + uint64(i)
-			got, ok, err := lookupID(ib, id)
+			got, ok, err := seekID(cur, id)
 			switch {
 			case err != nil:
 				return &VerifyError{Task: task, Seq: seq, Problem: err.Error()}
@@ -134,4 +137,17 @@ func (db *DB) verifyIndexSize(task uuid.UUID, head uint64) error {
 		}
 		return nil
 	})
+}
+
+// seekID is lookupID through a cursor the caller reuses: the sequence number the id index
+// holds for id, if it holds one.
+func seekID(cur *bolt.Cursor, id ulid.ULID) (seq uint64, ok bool, err error) {
+	k, v := cur.Seek(id[:])
+	switch {
+	case !bytes.Equal(k, id[:]) || v == nil: // absent, or a nested bucket, which Get does not return either
+		return 0, false, nil
+	case len(v) != 8:
+		return 0, false, fmt.Errorf("%w: the id index holds %d bytes for event %s", ErrCorrupt, len(v), id)
+	}
+	return bytesToUint64(v), true, nil
 }

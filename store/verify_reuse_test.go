@@ -65,3 +65,38 @@ func TestVerifyAcrossChunksWithOrigins(t *testing.T) {
 		})
 	}
 }
+
+// An id index entry whose value is not a sequence number is reported at its event, as is an
+// entry that was replaced by a nested bucket of the same name.
+func TestVerifyFindsMalformedIndexEntries(t *testing.T) {
+	tests := []struct {
+		name    string
+		tamper  func(ib *bolt.Bucket, id []byte) error
+		problem string
+	}{
+		{"value of 3 bytes", func(ib *bolt.Bucket, id []byte) error { return ib.Put(id, []byte{1, 2, 3}) },
+			"the id index holds 3 bytes for event"},
+		{"nested bucket", func(ib *bolt.Bucket, id []byte) error {
+			if err := ib.Delete(id); err != nil {
+				return err
+			}
+			_, err := ib.CreateBucket(id)
+			return err
+		}, "the id index does not hold event"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t)
+			task := uuid.New()
+			evs := msgs(t, 40, "event")
+			mustAppend(t, db, task, 0, evs...)
+			rawUpdate(t, db, func(tx *bolt.Tx) error { return tt.tamper(tx.Bucket(indexName(task)), evs[22].ID[:]) })
+			db = openAt(t, db.Path(), &Options{NoSync: true})
+			err := db.Verify(context.Background(), task)
+			var ve *VerifyError
+			if !errors.As(err, &ve) || ve.Seq != 23 || !strings.Contains(ve.Problem, tt.problem) {
+				t.Fatalf("Verify = %v, want seq 23: %s…", err, tt.problem)
+			}
+		})
+	}
+}
