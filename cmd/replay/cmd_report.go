@@ -26,6 +26,16 @@ type reportCell struct {
 	Detail   string
 	Matches  []reportMatch
 	Category string
+	// Delivered are the deliveries of this turn's decision that carried the rule: an included
+	// rule a hook put in front of the model at this turn.
+	Delivered []reportDelivery
+}
+
+// reportDelivery is a delivery event as the evidence panel shows it.
+type reportDelivery struct {
+	Seq                        uint64
+	Agent, Hook, Channel, Form string
+	Bytes, Rules               int
 }
 
 // reportMatch is a match with the evidence for its path, looked up in the decision's context.
@@ -61,6 +71,8 @@ type reportData struct {
 	Rows        []reportRow
 	Diagnostics []events.Diagnostic
 	Timeline    []reportEvent
+	// Delivered counts the cells whose rule a hook delivered at that turn.
+	Delivered int
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
@@ -95,11 +107,18 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 	if err != nil {
 		return data, err
 	}
+	// dels holds each decision's deliveries by the rules they carried: decision seq → rule id.
+	dels := map[uint64]map[string][]reportDelivery{}
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
 		}
 		data.Events++
+		if ev.Type == events.TypeDelivery {
+			if err := addDelivery(dels, ev); err != nil {
+				return data, err
+			}
+		}
 		t := ""
 		if !ev.Time.IsZero() {
 			t = ev.Time.Format("2006-01-02 15:04:05")
@@ -136,6 +155,10 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 			case in:
 				c.State, c.Label = "in", "●"
 				r.Turns++
+				if c.Delivered = dels[rec.Seq][o.ID]; len(c.Delivered) > 0 {
+					c.Label = "◆"
+					data.Delivered++
+				}
 			case o.Reason == "shadowed":
 				c.State, c.Label = "shadowed", "◌"
 			case o.Reason == "toggled_off":
@@ -166,6 +189,28 @@ func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData
 		data.Rows = append(data.Rows, *rows[id])
 	}
 	return data, nil
+}
+
+// addDelivery files the delivery event ev under its decision and each rule it carried.
+func addDelivery(dels map[uint64]map[string][]reportDelivery, ev events.Event) error {
+	p, err := ev.Payload()
+	if err != nil {
+		return err
+	}
+	d := p.(*events.Delivery)
+	rd := reportDelivery{Seq: ev.Seq, Agent: escapeControls(d.Agent), Hook: escapeControls(d.Hook),
+		Channel: escapeControls(d.Channel), Form: escapeControls(d.Form), Bytes: d.Bytes, Rules: len(d.Rules)}
+	byRule := dels[d.Decision]
+	if byRule == nil {
+		byRule = map[string][]reportDelivery{}
+		dels[d.Decision] = byRule
+	}
+	for _, r := range d.Rules {
+		// The decision's outcomes are escaped before they are looked up here.
+		id := escapeControls(r.ID)
+		byRule[id] = append(byRule[id], rd)
+	}
+	return nil
 }
 
 // escapeDecision escapes the control characters in the text of a decision the report shows
