@@ -229,8 +229,7 @@ func (b *builder) legacy(text string) {
 // as a project's root rules are anchored at the root: "src/**/*.ts" there stands for
 // "apps/api/src/**/*.ts".
 func (b *builder) nestedCursorCategory() Category {
-	b.anchor = b.class.dir
-	pattern := b.class.dir + "/**"
+	pattern := b.class.dir + "/**" // b.anchor is class.dir too (see build)
 	b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: "location", Values: []string{pattern},
 		Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
 	cat := b.cursorCategory(false)

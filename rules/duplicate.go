@@ -14,25 +14,25 @@ import (
 // groupSameText lists the groups of usable, unshadowed rules whose bodies are the same, each
 // in precedence order. rules are sorted by ID.
 func groupSameText(rules []*Rule) [][]int {
-	byBody := map[string][]int{}
-	var bodies []string
+	first := make(map[string]int, len(rules)) // body -> index of its first rule, or -1-group
+	var groups [][]int
 	for i, r := range rules {
 		if r.Unusable != "" || r.ShadowedBy != "" || r.Body == "" {
 			continue
 		}
-		if _, ok := byBody[r.Body]; !ok {
-			bodies = append(bodies, r.Body)
+		j, ok := first[r.Body]
+		switch {
+		case !ok:
+			first[r.Body] = i
+		case j >= 0:
+			first[r.Body] = -1 - len(groups)
+			groups = append(groups, []int{j, i})
+		default:
+			groups[-1-j] = append(groups[-1-j], i)
 		}
-		byBody[r.Body] = append(byBody[r.Body], i)
 	}
-	var groups [][]int
-	for _, body := range bodies { // in the order of their first rule's ID
-		g := byBody[body]
-		if len(g) < 2 {
-			continue
-		}
+	for _, g := range groups { // in the order of their first rule's ID
 		slices.SortStableFunc(g, func(a, b int) int { return cmp.Compare(rules[b].precedence, rules[a].precedence) })
-		groups = append(groups, g)
 	}
 	return groups
 }

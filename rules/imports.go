@@ -170,10 +170,18 @@ func expandsImports(f *File) bool {
 // expander expands the imports of one rule's body from the files of its collection.
 type expander struct {
 	l       *Loader
-	b       *builder
+	r       *Rule
+	file    string // the rule's file, labelled
 	files   map[importKey]*File
 	size    int
 	clipped bool
+}
+
+// diag adds a diagnostic to the rule (as builder.diag does; the expander does not hold the
+// builder, which would then be allocated for every rule).
+func (e *expander) diag(line int, sev Severity, code, msg string) {
+	e.r.Diagnostics = append(e.r.Diagnostics, Diagnostic{RuleID: e.r.ID, File: e.file, Line: line,
+		Severity: sev, Code: code, Message: msg})
 }
 
 // expand returns text with its imports replaced by the imported files' text, each expanded in
@@ -207,7 +215,7 @@ func (e *expander) one(f *File, token, p string, depth int, stack []string, line
 		where = " (in " + f.label() + ")"
 	}
 	fail := func(sev Severity, code, why string) string {
-		e.b.diag(line, sev, code, fmt.Sprintf("import %s%s is not expanded: %s", token, where, why))
+		e.diag(line, sev, code, fmt.Sprintf("import %s%s is not expanded: %s", token, where, why))
 		return token
 	}
 	k, why := importTarget(f, p)
@@ -217,7 +225,7 @@ func (e *expander) one(f *File, token, p string, depth int, stack []string, line
 	target := e.files[k]
 	switch {
 	case depth >= MaxImportDepth: // Collect does not read so far
-		return fail(SeverityWarning, DiagImportDepth, fmt.Sprintf("it is more than %d hops from %s", MaxImportDepth, e.b.f.label()))
+		return fail(SeverityWarning, DiagImportDepth, fmt.Sprintf("it is more than %d hops from %s", MaxImportDepth, e.file))
 	case target == nil:
 		return fail(SeverityWarning, DiagImportMissing, "no such file was found when the rules were read")
 	case target.ReadError != "":
@@ -233,7 +241,7 @@ func (e *expander) one(f *File, token, p string, depth int, stack []string, line
 	if pc.binary {
 		return fail(SeverityWarning, DiagImportMissing, label+" holds NUL bytes: it is binary")
 	}
-	e.b.r.Imports = appendOnce(e.b.r.Imports, label)
+	e.r.Imports = appendOnce(e.r.Imports, label)
 	body := strings.TrimSpace(e.expand(target, normalizeText(pc.text), depth+1, append(stack[:len(stack):len(stack)], label), 0))
 	if e.size+len(body) > MaxFileSize {
 		e.clipped = true
@@ -252,15 +260,17 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// expandImports expands the body of a CLAUDE.md rule from the files of its collection.
-func (b *builder) expandImports(l *Loader, files map[importKey]*File) {
-	if files == nil || !expandsImports(b.f) {
+// expandImports expands the body of a CLAUDE.md rule r (read from f, its body text after
+// the frontmatter starting at line bodyLine) from the files of its collection. It takes the
+// rule's parts rather than the builder so that the builder stays on the stack.
+func expandImports(l *Loader, r *Rule, f *File, body string, bodyLine int, files map[importKey]*File) {
+	if files == nil || !expandsImports(f) {
 		return
 	}
-	e := &expander{l: l, b: b, files: files, size: len(b.fm.Body)}
-	body := e.expand(b.f, b.fm.Body, 0, []string{b.f.label()}, b.fm.BodyLine)
+	e := &expander{l: l, r: r, file: f.label(), files: files, size: len(body)}
+	body = e.expand(f, body, 0, []string{e.file}, bodyLine)
 	if e.clipped {
-		b.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the imported files come to more than %d bytes; the imports past that bound are not expanded", MaxFileSize))
+		e.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the imported files come to more than %d bytes; the imports past that bound are not expanded", MaxFileSize))
 	}
-	b.r.Body = strings.TrimSpace(body)
+	r.Body = strings.TrimSpace(body)
 }

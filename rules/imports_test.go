@@ -175,3 +175,28 @@ func TestImportsWhereNotExpanded(t *testing.T) {
 		t.Errorf("want 3 import_missing, got %v; body %q", r.Diagnostics, r.Body)
 	}
 }
+
+// BenchmarkLoadWithImports loads a CLAUDE.md that imports five files (one of them through
+// another) among 50 rules: the expansion Load adds to every re-load of a changed snapshot.
+func BenchmarkLoadWithImports(b *testing.B) {
+	ws := fstest.MapFS{"CLAUDE.md": {Data: []byte("# Rules\n@docs/a.md\n@docs/b.md\n@docs/c.md\n@docs/d.md\n")}}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		ws["docs/"+n+".md"] = &fstest.MapFile{Data: []byte(strings.Repeat("Text of "+n+". ", 200))}
+	}
+	ws["docs/d.md"] = &fstest.MapFile{Data: []byte("D then @e.md")}
+	ws["docs/e.md"] = &fstest.MapFile{Data: []byte(strings.Repeat("Text of e. ", 200))}
+	for i := range 50 {
+		ws[fmt.Sprintf(".clinerules/r%02d.md", i)] = &fstest.MapFile{Data: fmt.Appendf(nil, "---\npaths: [\"src/m%d/**\"]\n---\nRule %d.\n", i, i)}
+	}
+	files, err := Collect(Workspace{Roots: []Root{{Name: "/ws", FS: ws}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := NewLoader(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if rs := l.Load(files); len(rs.Rules()) != 51 {
+			b.Fatal(len(rs.Rules()))
+		}
+	}
+}

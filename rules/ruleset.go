@@ -229,6 +229,9 @@ func (l *Loader) build(f *File, files map[importKey]*File) *Rule {
 		r.DisplayPath = "~/" + f.Path
 	}
 	b := &builder{r: r, f: f, class: class, pats: l.pattern, read: map[string]bool{}}
+	if f.Provider == ProviderCursor && class.kind == kindFolder {
+		b.anchor = class.dir // a nested .cursor/rules folder's patterns are anchored at its folder
+	}
 	r.Category = CategoryAlways
 	if f.ReadError != "" {
 		r.Unusable = "unreadable"
@@ -258,7 +261,7 @@ func (l *Loader) build(f *File, files map[importKey]*File) *Rule {
 			b.diag(p.Line, p.Severity, p.Code, p.Message)
 		}
 		r.Body = strings.TrimSpace(fm.Body)
-		b.expandImports(l, files)
+		expandImports(l, r, f, fm.Body, fm.BodyLine, files)
 		if !fm.Failed {
 			b.categorize()
 		}
