@@ -9,11 +9,11 @@ import (
 )
 
 // Record appends one event a runtime observed and returns its sequence number. The types the
-// session writes itself (task_started, rules_snapshot, decision, rule_triggered) are refused
-// with ErrReserved.
+// session writes itself (task_started, rules_snapshot, decision, rule_triggered, and an agent
+// session's delivery) are refused with ErrReserved.
 func (s *Session) Record(ctx context.Context, p events.Payload) (uint64, error) {
 	switch p.EventType() {
-	case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered:
+	case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
 		return 0, fmt.Errorf("record %s: %w", p.EventType(), ErrReserved)
 	}
 	s.mu.Lock()
@@ -29,7 +29,7 @@ func (s *Session) Record(ctx context.Context, p events.Payload) (uint64, error) 
 // when set (a zero time is stamped with the session's clock). It returns the sequence number.
 func (s *Session) RecordEvent(ctx context.Context, ev events.Event) (uint64, error) {
 	switch ev.Type {
-	case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered:
+	case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
 		return 0, fmt.Errorf("record %s: %w", ev.Type, ErrReserved)
 	}
 	if _, err := ev.Payload(); err != nil {
