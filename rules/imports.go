@@ -28,6 +28,10 @@ const (
 	// MaxImportedFiles bounds the files one collection reads for imports, per root and for
 	// the home folder.
 	MaxImportedFiles = 100
+	// MaxImportExpansions bounds the imports expanded into one rule, counting each time a file
+	// is taken in: a fan of imports (a file importing another a thousand times, five hops deep)
+	// stays linear work, as the body stays within MaxFileSize.
+	MaxImportExpansions = 1000
 )
 
 // importRef is one "@path" import in a text.
@@ -174,6 +178,8 @@ type expander struct {
 	file    string // the rule's file, labelled
 	files   map[importKey]*File
 	size    int
+	count   int                       // imports expanded so far, against MaxImportExpansions
+	parsed  map[string]*parsedContent // by file label: each imported file is hashed once
 	clipped bool
 }
 
@@ -237,10 +243,28 @@ func (e *expander) one(f *File, token, p string, depth int, stack []string, line
 			return fail(SeverityWarning, DiagImportCycle, fmt.Sprintf("%s is already being expanded (%s -> %s): a cycle", label, strings.Join(stack, " -> "), label))
 		}
 	}
-	pc := e.l.parse(target.Content)
+	if e.clipped || e.count >= MaxImportExpansions {
+		e.clipped = true
+		return token
+	}
+	pc := e.parsed[label]
+	if pc == nil {
+		pc = e.l.parse(target.Content)
+		if e.parsed == nil {
+			e.parsed = map[string]*parsedContent{}
+		}
+		e.parsed[label] = pc
+	}
 	if pc.binary {
 		return fail(SeverityWarning, DiagImportMissing, label+" holds NUL bytes: it is binary")
 	}
+	// Bounds before work: an import whose file as written would take the body past
+	// MaxFileSize, or past MaxImportExpansions, is not expanded at all.
+	if e.size+len(strings.TrimSpace(pc.text)) > MaxFileSize {
+		e.clipped = true
+		return token
+	}
+	e.count++
 	e.r.Imports = appendOnce(e.r.Imports, label)
 	body := strings.TrimSpace(e.expand(target, normalizeText(pc.text), depth+1, append(stack[:len(stack):len(stack)], label), 0))
 	if e.size+len(body) > MaxFileSize {
@@ -270,7 +294,7 @@ func expandImports(l *Loader, r *Rule, f *File, body string, bodyLine int, files
 	e := &expander{l: l, r: r, file: f.label(), files: files, size: len(body)}
 	body = e.expand(f, body, 0, []string{e.file}, bodyLine)
 	if e.clipped {
-		e.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the imported files come to more than %d bytes; the imports past that bound are not expanded", MaxFileSize))
+		e.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the imported files come to more than %d bytes or %d imports; the imports past that bound are not expanded", MaxFileSize, MaxImportExpansions))
 	}
 	r.Body = strings.TrimSpace(body)
 }

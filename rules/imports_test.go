@@ -200,3 +200,30 @@ func BenchmarkLoadWithImports(b *testing.B) {
 		}
 	}
 }
+
+// Hostile imports stay bounded: a fan of empty files importing each other many times over
+// five hops, and a large file imported many times, expand into at most MaxImportExpansions
+// imports and MaxFileSize bytes, with too_large.
+func TestImportFansAreBounded(t *testing.T) {
+	fan := func(next string, n int) []byte { return []byte(strings.Repeat("@"+next+" ", n)) }
+	ws := fstest.MapFS{
+		"CLAUDE.md":     {Data: append([]byte("Fan: "), fan("f1.md", 200)...)},
+		"f1.md":         {Data: fan("f2.md", 200)},
+		"f2.md":         {Data: fan("f3.md", 200)},
+		"f3.md":         {Data: fan("f4.md", 200)},
+		"f4.md":         {Data: fan("f5.md", 200)},
+		"f5.md":         {Data: []byte("")},
+		"big/CLAUDE.md": {Data: append([]byte("Big: "), fan("big.md", 5000)...)},
+		"big/big.md":    {Data: []byte(strings.Repeat("x", MaxFileSize/3))},
+	}
+	_, rs := collectLoad(t, ws, nil)
+	for _, id := range []string{"claude:/ws/CLAUDE.md", "claude:/ws/big/CLAUDE.md"} {
+		r := ruleByID(t, rs, id)
+		if !hasCode(r.Diagnostics, DiagTooLarge) || len(r.Body) > 2*MaxFileSize {
+			t.Errorf("%s: body %d bytes, diagnostics %v", id, len(r.Body), r.Diagnostics)
+		}
+	}
+	if b := ruleByID(t, rs, "claude:/ws/big/CLAUDE.md").Body; strings.Count(b, strings.Repeat("x", MaxFileSize/3)) != 2 {
+		t.Errorf("big: want the file expanded twice, then the tokens")
+	}
+}
