@@ -56,8 +56,8 @@ var commands = map[string]command{
 	"report":    {cmdReport, "write a self-contained HTML audit page"},
 	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
 	"hook":      {cmdHook, "record one agent hook payload from stdin, deliver the rules it misses, reply"},
-	"install":   {cmdInstall, "write an agent's hook configuration so that it runs 'replay hook'"},
-	"uninstall": {cmdUninstall, "remove the hook entries 'replay install' wrote"},
+	"install":   {cmdInstall, "write an agent's hook configuration and add the tasklog MCP server"},
+	"uninstall": {cmdUninstall, "remove the hook entries and the MCP server 'replay install' wrote"},
 	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
 	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
 }
