@@ -34,6 +34,13 @@ type Decision struct {
 // the log, and records the decision. The snapshot and the decision are one atomic append: after
 // a crash the log holds both or neither.
 func (s *Session) Decide(ctx context.Context) (*Decision, error) {
+	return s.decide(ctx, nil)
+}
+
+// decide is Decide; then, when set, is given the decision before it is written (its Seq is the
+// one it will have) and returns events to append after it in the same batch, so that the
+// decision and what follows from it are one commit. The events' ids are kept when set.
+func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
 	files, err := s.reader.Collect(s.workspace())
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
@@ -68,17 +75,33 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 		}
 	}
 	payloads = append(payloads, written)
-	res, err := s.append(ctx, payloads...)
+	evs := make([]events.Event, len(payloads))
+	for i, p := range payloads {
+		if evs[i], err = events.New(p); err != nil {
+			return nil, err
+		}
+	}
+	d := &Decision{Turn: turn, Seq: s.head + uint64(len(evs)), rec: &rec, Rules: rd, Applied: rd.ConditionalRulesApplied()}
+	if then != nil {
+		more, err := then(d)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, more...)
+	}
+	res, err := s.appendEvents(ctx, evs)
 	if err != nil {
 		return nil, err
 	}
+	if want := d.Seq + uint64(len(evs)-len(payloads)); res.Last != want {
+		return nil, fmt.Errorf("task %s: the decision's batch ended at seq %d, not %d", s.task, res.Last, want)
+	}
 	// The next decision is written against this one. The caller gets copies (Recorded), so
 	// nothing it does can change the base.
-	s.last, s.lastSeq = &rec, res.Last
+	s.last, s.lastSeq = &rec, d.Seq
 	s.files, s.filesSeq = files, snapSeq
-	prompt, tagged := s.render(rs, rd)
-	return &Decision{Turn: turn, Seq: res.Last, rec: &rec, Rules: rd,
-		Prompt: prompt, Tagged: tagged, Applied: rd.ConditionalRulesApplied()}, nil
+	d.Prompt, d.Tagged = s.render(rs, rd)
+	return d, nil
 }
 
 // Recorded is the decision in full, as the log records it, in a copy of its own. The log may

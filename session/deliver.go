@@ -35,10 +35,58 @@ type Delivered struct {
 // is not given the rules twice. limit is the most bytes of text (agentlog.MaxDelivery when 0):
 // past it the rules are listed by name and rule:// address.
 func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, key string, limit int) (*Delivered, error) {
-	rec := d.Recorded()
-	chosen := chooseDelivery(a.agent, a.dlv, rec.Included)
-	if len(chosen) == 0 {
+	ev, del, err := a.delivery(d, hook, channel, key, limit)
+	if ev == nil || err != nil {
+		return nil, err
+	}
+	wrote, err := a.appendOnce(ctx, []events.Event{*ev})
+	if errors.Is(err, store.ErrDuplicateID) || (err == nil && !wrote[0]) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	del.Seq = a.Version()
+	return del, nil
+}
+
+// DecideAndDeliver is Decide followed by Deliver, with the delivery written in the decision's
+// own commit: a hook that delivers waits for one commit (one fsync) instead of two, and after a
+// crash the log holds both or neither. When the log holds the delivery already (the same hook
+// run twice), the decision is written alone and the delivery is nil, as with Deliver.
+func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key string, limit int) (*Decision, *Delivered, error) {
+	var ev *events.Event
+	var del *Delivered
+	d, err := a.decide(ctx, func(d *Decision) ([]events.Event, error) {
+		var err error
+		if ev, del, err = a.delivery(d, hook, channel, key, limit); ev == nil || err != nil {
+			return nil, err
+		}
+		del.Seq = d.Seq + 1
+		return []events.Event{*ev}, nil
+	})
+	if errors.Is(err, store.ErrDuplicateID) {
+		d, err = a.Decide(ctx)
+		return d, nil, err
+	}
+	if err != nil || del == nil {
+		return d, nil, err
+	}
+	stored := *ev
+	stored.Seq = del.Seq
+	if err := a.dlv.Apply(stored); err != nil {
+		return d, nil, err
+	}
+	return d, del, nil
+}
+
+// delivery prepares the delivery event of the rules the decision included that have not
+// reached the model yet, with its idempotency id; nil when there is nothing to deliver. The
+// returned Delivered has no Seq yet.
+func (a *AgentSession) delivery(d *Decision, hook, channel, key string, limit int) (*events.Event, *Delivered, error) {
+	chosen := chooseDelivery(a.agent, a.dlv, d.rec.Included)
+	if len(chosen) == 0 {
+		return nil, nil, nil
 	}
 	byID := map[string]*rules.Rule{}
 	for _, r := range d.Rules.Results {
@@ -48,17 +96,10 @@ func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, 
 	del.Decision, del.Agent, del.Hook, del.Channel = d.Seq, string(a.agent), hook, channel
 	ev, err := events.New(&del)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ev.ID = HookEventID(key + "\x00delivery")
-	wrote, err := a.appendOnce(ctx, []events.Event{ev})
-	if errors.Is(err, store.ErrDuplicateID) || (err == nil && !wrote[0]) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Delivered{Seq: a.Version(), Event: del, Text: text}, nil
+	return &ev, &Delivered{Event: del, Text: text}, nil
 }
 
 // chooseDelivery picks, in the decision's order, the included rules that have not reached the

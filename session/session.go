@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/projections"
@@ -39,6 +40,11 @@ var (
 	// ones its log recorded.
 	ErrRootMismatch = errors.New("workspace roots differ from the task's log")
 )
+
+// snapshotBytes is how many bytes of events may pass before the projection snapshot is written
+// again, however few the events: decisions are ~10 KB each, and reopening a task reads every
+// event after its snapshot, so a tail of decisions alone would cost more to read than to fold.
+const snapshotBytes = 128 << 10
 
 // snapshotName is the name the projection snapshot is stored under.
 var snapshotName = fmt.Sprintf("projection/v%d", projections.Version)
@@ -100,8 +106,10 @@ type Session struct {
 	mu    sync.Mutex
 	state *projections.Task
 	head  uint64
-	// sinceSnapshot counts events folded since the projection snapshot was last written.
-	sinceSnapshot int
+	// sinceSnapshot counts events folded since the projection snapshot was last written, and
+	// bytesSinceSnapshot their payloads' bytes.
+	sinceSnapshot      int
+	bytesSinceSnapshot int
 	// rules caches the rule set of the latest snapshot, keyed by that snapshot's sequence.
 	rules    *rules.RuleSet
 	rulesSeq uint64
@@ -196,6 +204,7 @@ func (s *Session) resume(ctx context.Context, head uint64) error {
 			return err
 		}
 		s.sinceSnapshot++
+		s.bytesSinceSnapshot += len(ev.Data)
 	}
 	s.head = s.state.LastSeq()
 	if s.head != head {
@@ -275,11 +284,17 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.A
 		if ev.Time.IsZero() {
 			ev.Time = now
 		}
-		id, err := s.opts.IDs.New(ev.Time)
-		if err != nil {
-			return store.Appended{}, err
+		if ev.ID == (ulid.ULID{}) { // an idempotency key's id is kept
+			id, err := s.opts.IDs.New(ev.Time)
+			if err != nil {
+				return store.Appended{}, err
+			}
+			ev.ID = id
 		}
-		ev.Task, ev.ID, ev.Turn = s.task, id, turn
+		ev.Task, ev.Turn = s.task, turn
+		if ev.Type == events.TypeDecision { // what follows a decision is in the next turn
+			turn++
+		}
 	}
 	res, err := s.db.Append(ctx, s.task, s.head, evs...)
 	if err != nil {
@@ -294,7 +309,10 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.A
 	}
 	s.head = res.Last
 	s.sinceSnapshot += len(res.Events)
-	if every := s.state.Config().SnapshotEvery; every > 0 && s.sinceSnapshot >= every {
+	for _, ev := range res.Events {
+		s.bytesSinceSnapshot += len(ev.Data)
+	}
+	if every := s.state.Config().SnapshotEvery; every > 0 && (s.sinceSnapshot >= every || s.bytesSinceSnapshot >= snapshotBytes) {
 		if err := s.writeSnapshot(); err != nil {
 			return res, err
 		}
@@ -310,6 +328,6 @@ func (s *Session) writeSnapshot() error {
 	if err := s.db.PutSnapshot(s.task, snapshotName, s.state.LastSeq(), data); err != nil {
 		return fmt.Errorf("task %s: write projection snapshot: %w", s.task, err)
 	}
-	s.sinceSnapshot = 0
+	s.sinceSnapshot, s.bytesSinceSnapshot = 0, 0
 	return nil
 }
