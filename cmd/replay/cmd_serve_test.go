@@ -37,7 +37,8 @@ func TestServe32HooksKilled(t *testing.T) {
 	bin := replayBinary(t)
 	ws, home := hookWorkspace(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
-	env := []string{"HOME=" + home, "TASKLOG_SERVE_IDLE=30s"}
+	// hookProcess turns the server off; the last value of a variable wins.
+	env := []string{"HOME=" + home, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s"}
 	t.Cleanup(func() { exec.Command(bin, "serve", "--stop", "--db", db).Run() })
 	start := `{"session_id":"s-kill","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
 	if r := hookProcess(bin, "claude-code", db, []byte(start), env); r.code != 0 {
@@ -49,7 +50,14 @@ func TestServe32HooksKilled(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if first == 0 {
-		t.Fatal("the first hook did not start a server")
+		log, _ := os.ReadFile(filepath.Join(filepath.Dir(db), serveLogName))
+		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName))
+		ents, _ := os.ReadDir(filepath.Dir(db))
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the first hook did not start a server (folder: %v); its log:\n%s\nthe hooks' log:\n%s", names, log, hlog)
 	}
 	delivered := 0
 	for round, kill := range []bool{false, true} {
@@ -141,7 +149,7 @@ func BenchmarkServeHookRoundTrip(b *testing.B) {
 			db := filepath.Join(dir, "tasklog.db")
 			const sid = "bench-session"
 			seedHookTask(b, db, ws, sid, 10000)
-			env := []string{"HOME=" + dir, "TASKLOG_SERVE_IDLE=1m"}
+			env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
 			if mode == "direct" {
 				env = append(env, "TASKLOG_SERVE=off")
 			}

@@ -30,7 +30,12 @@ func SocketPath(dbPath string) string {
 		return p
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("tasklog-%d", os.Getuid()), hex.EncodeToString(sum[:8])+".sock")
+	return filepath.Join(privateDir(), hex.EncodeToString(sum[:8])+".sock")
+}
+
+// privateDir is the folder of this user's sockets in the temporary directory.
+func privateDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tasklog-%d", os.Getuid()))
 }
 
 // lockFile holds an exclusive flock on "<socket>.lock" while the server runs: of two servers
@@ -95,7 +100,7 @@ func listen(sock string) (net.Listener, error) {
 // of this user that no one else may enter: another user could otherwise put a socket of theirs
 // where the hooks look for the server. A folder beside the database is the database's own.
 func checkPrivate(dir string) error {
-	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+	if dir != privateDir() {
 		return nil
 	}
 	st, err := os.Lstat(dir)
