@@ -40,6 +40,22 @@ type Runtime struct {
 // UserMessage is the text a human sent.
 type UserMessage struct {
 	Text string `json:"text"`
+	// Guesses are the path-like strings of the text and whether the workspace confirmed each,
+	// checked when the message was recorded. Absent (nil) in events recorded before guesses were
+	// checked: the projection then reads the text as it always did.
+	Guesses []Guess `json:"guesses,omitzero"`
+}
+
+// Guess is a path read from prose or a shell command line rather than named by a tool, and what
+// the workspace said of it when it was recorded.
+type Guess struct {
+	// Path is the path as read (relative to the working directory, or absolute).
+	Path string `json:"path"`
+	// Confirmed is set when the path existed in a root or was named by other evidence.
+	Confirmed bool `json:"confirmed"`
+	// Why says how it was confirmed or why not: "exists", "seen", "mention" (an inline @mention,
+	// which is no guess), "not_found", "no_workspace".
+	Why string `json:"why,omitempty"`
 }
 
 // Mention is an @mention of a workspace path.
@@ -63,6 +79,9 @@ type ToolCall struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Failed is set when the runtime knows the call did not succeed.
 	Failed bool `json:"failed,omitempty"`
+	// Guesses are the paths read from the call's shell command line, checked when the call was
+	// recorded (see UserMessage.Guesses); nil in events recorded before guesses were checked.
+	Guesses []Guess `json:"guesses,omitzero"`
 }
 
 // TabSnapshot is the editor's open and visible tabs; each snapshot replaces the previous one.
@@ -168,7 +187,16 @@ func (p *TaskStarted) validate() error {
 	return nil
 }
 
-func (p *UserMessage) validate() error { return nil }
+func (p *UserMessage) validate() error { return validateGuesses(p.Guesses) }
+
+func validateGuesses(gs []Guess) error {
+	for i, g := range gs {
+		if g.Path == "" {
+			return fmt.Errorf("guesses[%d]: path is empty", i)
+		}
+	}
+	return nil
+}
 
 func (p *Mention) validate() error {
 	if p.Path == "" {
@@ -187,7 +215,7 @@ func (p *ToolCall) validate() error {
 	if !isJSONObject(p.Params) {
 		return errors.New("params must be a JSON object")
 	}
-	return nil
+	return validateGuesses(p.Guesses)
 }
 
 func (p *TabSnapshot) validate() error {

@@ -23,6 +23,10 @@ type Config struct {
 	// SnapshotEvery is how many events the session lets pass between projection snapshots; 0
 	// means never. The projection itself only records it.
 	SnapshotEvery int `json:"snapshot_every"`
+	// ActivateUnconfirmed lets a guessed path (from prose or a shell command) that the workspace
+	// did not confirm when it was recorded into the context. By default such a guess is left out
+	// and counted as dropped, reason "unconfirmed".
+	ActivateUnconfirmed bool `json:"activate_unconfirmed_guesses,omitempty"`
 }
 
 // Bounds on configuration values, beyond which a value is a mistake rather than a choice.

@@ -183,3 +183,50 @@ func kindRank(k rules.SourceKind) int {
 	}
 	return len(kindNames)
 }
+
+// addGuesses folds paths guessed from prose or a shell command line, each with what the
+// workspace said of it when it was recorded: a confirmed guess is evidence of kind k; an
+// unconfirmed one is left out and counted as dropped (ReasonUnconfirmed), unless the task's
+// config lets unconfirmed guesses in.
+func (t *Task) addGuesses(k kind, gs []events.Guess, cwd string, src source) {
+	for _, g := range gs {
+		if g.Confirmed || t.cfg.ActivateUnconfirmed {
+			t.addEvidence(k, g.Path, cwd, src)
+			continue
+		}
+		switch k {
+		case kindProse:
+			if t.cfg.UserMessages > 0 {
+				t.countDrop(k, t.userMsgs, reasonIndex(ReasonUnconfirmed))
+			}
+		case kindShell:
+			if t.cfg.ToolTurns > 0 {
+				t.countDrop(k, t.Turn(), reasonIndex(ReasonUnconfirmed))
+			}
+		}
+	}
+}
+
+// Locate maps a path as an event spells it (relative to cwd or to the primary root, or
+// absolute) to the index of its root in task_started's roots and its root-relative POSIX path.
+// ok is false for a path no root holds, or one the context would drop.
+func (t *Task) Locate(path, cwd string) (root int, rel string, ok bool) {
+	root, rel, reason := t.rs.normalize(path, cwd)
+	return root, rel, reason == "" && root >= 0
+}
+
+// Seen reports whether evidence other than guesses names path now: a mention or tool target
+// still in its window, a file written, an open tab.
+func (t *Task) Seen(path, cwd string) bool {
+	root, rel, reason := t.rs.normalize(path, cwd)
+	if reason != "" {
+		return false
+	}
+	key := pathKey{root, rel}
+	for _, k := range []kind{kindMention, kindTool, kindFileWrite, kindTab} {
+		if _, ok := t.sets[k].byKey[key]; ok {
+			return true
+		}
+	}
+	return false
+}

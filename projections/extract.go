@@ -25,6 +25,12 @@ func ExtractPaths(text string) []string {
 	return extract(text, proseMode)
 }
 
+// token is one path the scanner found, and whether the user wrote it as an @mention.
+type token struct {
+	path    string
+	mention bool
+}
+
 // extractMode tunes the scanner for prose or for shell command lines.
 type extractMode struct {
 	keepAbsolute bool // shell: absolute paths may still map to a root
@@ -45,6 +51,18 @@ var (
 const maxTokenLen = 300
 
 func extract(text string, m extractMode) []string {
+	toks := extractTokens(text, m)
+	if toks == nil {
+		return nil
+	}
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = t.path
+	}
+	return out
+}
+
+func extractTokens(text string, m extractMode) []token {
 	if text == "" {
 		return nil
 	}
@@ -52,12 +70,12 @@ func extract(text string, m extractMode) []string {
 		text = stripFencedCode(text)
 	}
 	text = stripURLs(text)
-	var out []string
+	var out []token
 	seen := map[string]bool{}
 	add := func(tok string, mention bool) {
 		if p, ok := cleanToken(tok, mention, m); ok && !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			out = append(out, token{p, mention})
 		}
 	}
 	prev := ' '
@@ -281,4 +299,118 @@ func fenceOf(line string) string {
 		}
 	}
 	return ""
+}
+
+// Guessed is a path GuessPaths found.
+type Guessed struct {
+	// Path is the path as written, cleaned as ExtractPaths cleans it.
+	Path string
+	// Mention is set for an inline @mention: the user named the path, it is no guess.
+	Mention bool
+}
+
+// GuessPaths returns the paths a user's message may name, for a session to check against the
+// workspace when it records the message: what ExtractPaths finds, with three corrections. A name
+// in double quotes or backticks that holds spaces ("Screenshot 2025-10-24 at 2.54.54 PM.png") is
+// one path, and the words inside it are not read again; abbreviations of one-letter parts
+// ("e.g", "i.e") are not file names; and inline @mentions are marked, as they are no guesses.
+// Whether a name such as "Node.js" is a product or a file only the workspace can tell: that is
+// what the session's check is for.
+func GuessPaths(text string) []Guessed {
+	if text == "" {
+		return nil
+	}
+	text = stripFencedCode(text)
+	var out []Guessed
+	seen := map[string]bool{}
+	add := func(p string, mention bool) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, Guessed{Path: p, Mention: mention})
+		}
+	}
+	var rest strings.Builder
+	rest.Grow(len(text))
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c == '"' || c == '`' {
+			if j := strings.IndexByte(text[i+1:], c); j >= 0 {
+				inner := text[i+1 : i+1+j]
+				if strings.Contains(inner, " ") && !strings.ContainsAny(inner, "\n\r\t") {
+					mention := c == '"' && i > 0 && text[i-1] == '@'
+					if p, ok := spacedName(inner, mention); ok {
+						add(p, mention)
+					}
+					if trimmed := strings.TrimSpace(inner); strings.Count(trimmed, " ") <= maxNameSpaces &&
+						isFileName(trimmed[strings.LastIndexByte(trimmed, '/')+1:], false) {
+						rest.WriteByte(' ') // a name with spaces, kept or dropped whole: not its words
+						i += j + 2
+						continue
+					}
+				}
+			}
+		}
+		rest.WriteByte(c)
+		i++
+	}
+	for _, t := range extractTokens(rest.String(), proseMode) {
+		if !isAbbreviation(t.path) {
+			add(t.path, t.mention)
+		}
+	}
+	return out
+}
+
+// spacedName accepts a quoted name with spaces as a path (an absolute one only as a mention): each segment non-empty and no "..",
+// and a last segment with a file extension (or a trailing "/"), not too long.
+func spacedName(s string, mention bool) (string, bool) {
+	s = strings.TrimSpace(s)
+	if mention {
+		s = strings.TrimPrefix(s, "/") // @"/path with spaces" is relative to the workspace
+	} else if strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	for strings.HasPrefix(s, "./") {
+		s = s[2:]
+	}
+	if s == "" || len(s) > maxTokenLen || strings.Contains(s, "://") {
+		return "", false
+	}
+	dir := strings.HasSuffix(s, "/")
+	body := strings.TrimSuffix(s, "/")
+	segs := strings.Split(body, "/")
+	for _, seg := range segs {
+		if seg == "" || seg == ".." || strings.TrimSpace(seg) != seg {
+			return "", false
+		}
+	}
+	last := segs[len(segs)-1]
+	if dir && len(segs) < 2 || !dir && !isFileName(last, false) {
+		return "", false
+	}
+	// A sentence in quotes is not a file name: at most a few words.
+	if strings.Count(s, " ") > maxNameSpaces {
+		return "", false
+	}
+	return s, true
+}
+
+// maxNameSpaces is the most spaces a quoted file name holds; more is a sentence.
+const maxNameSpaces = 8
+
+// isAbbreviation tells "e.g", "i.e", "a.k.a": dot-separated parts of one letter each.
+func isAbbreviation(p string) bool {
+	if strings.Contains(p, "/") {
+		return false
+	}
+	parts := strings.Split(p, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, part := range parts {
+		if utf8.RuneCountInString(part) != 1 {
+			return false
+		}
+	}
+	return true
 }

@@ -33,12 +33,15 @@ const (
 	ReasonControl = "control_char"
 	// ReasonTooLong: longer than MaxPathLength bytes.
 	ReasonTooLong = "too_long"
+	// ReasonUnconfirmed: a path guessed from prose or a shell command that was neither in a root
+	// nor named by other evidence when it was recorded (see Config.ActivateUnconfirmed).
+	ReasonUnconfirmed = "unconfirmed"
 )
 
 // reasons lists every reason in the order snapshots store their counts; appending is a change of
 // Version.
 var reasons = [...]string{ReasonOutsideRoot, ReasonDotDot, ReasonUnmappable, ReasonNotAPath,
-	ReasonRoot, ReasonOverCap, ReasonControl, ReasonTooLong}
+	ReasonRoot, ReasonOverCap, ReasonControl, ReasonTooLong, ReasonUnconfirmed}
 
 const numReasons = len(reasons)
 

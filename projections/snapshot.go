@@ -13,7 +13,7 @@ import (
 // Version is the version of the projection and of its snapshot encoding. It changes whenever the
 // fold would produce a different state from the same events, so a snapshot of another version is
 // never resumed: the log is folded again.
-const Version = 2
+const Version = 3
 
 // snapshot is the serialized state of a Task. Maps are written as sorted lists and evidence sets
 // oldest first, so equal states have equal bytes.

@@ -176,6 +176,10 @@ func (t *Task) start(p *events.TaskStarted) error {
 func (t *Task) userMessage(ev events.Event, p *events.UserMessage) {
 	t.userMsgs++
 	t.expireUser()
+	if p.Guesses != nil { // checked when recorded
+		t.addGuesses(kindProse, p.Guesses, "", source{Seq: ev.Seq, Turn: ev.Turn})
+		return
+	}
 	for _, path := range ExtractPaths(p.Text) {
 		t.addEvidence(kindProse, path, "", source{Seq: ev.Seq, Turn: ev.Turn})
 	}
@@ -201,9 +205,15 @@ func (t *Task) toolCall(ev events.Event, p *events.ToolCall) {
 	for _, target := range ToolTargets(p.Tool, p.Params) {
 		k := kindTool
 		if target.Shell {
+			if p.Guesses != nil {
+				continue // the shell paths were checked when recorded: they are the guesses
+			}
 			k = kindShell
 		}
 		t.addEvidence(k, target.Path, p.Cwd, source{Seq: ev.Seq, Turn: ev.Turn, Detail: p.Tool})
+	}
+	if p.Guesses != nil {
+		t.addGuesses(kindShell, p.Guesses, p.Cwd, source{Seq: ev.Seq, Turn: ev.Turn, Detail: p.Tool})
 	}
 }
 

@@ -37,7 +37,13 @@ func ToolTargets(tool string, params json.RawMessage) []Target {
 }
 
 // collector gathers targets without duplicates.
-type collector struct{ out []Target }
+type collector struct {
+	out []Target
+	// shell is set by a shell tool, with the command line it read (patches and here-documents
+	// cut) and its workdir: what ShellGuesses reads again.
+	shell            bool
+	command, workdir string
+}
 
 func (c *collector) add(path string, shell bool) {
 	path = strings.TrimSpace(path)
@@ -229,6 +235,7 @@ func shellTool(p toolParams, c *collector) {
 		}
 		cmd = cutPatch(cmd)
 	}
+	c.shell, c.command, c.workdir = true, cutHeredocs(cmd), workdir
 	for _, s := range extract(cutHeredocs(cmd), shellMode) {
 		c.add(joinUnder(workdir, s), true)
 	}
@@ -317,4 +324,109 @@ func isPathKey(k string) bool {
 func camelSuffix(k, suffix string) bool {
 	rest, ok := strings.CutSuffix(k, suffix)
 	return ok && rest != "" && unicode.IsLower(rune(rest[len(rest)-1]))
+}
+
+// ShellGuesses returns the paths a shell tool call's command line may name, for a session to
+// check against the workspace when it records the call, and whether the call is a shell command
+// at all. It reads what ToolTargets reads as Shell targets, with two corrections: a name with
+// spaces in double quotes is one path, and the arguments of git commands that take refs
+// (before "--": checkout, except a name with a file extension, switch, branch, merge, rebase,
+// push, pull, fetch, tag) are branch names, not paths.
+func ShellGuesses(tool string, params json.RawMessage) ([]string, bool) {
+	p, ok := parseParams(params)
+	if !ok {
+		return nil, false
+	}
+	h, ok := toolTable[tool]
+	if !ok {
+		return nil, false
+	}
+	var c collector
+	h(p, &c)
+	if !c.shell {
+		return nil, false
+	}
+	refs := gitRefs(c.command)
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		s = joinUnder(c.workdir, s)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	cmd := c.command
+	for {
+		i := strings.IndexByte(cmd, '"')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(cmd[i+1:], '"')
+		}
+		if j < 0 {
+			break
+		}
+		inner := cmd[i+1 : i+1+j]
+		if strings.Contains(inner, " ") {
+			if s, ok := spacedName(inner, false); ok {
+				add(s)
+				cmd = cmd[:i] + " " + cmd[i+j+2:]
+				continue
+			}
+		}
+		cmd = cmd[:i] + " " + inner + " " + cmd[i+j+2:]
+	}
+	for _, s := range extract(cmd, shellMode) {
+		if !refs[s] && !isAbbreviation(s) {
+			add(s)
+		}
+	}
+	return out, true
+}
+
+// gitRefCommands are the git subcommands whose plain arguments are refs, not paths.
+var gitRefCommands = map[string]bool{"checkout": true, "switch": true, "branch": true, "merge": true,
+	"rebase": true, "push": true, "pull": true, "fetch": true, "tag": true}
+
+// gitRefs collects the arguments that git ref commands in a command line take as refs.
+func gitRefs(cmd string) map[string]bool {
+	refs := map[string]bool{}
+	if !strings.Contains(cmd, "git") {
+		return refs
+	}
+	split := func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' || r == '(' || r == ')' }
+	for simple := range strings.FieldsFuncSeq(cmd, split) {
+		words := strings.Fields(simple)
+		i := slices.Index(words, "git")
+		if i < 0 {
+			continue
+		}
+		j := i + 1
+		for j < len(words) && strings.HasPrefix(words[j], "-") { // git -C dir, --no-pager
+			if words[j] == "-C" || words[j] == "-c" {
+				j++
+			}
+			j++
+		}
+		if j >= len(words) || !gitRefCommands[words[j]] {
+			continue
+		}
+		newBranch := false // the word after -b, -B or --orphan names a branch, whatever it looks like
+		for _, w := range words[j+1:] {
+			if w == "--" {
+				break
+			}
+			w = strings.Trim(w, `'"`)
+			if strings.HasPrefix(w, "-") {
+				newBranch = w == "-b" || w == "-B" || w == "-c" || w == "-C" || w == "--orphan"
+				continue
+			}
+			if !newBranch && words[j] == "checkout" && isFileName(w[strings.LastIndexByte(w, '/')+1:], false) {
+				continue // "git checkout src/a.ts" restores a file
+			}
+			newBranch = false
+			refs[w] = true
+		}
+	}
+	return refs
 }

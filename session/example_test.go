@@ -30,6 +30,7 @@ func ExampleSession_Decide() {
 	workspace := fstest.MapFS{
 		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
 		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
+		"apps/web/src/Header.tsx": {Data: []byte("export function Header() {}\n")},
 	}
 	s, err := session.Open(ctx, db, uuid.Nil, session.Options{
 		Roots:   []session.Root{{Path: "/home/me/shop", FS: workspace}},

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
 )
 
 // EventReader reads a task's log; *store.DB is one.
@@ -132,6 +133,9 @@ type Explanation struct {
 	// Context is the decision's candidate paths with their evidence: where an included rule's
 	// matched paths came from, and an excluded rule's nearest miss. A nil Context leaves both out.
 	Context []events.ContextPath
+	// Unconfirmed counts the guessed paths (from prose or shell commands) the decision left out
+	// because the workspace did not confirm them when they were recorded.
+	Unconfirmed int `json:"unconfirmed,omitempty"`
 	// Deliveries are the deliveries that put the rule in front of the model through an agent's
 	// hooks, up to this decision's own (Explain fills them in; empty for a task no hook drove
 	// or a rule never delivered, such as one the agent loads itself).
@@ -197,6 +201,11 @@ func (s *Session) Explain(ctx context.Context, turn int, rule string) (Explanati
 func explainIn(rec Recorded, rule string) (Explanation, error) {
 	d := rec.Decision
 	x := Explanation{Turn: d.Turn, Seq: rec.Seq, Context: d.Context}
+	for _, c := range d.Dropped {
+		if c.Name == projections.ReasonUnconfirmed {
+			x.Unconfirmed = c.N
+		}
+	}
 	for _, pass := range []func(o events.RuleOutcome) bool{
 		func(o events.RuleOutcome) bool { return o.ID == rule },
 		func(o events.RuleOutcome) bool { return o.Name == rule },
@@ -274,6 +283,10 @@ func (x Explanation) String() string {
 			}
 			fmt.Fprintf(&b, "  candidate paths were: %s\n", strings.Join(paths, ", "))
 		}
+		if x.Unconfirmed > 0 {
+			fmt.Fprintf(&b, "  %d guessed %s left out: the workspace did not confirm %s (unconfirmed)\n",
+				x.Unconfirmed, pick(x.Unconfirmed, "path was", "paths were"), pick(x.Unconfirmed, "it", "them"))
+		}
 	}
 	return b.String()
 }
@@ -285,4 +298,11 @@ func SourceString(s events.Source) string {
 		kind += " " + s.Detail
 	}
 	return fmt.Sprintf("%s at seq %d, turn %d", kind, s.Seq, s.Turn)
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -182,7 +182,7 @@ func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (
 		case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
 			return fresh, fmt.Errorf("record %s: %w", r.Payload.EventType(), ErrReserved)
 		}
-		ev, err := events.New(r.Payload)
+		ev, err := events.New(a.Session.lockedGuesses(r.Payload)) // guesses checked as Record does
 		if err != nil {
 			return fresh, err
 		}

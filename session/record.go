@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"strings"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
 )
 
 // Record appends one event a runtime observed and returns its sequence number. The types the
@@ -18,7 +21,7 @@ func (s *Session) Record(ctx context.Context, p events.Payload) (uint64, error) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res, err := s.append(ctx, p)
+	res, err := s.append(ctx, s.withGuesses(p))
 	if err != nil {
 		return 0, err
 	}
@@ -32,11 +35,19 @@ func (s *Session) RecordEvent(ctx context.Context, ev events.Event) (uint64, err
 	case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
 		return 0, fmt.Errorf("record %s: %w", ev.Type, ErrReserved)
 	}
-	if _, err := ev.Payload(); err != nil {
+	p, err := ev.Payload()
+	if err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if g := s.withGuesses(p); g != p {
+		fresh, err := events.New(g)
+		if err != nil {
+			return 0, err
+		}
+		ev.Data = fresh.Data
+	}
 	res, err := s.appendEvents(ctx, []events.Event{{Type: ev.Type, V: ev.V, Data: ev.Data, Time: ev.Time, Origin: ev.Origin}})
 	if err != nil {
 		return 0, err
@@ -80,4 +91,98 @@ func (s *Session) Settings(ctx context.Context, mode, provider, model string) (u
 // Toggle records a user turning the rule with the given id on or off.
 func (s *Session) Toggle(ctx context.Context, ruleID string, enabled bool) (uint64, error) {
 	return s.Record(ctx, &events.RuleToggled{Rule: ruleID, Enabled: enabled})
+}
+
+// The Why of a guess the session checked.
+const (
+	guessExists      = "exists"
+	guessSeen        = "seen"
+	guessNotFound    = "not_found"
+	guessNoWorkspace = "no_workspace"
+	guessMention     = "mention"
+)
+
+// withGuesses returns p with the guessed paths of a user message (its prose) or a shell tool
+// call (its command line) checked against the workspace, or p itself when there is nothing to
+// check or the runtime checked already. A guess is confirmed when it exists in a root (read
+// through the root's FS) or other evidence in the projection names it; without any root FS (an
+// import without a workspace) every guess is unconfirmed. The caller holds s.mu.
+func (s *Session) withGuesses(p events.Payload) events.Payload {
+	switch p := p.(type) {
+	case *events.UserMessage:
+		if p.Guesses != nil {
+			return p
+		}
+		found := projections.GuessPaths(p.Text)
+		if len(found) == 0 && len(projections.ExtractPaths(p.Text)) == 0 {
+			return p // nothing either way: the event reads the same without the field
+		}
+		var paths []string
+		var mentions []bool
+		for _, g := range found {
+			paths, mentions = append(paths, g.Path), append(mentions, g.Mention)
+		}
+		c := *p
+		c.Guesses = s.checkGuesses(paths, "")
+		for i := range c.Guesses {
+			if mentions[i] { // the user named it: no guess
+				c.Guesses[i].Confirmed, c.Guesses[i].Why = true, guessMention
+			}
+		}
+		return &c
+	case *events.ToolCall:
+		if p.Guesses != nil {
+			return p
+		}
+		paths, shell := projections.ShellGuesses(p.Tool, p.Params)
+		if !shell {
+			return p
+		}
+		c := *p
+		c.Guesses = s.checkGuesses(paths, p.Cwd)
+		return &c
+	}
+	return p
+}
+
+func (s *Session) checkGuesses(paths []string, cwd string) []events.Guess {
+	out := make([]events.Guess, 0, len(paths))
+	workspace := false
+	for _, r := range s.opts.Roots {
+		workspace = workspace || r.FS != nil
+	}
+	for _, path := range paths {
+		g := events.Guess{Path: path, Why: guessNotFound}
+		switch {
+		case !workspace:
+			g.Why = guessNoWorkspace
+		case s.existsInRoot(path, cwd):
+			g.Confirmed, g.Why = true, guessExists
+		case s.state.Seen(path, cwd):
+			g.Confirmed, g.Why = true, guessSeen
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// existsInRoot reports whether path names a file or folder of a root this session can read.
+func (s *Session) existsInRoot(path, cwd string) bool {
+	root, rel, ok := s.state.Locate(path, cwd)
+	if !ok || root >= len(s.opts.Roots) || s.opts.Roots[root].FS == nil {
+		return false
+	}
+	name := strings.TrimSuffix(rel, "/")
+	if name == "" || !fs.ValidPath(name) {
+		return false
+	}
+	_, err := fs.Stat(s.opts.Roots[root].FS, name)
+	return err == nil
+}
+
+// lockedGuesses is withGuesses for a caller that does not hold s.mu.
+func (s *Session) lockedGuesses(p events.Payload) events.Payload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.withGuesses(p)
 }

@@ -29,6 +29,10 @@ func clineWorkspace() fstest.MapFS {
 		".clinerules/frontend.md": {Data: []byte("---\npaths:\n  - \"apps/web/**\"\n---\nUse the design tokens.\n")},
 		".clinerules/backend.md":  {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate input.\n")},
 		".clinerules/broken.md":   {Data: []byte("---\npaths: [apps/web/**\nowner: x\n---\nBroken but kept.\n")},
+		// The files the scenarios' users name: a guessed path counts once the workspace has it.
+		"apps/web/src/App.tsx":         {Data: []byte("export {}\n")},
+		"apps/web/src/pages/index.tsx": {Data: []byte("export {}\n")},
+		"docs/README.md":               {Data: []byte("# docs\n")},
 	}
 }
 
