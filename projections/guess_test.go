@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tasklog/tasklog/events"
@@ -135,5 +136,21 @@ func TestSeenAndLocate(t *testing.T) {
 	}
 	if _, _, ok := task.Locate("/elsewhere/a.ts", ""); ok {
 		t.Error("Locate of a path outside every root: ok")
+	}
+}
+
+func BenchmarkGuessPaths(b *testing.B) {
+	text := strings.Repeat(`Please fix apps/web/src/App.tsx and "docs/Release notes.md", e.g. the Node.js bump; see Screenshot 2025-10-24 at 2.54.54 PM.png. `, 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		GuessPaths(text)
+	}
+}
+
+func BenchmarkShellGuesses(b *testing.B) {
+	params := json.RawMessage(`{"command":"git checkout -b fix/menu.js && npm test -- src/a.test.ts && cat \"assets/Screen Shot 1.png\" lib/b.go"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		ShellGuesses("Bash", params)
 	}
 }
