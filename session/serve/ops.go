@@ -122,11 +122,7 @@ func (s *Server) hook(ctx context.Context, db *store.DB, req *Request) (HookResu
 		if h.Channel == "" || !trigger {
 			return nil
 		}
-		d, err := a.Decide(ctx)
-		if err != nil {
-			return err
-		}
-		del, err := a.Deliver(ctx, d, h.Event, h.Channel, hookDeliveryKey(h, a), agentlog.MaxDelivery)
+		_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, hookDeliveryKey(h, a), agentlog.MaxDelivery)
 		if err != nil || del == nil {
 			return err
 		}
@@ -260,21 +256,20 @@ func (s *Server) decide(ctx context.Context, db *store.DB, req *Request) (Decide
 	return res, err
 }
 
-// deliver decides and delivers what the decision includes that has not reached the model
-// (session.AgentSession.Deliver).
+// deliver decides and delivers what the decision includes that has not reached the model, in
+// one commit (session.AgentSession.DecideAndDeliver).
 func (s *Server) deliver(ctx context.Context, db *store.DB, req *Request) (DeliverResult, error) {
 	if req.Key == "" || req.Channel == "" {
 		return DeliverResult{}, &Error{Code: CodeBadRequest, Message: `deliver needs "key" (its idempotency key) and "channel"`}
 	}
 	var res DeliverResult
 	err := s.existing(ctx, db, req, func(a *session.AgentSession) error {
-		d, err := a.Decide(ctx)
+		d, del, err := a.DecideAndDeliver(ctx, req.Hook, req.Channel, req.Key, req.Limit)
 		if err != nil {
 			return err
 		}
 		res.Decision, res.Turn = d.Seq, d.Turn
-		del, err := a.Deliver(ctx, d, req.Hook, req.Channel, req.Key, req.Limit)
-		if err != nil || del == nil {
+		if del == nil {
 			return err
 		}
 		res.Seq, res.Text = del.Seq, del.Text
