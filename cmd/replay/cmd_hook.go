@@ -221,37 +221,7 @@ func recordAndDeliver(ctx context.Context, db *store.DB, h *agentlog.Hook, now f
 		return "", err
 	}
 	defer a.Close()
-	fresh, err := a.RecordHook(ctx, h.Records)
-	if err != nil {
-		return "", err
-	}
-	trigger := h.Redeliver
-	for i, r := range h.Records {
-		trigger = trigger || (r.Trigger && fresh[i])
-	}
-	if h.Channel == "" || !trigger || now != nil {
-		return "", nil
-	}
-	d, err := a.Decide(ctx)
-	if err != nil {
-		return "", err
-	}
-	del, err := a.Deliver(ctx, d, h.Event, h.Channel, deliveryKey(h, a), agentlog.MaxDelivery)
-	if err != nil || del == nil {
-		return "", err
-	}
-	return del.Text, nil
-}
-
-// deliveryKey is the idempotency key of the hook's delivery: its first trigger record's, or for
-// a redelivery after a compaction, the session and the number of compactions.
-func deliveryKey(h *agentlog.Hook, a *session.AgentSession) string {
-	for _, r := range h.Records {
-		if r.Trigger {
-			return r.Key
-		}
-	}
-	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, a.Deliveries().Compactions())
+	return a.Hook(ctx, h, now == nil)
 }
 
 // logError appends one line to the error log beside the database (the temporary folder's when

@@ -111,40 +111,14 @@ func (s *Server) hook(ctx context.Context, db *store.DB, req *Request) (HookResu
 	}
 	var text string
 	err = s.tasks.with(ctx, db, h.TaskID(), openSpec{agent: h.Agent, started: h.Started(goos)}, func(a *session.AgentSession) error {
-		fresh, err := a.RecordHook(ctx, h.Records)
-		if err != nil {
-			return err
-		}
-		trigger := h.Redeliver
-		for i, r := range h.Records {
-			trigger = trigger || (r.Trigger && fresh[i])
-		}
-		if h.Channel == "" || !trigger {
-			return nil
-		}
-		_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, hookDeliveryKey(h, a), agentlog.MaxDelivery)
-		if err != nil || del == nil {
-			return err
-		}
-		text = del.Text
-		return nil
+		var err error
+		text, err = a.Hook(ctx, h, true)
+		return err
 	})
 	if err != nil {
 		return HookResult{}, err
 	}
 	return HookResult{Reply: string(h.Reply(text)), Task: h.TaskID().String(), Delivered: text != ""}, nil
-}
-
-// hookDeliveryKey is the idempotency key of a hook's delivery: its first trigger record's, or
-// for a redelivery after a compaction, the session and the number of compactions. It is the
-// key 'replay hook' uses when it opens the database itself, so either path delivers once.
-func hookDeliveryKey(h *agentlog.Hook, a *session.AgentSession) string {
-	for _, r := range h.Records {
-		if r.Trigger {
-			return r.Key
-		}
-	}
-	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, a.Deliveries().Compactions())
 }
 
 // taskOf is the task a request names: "task", or the agent's "session".

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+)
+
+// Hook is what one hook payload does to its task, whoever runs it ('replay hook' with the
+// database itself, or the resident server): record its events once and, when deliver is set,
+// the event's reply reaches the model and it brought something new (or follows a compaction),
+// decide and deliver in one commit. It returns the delivered text, "" when nothing was
+// delivered; the dialect's reply is h.Reply of it.
+func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool) (string, error) {
+	fresh, err := a.RecordHook(ctx, h.Records)
+	if err != nil {
+		return "", err
+	}
+	trigger := h.Redeliver
+	for i, r := range h.Records {
+		trigger = trigger || (r.Trigger && fresh[i])
+	}
+	if !deliver || h.Channel == "" || !trigger {
+		return "", nil
+	}
+	_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, HookDeliveryKey(h, a), agentlog.MaxDelivery)
+	if err != nil || del == nil {
+		return "", err
+	}
+	return del.Text, nil
+}
+
+// HookDeliveryKey is the idempotency key of a hook's delivery: its first trigger record's, or
+// for a redelivery after a compaction, the agent session and the number of compactions. Every
+// path that handles hooks uses it, so a payload handled twice delivers once.
+func HookDeliveryKey(h *agentlog.Hook, a *AgentSession) string {
+	for _, r := range h.Records {
+		if r.Trigger {
+			return r.Key
+		}
+	}
+	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, a.Deliveries().Compactions())
+}
