@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasklog/tasklog/internal/testsamples"
+	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 )
 
 // samplesDir is the real samples folder joined with elem; the test skips with one line when it

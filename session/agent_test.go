@@ -8,7 +8,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
-	"github.com/tasklog/tasklog/internal/testsamples"
+	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 )
 
 // samplesDir is the real samples folder joined with elem; the test skips with one line when it

@@ -14,9 +14,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/internal/testsamples"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/replaytest"
+	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 	"github.com/tasklog/tasklog/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasklog/tasklog/internal/testsamples"
+	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -1,7 +1,7 @@
-// Package testsamples locates, for tests, the real rule files and agent sessions kept outside the
+// Package samples locates, for tests, the real rule files and agent sessions kept outside the
 // repository: $TASKLOG_SAMPLES, else the folder shared/samples beside the checkout. A clone on its
 // own has neither; tests that need them skip with one line saying so.
-package testsamples
+package samples
 
 import (
 	"fmt"
