@@ -28,18 +28,12 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	bin := replayBinary(b)
 	dir := b.TempDir()
 	ws := filepath.Join(dir, "shop")
-	for name, content := range map[string]string{
+	writeFiles(b, ws, map[string]string{
 		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
 		".claude/rules/testing.md": "Every change comes with a test.\n",
 		"AGENTS.md":                "Run npm test before you finish.\n",
 		"src/api/routes.ts":        "export const routes = []\n",
-	} {
-		p := filepath.Join(ws, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 	db := filepath.Join(dir, "tasklog.db")
 	const sid = "bench-session"
 	seedHookTask(b, db, ws, sid, 10000)
@@ -98,18 +92,12 @@ func seedHookTask(b *testing.B, db, ws, sid string, n int) {
 func BenchmarkHookInProcess(b *testing.B) {
 	dir := b.TempDir()
 	ws := filepath.Join(dir, "shop")
-	for name, content := range map[string]string{
+	writeFiles(b, ws, map[string]string{
 		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
 		".claude/rules/testing.md": "Every change comes with a test.\n",
 		"AGENTS.md":                "Run npm test before you finish.\n",
 		"src/api/routes.ts":        "export const routes = []\n",
-	} {
-		p := filepath.Join(ws, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 	db := filepath.Join(dir, "tasklog.db")
 	const sid = "bench-session"
 	seedHookTask(b, db, ws, sid, 10000)

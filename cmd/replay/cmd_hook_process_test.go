@@ -90,26 +90,7 @@ func TestHook32Processes(t *testing.T) {
 	if delivered != 1 {
 		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
 	}
-	evs := taskEvents(t, db)
-	calls := map[string]int{}
-	for _, ev := range evs {
-		if ev.Type != events.TypeToolCall {
-			continue
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls[p.(*events.ToolCall).ID]++
-	}
-	if len(calls) != 16 {
-		t.Errorf("%d distinct tool calls recorded, want 16", len(calls))
-	}
-	for id, n := range calls {
-		if n != 1 {
-			t.Errorf("tool call %s recorded %d times", id, n)
-		}
-	}
+	checkToolCallsOnce(t, db, 16)
 	if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err == nil {
 		t.Errorf("the hooks logged errors:\n%s", log)
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session/serve"
 )
 
@@ -96,25 +95,7 @@ func TestServe32HooksKilled(t *testing.T) {
 		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
 	}
 	exec.Command(bin, "serve", "--stop", "--db", db).Run()
-	calls := map[string]int{}
-	for _, ev := range taskEvents(t, db) {
-		if ev.Type != events.TypeToolCall {
-			continue
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls[p.(*events.ToolCall).ID]++
-	}
-	if len(calls) != 32 {
-		t.Errorf("%d distinct tool calls recorded, want 32", len(calls))
-	}
-	for id, n := range calls {
-		if n != 1 {
-			t.Errorf("tool call %s recorded %d times", id, n)
-		}
-	}
+	checkToolCallsOnce(t, db, 32)
 	out, err := exec.Command(bin, "verify", "--db", db).CombinedOutput()
 	if err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
@@ -135,17 +116,11 @@ func BenchmarkServeHookRoundTrip(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			dir := b.TempDir()
 			ws := filepath.Join(dir, "shop")
-			for name, content := range map[string]string{
+			writeFiles(b, ws, map[string]string{
 				".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
 				"AGENTS.md":          "Run npm test before you finish.\n",
 				"src/api/routes.ts":  "export const routes = []\n",
-			} {
-				p := filepath.Join(ws, name)
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
+			})
 			db := filepath.Join(dir, "tasklog.db")
 			const sid = "bench-session"
 			seedHookTask(b, db, ws, sid, 10000)
