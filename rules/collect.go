@@ -15,8 +15,10 @@ const (
 	// MaxFileSize is the number of bytes kept of one rule file; a larger file is truncated and
 	// the rule gets a [DiagTooLarge] diagnostic.
 	MaxFileSize = 256 << 10
-	// MaxFilesPerFolder bounds the files taken from one rules folder.
-	MaxFilesPerFolder = 1000
+	// DefaultMaxFilesPerFolder bounds the files taken from one rules folder unless
+	// [Workspace.MaxFilesPerFolder] says otherwise. It lies within MaxWalkEntries, which
+	// bounds every walk whatever the cap.
+	DefaultMaxFilesPerFolder = 10000
 	// MaxWalkEntries bounds the directory entries one collection looks at in one root (and in
 	// the home folder): every rules folder and the search for AGENTS.md and CLAUDE.md share it.
 	// At the bound the walk stops; the files found so far are read and a [DiagWalkLimit]
@@ -79,7 +81,7 @@ func Collect(ws Workspace) ([]File, error) {
 }
 
 func collect(ws Workspace, cache *Reader) ([]File, error) {
-	c := collector{cache: cache}
+	c := collector{cache: cache, maxFiles: ws.maxFiles()}
 	if cache != nil {
 		cache.mu.Lock()
 		c.files = make([]File, 0, cache.last)
@@ -93,7 +95,7 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 			c.workspace(r)
 			continue
 		}
-		if files, ok := cache.unchanged(r); ok {
+		if files, ok := cache.unchanged(r, c.maxFiles); ok {
 			c.files = append(c.files, files...)
 			continue
 		}
@@ -102,7 +104,7 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 		start := len(c.files)
 		c.workspace(r)
 		if c.watch != nil {
-			cache.rememberRoot(r, c.watch, dir, gen, c.whole, slices.Clone(c.files[start:]))
+			cache.rememberRoot(r, c.watch, dir, gen, c.whole, c.maxFiles, slices.Clone(c.files[start:]))
 		}
 		c.watch = nil
 	}
@@ -135,6 +137,8 @@ type collector struct {
 	// entries counts the directory entries the collection of the current root (or home) has
 	// looked at, against MaxWalkEntries.
 	entries int
+	// maxFiles is the cap on the files taken from one rules folder.
+	maxFiles int
 }
 
 // arm watches a folder of the root being collected for changes of the kind. Only the root
@@ -267,13 +271,13 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	if err != nil || !info.IsDir() {
 		return
 	}
-	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
+	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s, limits: walkLimits{maxFiles: c.maxFiles}}
 	sw.walk(s.dir, 1, info)
 	for _, p := range sw.found {
 		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
 	}
 	c.files = append(c.files, sw.notes...)
-	if sw.limits != (walkLimits{}) {
+	if sw.limits != (walkLimits{maxFiles: c.maxFiles}) {
 		c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: s.dir,
 			ReadError: fmt.Sprintf("%s: the folder has %s; the rest was not read", DiagWalkLimit, sw.limits)})
 	}
@@ -291,13 +295,16 @@ type sourceWalk struct {
 	limits      walkLimits
 }
 
-// walkLimits records which bound a walk stopped at.
-type walkLimits struct{ files, depth, entries bool }
+// walkLimits records which bound a walk stopped at, and the cap on its files.
+type walkLimits struct {
+	files, depth, entries bool
+	maxFiles              int
+}
 
 func (l walkLimits) String() string {
 	var parts []string
 	if l.files {
-		parts = append(parts, fmt.Sprintf("more than %d rule files", MaxFilesPerFolder))
+		parts = append(parts, fmt.Sprintf("more than %d rule files", l.maxFiles))
 	}
 	if l.depth {
 		parts = append(parts, fmt.Sprintf("folders deeper than %d", MaxDepth))
@@ -378,7 +385,7 @@ func (sw *sourceWalk) entry(dir string, depth int, e fs.DirEntry) bool {
 	if !s.accept(strings.TrimPrefix(full, s.dir+"/")) {
 		return true
 	}
-	if len(sw.found) >= MaxFilesPerFolder {
+	if len(sw.found) >= c.maxFiles {
 		sw.limits.files = true
 		return false
 	}

@@ -120,7 +120,7 @@ func TestCollectSymlinkLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) > MaxFilesPerFolder+2 {
+	if len(files) > DefaultMaxFilesPerFolder+2 {
 		t.Fatalf("unbounded: %d files", len(files))
 	}
 	rs := Load(files)

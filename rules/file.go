@@ -96,4 +96,17 @@ type Workspace struct {
 	Home fs.FS
 	// Remote are rules delivered by configuration.
 	Remote []RemoteRule
+	// MaxFilesPerFolder bounds the rule files taken from one rules folder; zero means
+	// [DefaultMaxFilesPerFolder]. A folder holding more is cut, with a [DiagWalkLimit]
+	// diagnostic. Whatever the cap, one collection of a root looks at [MaxWalkEntries]
+	// directory entries at most, so a cap above that changes nothing.
+	MaxFilesPerFolder int
+}
+
+// maxFiles is the cap on the rule files taken from one rules folder.
+func (ws Workspace) maxFiles() int {
+	if ws.MaxFilesPerFolder > 0 {
+		return ws.MaxFilesPerFolder
+	}
+	return DefaultMaxFilesPerFolder
 }

@@ -47,19 +47,22 @@ type rootWatch struct {
 	w     *watcher
 	dir   os.FileInfo // the root folder when it was watched: a folder put in its place is a change
 	files []File
+	// maxFiles is the cap on a rules folder's files the collection ran with: another cap
+	// collects the root again.
+	maxFiles int
 }
 
 // unchanged returns the files the last collection of root found, when its watches report no
 // change that matters since and its folder is still the one watched. A change uses the entry
 // up: whoever sees it, every later collection reads the root again until one remembers it.
-func (r *Reader) unchanged(root Root) ([]File, bool) {
+func (r *Reader) unchanged(root Root, maxFiles int) ([]File, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rw := r.roots[root.Name]
 	if rw == nil || rw.w == nil {
 		return nil, false
 	}
-	if now, err := os.Stat(root.Dir); err != nil || !os.SameFile(now, rw.dir) || rw.w.changed() {
+	if now, err := os.Stat(root.Dir); err != nil || !os.SameFile(now, rw.dir) || rw.maxFiles != maxFiles || rw.w.changed() {
 		rw.w.close()
 		delete(r.roots, root.Name)
 		return nil, false
@@ -97,7 +100,7 @@ var openWatcher = newWatcher
 
 // rememberRoot keeps what a watched collection of root found, replacing the last one; a root
 // not wholly watched is given up on. A collection that outlived a Close keeps nothing.
-func (r *Reader) rememberRoot(root Root, w *watcher, dir os.FileInfo, gen int, whole bool, files []File) {
+func (r *Reader) rememberRoot(root Root, w *watcher, dir os.FileInfo, gen int, whole bool, maxFiles int, files []File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if gen != r.closes {
@@ -114,7 +117,7 @@ func (r *Reader) rememberRoot(root Root, w *watcher, dir os.FileInfo, gen int, w
 		w.close()
 		w, files = nil, nil
 	}
-	r.roots[root.Name] = &rootWatch{w: w, dir: dir, files: files}
+	r.roots[root.Name] = &rootWatch{w: w, dir: dir, files: files, maxFiles: maxFiles}
 }
 
 // Close stops the reader's watches. The reader stays usable; it watches again on the next

@@ -122,7 +122,7 @@ func TestWatchInterleavedCollectionsSeeTheChange(t *testing.T) {
 	r, ws := watching(t, dir)
 	write(t, dir, ".clinerules/a.md", "Two.\n")
 	// the first collection checks the root ...
-	if _, ok := r.unchanged(ws.Roots[0]); ok {
+	if _, ok := r.unchanged(ws.Roots[0], ws.maxFiles()); ok {
 		t.Fatal("the first collection should see the change")
 	}
 	// ... and the second collects before the first remembers its result.
