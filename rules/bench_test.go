@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchFiles makes n rules with patterns of the shapes real rule files use.
@@ -58,15 +60,23 @@ func benchContext() EvaluationContext {
 // remembers what each path matched, as in a task whose context carries over between turns),
 // or paths not seen for a long time (512 contexts in turn, more than the memory of matches
 // holds, so nothing is remembered).
-func benchmarkEvaluate(b *testing.B, n int) {
-	for _, paths := range []string{"same", "new"} {
-		b.Run("paths="+paths, func(b *testing.B) {
+func benchmarkEvaluate(b *testing.B, n int) { benchmarkEvaluateN(b, n, 100) }
+
+// benchmarkEvaluateN is benchmarkEvaluate with the first paths candidate paths of the 100.
+func benchmarkEvaluateN(b *testing.B, n, paths int) {
+	context := func() EvaluationContext {
+		ctx := benchContext()
+		ctx.Paths = ctx.Paths[:paths]
+		return ctx
+	}
+	for _, kind := range []string{"same", "new"} {
+		b.Run("paths="+kind, func(b *testing.B) {
 			rs := Load(benchFiles(n))
-			ctxs := []EvaluationContext{benchContext()}
-			if paths == "new" {
+			ctxs := []EvaluationContext{context()}
+			if kind == "new" {
 				ctxs = make([]EvaluationContext, 512)
 				for i := range ctxs {
-					ctxs[i] = benchContext()
+					ctxs[i] = context()
 					for j, p := range ctxs[i].Paths {
 						if !strings.HasSuffix(p.Path, "/") {
 							// One folder deeper: matched by the same globs, but another path.
@@ -76,17 +86,41 @@ func benchmarkEvaluate(b *testing.B, n int) {
 				}
 			}
 			b.ReportAllocs()
+			var took []time.Duration
 			i := 0
 			for b.Loop() {
+				start := time.Now()
 				_ = rs.Evaluate(ctxs[i%len(ctxs)], nil)
+				took = append(took, time.Since(start))
 				i++
 			}
+			reportPercentiles(b, took)
 		})
 	}
 }
 
+// reportPercentiles reports the median and 99th percentile of the timed calls, in µs.
+func reportPercentiles(b *testing.B, took []time.Duration) {
+	if len(took) == 0 {
+		return
+	}
+	slices.Sort(took)
+	at := func(q float64) float64 {
+		return float64(took[min(len(took)-1, int(q*float64(len(took))))].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
+
 // BenchmarkEvaluate1000x100 decides 1,000 rules against 100 candidate paths (budget: 2 ms).
 func BenchmarkEvaluate1000x100(b *testing.B) { benchmarkEvaluate(b, 1000) }
+
+// BenchmarkEvaluate5000x100 decides 5,000 rules against 100 candidate paths (budget: 5 ms).
+func BenchmarkEvaluate5000x100(b *testing.B) { benchmarkEvaluate(b, 5000) }
+
+// BenchmarkEvaluate1000x10 decides 1,000 rules against 10 candidate paths: against
+// BenchmarkEvaluate1000x100, how evaluation grows with the paths.
+func BenchmarkEvaluate1000x10(b *testing.B) { benchmarkEvaluateN(b, 1000, 10) }
 
 // BenchmarkEvaluate50x100 decides 50 rules against 100 candidate paths (budget: 100 µs).
 func BenchmarkEvaluate50x100(b *testing.B) { benchmarkEvaluate(b, 50) }

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -21,7 +20,15 @@ type patternIndex struct {
 	byAnySeg map[string][]patRef // neither; a whole literal segment somewhere, by it
 	dirWild  []patRef            // byExt entries that may match below a directory, and every byAnySeg entry
 	rest     []patRef
+	// base[rule][cond] is the place of the condition's first pattern among all the patterns of
+	// the rule set in (rule, condition, pattern) order; places run to places-1. Hits are put in
+	// that order by counting them per place, in time linear in hits and patterns.
+	base   [][]int32
+	places int
 }
+
+// place is the position of a hit's pattern in (rule, condition, pattern) order.
+func (ix *patternIndex) place(r patRef) int32 { return ix.base[r.rule][r.cond] + r.pat }
 
 // patRef names one pattern: rule, condition and pattern positions.
 type patRef struct {
@@ -37,7 +44,14 @@ type hit struct {
 
 func buildIndex(rules []*Rule) *patternIndex {
 	ix := &patternIndex{bySeg1: map[string][]patRef{}, bySeg2: map[string][]patRef{}, segAll: map[string][]patRef{},
-		byExt: map[string][]patRef{}, byAnySeg: map[string][]patRef{}}
+		byExt: map[string][]patRef{}, byAnySeg: map[string][]patRef{}, base: make([][]int32, len(rules))}
+	for ri, r := range rules {
+		ix.base[ri] = make([]int32, len(r.Conditions))
+		for ci := range r.Conditions {
+			ix.base[ri][ci] = int32(ix.places)
+			ix.places += len(r.Conditions[ci].patterns)
+		}
+	}
 	for ri, r := range rules {
 		if r.Unusable != "" || r.ShadowedBy != "" {
 			continue
@@ -206,10 +220,31 @@ func (rs *RuleSet) collectHits(st *evalState) []hit {
 			hits = append(hits, hit{h.patRef, int32(ci), h.below})
 		}
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.cond, b.cond), cmp.Compare(a.pat, b.pat), cmp.Compare(a.cand, b.cand))
-	})
-	return hits
+	return rs.index.order(hits)
+}
+
+// order returns the hits sorted by rule, condition, pattern and candidate. They come in
+// candidate order, and a candidate matches a pattern once, so a stable counting sort by pattern
+// place gives that order, in time linear in hits and patterns (a comparison sort of every hit
+// at every decision grew faster than the rule set and the context).
+func (ix *patternIndex) order(hits []hit) []hit {
+	if len(hits) < 2 {
+		return hits
+	}
+	start := make([]int32, ix.places+1)
+	for _, h := range hits {
+		start[ix.place(h.patRef)+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	out := make([]hit, len(hits))
+	for _, h := range hits {
+		p := ix.place(h.patRef)
+		out[start[p]] = h
+		start[p]++
+	}
+	return out
 }
 
 // matchCandidate tries a candidate against the patterns the index gives it.
