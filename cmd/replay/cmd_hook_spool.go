@@ -63,9 +63,14 @@ func spool(dbPath string, agent agentlog.Agent, payload []byte, at time.Time) er
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
+// errSpoolUnparsable marks a spooled file that can never be recorded: it is not a spooled
+// payload, or its payload is not one of the agent's hooks.
+var errSpoolUnparsable = errors.New("not a recordable spooled payload")
+
 // drainSpool records the spooled payloads, oldest first, and removes each once recorded. The
-// caller holds the database, so no other hook drains at the same time. A payload that cannot be
-// read is moved aside (".bad") rather than retried forever.
+// caller holds the database, so no other hook drains at the same time. Only a file that cannot
+// be parsed is moved aside (".bad"); on any other error (the deadline, a conflict, the
+// database) the drain stops and leaves the file for the next hook.
 func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
 	dir := spoolDir(dbPath)
 	entries, err := os.ReadDir(dir)
@@ -87,10 +92,13 @@ func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
 			break
 		}
 		p := filepath.Join(dir, n)
-		if err := drainOne(ctx, db, p); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n, err))
+		if err := drainOne(ctx, db, p); errors.Is(err, errSpoolUnparsable) {
+			errs = append(errs, fmt.Errorf("%s (moved aside): %w", n, err))
 			os.Rename(p, p+".bad")
 			continue
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("%s (left for the next hook): %w", n, err))
+			break
 		}
 		os.Remove(p)
 	}
@@ -104,11 +112,11 @@ func drainOne(ctx context.Context, db *store.DB, p string) error {
 	}
 	var sp spooled
 	if err := json.Unmarshal(data, &sp); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errSpoolUnparsable, err)
 	}
 	h, err := agentlog.ParseHook(sp.Agent, sp.Payload)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errSpoolUnparsable, err)
 	}
 	at := sp.Time
 	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at })

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
@@ -238,4 +239,62 @@ func taskEvents(t *testing.T, db string) []events.Event {
 
 func countType(evs []events.Event, typ events.Type) int {
 	return len(slices.DeleteFunc(slices.Clone(evs), func(e events.Event) bool { return e.Type != typ }))
+}
+
+// TestHookSpoolDrainKeepsWhatItCannotRecordNow drains a spool holding a file that is no
+// spooled payload and a good payload, first on a database it cannot write: the first is moved
+// aside, the payload stays for the next hook, which records it.
+func TestHookSpoolDrainKeepsWhatItCannotRecordNow(t *testing.T) {
+	ws, _ := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	payload := hookPayload(t, filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code", "05-PostToolUse.json"), ws)
+	if err := spool(db, agentlog.ClaudeCode, payload, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(spoolDir(db), "00000000000000000000-1.json")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := filepath.Glob(filepath.Join(spoolDir(db), "*.json"))
+	good = slices.DeleteFunc(good, func(p string) bool { return p == bad })
+	if len(good) != 1 {
+		t.Fatalf("spooled files %v, want one", good)
+	}
+	w, err := store.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	ro, err := store.Open(db, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = drainSpool(context.Background(), ro, db)
+	ro.Close()
+	if err == nil {
+		t.Fatal("draining into a read-only database reported no error")
+	}
+	if _, err := os.Stat(bad + ".bad"); err != nil {
+		t.Errorf("the unparsable file was not moved aside: %v", err)
+	}
+	if _, err := os.Stat(good[0]); err != nil {
+		t.Fatalf("the payload that could not be recorded now is gone: %v", err)
+	}
+
+	w, err = store.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = drainSpool(context.Background(), w, db)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(good[0]); !os.IsNotExist(err) {
+		t.Fatalf("the payload was not removed once recorded: %v", err)
+	}
+	if n := countType(taskEvents(t, db), events.TypeToolCall); n != 1 {
+		t.Fatalf("%d tool calls recorded, want 1", n)
+	}
 }
