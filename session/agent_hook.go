@@ -24,7 +24,7 @@ func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool)
 	if !deliver || h.Channel == "" || !trigger {
 		return "", nil
 	}
-	_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, HookDeliveryKey(h, a), agentlog.MaxDelivery)
+	_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, HookDeliveryKey(h, a))
 	if err != nil || del == nil {
 		return "", err
 	}

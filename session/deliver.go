@@ -32,10 +32,11 @@ type Delivered struct {
 // model when the agent loads it itself (agentlog.LoadsNatively, or an instructions_loaded of
 // its file) or a delivery since the last compaction carried it. key is the hook's idempotency
 // key: a second run of the same hook finds the delivery in the log and gets nil, so the model
-// is not given the rules twice. limit is the most bytes of text (agentlog.MaxDelivery when 0):
-// past it the rules are listed by name and rule:// address.
-func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, key string, limit int) (*Delivered, error) {
-	ev, del, err := a.delivery(d, hook, channel, key, limit)
+// is not given the rules twice. A text over agentlog.MaxDelivery bytes lists the rules by name
+// and rule:// address instead; the limit is fixed, not chosen per call, because replay checks
+// the recorded form against it.
+func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, key string) (*Delivered, error) {
+	ev, del, err := a.delivery(d, hook, channel, key)
 	if ev == nil || err != nil {
 		return nil, err
 	}
@@ -54,12 +55,12 @@ func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, 
 // own commit: a hook that delivers waits for one commit (one fsync) instead of two, and after a
 // crash the log holds both or neither. When the log holds the delivery already (the same hook
 // run twice), the decision is written alone and the delivery is nil, as with Deliver.
-func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key string, limit int) (*Decision, *Delivered, error) {
+func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key string) (*Decision, *Delivered, error) {
 	var ev *events.Event
 	var del *Delivered
 	d, err := a.decide(ctx, func(d *Decision) ([]events.Event, error) {
 		var err error
-		if ev, del, err = a.delivery(d, hook, channel, key, limit); ev == nil || err != nil {
+		if ev, del, err = a.delivery(d, hook, channel, key); ev == nil || err != nil {
 			return nil, err
 		}
 		del.Seq = d.Seq + 1
@@ -83,7 +84,7 @@ func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key 
 // delivery prepares the delivery event of the rules the decision included that have not
 // reached the model yet, with its idempotency id; nil when there is nothing to deliver. The
 // returned Delivered has no Seq yet.
-func (a *AgentSession) delivery(d *Decision, hook, channel, key string, limit int) (*events.Event, *Delivered, error) {
+func (a *AgentSession) delivery(d *Decision, hook, channel, key string) (*events.Event, *Delivered, error) {
 	chosen := chooseDelivery(a.agent, a.dlv, d.rec.Included)
 	if len(chosen) == 0 {
 		return nil, nil, nil
@@ -92,7 +93,7 @@ func (a *AgentSession) delivery(d *Decision, hook, channel, key string, limit in
 	for _, r := range d.Rules.Results {
 		byID[r.Rule.ID] = r.Rule
 	}
-	del, text := renderDelivery(chosen, func(id string) *rules.Rule { return byID[id] }, limit)
+	del, text := renderDelivery(chosen, func(id string) *rules.Rule { return byID[id] }, agentlog.MaxDelivery)
 	del.Decision, del.Agent, del.Hook, del.Channel = d.Seq, string(a.agent), hook, channel
 	ev, err := events.New(&del)
 	if err != nil {

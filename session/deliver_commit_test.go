@@ -18,7 +18,7 @@ func TestDecideAndDeliverOneCommit(t *testing.T) {
 	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("1", "/ws/src/api/routes.ts")}); err != nil {
 		t.Fatal(err)
 	}
-	d, del, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, "k\x001", 0)
+	d, del, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, "k\x001")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDecideAndDeliverOneCommit(t *testing.T) {
 	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("2", "/ws/src/api/routes.ts")}); err != nil {
 		t.Fatal(err)
 	}
-	d2, del2, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, "k\x002", 0)
+	d2, del2, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, "k\x002")
 	if err != nil || del2 != nil || a.Version() != d2.Seq {
 		t.Fatalf("second DecideAndDeliver = %+v, %v (head %d, decision %d), want no delivery", del2, err, a.Version(), d2.Seq)
 	}

@@ -54,7 +54,7 @@ func deliverAfter(t *testing.T, a *AgentSession, id, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del, err := a.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x00"+id, 0)
+	del, err := a.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x00"+id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +107,11 @@ func TestDeliverOncePerTaskAndAfterCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del, err := b.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x005", 2000)
+	del, err := b.Deliver(ctx, d, "PreToolUse", events.ChannelTool, "k\x005")
 	if err != nil || del == nil {
 		t.Fatal(del, err)
 	}
-	if del.Event.Form != events.FormNames || !strings.Contains(del.Text, "rule://docs") || len(del.Text) > 2000 {
+	if del.Event.Form != events.FormNames || !strings.Contains(del.Text, "rule://docs") || len(del.Text) > agentlog.MaxDelivery {
 		t.Fatalf("over the limit: form %s, text %q", del.Event.Form, del.Text)
 	}
 	// The text is rendered again from the log alone, as it was replied.
@@ -201,7 +201,7 @@ func TestDeliveryTextOfAFullDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del, err := a.Deliver(ctx, d, "afterFileEdit", events.ChannelTool, "k1", 0)
+	del, err := a.Deliver(ctx, d, "afterFileEdit", events.ChannelTool, "k1")
 	if err != nil || del == nil {
 		t.Fatal(del, err)
 	}

@@ -238,7 +238,7 @@ func (s *Server) deliver(ctx context.Context, db *store.DB, req *Request) (Deliv
 	}
 	var res DeliverResult
 	err := s.existing(ctx, db, req, func(a *session.AgentSession) error {
-		d, del, err := a.DecideAndDeliver(ctx, req.Hook, req.Channel, req.Key, req.Limit)
+		d, del, err := a.DecideAndDeliver(ctx, req.Hook, req.Channel, req.Key)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ const (
 	OpOpen     = "open"     // {"agent":"pi","session":"…"} or {"task":"uuid"}, "roots", "cwd", "os"
 	OpRecord   = "record"   // {"task":…,"events":[{"key":…,"trigger":true,"type":…,"data":{…}}]}
 	OpDecide   = "decide"   // {"task":…}
-	OpDeliver  = "deliver"  // {"task":…,"hook":…,"channel":…,"key":…,"limit":0}: decide and deliver
+	OpDeliver  = "deliver"  // {"task":…,"hook":…,"channel":…,"key":…}: decide and deliver
 	OpExplain  = "explain"  // {"task":…,"turn":N,"rule":"id or name"}
 	OpClose    = "close"    // {"task":…}: store the session's snapshots and forget it
 	OpShutdown = "shutdown" // finish what was accepted and exit
@@ -79,7 +79,6 @@ type Request struct {
 	Hook    string `json:"hook,omitempty"`
 	Channel string `json:"channel,omitempty"`
 	Key     string `json:"key,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
 
 	// explain
 	Turn int    `json:"turn,omitempty"`
