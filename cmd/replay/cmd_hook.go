@@ -169,25 +169,43 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 	return h.Reply(text)
 }
 
-// handle opens the database within the budget, drains what earlier hooks spooled, records the
-// payload's events, decides and delivers when the event can reach the model, and returns the
-// text to reply with.
+// handle opens the database within the budget, records the payload's events, decides and
+// delivers when the event can reach the model, then records what earlier hooks spooled with
+// what is left of the budget, and returns the text to reply with. A payload it could not record
+// (the lock was not had in time, the deadline passed, the log changed under it) is spooled for
+// the next hook.
 func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
 	db, err := hc.openDB(ctx)
 	if errors.Is(err, store.ErrLocked) {
-		if serr := spool(hc.db, h.Agent, payload, time.Now()); serr != nil {
-			return "", fmt.Errorf("%w; spooling the payload failed too: %v", err, serr)
-		}
-		return "", fmt.Errorf("%w; the payload was spooled for the next hook to record", err)
+		return "", hc.spoolPayload(h, payload, err)
 	}
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	if err := drainSpool(ctx, db, hc.db); err != nil {
-		hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("drain spool: %w", err))
+	text, err := recordAndDeliver(ctx, db, h, nil)
+	if err != nil {
+		return "", hc.spoolPayload(h, payload, err)
 	}
-	return recordAndDeliver(ctx, db, h, nil)
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > hc.budget/spoolDrainMinShare {
+		if err := drainSpool(ctx, db, hc.db); err != nil {
+			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("drain spool: %w", err))
+		}
+	}
+	return text, nil
+}
+
+// spoolDrainMinShare: a hook drains the spool only while more than budget/spoolDrainMinShare
+// is left after its own payload.
+const spoolDrainMinShare = 10
+
+// spoolPayload spools a payload that could not be recorded, and returns why, saying whether it
+// was spooled.
+func (hc *hookConfig) spoolPayload(h *agentlog.Hook, payload []byte, cause error) error {
+	if serr := spool(hc.db, h.Agent, payload, time.Now()); serr != nil {
+		return fmt.Errorf("%w; spooling the payload failed too: %v", cause, serr)
+	}
+	return fmt.Errorf("%w; the payload was spooled for the next hook to record", cause)
 }
 
 // openDB opens the database, creating its folder, waiting for another process's lock until

@@ -298,3 +298,53 @@ func TestHookSpoolDrainKeepsWhatItCannotRecordNow(t *testing.T) {
 		t.Fatalf("%d tool calls recorded, want 1", n)
 	}
 }
+
+// TestHookRecordsItsOwnPayloadFirst runs a hook with an earlier payload in the spool: the
+// hook's own call is recorded first, the spooled one after it (with what is left of the
+// budget), and the spool is empty.
+func TestHookRecordsItsOwnPayloadFirst(t *testing.T) {
+	ws, _ := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")
+	if err := spool(db, agentlog.ClaudeCode, hookPayload(t, filepath.Join(fixtures, "05-PostToolUse.json"), ws), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, "07-PostToolUse.json"), ws)); code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var order []string
+	for _, ev := range taskEvents(t, db) {
+		if ev.Type != events.TypeToolCall {
+			continue
+		}
+		for _, id := range []string{"toolu_fake_2", "toolu_fake_3"} {
+			if strings.Contains(string(ev.Data), id) {
+				order = append(order, id)
+			}
+		}
+	}
+	if want := []string{"toolu_fake_3", "toolu_fake_2"}; !slices.Equal(order, want) {
+		t.Errorf("tool calls recorded in the order %v, want %v (the hook's own first)", order, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spoolDir(db), "*")); len(left) != 0 {
+		t.Errorf("spool not drained: %v", left)
+	}
+}
+
+// TestHookSpoolsWhatItCouldNotRecord runs a hook whose budget is over before it records: its
+// payload is spooled, not dropped, and the next hook records it.
+func TestHookSpoolsWhatItCouldNotRecord(t *testing.T) {
+	ws, _ := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")
+	out, errOut, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, "05-PostToolUse.json"), ws), "--budget", "1ns")
+	if code != 0 || !strings.Contains(errOut, "spooled") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the payload spooled", code, out, errOut)
+	}
+	if _, errOut, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, "07-PostToolUse.json"), ws)); code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if n := countType(taskEvents(t, db), events.TypeToolCall); n != 2 {
+		t.Errorf("%d tool calls recorded, want 2 (the spooled one too)", n)
+	}
+}
