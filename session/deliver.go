@@ -36,6 +36,9 @@ type Delivered struct {
 // and rule:// address instead; the limit is fixed, not chosen per call, because replay checks
 // the recorded form against it.
 func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, key string) (*Delivered, error) {
+	if err := a.knownAgent(); err != nil {
+		return nil, err
+	}
 	ev, del, err := a.delivery(d, hook, channel, key)
 	if ev == nil || err != nil {
 		return nil, err
@@ -54,8 +57,12 @@ func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, 
 // DecideAndDeliver is Decide followed by Deliver, with the delivery written in the decision's
 // own commit: a hook that delivers waits for one commit (one fsync) instead of two, and after a
 // crash the log holds both or neither. When the log holds the delivery already (the same hook
-// run twice), the decision is written alone and the delivery is nil, as with Deliver.
+// run twice), the decision is written alone and the delivery is nil, as with Deliver. A task
+// whose runtime is no known agent gets ErrNoAgent and nothing is written.
 func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key string) (*Decision, *Delivered, error) {
+	if err := a.knownAgent(); err != nil {
+		return nil, nil, err
+	}
 	var ev *events.Event
 	var del *Delivered
 	d, err := a.decide(ctx, func(d *Decision) ([]events.Event, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,9 +31,21 @@ const (
 	projectionTailMax       = 32
 )
 
+// ErrAgentMismatch is OpenAgent's error when a task in the log is opened as another agent than
+// the one that started it: what reaches the model depends on the agent, and replay follows the
+// recorded one.
+var ErrAgentMismatch = errors.New("the task was started by another agent")
+
+// ErrNoAgent is returned when delivering in a task whose recorded runtime is no known agent
+// (one started by a runtime's open without an agent): what reaches the model on its own is
+// unknown there.
+var ErrNoAgent = errors.New("the task was not started by a known agent")
+
 // AgentOptions configure OpenAgent.
 type AgentOptions struct {
-	// Agent is the agent whose hooks drive the task.
+	// Agent is the agent whose hooks drive the task; "" takes the task's recorded one. A task
+	// already in the log keeps the agent that started it (its runtime name): naming another is
+	// ErrAgentMismatch.
 	Agent agentlog.Agent
 	// Started is the task_started payload of a task that does not exist yet (agentlog's
 	// Hook.Started); a task already in the log keeps the roots it recorded.
@@ -58,7 +71,8 @@ type AgentSession struct {
 
 // OpenAgent opens (or starts) a task for an agent's hook. A new task records opts.Started; an
 // existing one reads its rules from the roots its log recorded, so a hook run from another
-// folder cannot change them.
+// folder cannot change them. Either way the agent is the recorded runtime's name, the one
+// replay checks deliveries against.
 func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOptions) (*AgentSession, error) {
 	rootFS := opts.RootFS
 	if rootFS == nil {
@@ -84,10 +98,15 @@ func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOpti
 	if err != nil {
 		return nil, err
 	}
+	agent := agentlog.Agent(s.state.Runtime().Name)
 	if so.Started == nil {
+		if opts.Agent != "" && opts.Agent != agent {
+			s.Close()
+			return nil, fmt.Errorf("open task %s as %s: %w (%q)", task, opts.Agent, ErrAgentMismatch, agent)
+		}
 		s.opts.Roots = rootsOn(s.state.Roots(), rootFS)
 	}
-	a := &AgentSession{Session: s, agent: opts.Agent}
+	a := &AgentSession{Session: s, agent: agent}
 	if err := a.loadDeliveries(ctx); err != nil {
 		return nil, err
 	}
@@ -151,6 +170,17 @@ func (a *AgentSession) saveDeliveries(force bool) error {
 	}
 	a.dlvSaved = a.dlv.LastSeq()
 	return nil
+}
+
+// Agent is the agent that drives the task: its recorded runtime's name.
+func (a *AgentSession) Agent() agentlog.Agent { return a.agent }
+
+// knownAgent refuses delivering in a task whose runtime is no known agent (ErrNoAgent).
+func (a *AgentSession) knownAgent() error {
+	if slices.Contains(agentlog.Agents(), a.agent) || slices.Contains(agentlog.HookAgents(), a.agent) {
+		return nil
+	}
+	return fmt.Errorf("deliver in task %s (runtime %q): %w; open it with \"agent\"", a.task, a.agent, ErrNoAgent)
 }
 
 // Deliveries is the fold of what reached the model, as this session knows it; read it only.

@@ -3,10 +3,13 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
@@ -211,5 +214,41 @@ func TestDeliveryTextOfAFullDelivery(t *testing.T) {
 	}
 	if _, err := DeliveryText(ctx, db, a.Task(), d.Seq); err == nil {
 		t.Fatal("DeliveryText of a decision did not fail")
+	}
+}
+
+// TestReopenKeepsTheRecordedAgent: a task is its starting agent's whoever reopens it; naming
+// another agent is refused, and a task no known agent started delivers nothing but an error.
+func TestReopenKeepsTheRecordedAgent(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	task := a.Task()
+	a.Close()
+
+	_, err := OpenAgent(ctx, db, task, AgentOptions{Agent: agentlog.Cline, RootFS: func(string) fs.FS { return hookRules() }})
+	if !errors.Is(err, ErrAgentMismatch) {
+		t.Fatalf("reopened as cline: %v, want ErrAgentMismatch", err)
+	}
+	b, err := OpenAgent(ctx, db, task, AgentOptions{RootFS: func(string) fs.FS { return hookRules() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Agent() != agentlog.ClaudeCode {
+		t.Fatalf("reopened without an agent: agent %q, want the recorded %q", b.Agent(), agentlog.ClaudeCode)
+	}
+	b.Close()
+
+	c, err := OpenAgent(ctx, db, uuid.New(), AgentOptions{RootFS: func(string) fs.FS { return hookRules() },
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "some-client"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.RecordHook(ctx, []agentlog.Record{toolRecord("1", "/ws/src/api/x.ts")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, "k\x001"); !errors.Is(err, ErrNoAgent) {
+		t.Fatalf("deliver in a task of no agent: %v, want ErrNoAgent", err)
 	}
 }

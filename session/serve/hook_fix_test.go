@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,43 @@ func TestDeliverHasNoLimit(t *testing.T) {
 	}
 	if rep := replayOf(t, s, db, uuid.MustParse(open.Task)); !rep.OK() {
 		t.Fatalf("replay of the delivery: %+v", rep)
+	}
+}
+
+// TestRequestsKeepTheTaskAgent: a request naming another agent than the task's is refused, on
+// an open session as on a new one, and delivering in a task opened without an agent is an
+// error, not a silent choice of what the model already has.
+func TestRequestsKeepTheTaskAgent(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	c := dial(t, s)
+	ctx := context.Background()
+	open, err := c.Open(ctx, "claude-code", "sess-1", []string{ws}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := Record{Key: "k/1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"Read","id":"1","params":{"file_path":"src/api/routes.ts"}}`)}
+	err = c.Call(ctx, &Request{Op: OpRecord, Task: open.Task, Agent: "cline", Events: []Record{read}}, nil)
+	if e, ok := err.(*Error); !ok || e.Code != CodeConflict {
+		t.Fatalf("record as cline in a claude-code task: %v, want %s", err, CodeConflict)
+	}
+	if err := c.Call(ctx, &Request{Op: OpClose, Task: open.Task}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Call(ctx, &Request{Op: OpRecord, Task: open.Task, Agent: "cline", Events: []Record{read}}, nil)
+	if e, ok := err.(*Error); !ok || e.Code != CodeConflict {
+		t.Fatalf("record as cline in a closed claude-code task: %v, want %s", err, CodeConflict)
+	}
+
+	var none OpenResult
+	if err := c.Call(ctx, &Request{Op: OpOpen, Task: uuid.NewString(), Roots: []string{ws}, Cwd: ws}, &none); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Record(ctx, none.Task, read); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Deliver(ctx, none.Task, "tool_result", events.ChannelTool, "k/1")
+	if e, ok := err.(*Error); !ok || e.Code != CodeBadRequest || !strings.Contains(e.Message, "agent") {
+		t.Fatalf("deliver in a task opened without an agent: %v, want a %s naming the agent", err, CodeBadRequest)
 	}
 }

@@ -278,9 +278,9 @@ func toError(err error) *Error {
 		return e
 	case errors.Is(err, store.ErrTaskNotFound), errors.Is(err, session.ErrNoDecision), errors.Is(err, session.ErrNoRule):
 		return &Error{Code: CodeNotFound, Message: err.Error()}
-	case errors.Is(err, store.ErrVersionConflict), errors.Is(err, session.ErrRootMismatch), errors.Is(err, session.ErrImportConflict):
+	case errors.Is(err, store.ErrVersionConflict), errors.Is(err, session.ErrRootMismatch), errors.Is(err, session.ErrImportConflict), errors.Is(err, session.ErrAgentMismatch):
 		return &Error{Code: CodeConflict, Message: err.Error()}
-	case errors.Is(err, session.ErrReserved), errors.Is(err, events.ErrInvalid), errors.Is(err, events.ErrUnknownType):
+	case errors.Is(err, session.ErrReserved), errors.Is(err, session.ErrNoAgent), errors.Is(err, events.ErrInvalid), errors.Is(err, events.ErrUnknownType):
 		return &Error{Code: CodeBadRequest, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return &Error{Code: CodeTimeout, Message: err.Error()}

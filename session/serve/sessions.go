@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -72,6 +73,10 @@ func (ss *sessions) with(ctx context.Context, db *store.DB, task uuid.UUID, spec
 				return err
 			}
 			e.a = a
+		}
+		if spec.agent != "" && spec.agent != e.a.Agent() {
+			e.mu.Unlock()
+			return fmt.Errorf("task %s as %s: %w (%q)", task, spec.agent, session.ErrAgentMismatch, e.a.Agent())
 		}
 		err := fn(e.a)
 		if errors.Is(err, store.ErrVersionConflict) {
