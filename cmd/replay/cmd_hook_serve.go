@@ -25,9 +25,10 @@ const (
 
 // viaServer hands the payload to the database's server ('replay serve'), starting it (detached)
 // when none listens. ok is false when the server could not take the payload in time (none
-// could be started, it is shutting down, the connection broke): the caller then opens the
-// database itself, within what is left of ctx. A payload the server answered with an error
-// gets the neutral reply, the error logged.
+// could be started, it is shutting down, the connection broke, or it answered with an error
+// that leaves the payload unrecorded: timeout, internal, conflict): the caller then opens the
+// database itself, within what is left of ctx. A payload the server refused (not a hook of the
+// agent) gets the neutral reply, the error logged.
 //
 // $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
 // hook starts. Test binaries never start one (their executable is not replay).
@@ -53,7 +54,10 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	}
 	defer c.Close()
 	res, err := c.Hook(callCtx, string(hc.hint), payload)
-	if serve.Unreachable(err) {
+	if serve.Unreachable(err) || serverRecordedNothing(err) {
+		if err != nil && !serve.Unreachable(err) {
+			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve (opening the database instead): %w", err))
+		}
 		return nil, false
 	}
 	if err != nil {
@@ -61,6 +65,22 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 		return agentlog.NeutralReply(h.Agent, h.Event), true
 	}
 	return []byte(res.Reply), true
+}
+
+// serverRecordedNothing tells whether the server's error means the payload may not have been
+// recorded although it could be (the request timed out, the log changed under it, the database
+// was locked or failed): the hook then goes to the database itself, as when no server answers.
+// Recording again is safe: every event has its idempotency key.
+func serverRecordedNothing(err error) bool {
+	var e *serve.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case serve.CodeTimeout, serve.CodeInternal, serve.CodeConflict, "locked":
+		return true
+	}
+	return false
 }
 
 // dialStarted waits for a server just started to listen.

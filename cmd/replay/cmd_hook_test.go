@@ -1,20 +1,25 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -346,5 +351,80 @@ func TestHookSpoolsWhatItCouldNotRecord(t *testing.T) {
 	}
 	if n := countType(taskEvents(t, db), events.TypeToolCall); n != 2 {
 		t.Errorf("%d tool calls recorded, want 2 (the spooled one too)", n)
+	}
+}
+
+// fakeServer listens on db's server socket and answers hello, then every hook request with an
+// error of code; it returns how many hook requests it answered.
+func fakeServer(t *testing.T, db, code string) *atomic.Int64 {
+	t.Helper()
+	l, err := net.Listen("unix", serve.SocketPath(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var hooks atomic.Int64
+	go func() {
+		for {
+			nc, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer nc.Close()
+				sc := bufio.NewScanner(nc)
+				sc.Buffer(nil, serve.MaxMessage)
+				for sc.Scan() {
+					var req serve.Request
+					if json.Unmarshal(sc.Bytes(), &req) != nil {
+						return
+					}
+					resp := serve.Response{ID: req.ID, Result: json.RawMessage(`{}`)}
+					if req.Op == serve.OpHook {
+						hooks.Add(1)
+						resp = serve.Response{ID: req.ID, Error: &serve.Error{Code: code, Message: "fake " + code}}
+					}
+					b, _ := json.Marshal(resp)
+					nc.Write(append(b, '\n'))
+				}
+			}()
+		}
+	}()
+	return &hooks
+}
+
+// TestHookServerErrorFallsBack has the server answer the hook with each error code: the codes
+// that leave the payload unrecorded send the hook to the database itself, which records it; a
+// payload the server refused is not recorded.
+func TestHookServerErrorFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		code     string
+		recorded int
+	}{
+		{serve.CodeTimeout, 1},
+		{serve.CodeInternal, 1},
+		{serve.CodeConflict, 1},
+		{"locked", 1},
+		{serve.CodeBadRequest, 0},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			ws, _ := hookWorkspace(t)
+			db := filepath.Join(t.TempDir(), "tasklog.db")
+			hooks := fakeServer(t, db, tc.code)
+			payload := hookPayload(t, filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code", "05-PostToolUse.json"), ws)
+			if _, _, code := runHook(t, "claude-code", db, payload); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			if hooks.Load() != 1 {
+				t.Fatalf("the server answered %d hook requests, want 1", hooks.Load())
+			}
+			n := 0
+			if _, err := os.Stat(db); err == nil {
+				n = countType(taskEvents(t, db), events.TypeToolCall)
+			}
+			if n != tc.recorded {
+				t.Errorf("%d tool calls recorded, want %d", n, tc.recorded)
+			}
+		})
 	}
 }
