@@ -77,6 +77,13 @@ func evalPaths(c *Condition, st *evalState, out []Match) (bool, []Match, string)
 	if len(c.patterns) == 0 {
 		return false, out, "the rule lists no usable pattern, so it never applies"
 	}
+	n := 0 // the condition's hits: the matches are made in one allocation
+	for _, h := range st.ruleHits {
+		if int(h.cond) == st.condIdx {
+			n++
+		}
+	}
+	out = slices.Grow(out, min(n, max(MaxMatchesPerRule-len(out), 0)))
 	any := false
 	for _, h := range st.ruleHits {
 		if int(h.cond) != st.condIdx {
