@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ const (
 )
 
 // viaServer hands the payload to the database's server ('replay serve'), starting it (detached)
-// when none listens. ok is false when the server could not take the payload in time (none
+// when none listens (unless one did not come up in the last minute). ok is false when the server could not take the payload in time (none
 // could be started, it is shutting down, the connection broke, or it answered with an error
 // that leaves the payload unrecorded: timeout, internal, conflict): the caller then opens the
 // database itself, within what is left of ctx. A payload the server refused (not a hook of the
@@ -42,12 +43,16 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	defer cancel()
 	sock := serve.SocketPath(hc.db)
 	c, err := serve.Dial(callCtx, sock, "replay hook")
-	if err != nil && !testing.Testing() {
-		if serr := startServer(hc.db); serr != nil {
+	if err != nil && serverStarter != nil && nothingListens(err) && !startFailedRecently(hc.db) {
+		if serr := serverStarter(hc.db); serr != nil {
+			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
 			return nil, false
 		}
-		c, err = dialStarted(callCtx, sock)
+		if c, err = dialStarted(callCtx, sock); err != nil {
+			markStartFailed(hc.db)
+			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve did not come up: %w", err))
+		}
 	}
 	if err != nil {
 		return nil, false
@@ -65,6 +70,46 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 		return agentlog.NeutralReply(h.Agent, h.Event), true
 	}
 	return []byte(res.Reply), true
+}
+
+// serverStarter starts a server for a database; nil in test binaries, whose executable is not
+// replay (tests set it).
+var serverStarter = func() func(db string) error {
+	if testing.Testing() {
+		return nil
+	}
+	return startServer
+}()
+
+// serveStartRetry is how long hooks do not start a server after one did not come up: they go
+// to the database at once instead of waiting for it again.
+const serveStartRetry = 60 * time.Second
+
+// startFailedMarker is the file beside the database whose modification time says when a
+// started server last did not come up.
+func startFailedMarker(db string) string { return db + ".serve-failed" }
+
+func startFailedRecently(db string) bool {
+	fi, err := os.Stat(startFailedMarker(db))
+	if err != nil {
+		return false
+	}
+	ago := time.Since(fi.ModTime())
+	return ago > -serveStartRetry && ago < serveStartRetry
+}
+
+func markStartFailed(db string) {
+	p := startFailedMarker(db)
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, nil, 0o644) == nil {
+		now := time.Now()
+		os.Chtimes(p, now, now)
+	}
+}
+
+// nothingListens tells whether a dial error says no server listens on the socket (no socket
+// file, or a stale one): only then is starting one of any use.
+func nothingListens(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // serverRecordedNothing tells whether the server's error means the payload may not have been

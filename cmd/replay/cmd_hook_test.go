@@ -428,3 +428,71 @@ func TestHookServerErrorFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestHookStartsServerOnlyWhenNothingListens runs hooks with a server starter that starts
+// nothing: a hook starts a server only when no socket listens (none there, or a stale one), not
+// when one answers badly, and after a start that did not come up the hooks of the next minute
+// go to the database at once. Every payload is recorded all the same.
+func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		setup  func(t *testing.T, db string)
+		starts []int // servers started after each of two hooks, in total
+	}{
+		{"no socket", func(*testing.T, string) {}, []int{1, 1}},
+		{"stale socket", func(t *testing.T, db string) {
+			l, err := net.ListenUnix("unix", &net.UnixAddr{Name: serve.SocketPath(db), Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.SetUnlinkOnClose(false)
+			l.Close()
+		}, []int{1, 1}},
+		{"server hangs up", func(t *testing.T, db string) {
+			l, err := net.Listen("unix", serve.SocketPath(db))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			go func() {
+				for {
+					nc, err := l.Accept()
+					if err != nil {
+						return
+					}
+					nc.Close()
+				}
+			}()
+		}, []int{0, 0}},
+		{"start failed a minute ago", func(t *testing.T, db string) {
+			markStartFailed(db)
+			ago := time.Now().Add(-2 * serveStartRetry)
+			if err := os.Chtimes(startFailedMarker(db), ago, ago); err != nil {
+				t.Fatal(err)
+			}
+		}, []int{1, 1}},
+		{"start failed just now", func(_ *testing.T, db string) { markStartFailed(db) }, []int{0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, _ := hookWorkspace(t)
+			db := filepath.Join(t.TempDir(), "tasklog.db")
+			var started int
+			old := serverStarter
+			serverStarter = func(string) error { started++; return nil }
+			defer func() { serverStarter = old }()
+			tc.setup(t, db)
+			fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")
+			for i, f := range []string{"05-PostToolUse.json", "07-PostToolUse.json"} {
+				if _, _, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, f), ws)); code != 0 {
+					t.Fatalf("exit %d", code)
+				}
+				if started != tc.starts[i] {
+					t.Fatalf("after hook %d: %d servers started, want %d", i+1, started, tc.starts[i])
+				}
+			}
+			if n := countType(taskEvents(t, db), events.TypeToolCall); n != 2 {
+				t.Errorf("%d tool calls recorded, want 2", n)
+			}
+		})
+	}
+}
