@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 )
 
@@ -17,7 +18,7 @@ func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool)
 	if err != nil {
 		return "", err
 	}
-	trigger := h.Redeliver
+	trigger := h.Redeliver && a.redeliveryDue(h, fresh)
 	for i, r := range h.Records {
 		trigger = trigger || (r.Trigger && fresh[i])
 	}
@@ -29,6 +30,18 @@ func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool)
 		return "", err
 	}
 	return del.Text, nil
+}
+
+// redeliveryDue tells whether a hook that follows a compaction should deliver again: when it
+// recorded the compaction now, or nothing was delivered since the last compaction (its
+// redelivery is missing). A repeated copy of the hook after the redelivery writes nothing.
+func (a *AgentSession) redeliveryDue(h *agentlog.Hook, fresh []bool) bool {
+	for i, r := range h.Records {
+		if _, ok := r.Payload.(*events.Compaction); ok && fresh[i] {
+			return true
+		}
+	}
+	return a.dlv.Compactions() > 0 && a.dlv.DeliveredCount() == 0
 }
 
 // HookDeliveryKey is the idempotency key of a hook's delivery: its first trigger record's, or

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +22,10 @@ import (
 
 // deliveriesSnapshotName is the name the Deliveries fold is stored under beside the log.
 var deliveriesSnapshotName = fmt.Sprintf("deliveries/v%d", projections.DeliveriesVersion)
+
+// triggersSnapshotName is where the count of prompts and tool calls (compactionKey) is stored,
+// at the Deliveries snapshot's seq.
+const triggersSnapshotName = "hook-triggers/v1"
 
 // deliveriesSnapshotEvery is how many events may pass before an agent session stores its
 // Deliveries fold again, and projectionTailMax how many its projection snapshot may lag when
@@ -67,6 +72,8 @@ type AgentSession struct {
 	dlv   *projections.Deliveries
 	// dlvSaved is the LastSeq of the stored Deliveries fold.
 	dlvSaved uint64
+	// triggers counts the prompts and tool calls in the log (compactionKey).
+	triggers int
 }
 
 // OpenAgent opens (or starts) a task for an agent's hook. A new task records opts.Started; an
@@ -140,6 +147,9 @@ func (a *AgentSession) loadDeliveries(ctx context.Context) error {
 	} else if err != nil && !errors.Is(err, store.ErrNoSnapshot) {
 		return fmt.Errorf("task %s: read deliveries snapshot: %w", a.task, err)
 	}
+	if err := a.loadTriggers(ctx); err != nil {
+		return err
+	}
 	for ev, err := range a.db.Events(ctx, a.task, a.dlv.LastSeq()+1) {
 		if err != nil {
 			return err
@@ -150,8 +160,42 @@ func (a *AgentSession) loadDeliveries(ctx context.Context) error {
 		if err := a.dlv.Apply(ev); err != nil {
 			return err
 		}
+		a.countTrigger(ev)
 	}
 	return a.saveDeliveries(false)
+}
+
+// loadTriggers sets the count of prompts and tool calls up to the Deliveries fold's LastSeq:
+// from its snapshot when it was stored with the fold, else by reading the log that far.
+func (a *AgentSession) loadTriggers(ctx context.Context) error {
+	a.triggers = 0
+	upto := a.dlv.LastSeq()
+	if upto == 0 {
+		return nil
+	}
+	if seq, data, err := a.db.Snapshot(a.task, triggersSnapshotName); err == nil && seq == upto {
+		if n, err := strconv.Atoi(string(data)); err == nil && n >= 0 {
+			a.triggers = n
+			return nil
+		}
+	}
+	for ev, err := range a.db.Events(ctx, a.task, 1) {
+		if err != nil {
+			return err
+		}
+		if ev.Seq > upto {
+			break
+		}
+		a.countTrigger(ev)
+	}
+	return nil
+}
+
+// countTrigger counts a prompt or a tool call.
+func (a *AgentSession) countTrigger(ev events.Event) {
+	if ev.Type == events.TypeUserMessage || ev.Type == events.TypeToolCall {
+		a.triggers++
+	}
 }
 
 // saveDeliveries stores the Deliveries fold when enough events passed since it was stored
@@ -167,6 +211,9 @@ func (a *AgentSession) saveDeliveries(force bool) error {
 	}
 	if err := a.db.PutSnapshot(a.task, deliveriesSnapshotName, a.dlv.LastSeq(), data); err != nil {
 		return fmt.Errorf("task %s: write deliveries snapshot: %w", a.task, err)
+	}
+	if err := a.db.PutSnapshot(a.task, triggersSnapshotName, a.dlv.LastSeq(), []byte(strconv.Itoa(a.triggers))); err != nil {
+		return fmt.Errorf("task %s: write triggers snapshot: %w", a.task, err)
 	}
 	a.dlvSaved = a.dlv.LastSeq()
 	return nil
@@ -218,7 +265,7 @@ func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (
 		}
 		k := r.Key
 		if _, ok := r.Payload.(*events.Compaction); ok {
-			k = fmt.Sprintf("%s\x00%d", k, a.dlv.Compactions())
+			k = compactionKey(k, a.triggers)
 		}
 		ev.ID = HookEventID(k)
 		evs, idx = append(evs, ev), append(idx, i)
@@ -247,6 +294,18 @@ func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (
 		fresh[i] = wrote[j]
 	}
 	return fresh, nil
+}
+
+// compactionKey is the idempotency key of a compaction record, which has no id of its own (a
+// Claude Code PreCompact and the SessionStart after it give the same key): the key plus the
+// number of prompts and tool calls in the log. The agent waits on its hooks, so a re-run of the
+// payload (the hook run twice, PreCompact then SessionStart, a spooled copy drained before the
+// next prompt or tool call is recorded) sees the same count and maps to the same id, even after
+// the compaction's own redelivery. A later compaction follows work of the model (a prompt or a
+// tool call) and gets a new id. Neither the count of compactions (recording the first copy
+// raises it) nor of decisions (the redelivery adds one) is stable.
+func compactionKey(key string, triggers int) string {
+	return fmt.Sprintf("%s\x00triggers %d", key, triggers)
 }
 
 // appendOnce appends events whose ids are set, as one batch, and folds them. A batch already in
@@ -293,6 +352,7 @@ func (a *AgentSession) fold(evs []events.Event) error {
 		if err := a.dlv.Apply(ev); err != nil {
 			return err
 		}
+		a.countTrigger(ev)
 	}
 	s.head = evs[len(evs)-1].Seq
 	s.sinceSnapshot += len(evs)

@@ -252,3 +252,53 @@ func TestReopenKeepsTheRecordedAgent(t *testing.T) {
 		t.Fatalf("deliver in a task of no agent: %v, want ErrNoAgent", err)
 	}
 }
+
+// TestRepeatedCompactionIsRecordedOnce: the same SessionStart(source=compact) handled again, by
+// the hook or from the spool, neither records a second compaction (which would forget what was
+// redelivered) nor writes another decision.
+func TestRepeatedCompactionIsRecordedOnce(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	hook := func(payload string) *agentlog.Hook {
+		t.Helper()
+		h, err := agentlog.ParseHook(agentlog.ClaudeCode, []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	read := hook(`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/ws/src/api/x.ts"},"tool_use_id":"t1"}`)
+	if text, err := a.Hook(ctx, read, true); err != nil || !strings.Contains(text, "API handlers") {
+		t.Fatalf("first delivery %q, %v", text, err)
+	}
+	compact := `{"session_id":"s1","cwd":"/ws","hook_event_name":"SessionStart","source":"compact"}`
+	if text, err := a.Hook(ctx, hook(compact), true); err != nil || !strings.Contains(text, "API handlers") {
+		t.Fatalf("after the compaction delivered %q, %v; want the api rule again", text, err)
+	}
+	head := a.Version()
+	if text, err := a.Hook(ctx, hook(compact), true); err != nil || text != "" {
+		t.Fatalf("the same compaction again delivered %q, %v", text, err)
+	}
+	if _, err := a.Hook(ctx, hook(compact), false); err != nil {
+		t.Fatal(err)
+	}
+	if a.Version() != head || a.Deliveries().Compactions() != 1 || a.Deliveries().DeliveredCount() == 0 {
+		t.Fatalf("repeated compaction: head %d (was %d), %d compactions, %d delivered; want nothing written",
+			a.Version(), head, a.Deliveries().Compactions(), a.Deliveries().DeliveredCount())
+	}
+	// Another hook process, reopening the task, sees the same.
+	a.Close()
+	b := openAgent(t, db, agentlog.ClaudeCode)
+	defer b.Close()
+	if text, err := b.Hook(ctx, hook(compact), true); err != nil || text != "" || b.Version() != head {
+		t.Fatalf("reopened, the same compaction delivered %q, %v (head %d, was %d)", text, err, b.Version(), head)
+	}
+	// A compaction after more work is a new one, and delivers again.
+	if _, err := b.Hook(ctx, hook(`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/ws/src/api/y.ts"},"tool_use_id":"t2"}`), true); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := b.Hook(ctx, hook(compact), true); err != nil || !strings.Contains(text, "API handlers") || b.Deliveries().Compactions() != 2 {
+		t.Fatalf("a later compaction delivered %q, %v (%d compactions)", text, err, b.Deliveries().Compactions())
+	}
+}
