@@ -23,8 +23,13 @@ type Client struct {
 }
 
 // Dial connects to the server at sock and says hello. A context deadline bounds the whole
-// exchange.
+// exchange. A socket in a folder of the shared temporary directory that is not private, or a
+// socket file of another user, is not connected to (ErrUntrustedSocket, which Unreachable
+// reports as unreachable).
 func Dial(ctx context.Context, sock, name string) (*Client, error) {
+	if err := checkSocket(sock); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {

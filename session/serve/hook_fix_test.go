@@ -3,7 +3,11 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +103,44 @@ func TestRequestsKeepTheTaskAgent(t *testing.T) {
 	_, err = c.Deliver(ctx, none.Task, "tool_result", events.ChannelTool, "k/1")
 	if e, ok := err.(*Error); !ok || e.Code != CodeBadRequest || !strings.Contains(e.Message, "agent") {
 		t.Fatalf("deliver in a task opened without an agent: %v, want a %s naming the agent", err, CodeBadRequest)
+	}
+}
+
+// TestDialRefusesASharedSocketFolder: a hook does not talk to whatever listens in a socket
+// folder of the temporary directory that others may write to; it is told the server is
+// unreachable, and goes to the database itself.
+func TestDialRefusesASharedSocketFolder(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	db := filepath.Join(t.TempDir(), strings.Repeat("d", 100), "tasklog.db")
+	sock := SocketPath(db)
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(sock), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	c, err := Dial(context.Background(), sock, "test")
+	if err == nil {
+		c.Close()
+	}
+	if !errors.Is(err, ErrUntrustedSocket) || !Unreachable(err) {
+		t.Fatalf("Dial in a folder of mode 0777: %v, want ErrUntrustedSocket", err)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("Dial connected to the socket in the shared folder")
+	default:
 	}
 }

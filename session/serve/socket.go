@@ -15,6 +15,10 @@ import (
 // ErrRunning is Listen's error when another server holds the database's lock.
 var ErrRunning = errors.New("a server for this database is already running")
 
+// ErrUntrustedSocket is Dial's error when the socket, or its folder in the shared temporary
+// directory, is not this user's own: whoever listens there could answer the hooks.
+var ErrUntrustedSocket = errors.New("the server's socket is not this user's own")
+
 // maxSocketPath is the longest socket path used as is (Linux allows 107 bytes, macOS 103).
 const maxSocketPath = 100
 
@@ -110,6 +114,22 @@ func checkPrivate(dir string) error {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
 		return fmt.Errorf("socket folder %s is not a private folder of this user (mode %v)", dir, st.Mode())
+	}
+	return nil
+}
+
+// checkSocket is what a client checks before connecting to sock: its folder in the shared
+// temporary directory is private (checkPrivate), and the socket file belongs to this user.
+func checkSocket(sock string) error {
+	if err := checkPrivate(filepath.Dir(sock)); err != nil {
+		return fmt.Errorf("%w: %w", ErrUntrustedSocket, err)
+	}
+	st, err := os.Lstat(sock)
+	if err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); st.Mode()&os.ModeSocket == 0 || (ok && int(sys.Uid) != os.Getuid()) {
+		return fmt.Errorf("%w: %s is not a socket of this user (mode %v)", ErrUntrustedSocket, sock, st.Mode())
 	}
 	return nil
 }
