@@ -24,6 +24,10 @@ const (
 	// At the bound the walk stops; the files found so far are read and a [DiagWalkLimit]
 	// diagnostic says what was not.
 	MaxWalkEntries = 20000
+	// MaxCollectionBytes bounds the rule-file bytes one collection keeps of one root (and of
+	// the home folder), so that a folder of many large files cannot hold gigabytes in memory.
+	// A file read past it keeps no content and gets a [DiagWalkLimit] diagnostic.
+	MaxCollectionBytes = 64 << 20
 	// MaxDepth bounds the folder depth of every walk. Links are followed inside rules folders
 	// only, and never into a folder the same walk has read (see [DiagLinkLoop]).
 	MaxDepth = 12
@@ -139,6 +143,8 @@ type collector struct {
 	entries int
 	// maxFiles is the cap on the files taken from one rules folder.
 	maxFiles int
+	// bytes counts the content kept of the current root (or home), against MaxCollectionBytes.
+	bytes int64
 }
 
 // arm watches a folder of the root being collected for changes of the kind. Only the root
@@ -231,7 +237,7 @@ var homeSources = []source{
 }
 
 func (c *collector) workspace(r Root) {
-	c.entries = 0
+	c.entries, c.bytes = 0, 0
 	start := len(c.files)
 	for _, s := range workspaceSources {
 		c.source(r.FS, ScopeWorkspace, r.Name, s)
@@ -241,7 +247,7 @@ func (c *collector) workspace(r Root) {
 }
 
 func (c *collector) home(fsys fs.FS) {
-	c.entries = 0
+	c.entries, c.bytes = 0, 0
 	for _, s := range homeSources {
 		c.source(fsys, ScopeGlobal, "", s)
 	}
@@ -457,21 +463,22 @@ func (c *collector) memoryFiles(r Root) {
 }
 
 // read reads one file, or takes it from the reader's memory when its size and time vouch
-// for it.
+// for it, and keeps it unless the root's files already hold MaxCollectionBytes.
 func (c *collector) read(fsys fs.FS, f File) {
+	c.files = append(c.files, c.budget(c.readOne(fsys, f)))
+}
+
+func (c *collector) readOne(fsys fs.FS, f File) File {
 	info, statErr := fs.Stat(fsys, f.Path)
 	if statErr == nil && !info.Mode().IsRegular() {
-		c.files = append(c.files, notRegular(f, info.Mode()))
-		return
+		return notRegular(f, info.Mode())
 	}
 	if c.cache == nil {
-		c.files = append(c.files, readFile(fsys, f))
-		return
+		return readFile(fsys, f)
 	}
 	if statErr == nil {
 		if hit, ok := c.cache.file(f, info); ok {
-			c.files = append(c.files, hit)
-			return
+			return hit
 		}
 	}
 	readAt := c.cache.now()
@@ -479,7 +486,20 @@ func (c *collector) read(fsys fs.FS, f File) {
 	if statErr == nil && f.ReadError == "" {
 		c.cache.remember(f, info, readAt)
 	}
-	c.files = append(c.files, f)
+	return f
+}
+
+// budget counts f's content against MaxCollectionBytes; past it, f keeps no content and says
+// why. Files are read in a sorted order, so the same tree always cuts at the same file.
+func (c *collector) budget(f File) File {
+	if f.ReadError != "" || c.bytes+int64(len(f.Content)) <= MaxCollectionBytes {
+		c.bytes += int64(len(f.Content))
+		return f
+	}
+	f.Content, f.Digest = nil, ""
+	f.ReadError = fmt.Sprintf("%s: the rule files of this root already hold the %d MiB one collection keeps; not read",
+		DiagWalkLimit, MaxCollectionBytes>>20)
+	return f
 }
 
 // readDir lists a folder, or takes the listing from the reader's memory when the folder's time

@@ -69,3 +69,49 @@ func TestDefaultFilesPerFolderWithinWalkLimit(t *testing.T) {
 		t.Fatalf("DefaultMaxFilesPerFolder %d: want at least 10,000 and below MaxWalkEntries %d", DefaultMaxFilesPerFolder, MaxWalkEntries)
 	}
 }
+
+// A root's rule files are kept up to MaxCollectionBytes; the files past it (in sorted order)
+// keep no content and say why, for Collect and for a Reader alike, and the rest goes on.
+func TestCollectBytesBudget(t *testing.T) {
+	big := []byte(strings.Repeat("x", MaxFileSize))
+	fits := MaxCollectionBytes / MaxFileSize
+	fsys := fstest.MapFS{"AGENTS.md": &fstest.MapFile{Data: []byte("Be kind.\n")}}
+	for i := range fits + 2 {
+		fsys[fmt.Sprintf(".clinerules/r%04d.md", i)] = &fstest.MapFile{Data: big}
+	}
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: fsys}}}
+	for name, collect := range map[string]func() ([]File, error){
+		"Collect": func() ([]File, error) { return Collect(ws) },
+		"Reader":  func() ([]File, error) { var r Reader; defer r.Close(); return r.Collect(ws) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			files, err := collect()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kept, cut int
+			var total int64
+			for _, f := range files {
+				total += int64(len(f.Content))
+				switch {
+				case strings.HasPrefix(f.ReadError, DiagWalkLimit) && strings.Contains(f.ReadError, "MiB"):
+					cut++
+					if len(f.Content) != 0 {
+						t.Errorf("%s was cut but keeps %d bytes", f.Path, len(f.Content))
+					}
+				case f.ReadError == "":
+					kept++
+				}
+			}
+			if total > MaxCollectionBytes {
+				t.Errorf("the collection keeps %d bytes, more than %d", total, MaxCollectionBytes)
+			}
+			if cut == 0 {
+				t.Errorf("no file was cut; %d kept", kept)
+			}
+			if kept < fits-1 {
+				t.Errorf("only %d files kept, want about %d", kept, fits)
+			}
+		})
+	}
+}
