@@ -253,10 +253,10 @@ func TestReopenKeepsTheRecordedAgent(t *testing.T) {
 	}
 }
 
-// TestRepeatedCompactionIsRecordedOnce: the same SessionStart(source=compact) handled again, by
+// TestHookRepeatedCompactionIsRecordedOnce: the same SessionStart(source=compact) handled again, by
 // the hook or from the spool, neither records a second compaction (which would forget what was
 // redelivered) nor writes another decision.
-func TestRepeatedCompactionIsRecordedOnce(t *testing.T) {
+func TestHookRepeatedCompactionIsRecordedOnce(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	a := openAgent(t, db, agentlog.ClaudeCode)

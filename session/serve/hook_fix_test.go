@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,10 +107,10 @@ func TestRequestsKeepTheTaskAgent(t *testing.T) {
 	}
 }
 
-// TestDialRefusesASharedSocketFolder: a hook does not talk to whatever listens in a socket
+// TestServeDialRefusesASharedSocketFolder: a hook does not talk to whatever listens in a socket
 // folder of the temporary directory that others may write to; it is told the server is
 // unreachable, and goes to the database itself.
-func TestDialRefusesASharedSocketFolder(t *testing.T) {
+func TestServeDialRefusesASharedSocketFolder(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	db := filepath.Join(t.TempDir(), strings.Repeat("d", 100), "tasklog.db")
 	sock := SocketPath(db)
@@ -142,5 +143,44 @@ func TestDialRefusesASharedSocketFolder(t *testing.T) {
 	case <-accepted:
 		t.Fatal("Dial connected to the socket in the shared folder")
 	default:
+	}
+}
+
+// TestServeCloseUsesTheDatabase: the close op writes the session's snapshots, so it counts as a
+// user of the database like the other ops: the database is open while it runs (opened again
+// after the hold period let it go) and let go after.
+func TestServeCloseUsesTheDatabase(t *testing.T) {
+	ws := workspace(t)
+	var opened atomic.Int32
+	s, _ := start(t, Options{Hold: time.Millisecond, Opened: func(context.Context, *store.DB) error {
+		opened.Add(1)
+		return nil
+	}})
+	c := dial(t, s)
+	ctx := context.Background()
+	open, err := c.Open(ctx, "claude-code", "sess-1", []string{ws}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() bool {
+		s.dbmu.Lock()
+		defer s.dbmu.Unlock()
+		return s.db != nil
+	}
+	for i := 0; held() && i < 1000; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held() {
+		t.Fatal("the database is still held after the hold period")
+	}
+	before := opened.Load()
+	if err := c.Call(ctx, &Request{Op: OpClose, Task: open.Task}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.dbmu.Lock()
+	users := s.users
+	s.dbmu.Unlock()
+	if opened.Load() != before+1 || users != 0 {
+		t.Fatalf("close: database opened %d times more, %d users after; want 1 and 0", opened.Load()-before, users)
 	}
 }

@@ -65,7 +65,7 @@ func (s *Server) dispatch(ctx context.Context, c *conn, req *Request) (any, erro
 		}
 		c.hello = true
 		return HelloResult{Version: Version, Server: "replay serve", PID: os.Getpid(), DB: s.dbPth}, nil
-	case OpHook, OpOpen, OpRecord, OpDecide, OpDeliver, OpExplain:
+	case OpHook, OpOpen, OpRecord, OpDecide, OpDeliver, OpExplain, OpClose:
 		if !c.hello {
 			break
 		}
@@ -85,15 +85,16 @@ func (s *Server) dispatch(ctx context.Context, c *conn, req *Request) (any, erro
 			return s.decide(ctx, db, req)
 		case OpDeliver:
 			return s.deliver(ctx, db, req)
+		case OpClose:
+			// Closing writes the session's snapshots: the database must stay open meanwhile.
+			task, err := parseTask(req.Task)
+			if err != nil {
+				return nil, err
+			}
+			_, err = s.tasks.close(task)
+			return struct{}{}, err
 		}
 		return s.explain(ctx, db, req)
-	case OpClose:
-		task, err := parseTask(req.Task)
-		if err != nil {
-			return nil, err
-		}
-		_, err = s.tasks.close(task)
-		return struct{}{}, err
 	case OpShutdown:
 		go s.Shutdown()
 		return struct{}{}, nil
