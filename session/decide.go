@@ -154,7 +154,7 @@ func (s *Session) ruleSet(seq uint64, files []rules.File) *rules.RuleSet {
 }
 
 func (s *Session) workspace() rules.Workspace {
-	ws := rules.Workspace{Home: s.opts.Home, Remote: s.opts.Remote}
+	ws := rules.Workspace{Home: s.opts.Home, Remote: s.opts.Remote, MaxFilesPerFolder: s.opts.MaxFilesPerFolder}
 	for _, r := range s.opts.Roots {
 		if r.FS != nil {
 			ws.Roots = append(ws.Roots, rules.Root{Name: r.Path, FS: r.FS, Dir: r.Dir})

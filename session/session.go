@@ -79,6 +79,10 @@ type Options struct {
 	Home fs.FS
 	// Remote are the organization's remote rules.
 	Remote []rules.RemoteRule
+	// MaxFilesPerFolder caps the files taken from one rules folder; 0 means
+	// rules.DefaultMaxFilesPerFolder. What was read is recorded in the rules snapshot, so replay
+	// needs no cap.
+	MaxFilesPerFolder int
 	// Runtime names the embedding runtime, recorded in task_started.
 	Runtime events.Runtime
 	// OS is recorded in task_started for the os conditional; empty leaves it unknown.
