@@ -96,6 +96,11 @@ func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
 			errs = append(errs, fmt.Errorf("%s (moved aside): %w", n, err))
 			os.Rename(p, p+".bad")
 			continue
+		} else if err != nil && spooledLongAgo(p) {
+			// One that keeps failing would hold up every payload behind it for good.
+			errs = append(errs, fmt.Errorf("%s (failing since over %v, moved aside): %w", n, spoolGiveUp, err))
+			os.Rename(p, p+".failed")
+			continue
 		} else if err != nil {
 			errs = append(errs, fmt.Errorf("%s (left for the next hook): %w", n, err))
 			break
@@ -103,6 +108,15 @@ func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
 		os.Remove(p)
 	}
 	return errors.Join(errs...)
+}
+
+// spoolGiveUp is how long a spooled payload that parses but cannot be recorded is tried again
+// before it is moved aside (as NAME.failed, beside the spool, with the error in the hook log).
+const spoolGiveUp = time.Hour
+
+func spooledLongAgo(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && time.Since(info.ModTime()) > spoolGiveUp
 }
 
 func drainOne(ctx context.Context, db *store.DB, p string) error {

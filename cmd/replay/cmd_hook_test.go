@@ -496,3 +496,38 @@ func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
 		})
 	}
 }
+
+// TestHookSpoolGivesUpOnAStuckPayload: a spooled payload that parses but has failed to record
+// for over spoolGiveUp is moved aside (NAME.failed), so the payloads behind it are drained.
+func TestHookSpoolGivesUpOnAStuckPayload(t *testing.T) {
+	ws, _ := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	payload := hookPayload(t, filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code", "05-PostToolUse.json"), ws)
+	if err := spool(db, agentlog.ClaudeCode, payload, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(spoolDir(db), "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("spooled files %v, want one", files)
+	}
+	w, err := store.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ro, err := store.Open(db, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	old := time.Now().Add(-spoolGiveUp - time.Minute)
+	if err := os.Chtimes(files[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := drainSpool(context.Background(), ro, db); err == nil {
+		t.Error("giving up on a payload reported no error")
+	}
+	if _, err := os.Stat(files[0] + ".failed"); err != nil {
+		t.Errorf("the stuck payload was not moved aside: %v", err)
+	}
+}
