@@ -95,20 +95,7 @@ func TestSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "golden", string(sm.agent)+"__"+shortName(name)+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./events/agentlog -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the import; rerun with -update and review the diff\n%s", golden, firstDiff(string(want), got))
-			}
+			checkGolden(t, filepath.Join("testdata", "golden", string(sm.agent)+"__"+shortName(name)+".txt"), got)
 		})
 	}
 }
@@ -168,6 +155,24 @@ func summarize(agent Agent, path, root string) (string, error) {
 	}
 	fmt.Fprintf(&b, "first %d items:\n%s\n", first, strings.Join(items, "\n"))
 	return b.String(), nil
+}
+
+// checkGolden compares got with the golden file, or rewrites the file under -update.
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./events/agentlog -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs; rerun with -update and review the diff\n%s", golden, firstDiff(string(want), got))
+	}
 }
 
 func firstDiff(want, got string) string {

@@ -28,20 +28,7 @@ func TestHookGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := describeHook(t, hint, payload)
-			golden := strings.TrimSuffix(f, ".json") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./events/agentlog -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs; rerun with -update and review the diff\n%s", golden, firstDiff(string(want), got))
-			}
+			checkGolden(t, strings.TrimSuffix(f, ".json")+".golden", got)
 		})
 	}
 }
