@@ -17,13 +17,7 @@ import (
 // A file that is not a task log says what it is.
 func TestOpenSaysWhatTheFileIs(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, data []byte) string { return writeFile(t, dir, name, data) }
 	random := make([]byte, 32<<10)
 	rand.Read(random)
 	random[0] = 0xff // not a gzip or text start by chance

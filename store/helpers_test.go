@@ -109,3 +109,13 @@ func rawUpdate(t testing.TB, db *DB, fn func(tx *bolt.Tx) error) {
 		t.Fatal(err)
 	}
 }
+
+// writeFile writes data to a new file name in dir and returns its path.
+func writeFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

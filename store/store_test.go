@@ -34,13 +34,7 @@ func TestFileMode(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, data []byte) string { return writeFile(t, dir, name, data) }
 	garbage := make([]byte, 64<<10)
 	rand.Read(garbage)
 	other := filepath.Join(dir, "other.db")
