@@ -97,15 +97,8 @@ type clineSources struct {
 // importCline reads ui_messages.json, the record stream, with what the companions add: the
 // call ids and real parameters from the api history, the OS and version from the metadata.
 func importCline(src clineSources, opts Options, emit func(Item) error) (Report, error) {
-	s := newSink(Cline, src.ui, opts, emit)
-	s.start.Runtime.Name = string(Cline)
-	c := &clineImporter{s: s, mentioned: map[string]bool{}}
-	if src.openMeta != nil {
-		s.t.files = append(s.t.files, src.meta)
-		if err := c.readMeta(src.openMeta); err != nil {
-			s.t.warn("%s: %v; OS and version unknown", src.meta, err)
-		}
-	}
+	c := newClineImporter(src, src.ui, opts, emit)
+	s := c.s
 	if src.openAPI != nil {
 		s.t.files = append(s.t.files, src.api)
 		if err := c.readAPI(src.openAPI, opts); err != nil {
@@ -131,6 +124,21 @@ func importCline(src clineSources, opts Options, emit func(Item) error) (Report,
 		s.t.skipped["api:tool_use_not_executed"] += c.notExecuted
 	}
 	return s.close()
+}
+
+// newClineImporter starts the import of one task read from path (its record stream), with the
+// OS and version from the metadata when the task has it.
+func newClineImporter(src clineSources, path string, opts Options, emit func(Item) error) *clineImporter {
+	s := newSink(Cline, path, opts, emit)
+	s.start.Runtime.Name = string(Cline)
+	c := &clineImporter{s: s, mentioned: map[string]bool{}}
+	if src.openMeta != nil {
+		s.t.files = append(s.t.files, src.meta)
+		if err := c.readMeta(src.openMeta); err != nil {
+			s.t.warn("%s: %v; OS and version unknown", src.meta, err)
+		}
+	}
+	return c
 }
 
 // clineImporter holds what the ui stream needs across rows.

@@ -24,15 +24,8 @@ var clineHumanTags = []string{"task", "feedback", "answer", "user_message"}
 // human's wrapped text and the mentions Cline expanded in it, and the results of the calls
 // before it; an assistant message is a model request whose first tool_use Cline ran.
 func importClineAPI(src clineSources, opts Options, emit func(Item) error) (Report, error) {
-	s := newSink(Cline, src.api, opts, emit)
-	s.start.Runtime.Name = string(Cline)
-	c := &clineImporter{s: s, mentioned: map[string]bool{}}
-	if src.openMeta != nil {
-		s.t.files = append(s.t.files, src.meta)
-		if err := c.readMeta(src.openMeta); err != nil {
-			s.t.warn("%s: %v; OS and version unknown", src.meta, err)
-		}
-	}
+	c := newClineImporter(src, src.api, opts, emit)
+	s := c.s
 	f, err := src.openAPI()
 	if err != nil {
 		return s.t.report(), err
