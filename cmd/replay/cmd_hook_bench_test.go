@@ -26,23 +26,13 @@ import (
 // per hook.
 func BenchmarkHookRoundTrip(b *testing.B) {
 	bin := replayBinary(b)
-	dir := b.TempDir()
-	ws := filepath.Join(dir, "shop")
-	writeFiles(b, ws, map[string]string{
-		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
-		".claude/rules/testing.md": "Every change comes with a test.\n",
-		"AGENTS.md":                "Run npm test before you finish.\n",
-		"src/api/routes.ts":        "export const routes = []\n",
-	})
-	db := filepath.Join(dir, "tasklog.db")
-	const sid = "bench-session"
-	seedHookTask(b, db, ws, sid, 10000)
+	dir, ws, db := benchHookTask(b)
 	env := []string{"HOME=" + dir}
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
 		r := hookProcess(bin, "claude-code", db, []byte(payload), env)
 		if r.code != 0 || r.stderr != "" {
 			b.Fatalf("hook: %+v", r)
@@ -53,6 +43,27 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// benchHookSession is the Claude Code session the hook benchmarks add to.
+const benchHookSession = "bench-session"
+
+// benchHookTask writes the benchmarks' workspace (dir/shop: a path-scoped Cline rule, an
+// always rule, an AGENTS.md) and seeds a task of 10,000 events for benchHookSession in
+// dir/tasklog.db.
+func benchHookTask(b *testing.B) (dir, ws, db string) {
+	b.Helper()
+	dir = b.TempDir()
+	ws = filepath.Join(dir, "shop")
+	writeFiles(b, ws, map[string]string{
+		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+		".claude/rules/testing.md": "Every change comes with a test.\n",
+		"AGENTS.md":                "Run npm test before you finish.\n",
+		"src/api/routes.ts":        "export const routes = []\n",
+	})
+	db = filepath.Join(dir, "tasklog.db")
+	seedHookTask(b, db, ws, benchHookSession, 10000)
+	return dir, ws, db
 }
 
 // seedHookTask records n events of a Claude Code session through the agent session API: tool
@@ -90,23 +101,13 @@ func seedHookTask(b *testing.B, db, ws, sid string, n int) {
 // BenchmarkHookInProcess is the same round trip without the process start: 'replay hook' run
 // in the benchmark's process, which shows where a hook's time goes (-cpuprofile).
 func BenchmarkHookInProcess(b *testing.B) {
-	dir := b.TempDir()
-	ws := filepath.Join(dir, "shop")
-	writeFiles(b, ws, map[string]string{
-		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
-		".claude/rules/testing.md": "Every change comes with a test.\n",
-		"AGENTS.md":                "Run npm test before you finish.\n",
-		"src/api/routes.ts":        "export const routes = []\n",
-	})
-	db := filepath.Join(dir, "tasklog.db")
-	const sid = "bench-session"
-	seedHookTask(b, db, ws, sid, 10000)
+	dir, ws, db := benchHookTask(b)
 	b.Setenv("HOME", dir)
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
 		start := time.Now()
 		old := hookStdin
 		hookStdin = strings.NewReader(payload)

@@ -30,23 +30,14 @@ func hookWorkspace(t *testing.T) (ws, home string) {
 	t.Helper()
 	dir := t.TempDir()
 	ws, home = filepath.Join(dir, "shop"), filepath.Join(dir, "home")
-	files := map[string]string{
+	writeFiles(t, ws, map[string]string{
 		".clinerules/api.md":       "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
 		".claude/rules/testing.md": "Every change comes with a test.\n",
 		"AGENTS.md":                "Run npm test before you finish.\n",
 		".cursor/rules/ui.mdc":     "---\nglobs: src/ui/**\n---\nUI components are function components.\n",
 		"src/api/routes.ts":        "export const routes = []\n",
 		"input.txt":                "hello from input.txt\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
