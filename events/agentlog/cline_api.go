@@ -13,6 +13,7 @@ import (
 var clineAPIWrites = map[string]string{
 	"write_to_file":   events.OpCreate,
 	"replace_in_file": events.OpEdit,
+	"new_rule":        events.OpCreate,
 	"delete_file":     events.OpDelete,
 }
 

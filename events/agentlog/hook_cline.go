@@ -129,8 +129,8 @@ func clineParameters(p any) any {
 }
 
 // clineWrites are the files a successful Cline tool call changed: the SDK's editor (a create
-// when it had no old text and said so), and the extension's write_to_file, replace_in_file and
-// apply_patch.
+// when it had no old text and said so), the extension's apply_patch, and its path tools as the
+// api history names them.
 func clineWrites(tool string, input any, result, cwd string) []events.FileWrite {
 	p := firstString(input, "path", "absolutePath")
 	switch tool {
@@ -143,16 +143,11 @@ func clineWrites(tool string, input any, result, cwd string) []events.FileWrite 
 			op = events.OpCreate
 		}
 		return []events.FileWrite{resolveWrite(p, op, cwd)}
-	case "write_to_file", "new_rule":
-		if p != "" {
-			return []events.FileWrite{resolveWrite(p, events.OpCreate, cwd)}
-		}
-	case "replace_in_file":
-		if p != "" {
-			return []events.FileWrite{resolveWrite(p, events.OpEdit, cwd)}
-		}
 	case "apply_patch":
 		return patchWritesAt(firstString(input, "input", "patch", "command"), cwd)
+	}
+	if op, ok := clineAPIWrites[tool]; ok && p != "" {
+		return []events.FileWrite{resolveWrite(p, op, cwd)}
 	}
 	return nil
 }
