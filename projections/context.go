@@ -219,9 +219,12 @@ func (t *Task) Locate(path, cwd string) (root int, rel string, ok bool) {
 // still in its window, a file written, an open tab.
 func (t *Task) Seen(path, cwd string) bool {
 	root, rel, reason := t.rs.normalize(path, cwd)
-	if reason != "" {
-		return false
-	}
+	return reason == "" && t.SeenAt(root, rel)
+}
+
+// SeenAt is Seen for a path Locate has mapped already, so that a caller checking a path both
+// ways normalises it once.
+func (t *Task) SeenAt(root int, rel string) bool {
 	key := pathKey{root, rel}
 	for _, k := range []kind{kindMention, kindTool, kindFileWrite, kindTab} {
 		if _, ok := t.sets[k].byKey[key]; ok {

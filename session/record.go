@@ -153,12 +153,19 @@ func (s *Session) checkGuesses(paths []string, cwd string) []events.Guess {
 	}
 	for _, path := range paths {
 		g := events.Guess{Path: path, Why: guessNotFound}
-		switch {
-		case !workspace:
+		// Mapped once for both checks. With a workspace there are roots, so a path Locate does
+		// not place in one is one the projection dropped too: nothing names it.
+		if !workspace {
 			g.Why = guessNoWorkspace
-		case s.existsInRoot(path, cwd):
+			out = append(out, g)
+			continue
+		}
+		root, rel, ok := s.state.Locate(path, cwd)
+		switch {
+		case !ok:
+		case s.existsInRoot(root, rel):
 			g.Confirmed, g.Why = true, guessExists
-		case s.state.Seen(path, cwd):
+		case s.state.SeenAt(root, rel):
 			g.Confirmed, g.Why = true, guessSeen
 		}
 		out = append(out, g)
@@ -166,10 +173,10 @@ func (s *Session) checkGuesses(paths []string, cwd string) []events.Guess {
 	return out
 }
 
-// existsInRoot reports whether path names a file or folder of a root this session can read.
-func (s *Session) existsInRoot(path, cwd string) bool {
-	root, rel, ok := s.state.Locate(path, cwd)
-	if !ok || root >= len(s.opts.Roots) || s.opts.Roots[root].FS == nil {
+// existsInRoot reports whether rel, a path Locate placed in root, names a file or folder of a
+// root this session can read.
+func (s *Session) existsInRoot(root int, rel string) bool {
+	if root >= len(s.opts.Roots) || s.opts.Roots[root].FS == nil {
 		return false
 	}
 	name := strings.TrimSuffix(rel, "/")
