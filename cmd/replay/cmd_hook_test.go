@@ -237,6 +237,22 @@ func countType(evs []events.Event, typ events.Type) int {
 	return len(slices.DeleteFunc(slices.Clone(evs), func(e events.Event) bool { return e.Type != typ }))
 }
 
+// readOnlyDB creates the database at db (a hook can then read it but not write it) and opens
+// it read-only.
+func readOnlyDB(t *testing.T, db string) *store.DB {
+	t.Helper()
+	w, err := store.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ro, err := store.Open(db, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ro
+}
+
 // TestHookSpoolDrainKeepsWhatItCannotRecordNow drains a spool holding a file that is no
 // spooled payload and a good payload, first on a database it cannot write: the first is moved
 // aside, the payload stays for the next hook, which records it.
@@ -256,17 +272,8 @@ func TestHookSpoolDrainKeepsWhatItCannotRecordNow(t *testing.T) {
 	if len(good) != 1 {
 		t.Fatalf("spooled files %v, want one", good)
 	}
-	w, err := store.Open(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-
-	ro, err := store.Open(db, &store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = drainSpool(context.Background(), ro, db)
+	ro := readOnlyDB(t, db)
+	err := drainSpool(context.Background(), ro, db)
 	ro.Close()
 	if err == nil {
 		t.Fatal("draining into a read-only database reported no error")
@@ -278,7 +285,7 @@ func TestHookSpoolDrainKeepsWhatItCannotRecordNow(t *testing.T) {
 		t.Fatalf("the payload that could not be recorded now is gone: %v", err)
 	}
 
-	w, err = store.Open(db, nil)
+	w, err := store.Open(db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,15 +508,7 @@ func TestHookSpoolGivesUpOnAStuckPayload(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("spooled files %v, want one", files)
 	}
-	w, err := store.Open(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	ro, err := store.Open(db, &store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ro := readOnlyDB(t, db)
 	defer ro.Close()
 	old := time.Now().Add(-spoolGiveUp - time.Minute)
 	if err := os.Chtimes(files[0], old, old); err != nil {
