@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -37,22 +36,7 @@ func buildLongSession(b *testing.B, dir string, n int, root Root) (path string, 
 	if _, err := s.Decide(ctx); err != nil {
 		b.Fatal(err)
 	}
-	const batchSize = 10_000
-	batch := make([]events.Event, 0, batchSize)
-	for i := 0; s.Version() < uint64(n); i++ {
-		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%1000))
-		ev, err := events.New(&events.ToolCall{Tool: "read_file", ID: fmt.Sprintf("toolu_%08d", i), Params: params})
-		if err != nil {
-			b.Fatal(err)
-		}
-		batch = append(batch, ev)
-		if len(batch) == cap(batch) || s.Version()+uint64(len(batch)) >= uint64(n) {
-			if _, err := s.appendEvents(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
+	appendReads(b, s, n, 10_000, nil)
 	// The first durable commit would otherwise write the whole build to disk.
 	if err := db.Close(); err != nil {
 		b.Fatal(err)

@@ -33,7 +33,20 @@ func buildVerifyTask(b *testing.B, n int) (*store.DB, uuid.UUID) {
 	b.Cleanup(func() { db.Close() })
 	s := newSession(b, db, fiftyRules(b), Options{})
 	defer s.Close()
-	batch := make([]events.Event, 0, batchSize)
+	appendReads(b, s, n, batchSize, func() {
+		if _, err := s.Decide(ctx); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return db, s.Task()
+}
+
+// appendReads appends read_file tool calls through s, in batches of size, until the task holds
+// n events, calling afterBatch (if not nil) after each batch.
+func appendReads(b *testing.B, s *Session, n, size int, afterBatch func()) {
+	b.Helper()
+	ctx := context.Background()
+	batch := make([]events.Event, 0, size)
 	for i := 0; s.Version() < uint64(n); i++ {
 		params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/file%d.ts"}`, i%50, i%1000))
 		ev, err := events.New(&events.ToolCall{Tool: "read_file", ID: fmt.Sprintf("toolu_%08d", i), Params: params})
@@ -46,12 +59,11 @@ func buildVerifyTask(b *testing.B, n int) (*store.DB, uuid.UUID) {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
-			if _, err := s.Decide(ctx); err != nil {
-				b.Fatal(err)
+			if afterBatch != nil {
+				afterBatch()
 			}
 		}
 	}
-	return db, s.Task()
 }
 
 // heapSampler records the largest live heap seen while it runs.
