@@ -45,26 +45,22 @@ func TestDeliverHasNoLimit(t *testing.T) {
 	s, db := start(t, Options{})
 	c := dial(t, s)
 	ctx := context.Background()
-	open, err := c.Open(ctx, "pi", "sess-1", []string{ws}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := Record{Key: "pi/sess-1/tool/call_1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"read","id":"call_1","params":{"path":"src/api/routes.ts"}}`)}
-	if _, err := c.Record(ctx, open.Task, read); err != nil {
+	task := openTask(t, c, "pi", ws)
+	if _, err := c.Record(ctx, task, piReadRoutes); err != nil {
 		t.Fatal(err)
 	}
 	rc := rawDial(t, s)
 	fmt.Fprintf(rc, `{"op":"hello","version":1}`+"\n")
 	rc.response(t)
-	fmt.Fprintf(rc, `{"id":2,"op":"deliver","task":%q,"hook":"tool_result","channel":"tool","key":"pi/sess-1/tool/call_1","limit":60}`+"\n", open.Task)
+	fmt.Fprintf(rc, `{"id":2,"op":"deliver","task":%q,"hook":"tool_result","channel":"tool","key":"pi/sess-1/tool/call_1","limit":60}`+"\n", task)
 	if resp := rc.response(t); resp.Error == nil || resp.Error.Code != CodeBadRequest {
 		t.Fatalf("deliver with a limit: %+v, want %s", resp, CodeBadRequest)
 	}
-	del, err := c.Deliver(ctx, open.Task, "tool_result", events.ChannelTool, "pi/sess-1/tool/call_1")
+	del, err := c.Deliver(ctx, task, "tool_result", events.ChannelTool, "pi/sess-1/tool/call_1")
 	if err != nil || !hasRule(del.Rules, "api") {
 		t.Fatalf("deliver: %+v, %v", del, err)
 	}
-	if rep := replayOf(t, s, db, uuid.MustParse(open.Task)); !rep.OK() {
+	if rep := replayOf(t, s, db, uuid.MustParse(task)); !rep.OK() {
 		t.Fatalf("replay of the delivery: %+v", rep)
 	}
 }
@@ -77,19 +73,16 @@ func TestRequestsKeepTheTaskAgent(t *testing.T) {
 	s, _ := start(t, Options{})
 	c := dial(t, s)
 	ctx := context.Background()
-	open, err := c.Open(ctx, "claude-code", "sess-1", []string{ws}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := openTask(t, c, "claude-code", ws)
 	read := Record{Key: "k/1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"Read","id":"1","params":{"file_path":"src/api/routes.ts"}}`)}
-	err = c.Call(ctx, &Request{Op: OpRecord, Task: open.Task, Agent: "cline", Events: []Record{read}}, nil)
+	err := c.Call(ctx, &Request{Op: OpRecord, Task: task, Agent: "cline", Events: []Record{read}}, nil)
 	if e, ok := err.(*Error); !ok || e.Code != CodeConflict {
 		t.Fatalf("record as cline in a claude-code task: %v, want %s", err, CodeConflict)
 	}
-	if err := c.Call(ctx, &Request{Op: OpClose, Task: open.Task}, nil); err != nil {
+	if err := c.Call(ctx, &Request{Op: OpClose, Task: task}, nil); err != nil {
 		t.Fatal(err)
 	}
-	err = c.Call(ctx, &Request{Op: OpRecord, Task: open.Task, Agent: "cline", Events: []Record{read}}, nil)
+	err = c.Call(ctx, &Request{Op: OpRecord, Task: task, Agent: "cline", Events: []Record{read}}, nil)
 	if e, ok := err.(*Error); !ok || e.Code != CodeConflict {
 		t.Fatalf("record as cline in a closed claude-code task: %v, want %s", err, CodeConflict)
 	}
@@ -158,10 +151,7 @@ func TestServeCloseUsesTheDatabase(t *testing.T) {
 	}})
 	c := dial(t, s)
 	ctx := context.Background()
-	open, err := c.Open(ctx, "claude-code", "sess-1", []string{ws}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := openTask(t, c, "claude-code", ws)
 	held := func() bool {
 		s.dbmu.Lock()
 		defer s.dbmu.Unlock()
@@ -174,7 +164,7 @@ func TestServeCloseUsesTheDatabase(t *testing.T) {
 		t.Fatal("the database is still held after the hold period")
 	}
 	before := opened.Load()
-	if err := c.Call(ctx, &Request{Op: OpClose, Task: open.Task}, nil); err != nil {
+	if err := c.Call(ctx, &Request{Op: OpClose, Task: task}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.dbmu.Lock()

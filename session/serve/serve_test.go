@@ -42,6 +42,21 @@ func workspace(t testing.TB) string {
 	return ws
 }
 
+// openTask opens agent's session sess-1 with ws as its root and working folder and returns
+// the task's id.
+func openTask(t testing.TB, c *Client, agent, ws string) string {
+	t.Helper()
+	open, err := c.Open(context.Background(), agent, "sess-1", []string{ws}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return open.Task
+}
+
+// piReadRoutes is pi's read of src/api/routes.ts in session sess-1, which brings in the rule
+// scoped to src/api.
+var piReadRoutes = Record{Key: "pi/sess-1/tool/call_1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"read","id":"call_1","params":{"path":"src/api/routes.ts"}}`)}
+
 // start runs a server on a new database and returns it with the database's path.
 func start(t testing.TB, opts Options) (*Server, string) {
 	t.Helper()
@@ -111,13 +126,9 @@ func TestRuntimeSession(t *testing.T) {
 	s, db := start(t, Options{})
 	c := dial(t, s)
 	ctx := context.Background()
-	open, err := c.Open(ctx, "pi", "sess-1", []string{ws}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := open.Task
+	task := openTask(t, c, "pi", ws)
 	msg := Record{Key: "pi/sess-1/input/1", Trigger: true, Type: "user_message", Data: json.RawMessage(`{"text":"fix the routes"}`)}
-	read := Record{Key: "pi/sess-1/tool/call_1", Trigger: true, Type: "tool_call", Data: json.RawMessage(`{"tool":"read","id":"call_1","params":{"path":"src/api/routes.ts"}}`)}
+	read := piReadRoutes
 	for i, want := range []bool{true, false} {
 		rec, err := c.Record(ctx, task, msg, read)
 		if err != nil {
