@@ -98,16 +98,7 @@ func TestImportDetectsACutExport(t *testing.T) {
 		{"event after the closing line", string(exp) + ls[n-2], ErrInvalidLog, "after its closing line"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			db := openDB(t)
-			_, err := importString(t, db, tt.in)
-			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.inErr) {
-				t.Errorf("err = %v\nwant %v mentioning %q", err, tt.wantErr, tt.inErr)
-			}
-			if tasks, _ := db.Tasks(); len(tasks) != 0 {
-				t.Errorf("a refused file wrote %d tasks", len(tasks))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkRefused(t, tt.in, tt.wantErr, tt.inErr) })
 	}
 	db := openDB(t)
 	got, err := importString(t, db, strings.Join(ls[:n-1], ""))
@@ -151,16 +142,7 @@ func TestImportRefusesWhatVerifyRejects(t *testing.T) {
 			"f.jsonl:2: invalid log: this line carries a hash but line 1, the task's first, does not"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			db := openDB(t)
-			_, err := importString(t, db, tt.in)
-			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.inErr) {
-				t.Errorf("err = %v\nwant %v mentioning %q", err, tt.wantErr, tt.inErr)
-			}
-			if tasks, _ := db.Tasks(); len(tasks) != 0 {
-				t.Errorf("a refused file wrote %d tasks", len(tasks))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkRefused(t, tt.in, tt.wantErr, tt.inErr) })
 	}
 }
 
@@ -326,5 +308,19 @@ func TestImportSeveralTasks(t *testing.T) {
 	if !errors.Is(err, ErrInvalidLog) || !strings.Contains(err.Error(), "f.jsonl:9: invalid log: task ") ||
 		!strings.Contains(err.Error(), "resumes after another task's lines") {
 		t.Errorf("interleaved tasks: err = %v, want line 9 (the first event after the blob lines) refused", err)
+	}
+}
+
+// checkRefused imports in into a new database and checks that the import fails with wantErr,
+// mentioning inErr, and writes no task.
+func checkRefused(t *testing.T, in string, wantErr error, inErr string) {
+	t.Helper()
+	db := openDB(t)
+	_, err := importString(t, db, in)
+	if !errors.Is(err, wantErr) || !strings.Contains(err.Error(), inErr) {
+		t.Errorf("err = %v\nwant %v mentioning %q", err, wantErr, inErr)
+	}
+	if tasks, _ := db.Tasks(); len(tasks) != 0 {
+		t.Errorf("a refused file wrote %d tasks", len(tasks))
 	}
 }
