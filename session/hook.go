@@ -79,7 +79,8 @@ type AgentSession struct {
 // OpenAgent opens (or starts) a task for an agent's hook. A new task records opts.Started; an
 // existing one reads its rules from the roots its log recorded, so a hook run from another
 // folder cannot change them. Either way the agent is the recorded runtime's name, the one
-// replay checks deliveries against.
+// replay checks deliveries against. A task not in the log, without opts.Started, is an error
+// that wraps store.ErrTaskNotFound.
 func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOptions) (*AgentSession, error) {
 	rootFS := opts.RootFS
 	if rootFS == nil {
@@ -90,7 +91,7 @@ func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOpti
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
 		if opts.Started == nil {
-			return nil, fmt.Errorf("open task %s: it is not in the log and no task_started was given", task)
+			return nil, fmt.Errorf("open task %s: no task_started was given: %w", task, err)
 		}
 		ev, err := events.New(opts.Started)
 		if err != nil {

@@ -168,13 +168,11 @@ func (s *Server) openTask(ctx context.Context, db *store.DB, req *Request) (Open
 	return res, err
 }
 
-// existing runs fn on a task that is in the log.
+// existing runs fn on a task that is in the log: a task that is not is not started, since the
+// request gives no task_started (session.OpenAgent's error wraps store.ErrTaskNotFound).
 func (s *Server) existing(ctx context.Context, db *store.DB, req *Request, fn func(a *session.AgentSession) error) error {
 	task, err := taskOf(req)
 	if err != nil {
-		return err
-	}
-	if _, err := db.Head(task); err != nil {
 		return err
 	}
 	return s.tasks.with(ctx, db, task, openSpec{agent: agentlog.Agent(req.Agent)}, fn)
