@@ -40,7 +40,7 @@ var ErrNoStart = errors.New("imported session does not start with task_started")
 // origin, and at every model request a decision is made against the rule files opts.Roots
 // names, exactly as a runtime would have. Decisions are stamped with the time of the last
 // record before them, so an import is reproducible.
-func ImportAgent(ctx context.Context, db *store.DB, path string, opts AgentImportOptions) (*Session, agentlog.Report, error) {
+func ImportAgent(ctx context.Context, db store.Store, path string, opts AgentImportOptions) (*Session, agentlog.Report, error) {
 	var s *Session
 	var last time.Time
 	clock := func() time.Time { return last }

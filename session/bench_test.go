@@ -200,7 +200,7 @@ func BenchmarkRecord(b *testing.B) {
 }
 
 // longTask records a task of 100k events with 1,000 decisions.
-func longTask(b *testing.B) (*store.DB, *Session) {
+func longTask(b *testing.B) (store.Store, *Session) {
 	ctx := context.Background()
 	db := openDB(b)
 	s := newSession(b, db, fiftyRules(b), Options{})

@@ -81,7 +81,7 @@ type AgentSession struct {
 // folder cannot change them. Either way the agent is the recorded runtime's name, the one
 // replay checks deliveries against. A task not in the log, without opts.Started, is an error
 // that wraps store.ErrTaskNotFound.
-func OpenAgent(ctx context.Context, db *store.DB, task uuid.UUID, opts AgentOptions) (*AgentSession, error) {
+func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOptions) (*AgentSession, error) {
 	rootFS := opts.RootFS
 	if rootFS == nil {
 		rootFS = dirFS

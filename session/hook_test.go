@@ -26,7 +26,7 @@ func hookRules() fs.FS {
 	}
 }
 
-func openAgent(t *testing.T, db *store.DB, agent agentlog.Agent) *AgentSession {
+func openAgent(t *testing.T, db store.Store, agent agentlog.Agent) *AgentSession {
 	t.Helper()
 	a, err := OpenAgent(context.Background(), db, agentlog.TaskID(agent, "s1"), AgentOptions{Agent: agent,
 		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: string(agent)}},

@@ -21,7 +21,7 @@ import (
 // second assigns ids and times and writes.
 type importer struct {
 	ctx  context.Context
-	db   *store.DB
+	db   store.Store
 	name string
 	opts ImportOptions
 
@@ -71,7 +71,7 @@ type importTask struct {
 	appended int
 }
 
-func newImporter(ctx context.Context, db *store.DB, name string, opts ImportOptions) *importer {
+func newImporter(ctx context.Context, db store.Store, name string, opts ImportOptions) *importer {
 	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[[32]byte]bool{}}
 }
 

@@ -31,12 +31,12 @@ func exportedTask(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-func importString(t *testing.T, db *store.DB, in string) ([]Imported, error) {
+func importString(t *testing.T, db store.Store, in string) ([]Imported, error) {
 	t.Helper()
 	return Import(context.Background(), db, strings.NewReader(in), "f.jsonl", ImportOptions{})
 }
 
-func exportOf(t *testing.T, db *store.DB, got []Imported) string {
+func exportOf(t *testing.T, db store.Store, got []Imported) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Export(context.Background(), db, got[0].Task, &buf); err != nil {

@@ -34,7 +34,7 @@ var (
 // rule file content a rules_snapshot references (so the export replays on another machine), and
 // ends it with a closing line (task, event count, last hash) so that an import detects a file
 // cut short. Importing the output and exporting again gives the same bytes.
-func Export(ctx context.Context, db *store.DB, task uuid.UUID, w io.Writer) error {
+func Export(ctx context.Context, db store.Store, task uuid.UUID, w io.Writer) error {
 	written := map[string]bool{}
 	var last events.Event
 	for ev, err := range db.Events(ctx, task, 1) {
@@ -67,7 +67,7 @@ func Export(ctx context.Context, db *store.DB, task uuid.UUID, w io.Writer) erro
 }
 
 // exportBlobs writes the blob lines of a rules_snapshot that no earlier line carried.
-func exportBlobs(db *store.DB, ev events.Event, written map[string]bool, w io.Writer) error {
+func exportBlobs(db store.Store, ev events.Event, written map[string]bool, w io.Writer) error {
 	p, err := ev.Payload()
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ type Imported struct {
 //
 // A reader that is not an io.Seeker (a pipe, a bufio.Reader) is copied to a temporary file
 // during the first pass.
-func Import(ctx context.Context, db *store.DB, r io.Reader, name string, opts ImportOptions) ([]Imported, error) {
+func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts ImportOptions) ([]Imported, error) {
 	if opts.IDs == nil {
 		opts.IDs = events.NewIDSource(nil)
 	}

@@ -39,7 +39,7 @@ type ScriptOptions struct {
 // runtime would record, with {"type":"turn"} lines where the runtime builds a prompt and calls
 // Decide. A first task_started line gives the task id (its "task"), roots, runtime, OS and
 // configuration. Errors name the script and line.
-func RunScript(ctx context.Context, db *store.DB, r io.Reader, name string, opts ScriptOptions) (*Session, error) {
+func RunScript(ctx context.Context, db store.Store, r io.Reader, name string, opts ScriptOptions) (*Session, error) {
 	clock := opts.Now
 	if clock == nil {
 		clock = time.Now

@@ -103,7 +103,7 @@ type Options struct {
 // Session is an open task. It is safe for concurrent use by many goroutines; appends are
 // serialized in the order they reach the session.
 type Session struct {
-	db   *store.DB
+	db   store.Store
 	task uuid.UUID
 	opts Options
 
@@ -136,7 +136,7 @@ type Session struct {
 // Open opens the task's log in db, creating it with a task_started event when it has none. A
 // zero task id makes a new task with a random id. Reopening resumes from the latest projection
 // snapshot plus the events after it.
-func Open(ctx context.Context, db *store.DB, task uuid.UUID, opts Options) (*Session, error) {
+func Open(ctx context.Context, db store.Store, task uuid.UUID, opts Options) (*Session, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

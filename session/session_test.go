@@ -36,7 +36,7 @@ func clineWorkspace() fstest.MapFS {
 	}
 }
 
-func openDB(t testing.TB) *store.DB {
+func openDB(t testing.TB) store.Store {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "tasklog.db"), &store.Options{NoSync: true})
 	if err != nil {
@@ -58,7 +58,7 @@ func fixedClock() func() time.Time {
 	}
 }
 
-func newSession(t testing.TB, db *store.DB, fsys fs.FS, opts Options) *Session {
+func newSession(t testing.TB, db store.Store, fsys fs.FS, opts Options) *Session {
 	t.Helper()
 	if opts.Roots == nil {
 		opts.Roots = []Root{{Path: "/ws", FS: fsys}}

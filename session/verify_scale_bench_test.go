@@ -23,7 +23,7 @@ const batchSize = 1_000
 // buildVerifyTask writes a task of n events over the fifty-rule workspace without fsync: tool
 // calls appended in batches of 1,000 through the session, each batch followed by a decision,
 // so a million events carry a thousand decisions to recompute.
-func buildVerifyTask(b *testing.B, n int) (*store.DB, uuid.UUID) {
+func buildVerifyTask(b *testing.B, n int) (store.Store, uuid.UUID) {
 	b.Helper()
 	ctx := context.Background()
 	db, err := store.Open(filepath.Join(b.TempDir(), "long.db"), &store.Options{NoSync: true})

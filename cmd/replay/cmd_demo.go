@@ -166,7 +166,7 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 }
 
 // printTimeline shows, turn by turn, what entered the context and which rules it brought in.
-func printTimeline(ctx context.Context, w io.Writer, db *store.DB, s *session.Session) error {
+func printTimeline(ctx context.Context, w io.Writer, db store.Store, s *session.Session) error {
 	ds, err := session.Decisions(ctx, db, s.Task())
 	if err != nil {
 		return err

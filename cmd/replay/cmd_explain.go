@@ -132,7 +132,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 }
 
 // noDecisionAt says that a task has no decision at a turn, and at which turns it has them.
-func noDecisionAt(ctx context.Context, db *store.DB, task uuid.UUID, turn int) string {
+func noDecisionAt(ctx context.Context, db store.Store, task uuid.UUID, turn int) string {
 	msg := fmt.Sprintf("task %s has no decision at turn %d", task, turn)
 	ds, err := session.Decisions(ctx, db, task)
 	switch {

@@ -210,7 +210,7 @@ func (hc *hookConfig) spoolPayload(h *agentlog.Hook, payload []byte, cause error
 
 // openDB opens the database, creating its folder, waiting for another process's lock until
 // shortly before the budget ends.
-func (hc *hookConfig) openDB(ctx context.Context) (*store.DB, error) {
+func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(hc.db), 0o755); err != nil {
 		return nil, fmt.Errorf("create the database folder: %w", err)
 	}
@@ -228,7 +228,7 @@ func (hc *hookConfig) openDB(ctx context.Context) (*store.DB, error) {
 // recordAndDeliver records the hook's events in its task and, when the event's reply reaches
 // the model and it brought something new (or follows a compaction), decides and delivers. now,
 // when set, stamps the events (a spooled payload keeps the time it arrived).
-func recordAndDeliver(ctx context.Context, db *store.DB, h *agentlog.Hook, now func() time.Time) (string, error) {
+func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now func() time.Time) (string, error) {
 	var home fs.FS
 	if dir, err := os.UserHomeDir(); err == nil {
 		home = os.DirFS(dir)

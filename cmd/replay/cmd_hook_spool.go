@@ -71,7 +71,7 @@ var errSpoolUnparsable = errors.New("not a recordable spooled payload")
 // caller holds the database, so no other hook drains at the same time. Only a file that cannot
 // be parsed is moved aside (".bad"); on any other error (the deadline, a conflict, the
 // database) the drain stops and leaves the file for the next hook.
-func drainSpool(ctx context.Context, db *store.DB, dbPath string) error {
+func drainSpool(ctx context.Context, db store.Store, dbPath string) error {
 	dir := spoolDir(dbPath)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -119,7 +119,7 @@ func spooledLongAgo(p string) bool {
 	return err == nil && time.Since(info.ModTime()) > spoolGiveUp
 }
 
-func drainOne(ctx context.Context, db *store.DB, p string) error {
+func drainOne(ctx context.Context, db store.Store, p string) error {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return err

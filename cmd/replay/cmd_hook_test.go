@@ -239,7 +239,7 @@ func countType(evs []events.Event, typ events.Type) int {
 
 // readOnlyDB creates the database at db (a hook can then read it but not write it) and opens
 // it read-only.
-func readOnlyDB(t *testing.T, db string) *store.DB {
+func readOnlyDB(t *testing.T, db string) store.Store {
 	t.Helper()
 	w, err := store.Open(db, nil)
 	if err != nil {

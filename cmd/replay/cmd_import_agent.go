@@ -80,7 +80,7 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	imported, err := importedOrigins(db.DB)
+	imported, err := importedOrigins(db.Store)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -93,7 +93,7 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 			bar.set(i + 1)
 			continue
 		}
-		s, rep, err := session.ImportAgent(context.Background(), db.DB, u, session.AgentImportOptions{
+		s, rep, err := session.ImportAgent(context.Background(), db.Store, u, session.AgentImportOptions{
 			Agent: agent, Content: agentlog.Options{KeepContent: keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
 		r := importRow{File: u, Status: statusImported, Report: &rep}
 		if s != nil {
@@ -155,7 +155,7 @@ func printImportRow(w io.Writer, r importRow) {
 
 // importedOrigins maps the origin of every task's task_started (its file, and for a Cline task
 // file its folder too) to the task.
-func importedOrigins(db *store.DB) (map[string]store.TaskInfo, error) {
+func importedOrigins(db store.Store) (map[string]store.TaskInfo, error) {
 	tasks, err := db.Tasks()
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func importedOrigins(db *store.DB) (map[string]store.TaskInfo, error) {
 }
 
 // startOrigin is the file a task's task_started was imported from, or "".
-func startOrigin(db *store.DB, task uuid.UUID) (string, error) {
+func startOrigin(db store.Store, task uuid.UUID) (string, error) {
 	for ev, err := range db.Events(context.Background(), task, 1) {
 		if err != nil {
 			return "", err

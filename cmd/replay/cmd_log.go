@@ -89,7 +89,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 				return fail(stderr, err)
 			}
 		}
-		got, err := session.Import(context.Background(), db.DB, r, name, session.ImportOptions{Now: time.Now})
+		got, err := session.Import(context.Background(), db.Store, r, name, session.ImportOptions{Now: time.Now})
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -190,7 +190,7 @@ const titleRunes = 60
 
 // taskHeadline reads a task's log up to its first user message: the runtime task_started
 // recorded ("" for none) and that message, on one line and cut, as the task's title.
-func taskHeadline(ctx context.Context, db *store.DB, task uuid.UUID) (runtime, title string, err error) {
+func taskHeadline(ctx context.Context, db store.Store, task uuid.UUID) (runtime, title string, err error) {
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return "", "", err

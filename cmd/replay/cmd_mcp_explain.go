@@ -55,7 +55,7 @@ type mcpExplainOut struct {
 func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpExplainIn) (*mcp.CallToolResult, mcpExplainOut, error) {
 	var out mcpExplainOut
 	var text string
-	err := s.withDB(func(db *store.DB) error {
+	err := s.withDB(func(db store.Store) error {
 		task, err := s.taskFor(db, in.Task)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func mcpOutcomeNames(d events.Decision) []string {
 }
 
 // mcpTurnsOf says which turns of a task have a decision.
-func mcpTurnsOf(ctx context.Context, db *store.DB, task uuid.UUID) string {
+func mcpTurnsOf(ctx context.Context, db store.Store, task uuid.UUID) string {
 	var turns []int
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {

@@ -129,7 +129,7 @@ func (s *mcpServer) taskContext(ctx context.Context, named string) (rules.Evalua
 	if named == "" && s.cfg.task == "" && s.cfg.session == "" {
 		return ec, toggles, nil, task, nil
 	}
-	err := s.withDB(func(db *store.DB) error {
+	err := s.withDB(func(db store.Store) error {
 		var err error
 		if task, err = s.taskFor(db, named); err != nil {
 			return err

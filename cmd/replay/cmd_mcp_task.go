@@ -23,7 +23,7 @@ var (
 
 // withDB opens the log read-only for one call and closes it after: bbolt lets one process at a
 // time hold the file for writing, and the hooks of the same agent write between calls.
-func (s *mcpServer) withDB(fn func(db *store.DB) error) error {
+func (s *mcpServer) withDB(fn func(db store.Store) error) error {
 	if _, err := os.Stat(s.cfg.db); err != nil {
 		return fmt.Errorf("%w at %s yet (the agent's hooks, 'replay record' or 'replay import' create it)", errMCPNoLog, s.cfg.db)
 	}
@@ -37,7 +37,7 @@ func (s *mcpServer) withDB(fn func(db *store.DB) error) error {
 
 // taskFor resolves the task a call is about: the one it names, else --task, else the task the
 // hooks write for this agent session.
-func (s *mcpServer) taskFor(db *store.DB, named string) (uuid.UUID, error) {
+func (s *mcpServer) taskFor(db store.Store, named string) (uuid.UUID, error) {
 	arg, from := named, "the call"
 	switch {
 	case arg != "":
@@ -69,7 +69,7 @@ func (s *mcpServer) taskFor(db *store.DB, named string) (uuid.UUID, error) {
 }
 
 // mcpTaskInfo finds a task of the database.
-func mcpTaskInfo(db *store.DB, id uuid.UUID) (store.TaskInfo, bool, error) {
+func mcpTaskInfo(db store.Store, id uuid.UUID) (store.TaskInfo, bool, error) {
 	tasks, err := db.Tasks()
 	if err != nil {
 		return store.TaskInfo{}, false, err
@@ -83,7 +83,7 @@ func mcpTaskInfo(db *store.DB, id uuid.UUID) (store.TaskInfo, bool, error) {
 }
 
 // mcpTaskList names the tasks of the database, at most mcpNamesShown of them.
-func mcpTaskList(db *store.DB) string {
+func mcpTaskList(db store.Store) string {
 	tasks, err := db.Tasks()
 	if err != nil {
 		return "(unreadable: " + err.Error() + ")"

@@ -56,7 +56,7 @@ func (s *mcpServer) timeline(ctx context.Context, _ *mcp.CallToolRequest, in mcp
 	case last < 0 || last > mcpTimelineMax:
 		return nil, out, fmt.Errorf("last: %d; give 1 to %d", last, mcpTimelineMax)
 	}
-	err := s.withDB(func(db *store.DB) error {
+	err := s.withDB(func(db store.Store) error {
 		task, err := s.taskFor(db, in.Task)
 		if err != nil {
 			return err
@@ -137,7 +137,7 @@ type mcpTurnSummary struct {
 }
 
 // mcpTaskTurns reads a task's log into one summary per turn, in order.
-func mcpTaskTurns(ctx context.Context, db *store.DB, task uuid.UUID) ([]*mcpTurnSummary, error) {
+func mcpTaskTurns(ctx context.Context, db store.Store, task uuid.UUID) ([]*mcpTurnSummary, error) {
 	var turns []*mcpTurnSummary
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {

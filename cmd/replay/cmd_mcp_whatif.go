@@ -53,7 +53,7 @@ func (s *mcpServer) whatif(ctx context.Context, _ *mcp.CallToolRequest, in mcpWh
 	if len(in.Content) > rules.MaxFileSize {
 		return nil, out, fmt.Errorf("content: %d bytes, a rule file is read up to %d", len(in.Content), rules.MaxFileSize)
 	}
-	err := s.withDB(func(db *store.DB) error {
+	err := s.withDB(func(db store.Store) error {
 		task, err := s.taskFor(db, in.Task)
 		if err != nil {
 			return err
@@ -86,7 +86,7 @@ func (s *mcpServer) whatif(ctx context.Context, _ *mcp.CallToolRequest, in mcpWh
 
 // mcpWhatifReplay replays the task under the rule files as they are now, and again with the one
 // file changed, and keeps the changes that only the second makes.
-func mcpWhatifReplay(ctx context.Context, db *store.DB, task uuid.UUID, ws rules.Workspace, files []rules.File,
+func mcpWhatifReplay(ctx context.Context, db store.Store, task uuid.UUID, ws rules.Workspace, files []rules.File,
 	target mcpRuleFile, content []byte, out *mcpWhatifOut) error {
 	before := mcpFrozen(ws, files, nil, nil)
 	after := mcpFrozen(ws, files, &target, content)

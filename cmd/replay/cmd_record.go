@@ -29,7 +29,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	s, decisions, err := recordScript(db.DB, pos[0], &wf, nil)
+	s, decisions, err := recordScript(db.Store, pos[0], &wf, nil)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -46,7 +46,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 
 // recordScript runs one script against the folders the flags name and returns the session and
 // the number of decisions made. ids makes the event ids; nil means random ones.
-func recordScript(db *store.DB, name string, wf *workspaceFlags, ids *events.IDSource) (*session.Session, int, error) {
+func recordScript(db store.Store, name string, wf *workspaceFlags, ids *events.IDSource) (*session.Session, int, error) {
 	in, err := os.Open(name)
 	if err != nil {
 		return nil, 0, err

@@ -101,7 +101,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func gatherReport(ctx context.Context, db *store.DB, task uuid.UUID) (reportData, error) {
+func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportData, error) {
 	data := reportData{Task: task.String()}
 	summaries, err := decisionSummaries(ctx, db, task)
 	if err != nil {

@@ -63,7 +63,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		out = io.MultiWriter(f, stderr)
 	}
 	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
-	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d *store.DB) error {
+	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, *db)
 	}}
 	if *idle == 0 {

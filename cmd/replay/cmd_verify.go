@@ -95,7 +95,7 @@ func printVerdict(w io.Writer, r taskResult) {
 	}
 }
 
-func tasksOrAll(db *store.DB, args []string, all bool) ([]uuid.UUID, error) {
+func tasksOrAll(db store.Store, args []string, all bool) ([]uuid.UUID, error) {
 	if len(args) > 0 && !all {
 		out := make([]uuid.UUID, len(args))
 		for i, a := range args {

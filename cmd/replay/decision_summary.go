@@ -15,7 +15,7 @@ import (
 // decisionSummaries describes every decision of a task on one line, by the decision's seq: what
 // was in the prompt at that turn, whatever the log's encoding of it (a decision may be stored as
 // the changes since the one before), with what changed since the turn before marked.
-func decisionSummaries(ctx context.Context, db *store.DB, task uuid.UUID) (map[uint64]string, error) {
+func decisionSummaries(ctx context.Context, db store.Store, task uuid.UUID) (map[uint64]string, error) {
 	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return nil, err

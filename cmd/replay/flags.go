@@ -96,12 +96,12 @@ func (f *flags) open() (*writeDB, error) {
 		}
 		return nil, err
 	}
-	return &writeDB{DB: db, created: created}, nil
+	return &writeDB{Store: db, created: created}, nil
 }
 
 // writeDB is a database a writing verb opened, and whether the verb created its file.
 type writeDB struct {
-	*store.DB
+	store.Store
 	created bool
 }
 
@@ -110,12 +110,12 @@ type writeDB struct {
 func (w *writeDB) Close() error {
 	empty := false
 	if w.created {
-		tasks, err := w.DB.Tasks()
+		tasks, err := w.Store.Tasks()
 		empty = err == nil && len(tasks) == 0
 	}
-	err := w.DB.Close()
+	err := w.Store.Close()
 	if empty {
-		if rerr := os.Remove(w.DB.Path()); rerr != nil && err == nil {
+		if rerr := os.Remove(w.Store.Path()); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
@@ -123,7 +123,7 @@ func (w *writeDB) Close() error {
 }
 
 // openReadOnly opens an existing database for reading; it never creates one.
-func (f *flags) openReadOnly() (*store.DB, error) {
+func (f *flags) openReadOnly() (store.Store, error) {
 	if _, err := os.Stat(f.db); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no task log at %s (create one with 'replay import' or 'replay record'; --db or $TASKLOG_DB names another)", f.db)
 	}
@@ -132,7 +132,7 @@ func (f *flags) openReadOnly() (*store.DB, error) {
 
 // openTask opens the database read-only and resolves a task argument (an id or a unique
 // prefix of one).
-func (f *flags) openTask(arg string) (*store.DB, uuid.UUID, error) {
+func (f *flags) openTask(arg string) (store.Store, uuid.UUID, error) {
 	db, err := f.openReadOnly()
 	if err != nil {
 		return nil, uuid.Nil, err
@@ -159,7 +159,7 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // resolveTask accepts a full task id or a unique prefix of one, of a task the database holds.
-func resolveTask(db *store.DB, arg string) (uuid.UUID, error) {
+func resolveTask(db store.Store, arg string) (uuid.UUID, error) {
 	tasks, err := db.Tasks()
 	if err != nil {
 		return uuid.Nil, err

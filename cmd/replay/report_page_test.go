@@ -353,7 +353,7 @@ func longReport(t *testing.T, n int) reportData {
 
 // longTask records a task of n turns in which an agent works its way through the folders of a
 // monorepo: each turn reads a file, seven turns per folder, so the scoped rules come and go.
-func longTask(t testing.TB, db *store.DB, n int) uuid.UUID {
+func longTask(t testing.TB, db store.Store, n int) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	ws := fstest.MapFS{
@@ -391,7 +391,7 @@ func longTask(t testing.TB, db *store.DB, n int) uuid.UUID {
 	return task
 }
 
-func openTestDB(t testing.TB) *store.DB {
+func openTestDB(t testing.TB) store.Store {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
 	if err != nil {

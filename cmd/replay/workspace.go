@@ -129,7 +129,7 @@ func (w *workspaceFlags) rulesWorkspace(recorded []string) (rules.Workspace, err
 }
 
 // recordedRoots reads the workspace roots of a task's task_started event.
-func recordedRoots(ctx context.Context, db *store.DB, task uuid.UUID) ([]string, error) {
+func recordedRoots(ctx context.Context, db store.Store, task uuid.UUID) ([]string, error) {
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return nil, err

@@ -17,7 +17,7 @@ import (
 
 // seed records n events in an agent's session of the workspace (tool calls, a decision every fifth)
 // through the Go API, and returns its task.
-func seed(b *testing.B, db *store.DB, ws string, agent agentlog.Agent, sid string, n int) *session.AgentSession {
+func seed(b *testing.B, db store.Store, ws string, agent agentlog.Agent, sid string, n int) *session.AgentSession {
 	b.Helper()
 	ctx := context.Background()
 	a, err := session.OpenAgent(ctx, db, agentlog.TaskID(agent, sid), session.AgentOptions{Agent: agent,

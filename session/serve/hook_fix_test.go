@@ -145,7 +145,7 @@ func TestServeDialRefusesASharedSocketFolder(t *testing.T) {
 func TestServeCloseUsesTheDatabase(t *testing.T) {
 	ws := workspace(t)
 	var opened atomic.Int32
-	s, _ := start(t, Options{Hold: time.Millisecond, Opened: func(context.Context, *store.DB) error {
+	s, _ := start(t, Options{Hold: time.Millisecond, Opened: func(context.Context, store.Store) error {
 		opened.Add(1)
 		return nil
 	}})

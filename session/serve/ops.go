@@ -105,7 +105,7 @@ func (s *Server) dispatch(ctx context.Context, c *conn, req *Request) (any, erro
 // hook is what 'replay hook' does with one payload, on the task's open session: record its
 // events once, and when the event's reply reaches the model and it brought something new (or
 // follows a compaction), decide and deliver. The result is the dialect's reply.
-func (s *Server) hook(ctx context.Context, db *store.DB, req *Request) (HookResult, error) {
+func (s *Server) hook(ctx context.Context, db store.Store, req *Request) (HookResult, error) {
 	h, err := agentlog.ParseHook(agentlog.Agent(req.Agent), req.Payload)
 	if err != nil {
 		return HookResult{}, &Error{Code: CodeBadRequest, Message: err.Error()}
@@ -142,7 +142,7 @@ func parseTask(s string) (uuid.UUID, error) {
 }
 
 // openTask opens a task, starting it with the request's roots when the log has none of it.
-func (s *Server) openTask(ctx context.Context, db *store.DB, req *Request) (OpenResult, error) {
+func (s *Server) openTask(ctx context.Context, db store.Store, req *Request) (OpenResult, error) {
 	task, err := taskOf(req)
 	if err != nil {
 		return OpenResult{}, err
@@ -170,7 +170,7 @@ func (s *Server) openTask(ctx context.Context, db *store.DB, req *Request) (Open
 
 // existing runs fn on a task that is in the log: a task that is not is not started, since the
 // request gives no task_started (session.OpenAgent's error wraps store.ErrTaskNotFound).
-func (s *Server) existing(ctx context.Context, db *store.DB, req *Request, fn func(a *session.AgentSession) error) error {
+func (s *Server) existing(ctx context.Context, db store.Store, req *Request, fn func(a *session.AgentSession) error) error {
 	task, err := taskOf(req)
 	if err != nil {
 		return err
@@ -179,7 +179,7 @@ func (s *Server) existing(ctx context.Context, db *store.DB, req *Request, fn fu
 }
 
 // record records events, each once by its key (session.AgentSession.RecordHook).
-func (s *Server) record(ctx context.Context, db *store.DB, req *Request) (RecordResult, error) {
+func (s *Server) record(ctx context.Context, db store.Store, req *Request) (RecordResult, error) {
 	recs := make([]agentlog.Record, len(req.Events))
 	for i, e := range req.Events {
 		if e.Key == "" {
@@ -213,7 +213,7 @@ func (s *Server) record(ctx context.Context, db *store.DB, req *Request) (Record
 }
 
 // decide records a decision (session.Session.Decide).
-func (s *Server) decide(ctx context.Context, db *store.DB, req *Request) (DecideResult, error) {
+func (s *Server) decide(ctx context.Context, db store.Store, req *Request) (DecideResult, error) {
 	var res DecideResult
 	err := s.existing(ctx, db, req, func(a *session.AgentSession) error {
 		d, err := a.Decide(ctx)
@@ -231,7 +231,7 @@ func (s *Server) decide(ctx context.Context, db *store.DB, req *Request) (Decide
 
 // deliver decides and delivers what the decision includes that has not reached the model, in
 // one commit (session.AgentSession.DecideAndDeliver).
-func (s *Server) deliver(ctx context.Context, db *store.DB, req *Request) (DeliverResult, error) {
+func (s *Server) deliver(ctx context.Context, db store.Store, req *Request) (DeliverResult, error) {
 	if req.Key == "" || req.Channel == "" {
 		return DeliverResult{}, &Error{Code: CodeBadRequest, Message: `deliver needs "key" (its idempotency key) and "channel"`}
 	}
@@ -256,7 +256,7 @@ func (s *Server) deliver(ctx context.Context, db *store.DB, req *Request) (Deliv
 
 // explain explains a rule at a turn (session.Explain), reading the log through the server's
 // database.
-func (s *Server) explain(ctx context.Context, db *store.DB, req *Request) (ExplainResult, error) {
+func (s *Server) explain(ctx context.Context, db store.Store, req *Request) (ExplainResult, error) {
 	task, err := taskOf(req)
 	if err != nil {
 		return ExplainResult{}, err

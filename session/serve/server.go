@@ -37,7 +37,7 @@ type Options struct {
 	NoSync bool
 	// Opened runs each time the server opens the database, before any request uses it:
 	// 'replay serve' records what hooks spooled while another process held it.
-	Opened func(ctx context.Context, db *store.DB) error
+	Opened func(ctx context.Context, db store.Store) error
 }
 
 // DefaultIdle is how long a server without connections waits before it exits, and DefaultHold
@@ -64,7 +64,7 @@ type Server struct {
 
 	// dbmu guards the database: open while requests use it, closed Hold after the last.
 	dbmu  sync.Mutex
-	db    *store.DB
+	db    store.Store
 	users int
 	holdT *time.Timer
 	dbGen uint64
@@ -327,7 +327,7 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 
 // acquire opens the database when the server does not hold it, waiting for another process
 // that holds it until ctx's deadline, and counts a user until release.
-func (s *Server) acquire(ctx context.Context) (*store.DB, error) {
+func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 	s.dbmu.Lock()
 	defer s.dbmu.Unlock()
 	if s.holdT != nil {

@@ -47,7 +47,7 @@ type openSpec struct {
 
 // with runs fn on the task's session, opening it first when needed (a task not in the log is
 // started from spec, or is not found without one). Requests on one task run one at a time.
-func (ss *sessions) with(ctx context.Context, db *store.DB, task uuid.UUID, spec openSpec, fn func(a *session.AgentSession) error) error {
+func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, spec openSpec, fn func(a *session.AgentSession) error) error {
 	for {
 		ss.mu.Lock()
 		e := ss.open[task]
@@ -92,7 +92,7 @@ func (ss *sessions) with(ctx context.Context, db *store.DB, task uuid.UUID, spec
 	}
 }
 
-func (ss *sessions) openAgent(ctx context.Context, db *store.DB, task uuid.UUID, spec openSpec) (*session.AgentSession, error) {
+func (ss *sessions) openAgent(ctx context.Context, db store.Store, task uuid.UUID, spec openSpec) (*session.AgentSession, error) {
 	return session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: spec.agent, Started: spec.started, Home: ss.s.opts.Home})
 }
 

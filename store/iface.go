@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"iter"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// Store is what sessions and the replay tools need of a task log, whatever keeps it: the
+// embedded bbolt file of this package (*DB, the default) or a server shared by many machines.
+// Every implementation keeps the same promises, which the conformance suite in package
+// store/storetest checks: the semantics are those documented on the methods of *DB.
+type Store interface {
+	// Append adds evs to the end of task's log if its head is at expectedVersion, sealing the
+	// hash chain; it is idempotent by event id (see DB.Append).
+	Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (Appended, error)
+	// Events streams task's log from sequence fromSeq on (see DB.Events).
+	Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error]
+	// Head returns the end of task's log, or ErrTaskNotFound.
+	Head(task uuid.UUID) (Head, error)
+	// Tasks lists every task with at least one event, sorted by task id.
+	Tasks() ([]TaskInfo, error)
+	// PutBlob stores content under its SHA-256 sum and returns the sum in hex.
+	PutBlob(data []byte) (string, error)
+	// PutBlobs stores several blobs and returns their hex sums in order.
+	PutBlobs(blobs [][]byte) ([]string, error)
+	// Blob returns the content with the hex SHA-256 sum, or ErrBlobNotFound.
+	Blob(sum string) ([]byte, error)
+	// HasBlob reports whether content with the hex SHA-256 sum is stored.
+	HasBlob(sum string) (bool, error)
+	// PutSnapshot stores a projection's state as of seq under name, replacing any earlier one.
+	PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte) error
+	// Snapshot returns the named snapshot's sequence number and state, or ErrNoSnapshot.
+	Snapshot(task uuid.UUID, name string) (seq uint64, data []byte, err error)
+	// Verify checks task's log is the hash chain that was written (see DB.Verify).
+	Verify(ctx context.Context, task uuid.UUID) error
+	// Path names where the log is kept, for messages: a file path, or a server URL and stream.
+	Path() string
+	// Close releases the store; every method fails with ErrClosed afterwards.
+	Close() error
+}
+
+// *DB is the default Store.
+var _ Store = (*DB)(nil)
