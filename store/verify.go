@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -22,12 +21,10 @@ import (
 // A log cut short after its last surviving event is a sound chain: to detect that, compare the
 // head with one recorded elsewhere.
 func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
-	var prev events.Hash
-	next := uint64(1)
-	// One chunk and one encoding buffer serve the whole log: nothing of an event is kept once
-	// it is checked, so a verify allocates per chunk read, not per event.
+	// One chunk, and the verifier's one encoding buffer, serve the whole log: nothing of an event
+	// is kept once it is checked, so a verify allocates per chunk read, not per event.
 	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
-	var enc []byte
+	chain := NewChainVerifier(task)
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
 	}
@@ -36,38 +33,24 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := db.readChunkInto(&c, task, next); err != nil {
+		if err := db.readChunkInto(&c, task, chain.Next()); err != nil {
 			return err
 		}
 		ids = ids[:0]
 		for i, seq := range c.seqs {
-			if seq != next {
+			// What only the file can tell: an event missing under its key, or bytes that do not
+			// decode. The rest is the chain's check, the same for every store.
+			if next := chain.Next(); seq != next {
 				return broken(next, "missing: the next stored event is seq %d; events were deleted", seq)
 			}
 			var ev events.Event
 			if err := ev.UnmarshalBinary(c.value(i)); err != nil {
 				return broken(seq, "the stored bytes do not decode (%v): the record is damaged", err)
 			}
-			switch {
-			case ev.Seq != seq:
-				return broken(seq, "the event stored here says it is seq %d: events were moved or reordered", ev.Seq)
-			case ev.Task != task:
-				return broken(seq, "the event stored here belongs to task %s: it was copied from another log", ev.Task)
-			}
-			// The hash is SHA-256 over the event's encoding without its trailing hash
-			// (events.Event.ComputeHash), encoded here into a buffer kept across events.
-			enc = ev.AppendBinary(enc[:0])
-			if h := events.Hash(sha256.Sum256(enc[:len(enc)-len(ev.Hash)])); h != ev.Hash {
-				return broken(seq, "hash mismatch: stored %s, computed %s: the event was altered after it was written",
-					ev.Hash, h)
-			}
-			if ev.Prev != prev {
-				return broken(seq, "prev link %s does not match the hash %s of seq %d: the chain was spliced",
-					ev.Prev, prev, seq-1)
+			if err := chain.Check(&ev); err != nil {
+				return err
 			}
 			ids = append(ids, ev.ID)
-			prev = ev.Hash
-			next = seq + 1
 		}
 		if len(c.seqs) > 0 {
 			if err := db.verifyIDs(task, c.seqs[0], ids); err != nil {
@@ -75,10 +58,10 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			}
 		}
 		if len(c.seqs) < chunkSize {
-			if next == 1 {
+			if chain.Next() == 1 {
 				return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 			}
-			return db.verifyIndexSize(task, next-1)
+			return db.verifyIndexSize(task, chain.Next()-1)
 		}
 	}
 }
