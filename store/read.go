@@ -95,10 +95,11 @@ func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 // beginning). Only envelopes are decoded; Event.Data is a copy the caller may keep (it shares a
 // buffer with the rest of its chunk, so keeping one event keeps that buffer alive). The log is
 // read in chunks, each copied out of its own read transaction, so no transaction is open while
-// the loop body runs: the body may append to the same task (those events are then streamed
-// too) or take its time. A value that does not decode, a gap or an event stored under the wrong
-// key ends the stream with an error naming task and seq (errors.Is ErrCorrupt). An unknown task
-// yields ErrTaskNotFound.
+// the loop body runs: the body may append to the same task or take its time. The stream ends
+// where it finds the log's end, so events appended after it began may or may not be streamed.
+// A done ctx ends it with ctx.Err(). A value that does not decode, a gap or an event stored
+// under the wrong key ends the stream with an error naming task and seq (errors.Is ErrCorrupt).
+// An unknown task yields ErrTaskNotFound.
 func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		next := max(fromSeq, 1)
