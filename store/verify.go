@@ -19,7 +19,8 @@ import (
 // holds nothing else (a file of format 1 opened read-only has no index to check). The first
 // problem is returned as a *VerifyError (errors.Is ErrChainBroken); nil means the log is sound.
 // A log cut short after its last surviving event is a sound chain: to detect that, compare the
-// head with one recorded elsewhere.
+// head with one recorded elsewhere. An unknown task is ErrTaskNotFound; a done ctx stops the walk
+// with ctx.Err(). The check of each event's chain is ChainVerifier's, which any Store shares.
 func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 	// One chunk, and the verifier's one encoding buffer, serve the whole log: nothing of an event
 	// is kept once it is checked, so a verify allocates per chunk read, not per event.

@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"verify", testVerify},
 		{"close", testClose},
 		{"concurrent appends", testConcurrent},
+		{"appends cancelled at random moments", testCancelled},
+		{"close during appends", testCloseDuringAppends},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, open) })
