@@ -1,0 +1,280 @@
+// Command replay-hook is the fast path of 'replay hook': a small program that hands an agent's
+// hook payload to the database's running server ('replay serve') and prints its reply. It
+// takes the same arguments,
+//
+//	replay-hook AGENT [--db PATH] [--budget DURATION]
+//
+// and links only the standard library and the protocol's client (session/serve/wire), so it
+// starts in a few milliseconds where the full replay binary takes tens. Whenever the fast path
+// does not apply — no server listens (starting one is replay's job), $TASKLOG_SERVE=off, an
+// argument it does not know, a payload that is not JSON, any error from the server or the
+// connection — it runs 'replay hook' with the same arguments and payload, within the same
+// budget, and prints what that prints: the behaviour is replay hook's in every case. The replay
+// binary is the one beside this program, else the first on $PATH. It always exits 0.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
+)
+
+// What replay hook does, mirrored (cmd/replay/cmd_hook.go, cmd_hook_serve.go).
+const (
+	hookBudget           = 5 * time.Second
+	hookSessionEndBudget = 2 * time.Second
+	hookMaxPayload       = 32 << 20
+	hookLogName          = "tasklog-hook.log"
+	serveReserve         = 5 // budget/serveReserve is kept for opening the database instead
+	// startEnv hands replay hook the time this program started, so that the budget both
+	// spend is one.
+	startEnv = "TASKLOG_HOOK_START"
+	// killGrace is how long after the budget a replay hook that has not answered is killed.
+	killGrace = 500 * time.Millisecond
+)
+
+// agents are the dialects replay hook takes.
+var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot"}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// call is one run's arguments.
+type call struct {
+	args   []string // as given, for replay hook
+	agent  string
+	db     string
+	budget time.Duration
+	start  time.Time
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &call{args: args, start: time.Now(), budget: hookBudget}
+	usual := c.parse()
+	payload, err := io.ReadAll(io.LimitReader(stdin, hookMaxPayload))
+	if err != nil || !usual || os.Getenv("TASKLOG_SERVE") == "off" {
+		return c.fallback(payload, false, stdout, stderr)
+	}
+	if c.db == "" {
+		c.db = defaultHookDB()
+	}
+	budget := c.budget
+	if endsSession(payload) && budget > hookSessionEndBudget {
+		budget = hookSessionEndBudget
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(budget-c.budget/serveReserve))
+	defer cancel()
+	reply, err := wire.Hook(ctx, wire.SocketPath(c.db), "replay-hook", c.agent, payload)
+	if err != nil {
+		return c.fallback(payload, serverRecordedNothing(err), stdout, stderr)
+	}
+	io.WriteString(stdout, reply)
+	return 0
+}
+
+// parse reads the arguments replay hook takes; false for anything else (help, an unknown flag
+// or agent), which replay hook then answers.
+func (c *call) parse() bool {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case strings.HasPrefix(a, "-") && (name == "db" || name == "budget"):
+			if !hasVal {
+				if i+1 >= len(c.args) {
+					return false
+				}
+				i++
+				val = c.args[i]
+			}
+			if name == "db" {
+				c.db = val
+			} else if d, err := time.ParseDuration(val); err == nil && d > 0 {
+				c.budget = d
+			} else {
+				return false
+			}
+		case strings.HasPrefix(a, "-"):
+			return false
+		case c.agent == "":
+			c.agent = a
+		default:
+			return false
+		}
+	}
+	for _, a := range agents {
+		if a == c.agent {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultHookDB is replay hook's default database: $TASKLOG_DB, else tasklog.db in
+// $XDG_DATA_HOME/tasklog (default ~/.local/share/tasklog).
+func defaultHookDB() string {
+	if p := os.Getenv("TASKLOG_DB"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "tasklog.db"
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "tasklog", "tasklog.db")
+}
+
+// sessionEnds are the events that end a session in some dialect; replay hook gives them the
+// shorter budget (Codex allows its SessionEnd hook 3 s).
+var sessionEnds = []string{"SessionEnd", "sessionEnd", "TaskComplete", "TaskCancel", "SessionShutdown"}
+
+// event is the payload's event name, whatever the dialect calls the field.
+func event(payload []byte) string {
+	var v struct {
+		Claude string `json:"hook_event_name"`
+		VSCode string `json:"hookEventName"`
+		Cline  string `json:"hookName"`
+	}
+	if json.Unmarshal(payload, &v) != nil {
+		return ""
+	}
+	return v.Claude + v.VSCode + v.Cline
+}
+
+func endsSession(payload []byte) bool {
+	e := event(payload)
+	for _, s := range sessionEnds {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// serverRecordedNothing tells whether the server was reached but did not take the payload
+// (the request timed out, the connection broke, the database was locked or failed, the log
+// changed under it): replay hook then opens the database at once rather than ask the server
+// again, as it does after the same answer. For anything else (no server, one shutting down, a
+// refused payload) replay hook goes to the server itself.
+func serverRecordedNothing(err error) bool {
+	var e *wire.Error
+	if errors.As(err, &e) {
+		switch e.Code {
+		case "timeout", "internal", "conflict", "locked":
+			return true
+		}
+		return false
+	}
+	return !wire.NothingListens(err) && !errors.Is(err, wire.ErrNotJSON) && !errors.Is(err, wire.ErrUntrustedSocket)
+}
+
+// fallback runs replay hook with the arguments, the payload on its stdin and the time this
+// program started, and prints its reply; $TASKLOG_SERVE=off when serverOff. When replay cannot
+// be run, or fails without a reply, the reply is neutral and the error is logged.
+func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer) int {
+	exe, err := replayExecutable()
+	if err != nil {
+		return c.neutral(payload, err, stdout, stderr)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budget+killGrace))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, append([]string{"hook"}, c.args...)...)
+	cmd.Env = append(os.Environ(), startEnv+"="+strconv.FormatInt(c.start.UnixNano(), 10))
+	if serverOff {
+		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off")
+	}
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(payload), &out, stderr
+	if err := cmd.Run(); err != nil && out.Len() == 0 {
+		return c.neutral(payload, fmt.Errorf("%s hook: %w", exe, err), stdout, stderr)
+	}
+	stdout.Write(out.Bytes())
+	return 0
+}
+
+// replayExecutable is the replay binary beside this program, else the first on $PATH.
+func replayExecutable() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "replay")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("replay")
+	if err != nil {
+		return "", fmt.Errorf("no replay binary beside replay-hook or on $PATH: %w", err)
+	}
+	return p, nil
+}
+
+// neutral prints the neutral reply of the agent's dialect and logs err beside the database,
+// as replay hook does for its own faults.
+func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int {
+	line := fmt.Sprintf("%s replay-hook %s %s: %v\n", time.Now().UTC().Format(time.RFC3339Nano), c.agent, event(payload), err)
+	io.WriteString(stderr, line)
+	db := c.db
+	if db == "" {
+		db = defaultHookDB()
+	}
+	for _, dir := range []string{filepath.Dir(db), os.TempDir()} {
+		f, ferr := os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if ferr != nil {
+			continue
+		}
+		_, werr := f.WriteString(line)
+		if f.Close() == nil && werr == nil {
+			break
+		}
+	}
+	stdout.Write(neutralReply(c.agent, payload))
+	return 0
+}
+
+// neutralReply is what agentlog.NeutralReply answers for the payload's dialect and event:
+// replay-hook falls back on it only when replay itself cannot be run. The dialect is told as
+// agentlog tells it (Cline's hookName or taskId, Cursor's conversation_id without a
+// session_id, VS Code's camelCase hookEventName), else it is the agent named on the command line.
+func neutralReply(agent string, payload []byte) []byte {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(payload, &v) == nil {
+		has := func(k string) bool { raw, ok := v[k]; return ok && string(raw) != "null" }
+		switch {
+		case has("hookName") || has("taskId"):
+			agent = "cline"
+		case has("conversation_id") && !has("session_id"):
+			agent = "cursor"
+		case has("hookEventName") && !has("hook_event_name"):
+			agent = "copilot"
+		}
+	}
+	switch agent {
+	case "cline":
+		return []byte(`{"cancel":false}` + "\n")
+	case "cursor":
+		switch event(payload) {
+		case "beforeSubmitPrompt":
+			return []byte(`{"continue":true}` + "\n")
+		case "beforeReadFile":
+			return []byte(`{"permission":"allow"}` + "\n")
+		}
+		return []byte("{}\n")
+	case "copilot":
+		return []byte("{}\n")
+	}
+	return nil
+}

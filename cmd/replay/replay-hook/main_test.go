@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/serve/wire"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		args   []string
+		usual  bool
+		db     string
+		budget time.Duration
+	}{
+		{[]string{"claude-code"}, true, "", hookBudget},
+		{[]string{"codex", "--db", "/x/t.db"}, true, "/x/t.db", hookBudget},
+		{[]string{"--db=/x/t.db", "cline", "-budget", "2s"}, true, "/x/t.db", 2 * time.Second},
+		{[]string{"cursor", "--budget=250ms"}, true, "", 250 * time.Millisecond},
+		{[]string{"copilot"}, true, "", hookBudget},
+		{[]string{"pi"}, false, "", hookBudget},
+		{[]string{}, false, "", hookBudget},
+		{[]string{"claude-code", "-h"}, false, "", hookBudget},
+		{[]string{"claude-code", "--store", "nats://localhost:4222"}, false, "", hookBudget},
+		{[]string{"claude-code", "--budget", "-1s"}, false, "", hookBudget},
+		{[]string{"claude-code", "--db"}, false, "", hookBudget},
+		{[]string{"claude-code", "extra"}, false, "", hookBudget},
+	}
+	for _, tt := range tests {
+		c := &call{args: tt.args, budget: hookBudget}
+		usual := c.parse()
+		if usual != tt.usual || (usual && (c.db != tt.db || c.budget != tt.budget)) {
+			t.Errorf("parse(%q) = %v, db %q, budget %v; want %v, %q, %v", tt.args, usual, c.db, c.budget, tt.usual, tt.db, tt.budget)
+		}
+	}
+}
+
+// TestNeutralReply: the last-resort reply agrees with agentlog.NeutralReply for each agent's
+// own payloads.
+func TestNeutralReply(t *testing.T) {
+	tests := []struct {
+		agent   agentlog.Agent
+		payload string
+	}{
+		{agentlog.ClaudeCode, `{"session_id":"s","hook_event_name":"Stop"}`},
+		{agentlog.Codex, `{"session_id":"s","hook_event_name":"Stop","turn_id":"t"}`},
+		{agentlog.ClaudeCode, `{"taskId":"t","hookName":"TaskComplete","taskComplete":{}}`},
+		{agentlog.Cline, `{"taskId":"t","hookName":"TaskComplete","taskComplete":{}}`},
+		{agentlog.Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
+		{agentlog.ClaudeCode, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
+		{agentlog.Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"stop","status":"completed"}`},
+		{agentlog.Copilot, `{"sessionId":"s","hookEventName":"Stop","cwd":"/w"}`},
+		{agentlog.ClaudeCode, `{"sessionId":"s","hookEventName":"Stop","cwd":"/w"}`}, // VS Code through Claude's settings
+		{agentlog.Cline, `not json`},
+		{agentlog.Cursor, `not json`},
+	}
+	for _, tt := range tests {
+		want, parsed := neutralWant(tt.agent, []byte(tt.payload))
+		if !parsed && json.Valid([]byte(tt.payload)) {
+			t.Errorf("agentlog does not parse %s: make it a payload of the agent", tt.payload)
+		}
+		if got := neutralReply(string(tt.agent), []byte(tt.payload)); !bytes.Equal(got, want) {
+			t.Errorf("neutralReply(%s, %s) = %q, want %q", tt.agent, tt.payload, got, want)
+		}
+	}
+}
+
+// neutralWant is replay hook's neutral reply (cmd/replay neutralFor).
+func neutralWant(hint agentlog.Agent, payload []byte) (reply []byte, parsed bool) {
+	if h, err := agentlog.ParseHook(hint, payload); err == nil {
+		return agentlog.NeutralReply(h.Agent, h.Event), true
+	}
+	return agentlog.NeutralReply(hint, ""), false
+}
+
+func TestEndsSession(t *testing.T) {
+	for payload, want := range map[string]bool{
+		`{"hook_event_name":"SessionEnd"}`:   true,
+		`{"hook_event_name":"sessionEnd"}`:   true,
+		`{"hookName":"TaskCancel"}`:          true,
+		`{"hookName":"SessionShutdown"}`:     true,
+		`{"hook_event_name":"PreToolUse"}`:   false,
+		`{"hookEventName":"Stop"}`:           false,
+		`{"hook_event_name":"SessionEnd"`:    false,
+		`{"hook_event_name":["SessionEnd"]}`: false,
+	} {
+		if got := endsSession([]byte(payload)); got != want {
+			t.Errorf("endsSession(%s) = %v, want %v", payload, got, want)
+		}
+	}
+}
+
+func TestServerRecordedNothing(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&wire.Error{Code: "timeout"}, true},
+		{&wire.Error{Code: "internal"}, true},
+		{&wire.Error{Code: "conflict"}, true},
+		{&wire.Error{Code: "bad_request"}, false},
+		{&wire.Error{Code: "shutting_down"}, false},
+		{&os.PathError{Op: "connect", Path: "x", Err: syscall.ENOENT}, false},
+		{&os.PathError{Op: "connect", Path: "x", Err: syscall.ECONNREFUSED}, false},
+		{wire.ErrNotJSON, false},
+		{wire.ErrUntrustedSocket, false},
+		{os.ErrDeadlineExceeded, true},
+		{context.DeadlineExceeded, true},
+		{errors.New("receive hook: EOF"), true},
+	} {
+		if got := serverRecordedNothing(tt.err); got != tt.want {
+			t.Errorf("serverRecordedNothing(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestNoReplay: with no server and no replay binary to fall back on, the reply is the neutral
+// one, the exit status 0 and the fault is in the hook log beside the database.
+func TestNoReplay(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("TASKLOG_SERVE", "")
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	var out, errb bytes.Buffer
+	code := run([]string{"cline", "--db", db}, strings.NewReader(`{"taskId":"t","hookName":"PreToolUse"}`), &out, &errb)
+	if code != 0 || out.String() != `{"cancel":false}`+"\n" {
+		t.Fatalf("exit %d, reply %q", code, out.String())
+	}
+	log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName))
+	if err != nil || !strings.Contains(string(log), "no replay binary") {
+		t.Fatalf("hook log %q (%v): want the missing replay named", log, err)
+	}
+}

@@ -1,0 +1,247 @@
+// Package wire is the client side of the replay serve protocol (see package serve) with the
+// standard library only. A program that links it starts in a few milliseconds, where one that
+// links package serve (and with it session, the store, the rules engine, YAML) takes tens: it is
+// what the small hook program replay-hook uses to hand a payload to a running server. It
+// finds the socket and decides whether to trust it exactly as serve's client does; serve's tests
+// hold the two to the same answers.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Version is the protocol version this package speaks (serve.Version).
+const Version = 1
+
+// maxSocketPath is the longest socket path used as is (Linux allows 107 bytes, macOS 103).
+const maxSocketPath = 100
+
+// maxReply is the most bytes a response may hold (serve.MaxMessage).
+const maxReply = 33 << 20
+
+// ErrUntrustedSocket is Hook's error when the socket, or its folder in the shared temporary
+// directory, is not this user's own: whoever listens there could answer the hooks.
+var ErrUntrustedSocket = errors.New("the server's socket is not this user's own")
+
+// ErrNotJSON is Hook's error for a payload that is not JSON; nothing was sent.
+var ErrNotJSON = errors.New("the payload is not JSON")
+
+// Error is a request the server answered with an error: a code of the protocol
+// (serve.Code*) and a message.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// SocketPath is where the server of the database at dbPath listens (serve.SocketPath): beside
+// the database ("<db>.sock"), or, when that path is too long for a Unix socket, in an
+// owner-only folder of the temporary directory named after a hash of the database's absolute
+// path.
+func SocketPath(dbPath string) string {
+	abs, err := filepath.Abs(dbPath)
+	if err != nil {
+		abs = dbPath
+	}
+	if p := abs + ".sock"; len(p) <= maxSocketPath {
+		return p
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(privateDir(), hex.EncodeToString(sum[:8])+".sock")
+}
+
+// privateDir is the folder of this user's sockets in the temporary directory.
+func privateDir() string {
+	return filepath.Join(os.TempDir(), "tasklog-"+strconv.Itoa(os.Getuid()))
+}
+
+// CheckSocket is what a client checks before connecting to sock: its folder, when it is the
+// shared temporary directory's, is a real folder of this user no one else may enter, and the
+// socket file belongs to this user. A missing socket is the error of os.Lstat (ENOENT).
+func CheckSocket(sock string) error {
+	if dir := filepath.Dir(sock); dir == privateDir() {
+		st, err := os.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
+			return fmt.Errorf("%w: socket folder %s is not a private folder of this user (mode %v)", ErrUntrustedSocket, dir, st.Mode())
+		}
+	}
+	st, err := os.Lstat(sock)
+	if err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); st.Mode()&os.ModeSocket == 0 || (ok && int(sys.Uid) != os.Getuid()) {
+		return fmt.Errorf("%w: %s is not a socket of this user (mode %v)", ErrUntrustedSocket, sock, st.Mode())
+	}
+	return nil
+}
+
+// NothingListens tells whether a Hook error says no server listens on the socket (no socket
+// file, or a stale one that refuses connections): starting one is then of use.
+func NothingListens(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Hook connects to the server at sock and hands it one hook payload of agent, as serve's
+// Client.Hook does, and returns the reply for the agent, byte for byte. The hello and the hook
+// request go out in one write (the server answers a connection's requests in order). The
+// context's deadline bounds the whole exchange and is the server's deadline for the request.
+//
+// A request the server answered with an error is an *Error; a payload that is not JSON is
+// ErrNotJSON (nothing is sent); an untrusted socket wraps ErrUntrustedSocket; anything else
+// is the connection's error (NothingListens tells the two that mean no server).
+func Hook(ctx context.Context, sock, client, agent string, payload []byte) (string, error) {
+	var msg bytes.Buffer
+	msg.Grow(len(payload) + 160)
+	fmt.Fprintf(&msg, `{"id":1,"op":"hello","version":%d,"client":%s}`+"\n", Version, quote(client))
+	dl, ok := ctx.Deadline()
+	deadlineMS := int64(0)
+	if ok {
+		left := time.Until(dl)
+		if left <= 0 {
+			return "", context.DeadlineExceeded
+		}
+		deadlineMS = max(left.Milliseconds(), 1)
+	}
+	fmt.Fprintf(&msg, `{"id":2,"op":"hook","agent":%s,`, quote(agent))
+	if deadlineMS > 0 {
+		fmt.Fprintf(&msg, `"deadline_ms":%d,`, deadlineMS)
+	}
+	msg.WriteString(`"payload":`)
+	if err := json.Compact(&msg, payload); err != nil {
+		return "", ErrNotJSON
+	}
+	msg.WriteString("}\n")
+
+	if err := CheckSocket(sock); err != nil {
+		return "", err
+	}
+	nc, err := dial(ctx, sock)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	if ok {
+		nc.SetDeadline(dl)
+	}
+	if _, err := nc.Write(msg.Bytes()); err != nil {
+		return "", fmt.Errorf("send hook: %w", err)
+	}
+	r := bufio.NewReaderSize(nc, 16<<10)
+	var hello struct {
+		Version int `json:"version"`
+	}
+	if err := receive(r, 1, &hello); err != nil {
+		return "", fmt.Errorf("receive hello: %w", err)
+	}
+	var res struct {
+		Reply string `json:"reply"`
+	}
+	if err := receive(r, 2, &res); err != nil {
+		return "", fmt.Errorf("receive hook: %w", err)
+	}
+	return res.Reply, nil
+}
+
+// receive reads one response, checks it answers request id and decodes its result into out.
+func receive(r *bufio.Reader, id int64, out any) error {
+	line, err := readLine(r)
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		ID     int64           `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *Error          `json:"error"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if resp.ID != id {
+		return fmt.Errorf("response %d to request %d", resp.ID, id)
+	}
+	return json.Unmarshal(resp.Result, out)
+}
+
+// errTooLong is readLine's error for a response over maxReply.
+var errTooLong = errors.New("response longer than the limit")
+
+// readLine reads one newline-terminated message of at most maxReply bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxReply {
+			return nil, errTooLong
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// quote is s as a JSON string.
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// dial connects to the Unix socket with system calls rather than package net, which would link
+// the C resolver (and with it the dynamic loader) into every program using this package. The
+// socket is non-blocking, so the returned file's deadlines apply to its reads and writes.
+// Connecting waits, within ctx, while the server's backlog is full.
+func dial(ctx context.Context, sock string) (*os.File, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	pause := 100 * time.Microsecond
+	for {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock})
+		if err != syscall.EAGAIN && err != syscall.EINTR {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			syscall.Close(fd)
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 10*time.Millisecond)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "connect", Path: sock, Err: err}
+	}
+	return os.NewFile(uintptr(fd), sock), nil
+}

@@ -1,0 +1,138 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
+)
+
+// TestWireSocketPath: the standard-library client finds the socket where the server listens,
+// beside the database or, for a long path, in the private folder of the temporary directory.
+func TestWireSocketPath(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	for _, db := range []string{
+		filepath.Join(dir, "tasklog.db"),
+		"relative/tasklog.db",
+		filepath.Join(dir, strings.Repeat("d", 100), "tasklog.db"),
+	} {
+		if got, want := wire.SocketPath(db), SocketPath(db); got != want {
+			t.Errorf("wire.SocketPath(%q) = %q, serve.SocketPath %q", db, got, want)
+		}
+	}
+}
+
+// TestWireHook: a hook handed over by package wire is recorded and answered as one handed over
+// by serve's Client: the scoped rule is delivered once, the second call of the same tool use
+// gets the same neutral reply, and errors come back as the protocol's codes.
+func TestWireHook(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	first, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", preToolUse(ws, "s-wire", "toolu_1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first, "API handlers return JSON errors") || !strings.HasSuffix(first, "\n") {
+		t.Fatalf("first reply %q: want the scoped rule, one line", first)
+	}
+	again, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", preToolUse(ws, "s-wire", "toolu_1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s)
+	viaClient, err := c.Hook(ctx, "claude-code", preToolUse(ws, "s-wire", "toolu_1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != viaClient.Reply || strings.Contains(again, "API handlers") {
+		t.Fatalf("the same tool use again: wire %q, Client %q; want the same reply, no rule", again, viaClient.Reply)
+	}
+
+	// A pretty-printed payload travels on one line.
+	pretty := "{\n  \"session_id\": \"s-wire\", \"cwd\": \"" + ws + "\",\n  \"hook_event_name\": \"Stop\"\n}\n"
+	if _, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", []byte(pretty)); err != nil {
+		t.Fatalf("pretty-printed payload: %v", err)
+	}
+
+	var werr *wire.Error
+	if _, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", []byte(`{"no":"hook"}`)); !errors.As(err, &werr) || werr.Code != CodeBadRequest {
+		t.Errorf("a payload of no agent: %v, want %s", err, CodeBadRequest)
+	}
+	if _, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", []byte(`{"session_id":`)); !errors.Is(err, wire.ErrNotJSON) {
+		t.Errorf("a payload that is not JSON: %v, want ErrNotJSON", err)
+	}
+}
+
+// TestWireUnreachable: no socket, a stale socket and a server shutting down tell the caller to
+// go elsewhere; a socket in a shared folder is not connected to.
+func TestWireUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	payload := []byte(`{"session_id":"s","hook_event_name":"Stop"}`)
+
+	missing := filepath.Join(t.TempDir(), "tasklog.db.sock")
+	if _, err := wire.Hook(ctx, missing, "test", "claude-code", payload); !wire.NothingListens(err) {
+		t.Errorf("no socket: %v, want NothingListens", err)
+	}
+
+	stale := filepath.Join(t.TempDir(), "stale.sock")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if _, err := wire.Hook(ctx, stale, "test", "claude-code", payload); !wire.NothingListens(err) {
+		t.Errorf("a stale socket: %v, want NothingListens", err)
+	}
+
+	t.Setenv("TMPDIR", t.TempDir())
+	shared := wire.SocketPath(filepath.Join(t.TempDir(), strings.Repeat("d", 100), "tasklog.db"))
+	if err := os.MkdirAll(filepath.Dir(shared), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(shared), 0o777)
+	sl, err := net.Listen("unix", shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	if _, err := wire.Hook(ctx, shared, "test", "claude-code", payload); !errors.Is(err, wire.ErrUntrustedSocket) {
+		t.Errorf("a socket in a folder of mode 0777: %v, want ErrUntrustedSocket", err)
+	}
+}
+
+// TestWireDeadline: a server that accepts and never answers ends the call at its deadline.
+func TestWireDeadline(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "mute.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = wire.Hook(ctx, sock, "test", "claude-code", []byte(`{"session_id":"s","hook_event_name":"Stop"}`))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a mute server: %v, want the deadline exceeded", err)
+	}
+}
