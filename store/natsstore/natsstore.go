@@ -1,19 +1,74 @@
-// Package natsstore keeps tasklog's event logs in a NATS JetStream stream, so that many
-// machines append to and replay one shared log. A *Store implements store.Store with the
-// semantics documented on the methods of *store.DB.
+// Package natsstore keeps tasklog's event logs in a NATS JetStream stream, so that the hooks
+// and tools of many machines append to and replay one log. A *Store implements store.Store
+// with the semantics documented on the methods of *store.DB, which the conformance suite in
+// package store/storetest checks against both.
+//
+// # Mapping
+//
+// One stream (TASKLOG unless the URL names another) holds every task. Each event is one message
+// on its own subject, STREAM.ev.TASK.ID (task UUID, event ULID), whose payload is the event's
+// binary encoding (events.Event.AppendBinary): the bytes bbolt stores, hash chain included,
+// sealed by events.Event.Seal exactly as bbolt seals it. A task's log is the subject filter
+// STREAM.ev.TASK.*; the task's own sequence number and hash are inside the stored event, so
+// the head of a task is the last message on that filter, decoded.
+//
+// Append reads the task's head (kept in a cache, refreshed when the server refuses it), seals
+// the events after it and publishes them with Nats-Expected-Last-Subject-Sequence set to the
+// head's stream sequence and Nats-Expected-Last-Subject-Sequence-Subject to the task's filter:
+// the server refuses the write if anything was stored on the task since, which is the optimistic
+// concurrency of an expected version, mapped from the task's count to a stream sequence. A
+// batch of several events is one atomic batch publish (Nats-Batch-Id, Nats-Batch-Sequence,
+// Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's allow_atomic): the
+// server stores all of them or none, at consecutive stream sequences. A server limit bounds
+// such a batch to 1000 events (JetStream's max_batch_size).
+//
+// Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
+// so a retry within the stream's duplicate window (two minutes) is recognised by the server.
+// The stream keeps at most one message per subject and refuses new ones past it
+// (max_msgs_per_subject 1, discard new per subject), and an event's subject names its id, so
+// no id is ever stored twice in a task, however late the retry. Whenever the server refuses a
+// write, Append reads the batch's ids back (the last message of each event's subject) and
+// answers as store.DB.Append does: the original positions with Duplicate set for an exact
+// repeat, store.ErrDuplicateID for any other overlap, otherwise a version conflict. The same id
+// in two tasks is two subjects, as ids are unique per task only.
+//
+// Tasks are listed through a marker message, STREAM.task.TASK, published once before a task's
+// first append: a marker whose task has no events (the append failed) is not listed. Blobs are
+// kept in the object store STREAM_blobs under their hex SHA-256 sum, projection snapshots in the
+// object store STREAM_snapshots under TASK/NAME.
+//
+// # Durability
+//
+// An append is acknowledged once the server has stored it. A single nats-server syncs its files
+// to disk only every two minutes by default, so an acknowledged append can be lost when the
+// machine fails: run it with sync_interval: always in its jetstream block (the in-process test
+// server sets SyncAlways) so that every acknowledged write, and every atomic batch, is fsynced
+// first; or run a cluster and set Options.Replicas to 3, so that an acknowledged append is on a
+// majority of the servers. Open creates the stream with Replicas replicas, file storage,
+// deletes and purges denied, and discard new: a stream that is full refuses appends, it never
+// drops old events.
+//
+// # Limits
+//
+// A message holds one event, so an event is bounded by the server's max_payload (1 MiB by
+// default). Every event is a subject, which the server indexes in memory. Reads of a task go to
+// any replica (direct get) and are checked against the head read from the stream leader, so a
+// lagging replica never makes an acknowledged event look missing. Each server call is bounded by
+// Options.Timeout; a server that is down fails the call within it.
 package natsstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -24,6 +79,9 @@ const DefaultStream = "TASKLOG"
 
 // defaultTimeout bounds every server call when Options.Timeout is zero.
 const defaultTimeout = 5 * time.Second
+
+// maxCachedHeads bounds the head cache; past it the cache starts afresh.
+const maxCachedHeads = 4096
 
 // Options configures Open. The zero value (or nil) connects to the URL with a five second
 // timeout and creates a stream of one replica if none exists.
@@ -41,14 +99,32 @@ type Options struct {
 
 // Store is a task log kept in a JetStream stream. Its methods are safe for concurrent use.
 type Store struct {
-	url    string
-	stream string
+	url     string // the server's URL, without the stream
+	stream  string
+	timeout time.Duration
+	nc      *nats.Conn
+	ownConn bool
+	js      jetstream.JetStream
+
+	blobs, snaps jetstream.ObjectStore
+
+	mu     sync.Mutex
+	closed bool
+	heads  map[uuid.UUID]head
+	// marked holds the tasks known to have a marker message.
+	marked map[uuid.UUID]bool
+}
+
+// head is a task's last event as far as this Store knows: its task sequence, hash and turn,
+// and the stream sequence it is stored at.
+type head struct {
+	seq  uint64
+	hash events.Hash
+	turn int
+	sseq uint64
 }
 
 var _ store.Store = (*Store)(nil)
-
-// errNotImplemented marks methods not written yet.
-var errNotImplemented = errors.New("natsstore: not implemented yet")
 
 // IsURL reports whether s names a NATS store: it starts with nats://.
 func IsURL(s string) bool { return strings.HasPrefix(s, "nats://") }
@@ -69,66 +145,189 @@ func parseURL(raw string) (server, stream string, err error) {
 	if stream == "" {
 		stream = DefaultStream
 	}
-	if strings.ContainsAny(stream, ".*>/ \t") {
-		return "", "", fmt.Errorf("NATS store URL %q: stream name %q may not contain '.', '*', '>', '/' or spaces", raw, stream)
+	for _, c := range stream {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return "", "", fmt.Errorf("NATS store URL %q: stream name %q may hold only letters, digits, '_' and '-'", raw, stream)
+		}
 	}
-	u.Path, u.RawQuery, u.Fragment = "", "", ""
+	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
 	return u.String(), stream, nil
 }
 
-// Open connects to the server of url (nats://HOST:PORT[/STREAM], stream TASKLOG by default)
-// and opens the stream, creating it if it does not exist.
+// Open connects to the server of rawURL (nats://HOST:PORT[/STREAM], stream TASKLOG by default)
+// and opens the stream with its blob and snapshot stores, creating any that does not exist.
+// A server that cannot be reached fails Open within Options.Timeout.
 func Open(rawURL string, opts *Options) (*Store, error) {
 	server, stream, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("open %s stream %s: %w", server, stream, errNotImplemented)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	s := &Store{url: server, stream: stream, timeout: o.Timeout, nc: o.Conn,
+		heads: make(map[uuid.UUID]head), marked: make(map[uuid.UUID]bool)}
+	if s.nc == nil {
+		s.nc, err = nats.Connect(server, nats.Name("tasklog"), nats.Timeout(o.Timeout),
+			nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("open NATS store %s: connect to %s: %w", s.Path(), server, err)
+		}
+		s.ownConn = true
+	}
+	if err := s.setup(o.Replicas); err != nil {
+		if s.ownConn {
+			s.nc.Close()
+		}
+		return nil, s.errorf("open", err)
+	}
+	return s, nil
+}
+
+// setup opens or creates the stream and the object stores.
+func (s *Store) setup(replicas int) error {
+	js, err := jetstream.New(s.nc, jetstream.WithDefaultTimeout(s.timeout))
+	if err != nil {
+		return err
+	}
+	s.js = js
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := s.ensureStream(ctx, replicas); err != nil {
+		return err
+	}
+	if s.blobs, err = s.ensureObjectStore(ctx, s.stream+"_blobs", replicas); err != nil {
+		return err
+	}
+	s.snaps, err = s.ensureObjectStore(ctx, s.stream+"_snapshots", replicas)
+	return err
+}
+
+// ensureStream creates the stream, or checks an existing one keeps the promises Append needs.
+func (s *Store) ensureStream(ctx context.Context, replicas int) error {
+	want := jetstream.StreamConfig{
+		Name:                 s.stream,
+		Description:          "tasklog event logs",
+		Subjects:             []string{s.stream + ".>"},
+		Storage:              jetstream.FileStorage,
+		Replicas:             replicas,
+		Retention:            jetstream.LimitsPolicy,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		MaxMsgsPerSubject:    1,
+		Duplicates:           2 * time.Minute,
+		AllowDirect:          true,
+		AllowAtomicPublish:   true,
+		DenyDelete:           true,
+		DenyPurge:            true,
+	}
+	st, err := s.js.Stream(ctx, s.stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = s.js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another process created it meanwhile.
+			st, err = s.js.Stream(ctx, s.stream)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	cfg := st.CachedInfo().Config
+	switch {
+	case cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject || cfg.Discard != jetstream.DiscardNew:
+		return errors.New("the stream exists but was not created by tasklog: it must keep one message per subject and discard new ones past it")
+	case !cfg.AllowAtomicPublish:
+		return errors.New("the stream exists but does not allow atomic batch publish (allow_atomic); the server must be 2.12 or later")
+	case !cfg.AllowDirect:
+		return errors.New("the stream exists but does not allow direct get")
+	}
+	return nil
+}
+
+// ensureObjectStore opens the named object store, creating it if it does not exist.
+func (s *Store) ensureObjectStore(ctx context.Context, name string, replicas int) (jetstream.ObjectStore, error) {
+	os, err := s.js.ObjectStore(ctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		os, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: name, Storage: jetstream.FileStorage, Replicas: replicas,
+		})
+		if err != nil {
+			if os2, err2 := s.js.ObjectStore(ctx, name); err2 == nil {
+				return os2, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", name, err)
+	}
+	return os, nil
 }
 
 // Path returns the server URL and the stream, nats://HOST:PORT/STREAM.
 func (s *Store) Path() string { return s.url + "/" + s.stream }
 
-// Append is store.DB.Append on the stream.
-func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (store.Appended, error) {
-	return store.Appended{}, errNotImplemented
+// errorf wraps err with the operation, the server and the stream.
+func (s *Store) errorf(op string, err error) error {
+	return fmt.Errorf("%s: NATS store %s (server %s, stream %s): %w", op, s.Path(), s.url, s.stream, err)
 }
 
-// Events is store.DB.Events on the stream.
-func (s *Store) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
-	return func(yield func(events.Event, error) bool) { yield(events.Event{}, errNotImplemented) }
+// check fails with store.ErrClosed after Close.
+func (s *Store) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	return nil
 }
 
-// Head returns the end of task's log, or store.ErrTaskNotFound.
-func (s *Store) Head(task uuid.UUID) (store.Head, error) { return store.Head{}, errNotImplemented }
-
-// Tasks lists every task with at least one event, sorted by task id.
-func (s *Store) Tasks() ([]store.TaskInfo, error) { return nil, errNotImplemented }
-
-// PutBlob stores data under its SHA-256 sum and returns the sum in hex.
-func (s *Store) PutBlob(data []byte) (string, error) { return "", errNotImplemented }
-
-// PutBlobs stores several blobs and returns their hex sums in order.
-func (s *Store) PutBlobs(blobs [][]byte) ([]string, error) { return nil, errNotImplemented }
-
-// Blob returns the content with the hex SHA-256 sum, or store.ErrBlobNotFound.
-func (s *Store) Blob(sum string) ([]byte, error) { return nil, errNotImplemented }
-
-// HasBlob reports whether content with the hex SHA-256 sum is stored.
-func (s *Store) HasBlob(sum string) (bool, error) { return false, errNotImplemented }
-
-// PutSnapshot stores a projection's state as of seq under name, replacing any earlier one.
-func (s *Store) PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte) error {
-	return errNotImplemented
+// Close releases the connection (if Open made it); every method fails with store.ErrClosed
+// afterwards. Calling it again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	if s.ownConn {
+		// Drain lets replies in flight arrive; Close stops at once if that takes too long.
+		done := make(chan struct{})
+		s.nc.SetClosedHandler(func(*nats.Conn) { close(done) })
+		if err := s.nc.Drain(); err != nil {
+			s.nc.Close()
+			return nil
+		}
+		select {
+		case <-done:
+		case <-time.After(s.timeout):
+			s.nc.Close()
+		}
+	}
+	return nil
 }
 
-// Snapshot returns the named snapshot's sequence number and state, or store.ErrNoSnapshot.
-func (s *Store) Snapshot(task uuid.UUID, name string) (uint64, []byte, error) {
-	return 0, nil, errNotImplemented
+// Subjects of the stream.
+
+// eventSubject is the subject of one event.
+func (s *Store) eventSubject(task uuid.UUID, id string) string {
+	return s.stream + ".ev." + task.String() + "." + id
 }
 
-// Verify checks task's log is the hash chain that was written.
-func (s *Store) Verify(ctx context.Context, task uuid.UUID) error { return errNotImplemented }
+// taskFilter matches every event of task.
+func (s *Store) taskFilter(task uuid.UUID) string {
+	return s.stream + ".ev." + task.String() + ".*"
+}
 
-// Close releases the connection; every method fails with store.ErrClosed afterwards.
-func (s *Store) Close() error { return nil }
+// markerSubject is the subject of task's marker message.
+func (s *Store) markerSubject(task uuid.UUID) string {
+	return s.stream + ".task." + task.String()
+}

@@ -1,0 +1,382 @@
+package natsstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// maxBatch is the most events one Append takes: JetStream's default max_batch_size.
+const maxBatch = 1000
+
+// retryWait is the pause before an append retries a write the server could not take yet.
+const retryWait = 20 * time.Millisecond
+
+// Append atomically adds evs to the end of task's log if its head is at expectedVersion, with
+// the semantics of store.DB.Append: sequence numbers, hash chain, idempotency by event id (see
+// the package doc for how), and *store.VersionConflictError when the head has moved. A batch
+// holds at most 1000 events. If ctx is done before the events are sent Append returns
+// ctx.Err() and writes nothing; once they are sent it waits for the outcome, and when the
+// server does not answer within Options.Timeout it reads the log back to learn it: an error
+// never hides a write it can see, and one that says the outcome is unknown means a retry of the
+// same Append is safe.
+func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (store.Appended, error) {
+	if err := s.check(); err != nil {
+		return store.Appended{}, err
+	}
+	if err := checkBatch(task, evs); err != nil {
+		return store.Appended{}, err
+	}
+	if len(evs) > maxBatch {
+		return store.Appended{}, fmt.Errorf("append to task %s: %w: %d events, a NATS store takes at most %d in one append",
+			task, store.ErrInvalidEvent, len(evs), maxBatch)
+	}
+	if err := ctx.Err(); err != nil {
+		return store.Appended{}, err
+	}
+	a, err := s.appendLoop(ctx, task, expectedVersion, append([]events.Event(nil), evs...))
+	if err != nil && !isStoreError(err) {
+		return store.Appended{}, s.errorf(fmt.Sprintf("append to task %s", task), err)
+	}
+	return a, err
+}
+
+// isStoreError reports whether err is an answer of the log (conflict, duplicate, ...) rather
+// than a failure to reach it, which gets the server and stream added.
+func isStoreError(err error) bool {
+	return errors.Is(err, store.ErrVersionConflict) || errors.Is(err, store.ErrDuplicateID) ||
+		errors.Is(err, store.ErrCorrupt) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, store.ErrClosed)
+}
+
+// appendLoop tries the append until it is stored or refused for good, or the timeout passes.
+func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64, evs []events.Event) (store.Appended, error) {
+	deadline := time.Now().Add(s.timeout)
+	fresh := false // whether h was read from the server in this call
+	h, cached := s.cachedHead(task)
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && time.Now().After(deadline) {
+			return store.Appended{}, fmt.Errorf("gave up after %v: %w", s.timeout, lastErr)
+		}
+		if !cached || (!fresh && h.seq != expected) {
+			var err error
+			if h, err = s.readHead(ctx, task); err != nil {
+				lastErr = err
+				if !retryable(err) {
+					return store.Appended{}, err
+				}
+				time.Sleep(retryWait)
+				continue
+			}
+			cached, fresh = true, true
+		}
+		if h.seq != expected {
+			return s.refused(ctx, task, expected, h, evs)
+		}
+		if expected == 0 {
+			if err := s.mark(ctx, task); err != nil {
+				lastErr = err
+				if !retryable(err) {
+					return store.Appended{}, err
+				}
+				time.Sleep(retryWait)
+				continue
+			}
+		}
+		if attempt == 0 {
+			if err := ctx.Err(); err != nil {
+				return store.Appended{}, err
+			}
+		}
+		sealed := seal(task, h, evs)
+		ack, err := s.publish(ctx, task, h, sealed)
+		switch {
+		case err == nil && !ack.Duplicate:
+			last := &sealed[len(sealed)-1]
+			s.setHead(task, head{seq: last.Seq, hash: last.Hash, turn: last.Turn, sseq: ack.Seq})
+			return store.Appended{First: sealed[0].Seq, Last: last.Seq, Events: sealed}, nil
+		case err == nil: // a duplicate by message id
+			return s.refused(ctx, task, expected, h, evs)
+		}
+		lastErr = err
+		switch apiCode(err) {
+		case codeWrongLastSeq, codeStoreFailed, codeBatchDuplicate, codeDuplicateConflict:
+			// Someone else wrote to the task, or ids of the batch are stored: find out which.
+			cur, rerr := s.readHead(ctx, task)
+			if rerr != nil {
+				lastErr = rerr
+				time.Sleep(retryWait)
+				cached = false
+				continue
+			}
+			return s.refused(ctx, task, expected, cur, evs)
+		case codeWrongLastSeqConstant, codeBatchTooMany, codeBatchIncomplete:
+			// Another write to the task is in flight, or the server is busy: try again.
+			cached = false
+			time.Sleep(retryWait)
+			continue
+		}
+		if !retryable(err) {
+			return store.Appended{}, err
+		}
+		// No answer: the write may or may not be stored. Read back to learn which.
+		cur, rerr := s.readHead(ctx, task)
+		if rerr == nil && cur.seq != h.seq {
+			return s.refused(ctx, task, expected, cur, evs)
+		}
+		if rerr == nil {
+			h, cached, fresh = cur, true, true
+		} else {
+			cached = false
+		}
+		time.Sleep(retryWait)
+	}
+}
+
+// retryable reports whether err may go away on its own: no answer, no responders (a stream
+// leader being elected), a connection being re-established.
+func retryable(err error) bool {
+	return errors.Is(err, errTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		apiCode(err) == 10008 /* cluster not available */ || apiCode(err) == 10009 /* not leader */
+}
+
+// seal returns copies of evs as they are stored after h: task, sequence numbers and hash chain.
+func seal(task uuid.UUID, h head, evs []events.Event) []events.Event {
+	out := make([]events.Event, len(evs))
+	prev := h.hash
+	for i := range evs {
+		ev := evs[i]
+		ev.Task = task
+		ev.Seq = h.seq + 1 + uint64(i)
+		ev.Seal(prev)
+		prev = ev.Hash
+		out[i] = ev
+	}
+	return out
+}
+
+// publish writes the sealed events after h: one message, or one atomic batch.
+func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []events.Event) (pubAck, error) {
+	batchID := ""
+	if len(sealed) > 1 {
+		batchID = uuid.NewString()
+	}
+	var reply *nats.Msg
+	for i := range sealed {
+		ev := &sealed[i]
+		m := nats.NewMsg(s.eventSubject(task, ev.ID.String()))
+		m.Data = ev.AppendBinary(make([]byte, 0, 128+len(ev.Data)))
+		m.Header.Set("Nats-Msg-Id", task.String()+"."+ev.ID.String())
+		if i == 0 {
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(h.sseq, 10))
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(task))
+		}
+		if batchID != "" {
+			m.Header.Set("Nats-Batch-Id", batchID)
+			m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+			if i < len(sealed)-1 {
+				if err := s.nc.PublishMsg(m); err != nil {
+					return pubAck{}, err
+				}
+				continue
+			}
+			m.Header.Set("Nats-Batch-Commit", "1")
+		}
+		// The write is on its way: its outcome is waited for whatever ctx says.
+		var err error
+		if reply, err = s.request(context.WithoutCancel(ctx), m); err != nil {
+			return pubAck{}, err
+		}
+	}
+	var ack pubAck
+	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+		return pubAck{}, fmt.Errorf("the server's acknowledgement does not decode: %w", err)
+	}
+	if ack.Error != nil {
+		return pubAck{}, ack.Error
+	}
+	if batchID != "" && (ack.Batch != batchID || ack.Count != len(sealed)) {
+		return pubAck{}, fmt.Errorf("the server acknowledged batch %q of %d messages, not %q of %d", ack.Batch, ack.Count, batchID, len(sealed))
+	}
+	return ack, nil
+}
+
+// refused answers an append the log did not take as is: the head h is not the expected one, or
+// the server refused the write. If ids of the batch are stored, the answer is the one
+// store.DB.Append gives for them; otherwise it is a version conflict, or, with the head where
+// it was expected, a retry is due (errRetry).
+func (s *Store) refused(ctx context.Context, task uuid.UUID, expected uint64, h head, evs []events.Event) (store.Appended, error) {
+	a, err, found := s.duplicate(ctx, task, evs)
+	if found {
+		return a, err
+	}
+	if h.seq != expected {
+		return store.Appended{}, &store.VersionConflictError{Task: task, Expected: expected, Actual: h.seq}
+	}
+	// Refused with the head where it was expected and none of the ids stored: something else
+	// went wrong, which the caller should see.
+	return store.Appended{}, fmt.Errorf("the server refused the append of %d events at head %d though neither the head moved nor any id is stored", len(evs), h.seq)
+}
+
+// duplicate looks the batch's ids up in the task, exactly as store.DB.Append does: found is
+// false when none is stored; otherwise the answer is a repeat (Duplicate) or ErrDuplicateID.
+func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Event) (a store.Appended, err error, found bool) {
+	stored := make([]events.Event, len(evs))
+	raws := make([][]byte, len(evs))
+	var first uint64
+	missing := 0
+	for i := range evs {
+		ev := &evs[i]
+		m, ok, err := s.getLast(ctx, s.eventSubject(task, ev.ID.String()))
+		if err != nil {
+			return store.Appended{}, fmt.Errorf("reading event %s back: %w", ev.ID, err), true
+		}
+		if !ok {
+			missing++
+			continue
+		}
+		raws[i] = m.Data
+		if err := stored[i].UnmarshalBinary(m.Data); err != nil {
+			return store.Appended{}, fmt.Errorf("task %s: event %s: %w: %w", task, ev.ID, store.ErrCorrupt, err), true
+		}
+		seq := stored[i].Seq
+		if stored[i].Task != task || stored[i].ID != ev.ID {
+			return store.Appended{}, fmt.Errorf("task %s: %w: the message of event %s holds task %s event %s",
+				task, store.ErrCorrupt, ev.ID, stored[i].Task, stored[i].ID), true
+		}
+		found = true
+		switch {
+		case i == 0:
+			first = seq
+		case seq != first+uint64(i):
+			return store.Appended{}, fmt.Errorf("append to task %s: %w: event %s (#%d of the batch) is stored at seq %d, not next to the batch's other events",
+				task, store.ErrDuplicateID, ev.ID, i, seq), true
+		}
+	}
+	if !found {
+		return store.Appended{}, nil, false
+	}
+	if missing > 0 {
+		return store.Appended{}, fmt.Errorf("append to task %s: %w: %d of the batch's %d events are already stored and %d are not; a batch is idempotent only as a whole",
+			task, store.ErrDuplicateID, len(evs)-missing, len(evs), missing), true
+	}
+	for i := range evs {
+		// Same position, same link: the encodings are equal exactly when the caller's content is.
+		want := evs[i]
+		want.Task, want.Seq, want.Prev, want.Hash = task, stored[i].Seq, stored[i].Prev, stored[i].Hash
+		if !bytes.Equal(want.AppendBinary(nil), raws[i]) {
+			return store.Appended{}, fmt.Errorf("append to task %s: %w: event %s is stored at seq %d with different content",
+				task, store.ErrDuplicateID, want.ID, stored[i].Seq), true
+		}
+	}
+	return store.Appended{First: stored[0].Seq, Last: stored[len(stored)-1].Seq, Events: stored, Duplicate: true}, nil, true
+}
+
+// mark publishes task's marker message, once per task and Store: the task list is made of them.
+func (s *Store) mark(ctx context.Context, task uuid.UUID) error {
+	s.mu.Lock()
+	done := s.marked[task]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	m := nats.NewMsg(s.markerSubject(task))
+	m.Header.Set("Nats-Msg-Id", "task."+task.String())
+	reply, err := s.request(context.WithoutCancel(ctx), m)
+	if err != nil {
+		return err
+	}
+	var ack pubAck
+	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+		return fmt.Errorf("the server's acknowledgement does not decode: %w", err)
+	}
+	// A second marker is refused (one message per subject): the task is marked already.
+	if ack.Error != nil && ack.Error.ErrCode != codeStoreFailed {
+		return ack.Error
+	}
+	s.mu.Lock()
+	if len(s.marked) >= maxCachedHeads {
+		clear(s.marked)
+	}
+	s.marked[task] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// cachedHead returns the head this Store last saw of task.
+func (s *Store) cachedHead(task uuid.UUID) (head, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.heads[task]
+	return h, ok
+}
+
+// setHead records task's head.
+func (s *Store) setHead(task uuid.UUID, h head) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.heads[task]; ok && old.sseq > h.sseq {
+		return
+	}
+	if len(s.heads) >= maxCachedHeads {
+		clear(s.heads)
+	}
+	s.heads[task] = h
+}
+
+// readHead reads task's head from the stream leader; a task with no events has the zero head.
+func (s *Store) readHead(ctx context.Context, task uuid.UUID) (head, error) {
+	m, ok, err := s.getLast(ctx, s.taskFilter(task))
+	if err != nil || !ok {
+		return head{}, err
+	}
+	var ev events.Event
+	if err := ev.UnmarshalBinary(m.Data); err != nil {
+		return head{}, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
+	}
+	if ev.Task != task || ev.Seq == 0 {
+		return head{}, fmt.Errorf("task %s: stream seq %d: %w: the last event says it is task %s seq %d", task, m.Seq, store.ErrCorrupt, ev.Task, ev.Seq)
+	}
+	h := head{seq: ev.Seq, hash: ev.Hash, turn: ev.Turn, sseq: m.Seq}
+	s.setHead(task, h)
+	return h, nil
+}
+
+// checkBatch refuses what no state of the log could make valid, as store.DB.Append does.
+func checkBatch(task uuid.UUID, evs []events.Event) error {
+	if task == uuid.Nil {
+		return fmt.Errorf("append: %w: the task id is the nil UUID", store.ErrInvalidEvent)
+	}
+	if len(evs) == 0 {
+		return fmt.Errorf("append to task %s: %w: no events", task, store.ErrInvalidEvent)
+	}
+	seen := make(map[ulid.ULID]int, len(evs))
+	for i := range evs {
+		ev := &evs[i]
+		switch {
+		case ev.ID == ulid.ULID{}:
+			return fmt.Errorf("append to task %s: event #%d (%s): %w", task, i, ev.Type, store.ErrMissingID)
+		case ev.Type == "":
+			return fmt.Errorf("append to task %s: event #%d (%s): %w: no type", task, i, ev.ID, store.ErrInvalidEvent)
+		case ev.Task != uuid.Nil && ev.Task != task:
+			return fmt.Errorf("append to task %s: event #%d (%s): %w: it belongs to task %s", task, i, ev.ID, store.ErrInvalidEvent, ev.Task)
+		}
+		if j, dup := seen[ev.ID]; dup {
+			return fmt.Errorf("append to task %s: events #%d and #%d: %w %s within one batch", task, j, i, store.ErrDuplicateID, ev.ID)
+		}
+		seen[ev.ID] = i
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+var benchIDs = events.NewIDSource(nil)
+
+// benchEvent is a realistic single event, the one store's benchmarks append: a tool call
+// reading a file.
+func benchEvent(b testing.TB, i int) events.Event {
+	ev, err := events.New(&events.ToolCall{
+		Tool:   "read_file",
+		ID:     fmt.Sprintf("toolu_%08d", i),
+		Params: json.RawMessage(fmt.Sprintf(`{"path":"apps/web/src/components/Button%d.tsx"}`, i)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev.Time = time.Date(2025, 3, 1, 12, 0, 0, i, time.UTC)
+	if ev.ID, err = benchIDs.New(ev.Time); err != nil {
+		b.Fatal(err)
+	}
+	ev.Turn = 1 + i/20
+	return ev
+}
+
+// benchStores opens the stores compared: JetStream in-process with every write synced (on disk
+// in a temporary directory), and the bbolt file with its default, durable options.
+var benchStores = []struct {
+	name string
+	open func(b *testing.B) store.Store
+}{
+	{"nats", func(b *testing.B) store.Store { return openStore(b, startServer(b), nil) }},
+	{"bbolt", func(b *testing.B) store.Store {
+		db, err := store.Open(filepath.Join(b.TempDir(), "tasks.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	}},
+}
+
+// BenchmarkDurableAppend appends single events durably from 1, 8 and 64 writers, each on its own
+// task, and batches of 10 from one writer, reporting events/s and the latency of one append.
+func BenchmarkDurableAppend(b *testing.B) {
+	type shape struct{ writers, batch int }
+	for _, sh := range []shape{{1, 1}, {8, 1}, {64, 1}, {1, 10}} {
+		for _, bs := range benchStores {
+			b.Run(fmt.Sprintf("%s/writers=%d/batch=%d", bs.name, sh.writers, sh.batch), func(b *testing.B) {
+				s := bs.open(b)
+				per := (b.N + sh.writers - 1) / sh.writers
+				evs := make([][]events.Event, sh.writers)
+				for w := range evs {
+					evs[w] = make([]events.Event, per*sh.batch)
+					for i := range evs[w] {
+						evs[w][i] = benchEvent(b, i)
+					}
+				}
+				lat := make([][]time.Duration, sh.writers)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for w := range sh.writers {
+					wg.Go(func() {
+						task := uuid.New()
+						lat[w] = make([]time.Duration, 0, per)
+						for i := range per {
+							batch := evs[w][i*sh.batch : (i+1)*sh.batch]
+							start := time.Now()
+							if _, err := s.Append(context.Background(), task, uint64(i*sh.batch), batch...); err != nil {
+								b.Error(err)
+								return
+							}
+							lat[w] = append(lat[w], time.Since(start))
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				all := slices.Concat(lat...)
+				slices.Sort(all)
+				b.ReportMetric(float64(per*sh.writers*sh.batch)/b.Elapsed().Seconds(), "events/s")
+				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			})
+		}
+	}
+}

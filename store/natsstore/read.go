@@ -1,0 +1,316 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// chunkSize is how many events one direct get returns.
+const chunkSize = 512
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Head returns the end of task's log, read from the stream leader, or store.ErrTaskNotFound.
+func (s *Store) Head(task uuid.UUID) (store.Head, error) {
+	if err := s.check(); err != nil {
+		return store.Head{}, err
+	}
+	h, err := s.readHead(context.Background(), task)
+	if err != nil {
+		return store.Head{}, s.errorf(fmt.Sprintf("head of task %s", task), err)
+	}
+	if h.seq == 0 {
+		return store.Head{}, fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	}
+	return store.Head{Seq: h.seq, Hash: h.hash, LastTurn: h.turn}, nil
+}
+
+// Events streams task's events in order from sequence fromSeq (0 and 1 both mean the
+// beginning), as store.DB.Events does: in chunks, with no server call outstanding while the
+// loop body runs, so the body may append to the task (those events are streamed too). A gap,
+// a value that does not decode or an event on the wrong subject ends the stream with an error
+// (errors.Is store.ErrCorrupt); an unknown task yields store.ErrTaskNotFound.
+func (s *Store) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		err := s.scan(ctx, task, max(fromSeq, 1), func(ev events.Event, _ string) bool { return yield(ev, nil) })
+		if err != nil {
+			yield(events.Event{}, err)
+		}
+	}
+}
+
+// scan reads task's events from seq from on and hands each, with its subject, to fn until fn
+// returns false. It ends at the head read from the leader after the last chunk, so events
+// appended meanwhile are read too.
+func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(ev events.Event, subject string) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	fail := func(err error) error { return s.errorf(fmt.Sprintf("read task %s", task), err) }
+	h, err := s.readHead(ctx, task)
+	if err != nil {
+		return fail(err)
+	}
+	if h.seq == 0 {
+		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	}
+	if from > h.seq {
+		return nil
+	}
+	sseq, err := s.findStreamSeq(ctx, task, from, h)
+	if err != nil {
+		return err
+	}
+	next := from
+	filter := s.taskFilter(task)
+	var deadline time.Time // set while a replica's answer is behind the leader's head
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		msgs, _, err := s.directBatch(ctx, filter, sseq, chunkSize)
+		if err != nil {
+			return fail(err)
+		}
+		if len(msgs) == 0 {
+			if next > h.seq {
+				// Read to the head: look again in case the loop body appended.
+				if h, err = s.readHead(ctx, task); err != nil {
+					return fail(err)
+				}
+				if next > h.seq {
+					return nil
+				}
+				continue
+			}
+			// The replica that answered is behind the head the leader reported.
+			if deadline.IsZero() {
+				deadline = time.Now().Add(s.timeout)
+			} else if time.Now().After(deadline) {
+				return fail(fmt.Errorf("seq %d: the replicas answering reads stayed behind the stream leader's head %d for %v", next, h.seq, s.timeout))
+			}
+			time.Sleep(retryWait)
+			continue
+		}
+		deadline = time.Time{}
+		for _, m := range msgs {
+			ev, err := decodeMsg(task, next, m, s.stream)
+			if err != nil {
+				return err
+			}
+			if !fn(ev, m.Subject) {
+				return nil
+			}
+			next++
+			sseq = m.Seq + 1
+		}
+	}
+}
+
+// decodeMsg decodes a message of task's log expected to hold event seq.
+func decodeMsg(task uuid.UUID, seq uint64, m storedMsg, stream string) (events.Event, error) {
+	var ev events.Event
+	if err := ev.UnmarshalBinary(m.Data); err != nil {
+		return events.Event{}, fmt.Errorf("task %s: seq %d (stream %s seq %d): %w: %w", task, seq, stream, m.Seq, store.ErrCorrupt, err)
+	}
+	if ev.Task != task || ev.Seq != seq {
+		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: the message at stream %s seq %d holds task %s seq %d",
+			task, seq, store.ErrCorrupt, stream, m.Seq, ev.Task, ev.Seq)
+	}
+	return ev, nil
+}
+
+// findStreamSeq returns the stream sequence of task's event seq (1 ≤ seq ≤ h.seq), or one at
+// or before it on the task's filter: the first event is found at once, others by a binary
+// search over the stream, reading from the leader.
+func (s *Store) findStreamSeq(ctx context.Context, task uuid.UUID, seq uint64, h head) (uint64, error) {
+	if seq <= 1 {
+		return 1, nil
+	}
+	if seq == h.seq {
+		return h.sseq, nil
+	}
+	filter := s.taskFilter(task)
+	lo, hi := uint64(1), h.sseq // the answer is in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		m, ok, err := s.getNext(ctx, filter, mid)
+		if err != nil {
+			return 0, s.errorf(fmt.Sprintf("read task %s", task), err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("task %s: %w: no event at or after stream seq %d, before the head at %d", task, store.ErrCorrupt, mid, h.sseq)
+		}
+		var ev events.Event
+		if err := ev.UnmarshalBinary(m.Data); err != nil {
+			return 0, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
+		}
+		switch {
+		case ev.Seq == seq:
+			return m.Seq, nil
+		case ev.Seq < seq:
+			lo = m.Seq + 1
+		default:
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// Tasks lists every task with at least one event, sorted by task id.
+func (s *Store) Tasks() ([]store.TaskInfo, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	ids, err := s.markedTasks(ctx)
+	if err != nil {
+		return nil, s.errorf("list tasks", err)
+	}
+	out := make([]store.TaskInfo, 0, len(ids))
+	for _, task := range ids {
+		h, err := s.readHead(ctx, task)
+		if err != nil {
+			return nil, s.errorf("list tasks", err)
+		}
+		if h.seq == 0 {
+			continue // marked, but its first append failed
+		}
+		out = append(out, store.TaskInfo{Task: task, Events: h.seq, LastTurn: h.turn})
+	}
+	return out, nil
+}
+
+// markedTasks returns the tasks with a marker message, sorted.
+func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
+	prefix := s.stream + ".task."
+	var ids []uuid.UUID
+	for offset := 0; ; {
+		body, _ := json.Marshal(map[string]any{"subjects_filter": prefix + "*", "offset": offset})
+		reply, err := s.request(ctx, natsMsg("$JS.API.STREAM.INFO."+s.stream, body))
+		if err != nil {
+			return nil, err
+		}
+		var resp struct {
+			State struct {
+				NumSubjects int               `json:"num_subjects"`
+				Subjects    map[string]uint64 `json:"subjects"`
+			} `json:"state"`
+			Total  int       `json:"total"`
+			Limit  int       `json:"limit"`
+			Error  *apiError `json:"error"`
+			Offset int       `json:"offset"`
+		}
+		if err := json.Unmarshal(reply.Data, &resp); err != nil {
+			return nil, fmt.Errorf("stream info does not decode: %w", err)
+		}
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		for subj := range resp.State.Subjects {
+			id, err := uuid.Parse(strings.TrimPrefix(subj, prefix))
+			if err != nil {
+				return nil, fmt.Errorf("%w: marker subject %q does not name a task", store.ErrCorrupt, subj)
+			}
+			ids = append(ids, id)
+		}
+		offset += len(resp.State.Subjects)
+		if len(resp.State.Subjects) == 0 || offset >= resp.Total {
+			break
+		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	return ids, nil
+}
+
+// Verify walks task's log from the first event and checks it is the chain that was written,
+// with store.ChainVerifier (the check store.DB.Verify makes), and that each event is on its
+// own subject, the one its id names. The first problem is a *store.VerifyError.
+func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
+	c := store.NewChainVerifier(task)
+	var problem error
+	err := s.scanRaw(ctx, task, func(m storedMsg) bool {
+		var ev events.Event
+		if err := ev.UnmarshalBinary(m.Data); err != nil {
+			problem = &store.VerifyError{Task: task, Seq: c.Next(), Problem: fmt.Sprintf("the stored bytes do not decode (%v): the record is damaged", err)}
+			return false
+		}
+		if err := c.Check(&ev); err != nil {
+			problem = err
+			return false
+		}
+		if want := s.eventSubject(task, ev.ID.String()); m.Subject != want {
+			problem = &store.VerifyError{Task: task, Seq: ev.Seq, Problem: fmt.Sprintf("the event is on subject %s, not %s: it was published by other code", m.Subject, want)}
+			return false
+		}
+		return true
+	})
+	switch {
+	case problem != nil:
+		return problem
+	case err != nil:
+		return err
+	case c.Next() == 1:
+		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	}
+	return nil
+}
+
+// scanRaw hands every message of task's filter, in stream order, to fn, without decoding, up to
+// the head the leader reports at the start.
+func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
+	last, ok, err := s.getLast(ctx, s.taskFilter(task))
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	}
+	filter := s.taskFilter(task)
+	sseq := uint64(1)
+	var deadline time.Time
+	for sseq <= last.Seq {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		msgs, _, err := s.directBatch(ctx, filter, sseq, chunkSize)
+		if err != nil {
+			return fail(err)
+		}
+		if len(msgs) == 0 {
+			if deadline.IsZero() {
+				deadline = time.Now().Add(s.timeout)
+			} else if time.Now().After(deadline) {
+				return fail(errors.New("the replicas answering reads stayed behind the stream leader"))
+			}
+			time.Sleep(retryWait)
+			continue
+		}
+		deadline = time.Time{}
+		for _, m := range msgs {
+			if m.Seq > last.Seq {
+				return nil
+			}
+			if !fn(m) {
+				return nil
+			}
+			sseq = m.Seq + 1
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package natsstore
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// startServer runs a JetStream server inside the test process, storing in a temporary
+// directory and syncing every write (the durable setting a single server needs). It listens on
+// no socket: clients reach it through connect. It stops when t ends.
+func startServer(t testing.TB) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{
+		ServerName: "tasklog-test",
+		JetStream:  true,
+		StoreDir:   t.TempDir(),
+		DontListen: true,
+		SyncAlways: true,
+		NoLog:      true,
+		NoSigs:     true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the in-process NATS server did not start")
+	}
+	return s
+}
+
+// connect returns a client connection to an in-process server, closed when t ends.
+func connect(t testing.TB, s *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("", nats.InProcessServer(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+var streams atomic.Int64
+
+// openStore opens a Store on a fresh stream of s, closed when t ends.
+func openStore(t testing.TB, s *server.Server, opts *Options) *Store {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Conn == nil {
+		o.Conn = connect(t, s)
+	}
+	url := fmt.Sprintf("nats://in-process/T%d", streams.Add(1))
+	st, err := Open(url, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
