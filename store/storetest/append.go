@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,7 +48,19 @@ func testAppendSeals(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			return evs
 		}},
-		{"a large batch", func(t *testing.T) []events.Event { return messages(t, 600, "bulk") }},
+		{"a batch of many events", func(t *testing.T) []events.Event { return messages(t, 600, "bulk") }},
+		// An imported agent session or a hook payload can carry megabytes in one event, and an
+		// import writes batches of up to 4 MiB of data.
+		{"an event of 2 MiB", func(t *testing.T) []events.Event {
+			return []events.Event{large(t, 2<<20, "large tool output ")}
+		}},
+		{"a batch of 4 MiB", func(t *testing.T) []events.Event {
+			evs := make([]events.Event, 8)
+			for i := range evs {
+				evs[i] = large(t, 512<<10, fmt.Sprintf("part %d ", i))
+			}
+			return evs
+		}},
 	}
 	var want []events.Event
 	var head store.Head

@@ -24,8 +24,9 @@ func testBlobs(t *testing.T, open func(t *testing.T) store.Store) {
 	s := open(t)
 	readme := []byte("# tasklog\n\nEvery decision, replayable.\n")
 	large := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	huge := bytes.Repeat([]byte("fedcba9876543210"), 3<<16)  // 3 MiB: a large file's content
 	t.Run("a blob is stored under its sum and read back", func(t *testing.T) {
-		for _, data := range [][]byte{readme, large, {}} {
+		for _, data := range [][]byte{readme, large, huge, {}} {
 			got, err := s.PutBlob(data)
 			if err != nil || got != sum(data) {
 				t.Fatalf("PutBlob(%d bytes) = %q, %v; want %s", len(data), got, err, sum(data))
@@ -40,7 +41,8 @@ func testBlobs(t *testing.T, open func(t *testing.T) store.Store) {
 		checkBlob(t, s, readme)
 	})
 	t.Run("several blobs return their sums in order", func(t *testing.T) {
-		blobs := [][]byte{[]byte("b"), []byte("a"), readme, []byte("b"), nil, []byte("c")}
+		blobs := [][]byte{[]byte("b"), []byte("a"), readme, []byte("b"), nil, []byte("c"),
+			bytes.Repeat([]byte("x"), 2<<20), bytes.Repeat([]byte("y"), 2<<20)}
 		got, err := s.PutBlobs(blobs)
 		if err != nil {
 			t.Fatal(err)

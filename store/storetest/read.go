@@ -17,10 +17,13 @@ import (
 func testEvents(t *testing.T, open func(t *testing.T) store.Store) {
 	s := open(t)
 	task := uuid.New()
-	// Long enough that a store reading in pages of a few hundred events needs several.
+	// Long enough that a store reading in pages of a few hundred events needs several, and
+	// interleaved with another task's appends, which must not show.
+	other := uuid.New()
 	var logged []events.Event
 	for len(logged) < 1300 {
 		logged = append(logged, mustAppend(t, s, task, uint64(len(logged)), messages(t, 100, "page")...).Events...)
+		mustAppend(t, s, other, uint64(len(logged)/100-1), message(t, 1, "between pages"))
 	}
 	n := uint64(len(logged))
 	tests := []struct {

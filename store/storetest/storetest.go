@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +82,20 @@ func messages(t testing.TB, n int, prefix string) []events.Event {
 		out[i] = message(t, 1+i/10, fmt.Sprintf("%s %d", prefix, i))
 	}
 	return out
+}
+
+// large returns a user_message event of about size bytes of text, fill repeated. Its payload
+// is written directly (fill must need no escaping in JSON): encoding megabytes through
+// encoding/json would cost the suite more than the store does.
+func large(t testing.TB, size int, fill string) events.Event {
+	t.Helper()
+	ev := message(t, 4, "large")
+	text := strings.Repeat(fill, size/len(fill))
+	ev.Data = []byte(`{"text":"` + text + `"}`)
+	if p, err := ev.Payload(); err != nil || p.(*events.UserMessage).Text != text {
+		t.Fatalf("the large event does not decode to its text: %v", err)
+	}
+	return ev
 }
 
 // imported returns an event made from record i of an imported file: it carries an Origin.
