@@ -24,8 +24,9 @@ const retryWait = 20 * time.Millisecond
 
 // Append atomically adds evs to the end of task's log if its head is at expectedVersion, with
 // the semantics of store.DB.Append: sequence numbers, hash chain, idempotency by event id (see
-// the package doc for how), and *store.VersionConflictError when the head has moved. A batch
-// holds at most 1000 events. If ctx is done before the events are sent Append returns
+// the package doc for how), and *store.VersionConflictError when the head has moved. A batch of
+// up to 1000 events is atomic; a larger one is written in atomic chunks of 1000 (see
+// appendChunks), which is where this store is weaker than store.DB. If ctx is done before the events are sent Append returns
 // ctx.Err() and writes nothing; once they are sent it waits for the outcome, and when the
 // server does not answer within Options.Timeout it reads the log back to learn it: an error
 // never hides a write it can see, and one that says the outcome is unknown means a retry of the
@@ -37,18 +38,52 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 	if err := checkBatch(task, evs); err != nil {
 		return store.Appended{}, err
 	}
-	if len(evs) > maxBatch {
-		return store.Appended{}, fmt.Errorf("append to task %s: %w: %d events, a NATS store takes at most %d in one append",
-			task, store.ErrInvalidEvent, len(evs), maxBatch)
-	}
 	if err := ctx.Err(); err != nil {
 		return store.Appended{}, err
 	}
-	a, err := s.appendLoop(ctx, task, expectedVersion, append([]events.Event(nil), evs...))
+	evs = append([]events.Event(nil), evs...)
+	var a store.Appended
+	var err error
+	if len(evs) <= maxBatch {
+		a, err = s.appendLoop(ctx, task, expectedVersion, evs)
+	} else {
+		a, err = s.appendChunks(ctx, task, expectedVersion, evs)
+	}
 	if err != nil && !isStoreError(err) {
 		return store.Appended{}, s.errorf(fmt.Sprintf("append to task %s", task), err)
 	}
 	return a, err
+}
+
+// appendChunks appends a batch larger than one atomic batch as consecutive chunks of maxBatch
+// events, each atomic. A failure part-way leaves whole chunks stored and says how many; a retry
+// of the same append finds them (each a repeat at its position) and writes the rest.
+func (s *Store) appendChunks(ctx context.Context, task uuid.UUID, expected uint64, evs []events.Event) (store.Appended, error) {
+	out := store.Appended{Events: make([]events.Event, 0, len(evs)), Duplicate: true}
+	base := expected
+	for off := 0; off < len(evs); off += maxBatch {
+		chunk := evs[off:min(off+maxBatch, len(evs))]
+		a, err := s.appendLoop(ctx, task, base+uint64(off), chunk)
+		if err == nil && off == 0 {
+			// A repeat is answered at its stored position, whatever the expected version.
+			base = a.First - 1
+		}
+		if err == nil && a.First != base+uint64(off)+1 {
+			err = fmt.Errorf("append to task %s: %w: events #%d.. of the batch are stored at seq %d, not next to the batch's other events",
+				task, store.ErrDuplicateID, off, a.First)
+		}
+		if err != nil {
+			if off > 0 {
+				return store.Appended{}, fmt.Errorf("%w (the first %d of the batch's %d events are stored, in chunks of %d; appending the same batch again completes it)",
+					err, off, len(evs), maxBatch)
+			}
+			return store.Appended{}, err
+		}
+		out.Events = append(out.Events, a.Events...)
+		out.Duplicate = out.Duplicate && a.Duplicate
+	}
+	out.First, out.Last = base+1, base+uint64(len(evs))
+	return out, nil
 }
 
 // isStoreError reports whether err is an answer of the log (conflict, duplicate, ...) rather

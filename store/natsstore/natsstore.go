@@ -19,8 +19,11 @@
 // concurrency of an expected version, mapped from the task's count to a stream sequence. A
 // batch of several events is one atomic batch publish (Nats-Batch-Id, Nats-Batch-Sequence,
 // Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's allow_atomic): the
-// server stores all of them or none, at consecutive stream sequences. A server limit bounds
-// such a batch to 1000 events (JetStream's max_batch_size).
+// server stores all of them or none, at consecutive stream sequences. JetStream bounds an
+// atomic batch to 1000 messages by default (max_batch_size), so a larger Append is written as
+// consecutive atomic chunks of 1000 events: a failure part-way leaves whole chunks stored, and
+// the error says so; appending the same batch again completes it. That is the one promise of
+// store.DB this store keeps only in part: keep batches to 1000 events to have it whole.
 //
 // Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
 // so a retry within the stream's duplicate window (two minutes) is recognised by the server.
@@ -92,6 +95,10 @@ type Options struct {
 	// Replicas is the number of replicas of the stream (and of the blob and snapshot stores)
 	// when Open creates them; zero means 1.
 	Replicas int
+	// Duplicates is the window in which the server recognises a repeated Nats-Msg-Id, set
+	// when Open creates the stream; zero means two minutes. Idempotency does not depend on it
+	// (see the package doc): a shorter window only moves more repeats onto the read-back path.
+	Duplicates time.Duration
 	// Conn, when set, is used instead of dialling the URL's server (tests use it to reach an
 	// in-process server). The caller keeps ownership: Close does not close it.
 	Conn *nats.Conn
@@ -182,7 +189,10 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 		}
 		s.ownConn = true
 	}
-	if err := s.setup(o.Replicas); err != nil {
+	if o.Duplicates <= 0 {
+		o.Duplicates = 2 * time.Minute
+	}
+	if err := s.setup(&o); err != nil {
 		if s.ownConn {
 			s.nc.Close()
 		}
@@ -192,7 +202,8 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 }
 
 // setup opens or creates the stream and the object stores.
-func (s *Store) setup(replicas int) error {
+func (s *Store) setup(o *Options) error {
+	replicas := o.Replicas
 	js, err := jetstream.New(s.nc, jetstream.WithDefaultTimeout(s.timeout))
 	if err != nil {
 		return err
@@ -200,7 +211,7 @@ func (s *Store) setup(replicas int) error {
 	s.js = js
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := s.ensureStream(ctx, replicas); err != nil {
+	if err := s.ensureStream(ctx, replicas, o.Duplicates); err != nil {
 		return err
 	}
 	if s.blobs, err = s.ensureObjectStore(ctx, s.stream+"_blobs", replicas); err != nil {
@@ -211,7 +222,7 @@ func (s *Store) setup(replicas int) error {
 }
 
 // ensureStream creates the stream, or checks an existing one keeps the promises Append needs.
-func (s *Store) ensureStream(ctx context.Context, replicas int) error {
+func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration) error {
 	want := jetstream.StreamConfig{
 		Name:                 s.stream,
 		Description:          "tasklog event logs",
@@ -222,7 +233,7 @@ func (s *Store) ensureStream(ctx context.Context, replicas int) error {
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 		MaxMsgsPerSubject:    1,
-		Duplicates:           2 * time.Minute,
+		Duplicates:           dups,
 		AllowDirect:          true,
 		AllowAtomicPublish:   true,
 		DenyDelete:           true,

@@ -2,6 +2,8 @@ package natsstore
 
 import (
 	"fmt"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,10 +17,16 @@ import (
 // no socket: clients reach it through connect. It stops when t ends.
 func startServer(t testing.TB) *server.Server {
 	t.Helper()
+	return startServerIn(t, t.TempDir())
+}
+
+// startServerIn is startServer storing in dir.
+func startServerIn(t testing.TB, dir string) *server.Server {
+	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		ServerName: "tasklog-test",
 		JetStream:  true,
-		StoreDir:   t.TempDir(),
+		StoreDir:   dir,
 		DontListen: true,
 		SyncAlways: true,
 		NoLog:      true,
@@ -67,5 +75,25 @@ func openStore(t testing.TB, s *server.Server, opts *Options) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	testServersMu.Lock()
+	testServers[st] = s
+	testServersMu.Unlock()
 	return st
+}
+
+// testServers maps the stores openStore returned to their servers.
+var (
+	testServersMu sync.Mutex
+	testServers   = map[*Store]*server.Server{}
+)
+
+// freePort returns a TCP port of 127.0.0.1 nothing listens on (at the time of asking).
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -1,0 +1,393 @@
+package natsstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+var testIDs = events.NewIDSource(nil)
+
+// note returns a user message event with a fresh id, as a runtime records one.
+func note(t testing.TB, turn int, text string) events.Event {
+	t.Helper()
+	ev, err := events.New(&events.UserMessage{Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Turn = turn
+	ev.Time = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC).Add(time.Duration(turn) * time.Second)
+	if ev.ID, err = testIDs.New(ev.Time); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func notes(t testing.TB, n int, prefix string) []events.Event {
+	out := make([]events.Event, n)
+	for i := range out {
+		out[i] = note(t, 1+i, fmt.Sprintf("%s %d", prefix, i))
+	}
+	return out
+}
+
+// rawMessages reads every message of the store's stream on subject filter, in stream order.
+func rawMessages(t *testing.T, s *Store, filter string) []*jetstream.RawStreamMsg {
+	t.Helper()
+	ctx := context.Background()
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := uint64(1); ; {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+		seq = m.Sequence + 1
+	}
+}
+
+func mustAppend(t *testing.T, s store.Store, task uuid.UUID, expected uint64, evs ...events.Event) store.Appended {
+	t.Helper()
+	a, err := s.Append(context.Background(), task, expected, evs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Each event is one message on the subject naming its task and id, holding exactly the bytes the
+// bbolt store keeps for it: the same chain, sealed the same way.
+func TestEventsAreMessagesWithBboltBytes(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	db, err := store.Open(filepath.Join(t.TempDir(), "tasks.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	task := uuid.New()
+	batches := [][]events.Event{notes(t, 1, "one"), notes(t, 3, "three"), notes(t, 2, "two")}
+	var head uint64
+	for _, b := range batches {
+		mustAppend(t, db, task, head, b...)
+		a := mustAppend(t, s, task, head, b...)
+		head = a.Last
+	}
+	msgs := rawMessages(t, s, s.taskFilter(task))
+	if len(msgs) != 6 {
+		t.Fatalf("%d messages on the task's subjects, want 6", len(msgs))
+	}
+	seq := uint64(0)
+	for ev, err := range db.Events(context.Background(), task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := msgs[seq]
+		seq++
+		if want := fmt.Sprintf("%s.ev.%s.%s", s.stream, task, ev.ID); m.Subject != want {
+			t.Errorf("seq %d is on subject %s, want %s", seq, m.Subject, want)
+		}
+		if got := m.Header.Get("Nats-Msg-Id"); got != task.String()+"."+ev.ID.String() {
+			t.Errorf("seq %d: Nats-Msg-Id %q, want task.id", seq, got)
+		}
+		if !bytes.Equal(m.Data, ev.AppendBinary(nil)) {
+			t.Errorf("seq %d: the message's bytes differ from what bbolt stores", seq)
+		}
+	}
+	if err := s.Verify(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The expected version is a task's count, the server's check a stream sequence: with tasks
+// interleaved they differ, and a write carrying a stale stream sequence is refused by the server.
+func TestExpectedVersionMapsToSubjectSequence(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	a, b := uuid.New(), uuid.New()
+	mustAppend(t, s, a, 0, note(t, 1, "a1"))
+	mustAppend(t, s, b, 0, note(t, 1, "b1"))
+	mustAppend(t, s, b, 1, note(t, 2, "b2"))
+	mustAppend(t, s, a, 1, note(t, 2, "a2"))
+	h, err := s.readHead(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two markers and four events: task a's second event is the stream's sixth message.
+	if h.seq != 2 || h.sseq != 6 {
+		t.Fatalf("head of a: task seq %d at stream seq %d, want 2 at 6", h.seq, h.sseq)
+	}
+
+	// What a second writer holding the old head would send: the server refuses it.
+	ev := note(t, 3, "stale")
+	ev.Task, ev.Seq = a, 2
+	ev.Seal(events.Hash{})
+	m := nats.NewMsg(s.eventSubject(a, ev.ID.String()))
+	m.Data = ev.AppendBinary(nil)
+	m.Header.Set("Nats-Expected-Last-Subject-Sequence", "3") // a's head before a2
+	m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(a))
+	ack, err := s.publishRaw(m)
+	if err == nil || apiCode(err) != codeWrongLastSeq {
+		t.Fatalf("a write with a stale subject sequence: ack %+v, error %v; want wrong last sequence", ack, err)
+	}
+
+	// Through the store the same stale write is a version conflict with the actual head.
+	_, err = s.Append(context.Background(), a, 1, note(t, 3, "stale"))
+	var vc *store.VersionConflictError
+	if !errors.As(err, &vc) || vc.Actual != 2 || vc.Expected != 1 {
+		t.Fatalf("append at a stale version: %v, want a conflict at head 2", err)
+	}
+	// A Store whose cached head is stale (another process appended) still appends at the right
+	// place: the server refuses the stale sequence and the store reads the head again.
+	other := openStoreOn(t, s)
+	mustAppend(t, other, a, 2, note(t, 3, "from another process"))
+	if got := mustAppend(t, s, a, 3, note(t, 4, "after it")); got.First != 4 {
+		t.Fatalf("append after another writer's: first %d, want 4", got.First)
+	}
+	if err := s.Verify(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openStoreOn opens a second Store on the stream of s, with its own connection and caches.
+func openStoreOn(t *testing.T, s *Store) *Store {
+	t.Helper()
+	testServersMu.Lock()
+	srv := testServers[s]
+	testServersMu.Unlock()
+	st, err := Open("nats://in-process/"+s.stream, &Options{Conn: connect(t, srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// publishRaw publishes m to the stream and returns the server's acknowledgement.
+func (s *Store) publishRaw(m *nats.Msg) (pubAck, error) {
+	reply, err := s.request(context.Background(), m)
+	if err != nil {
+		return pubAck{}, err
+	}
+	var ack pubAck
+	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+		return pubAck{}, err
+	}
+	if ack.Error != nil {
+		return ack, ack.Error
+	}
+	return ack, nil
+}
+
+// A batch is one atomic batch publish: when the server refuses one of its messages, none is
+// stored.
+func TestBatchIsAllOrNothing(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	task := uuid.New()
+	stored := note(t, 1, "stored")
+	mustAppend(t, s, task, 0, stored)
+	before := len(rawMessages(t, s, s.stream+".>"))
+
+	// The third event's id is taken: the server refuses that message (one message per
+	// subject), and with it the two before.
+	batch := append(notes(t, 2, "new"), stored)
+	_, err := s.publish(context.Background(), task, head{seq: 1, hash: stored.Hash, sseq: 2}, seal(task, head{seq: 1}, batch))
+	if err == nil {
+		t.Fatal("the server stored a batch holding an event id already stored")
+	}
+	if after := len(rawMessages(t, s, s.stream+".>")); after != before {
+		t.Fatalf("the stream holds %d messages after the refused batch, %d before", after, before)
+	}
+	_, err = s.Append(context.Background(), task, 1, batch...)
+	if !errors.Is(err, store.ErrDuplicateID) {
+		t.Fatalf("append of a batch partly stored: %v, want ErrDuplicateID", err)
+	}
+	if h, _ := s.Head(task); h.Seq != 1 {
+		t.Fatalf("head %d after refused batches, want 1", h.Seq)
+	}
+}
+
+// Within the duplicate window the server recognises a repeated Nats-Msg-Id; past it, the one
+// message per subject refuses the repeat and the read-back answers it as bbolt does.
+func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
+	const window = 200 * time.Millisecond
+	s := openStore(t, startServer(t), &Options{Duplicates: window})
+	task := uuid.New()
+	batch := notes(t, 1, "once")
+	first := mustAppend(t, s, task, 0, batch...)
+
+	// Within the window: the server's own deduplication acknowledges the original.
+	m := nats.NewMsg(s.eventSubject(task, batch[0].ID.String()))
+	m.Data = first.Events[0].AppendBinary(nil)
+	m.Header.Set("Nats-Msg-Id", task.String()+"."+batch[0].ID.String())
+	ack, err := s.publishRaw(m)
+	if err != nil || !ack.Duplicate || ack.Seq != 2 {
+		t.Fatalf("a repeated message id within the window: ack %+v, error %v; want a duplicate of seq 2", ack, err)
+	}
+	a := mustAppend(t, s, task, 0, batch...)
+	if !a.Duplicate || a.First != 1 {
+		t.Fatalf("a retry within the window: %+v, want the original position as a duplicate", a)
+	}
+
+	time.Sleep(3 * window)
+	// Past the window: the message id is forgotten, the subject still refuses a second message.
+	ack, err = s.publishRaw(m)
+	if apiCode(err) != codeStoreFailed {
+		t.Fatalf("a repeated message id past the window: ack %+v, error %v; want the one-message-per-subject refusal", ack, err)
+	}
+	a = mustAppend(t, s, task, 0, batch...)
+	if !a.Duplicate || a.First != 1 || a.Events[0].Hash != first.Events[0].Hash {
+		t.Fatalf("a retry past the window: %+v, want the original as a duplicate", a)
+	}
+	changed := batch[0]
+	changed.Turn = 9
+	if _, err := s.Append(context.Background(), task, 1, changed); !errors.Is(err, store.ErrDuplicateID) {
+		t.Fatalf("an id stored with other content, past the window: %v, want ErrDuplicateID", err)
+	}
+	// The same id in another task is another subject: it is stored.
+	if a := mustAppend(t, s, uuid.New(), 0, batch...); a.Duplicate {
+		t.Fatal("an id of one task was taken as a repeat in another")
+	}
+}
+
+// Open creates the stream with what makes an acknowledged append durable and keeps the log
+// whole: file storage, the replicas asked for, discard new, deletes and purges denied. The
+// test server syncs every write; an append acknowledged before the server stops is there when
+// it starts again on the same directory.
+func TestStreamIsDurable(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServerIn(t, dir)
+	s := openStore(t, srv, nil)
+	info, err := s.js.Stream(context.Background(), s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := info.CachedInfo().Config
+	if cfg.Storage != jetstream.FileStorage || cfg.Replicas != 1 || cfg.Discard != jetstream.DiscardNew ||
+		!cfg.DenyDelete || !cfg.DenyPurge || cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject || !cfg.AllowAtomicPublish {
+		t.Fatalf("stream config %+v", cfg)
+	}
+	if !srv.JetStreamConfig().SyncAlways {
+		t.Fatal("the test server does not sync every write")
+	}
+	task := uuid.New()
+	a := mustAppend(t, s, task, 0, notes(t, 5, "kept")...)
+	stream := s.stream
+	s.Close()
+	srv.Shutdown()
+	srv.WaitForShutdown()
+
+	srv2 := startServerIn(t, dir)
+	s2, err := Open("nats://in-process/"+stream, &Options{Conn: connect(t, srv2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	h, err := s2.Head(task)
+	if err != nil || h.Seq != a.Last || h.Hash != a.Events[4].Hash {
+		t.Fatalf("after a restart: head %+v, %v; want seq %d", h, err, a.Last)
+	}
+	if err := s2.Verify(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Blobs and snapshots are objects of the stream's object stores.
+func TestBlobsAndSnapshotsAreObjects(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	sum, err := s.PutBlob([]byte("rule file content"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	obs, err := s.js.ObjectStore(ctx, s.stream+"_blobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := obs.GetBytes(ctx, sum); err != nil || string(got) != "rule file content" {
+		t.Fatalf("object %s: %q, %v", sum, got, err)
+	}
+	task := uuid.New()
+	if err := s.PutSnapshot(task, "rules", 7, []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := s.js.ObjectStore(ctx, s.stream+"_snapshots")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := snaps.GetBytes(ctx, task.String()+"/rules")
+	if err != nil || len(got) != 8+len("state") || string(got[8:]) != "state" {
+		t.Fatalf("snapshot object: %q, %v", got, err)
+	}
+}
+
+// Errors name the server and the stream, and a server that is down fails a call within the
+// timeout instead of hanging.
+func TestServerDown(t *testing.T) {
+	port := freePort(t)
+	url := "nats://127.0.0.1:" + strconv.Itoa(port) + "/LOGS"
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(url, &Options{Timeout: 300 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte("127.0.0.1:"+strconv.Itoa(port))) || !bytes.Contains([]byte(err.Error()), []byte("LOGS")) {
+			t.Fatalf("open with no server: %v; want an error naming the server and the stream", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("open with no server hangs")
+	}
+
+	srv := startServer(t)
+	s := openStore(t, srv, &Options{Timeout: 300 * time.Millisecond})
+	task := uuid.New()
+	mustAppend(t, s, task, 0, note(t, 1, "before"))
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	calls := map[string]func() error{
+		"append": func() error { _, err := s.Append(context.Background(), task, 1, note(t, 2, "after")); return err },
+		"head":   func() error { _, err := s.Head(task); return err },
+		"events": func() error {
+			for _, err := range s.Events(context.Background(), task, 1) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"blob": func() error { _, err := s.PutBlob([]byte("x")); return err },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- call() }()
+			select {
+			case err := <-done:
+				if err == nil || !bytes.Contains([]byte(err.Error()), []byte(s.stream)) {
+					t.Fatalf("%s with the server down: %v; want an error naming the stream", name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s with the server down hangs", name)
+			}
+		})
+	}
+}
