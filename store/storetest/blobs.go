@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -132,6 +133,7 @@ func testSnapshots(t *testing.T, open func(t *testing.T) store.Store) {
 		{"an older one replaces it too", task, "rules", 15, []byte(`{"rules":["c"]}`)},
 		{"empty state", other, "files", 0, nil},
 		{"a name with odd characters", task, "rules/v2 é.*>", 7, []byte("x")},
+		{"a snapshot at the largest seq", other, "far", math.MaxUint64, []byte("far")},
 	}
 	type key struct {
 		task uuid.UUID
@@ -150,7 +152,7 @@ func testSnapshots(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			clear(data)
 			want[key{step.task, step.snap}] = snapshot{step.seq, step.data}
-			for _, k := range []key{{task, "rules"}, {task, "files"}, {other, "rules"}, {other, "files"}, {task, "rules/v2 é.*>"}} {
+			for _, k := range []key{{task, "rules"}, {task, "files"}, {other, "rules"}, {other, "files"}, {task, "rules/v2 é.*>"}, {other, "far"}} {
 				seq, got, err := s.Snapshot(k.task, k.name)
 				w, ok := want[k]
 				switch {

@@ -44,6 +44,9 @@ func testConcurrent(t *testing.T, open func(t *testing.T) store.Store) {
 					for n, batch := range w.batches[i] {
 						task := tasks[(i+n)%len(tasks)]
 						a, err := appendRetrying(s, task, batch)
+						if err == nil {
+							err = sameIDs(a.Events, batch)
+						}
 						if err != nil {
 							t.Errorf("writer %d batch %d: %v", i, n, err)
 							return
@@ -119,6 +122,19 @@ func appendRetrying(s store.Store, task uuid.UUID, batch []events.Event) (store.
 		}
 		expected = vc.Actual
 	}
+}
+
+// sameIDs says how the events an append returned differ from the batch sent, if they do.
+func sameIDs(got, sent []events.Event) error {
+	if len(got) != len(sent) {
+		return fmt.Errorf("the append returned %d events for a batch of %d", len(got), len(sent))
+	}
+	for i := range got {
+		if got[i].ID != sent[i].ID {
+			return fmt.Errorf("the append returned event %s as #%d of the batch, which sent %s", got[i].ID, i, sent[i].ID)
+		}
+	}
+	return nil
 }
 
 // workload is what the writers of a concurrent test send and what they were told.

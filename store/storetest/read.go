@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -155,7 +156,7 @@ func testHeadAndTasks(t *testing.T, open func(t *testing.T) store.Store) {
 		a := mustAppend(t, s, task, 0, evs...)
 		last := a.Events[len(a.Events)-1]
 		want[task] = store.TaskInfo{Task: task, Events: a.Last, LastTurn: last.Turn}
-		t.Run("the head is the last event", func(t *testing.T) {
+		t.Run(fmt.Sprintf("the head of a task of %d events is its last", len(evs)), func(t *testing.T) {
 			h, err := s.Head(task)
 			if err != nil {
 				t.Fatal(err)
