@@ -92,7 +92,10 @@ func (e Event) String() string {
 
 // Payload decodes the event's data into its typed payload, upgrading data written by an older
 // schema version. Errors name the event's sequence and type.
-func (e Event) Payload() (Payload, error) {
+func (e Event) Payload() (Payload, error) { return e.payload(nil) }
+
+// payload is Payload, decoding into d's memory when d is not nil (see Decoder).
+func (e Event) payload(d *Decoder) (Payload, error) {
 	s, ok := schemas[e.Type]
 	if !ok {
 		return nil, fmt.Errorf("event %s: %w %q", e, ErrUnknownType, e.Type)
@@ -101,11 +104,14 @@ func (e Event) Payload() (Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", e, err)
 	}
-	p := s.new()
-	if err := decodeStrict(data, p); err != nil {
-		return nil, fmt.Errorf("event %s: payload: %w: %v", e, ErrInvalid, err)
+	p, fast := decodeFast(e.Type, data, d)
+	if !fast {
+		p = s.new()
+		if err := decodeStrict(data, p); err != nil {
+			return nil, fmt.Errorf("event %s: payload: %w: %v", e, ErrInvalid, err)
+		}
 	}
-	if err := p.validate(); err != nil {
+	if err := validateDecoded(p, fast); err != nil {
 		return nil, fmt.Errorf("event %s: %w: %v", e, ErrInvalid, err)
 	}
 	return p, nil

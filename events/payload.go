@@ -218,6 +218,18 @@ func (p *ToolCall) validate() error {
 	return validateGuesses(p.Guesses)
 }
 
+// validateDecoded is p.validate less what decodeFast (fast) has checked already: the params it
+// read are a JSON object.
+func validateDecoded(p Payload, fast bool) error {
+	if tc, ok := p.(*ToolCall); ok && fast && len(tc.Params) > 0 {
+		if tc.Tool == "" {
+			return errors.New("tool is empty")
+		}
+		return validateGuesses(tc.Guesses)
+	}
+	return p.validate()
+}
+
 func (p *TabSnapshot) validate() error {
 	if p.Open == nil {
 		p.Open = []string{}

@@ -54,12 +54,16 @@ func (e *entry) epoch() int { return e.sources[len(e.sources)-1].Epoch }
 type recencySet struct {
 	byKey          map[pathKey]*entry
 	newest, oldest *entry
+	// free are entries removed from the set, kept to be reused (linked through older): a long
+	// task evicts and adds paths all the time, and nothing outside the set keeps an entry.
+	free *entry
 }
 
 func (s *recencySet) len() int { return len(s.byKey) }
 
-// touch records evidence for key and returns the entry evicted to stay within maxPaths, if any.
-func (s *recencySet) touch(key pathKey, src source, maxPaths, maxSources int) *entry {
+// touch records evidence for key; when it evicts the least recent entry to stay within
+// maxPaths, it returns that entry's epoch and evicted true.
+func (s *recencySet) touch(key pathKey, src source, maxPaths, maxSources int) (epoch int, evicted bool) {
 	if s.byKey == nil {
 		s.byKey = map[pathKey]*entry{}
 	}
@@ -73,16 +77,28 @@ func (s *recencySet) touch(key pathKey, src source, maxPaths, maxSources int) *e
 		}
 		s.unlink(e)
 	} else {
-		e = &entry{key: key, sources: []source{src}}
+		e = s.alloc()
+		e.key, e.sources = key, append(e.sources, src)
 		s.byKey[key] = e
 	}
 	s.pushFront(e)
 	if len(s.byKey) > maxPaths {
 		old := s.oldest
+		epoch = old.epoch()
 		s.remove(old)
-		return old
+		return epoch, true
 	}
-	return nil
+	return 0, false
+}
+
+// alloc returns an empty entry, a removed one when there is one.
+func (s *recencySet) alloc() *entry {
+	e := s.free
+	if e == nil {
+		return &entry{}
+	}
+	s.free, e.older = e.older, nil
+	return e
 }
 
 // expire removes the entries whose newest evidence is older than minEpoch. Epochs grow along
@@ -95,9 +111,13 @@ func (s *recencySet) expire(minEpoch int) {
 
 func (s *recencySet) reset() { *s = recencySet{} }
 
+// remove takes e out of the set and keeps it for reuse.
 func (s *recencySet) remove(e *entry) {
 	s.unlink(e)
 	delete(s.byKey, e.key)
+	clear(e.sources)
+	e.key, e.sources = pathKey{}, e.sources[:0]
+	e.older, s.free = s.free, e
 }
 
 func (s *recencySet) unlink(e *entry) {

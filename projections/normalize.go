@@ -92,6 +92,8 @@ func (a absPath) String() string { return a.prefix + strings.Join(a.segs, "/") }
 type rootSet struct {
 	roots []absPath
 	strs  []string // roots[i].String(); "" for a root that is not absolute, which never matches
+	// primaryDir is strs[0] ending in "/", what a relative path is joined to.
+	primaryDir string
 }
 
 func prepareRoots(roots []string) rootSet {
@@ -106,6 +108,9 @@ func prepareRoots(roots []string) rootSet {
 			continue
 		}
 		rs.roots[i], rs.strs[i] = a, a.String()
+	}
+	if len(rs.strs) > 0 && rs.strs[0] != "" {
+		rs.primaryDir = strings.TrimSuffix(rs.strs[0], "/") + "/"
 	}
 	return rs
 }
@@ -151,9 +156,12 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 	var abs string
 	switch {
 	case prefix != "" && isClean(rest):
-		abs = prefix + strings.TrimSuffix(rest, "/") // the common case: nothing to resolve
+		// The common case: nothing to resolve, and the path is prefix + rest.
+		i, rel := rs.containsJoined(prefix, strings.TrimSuffix(rest, "/"))
+		return rs.kept(i, rel, false, dir)
 	case prefix == "" && strings.TrimSpace(cwd) == "" && len(rs.strs) > 0 && rs.strs[0] != "" && isClean(rest):
-		abs = strings.TrimSuffix(rs.strs[0], "/") + "/" + strings.TrimSuffix(rest, "/")
+		i, rel := rs.containsJoined(rs.primaryDir, strings.TrimSuffix(rest, "/"))
+		return rs.kept(i, rel, false, dir)
 	case prefix != "":
 		a, escaped := resolve(absPath{prefix: prefix}, rest)
 		if escaped {
@@ -178,9 +186,15 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		}
 	}
 	i, rel := rs.contains(abs)
-	switch {
-	case hadDotDot && baseRoot >= 0 && i != baseRoot:
+	if hadDotDot && baseRoot >= 0 && i != baseRoot {
 		return -1, "", ReasonDotDot
+	}
+	return rs.kept(i, rel, hadDotDot, dir)
+}
+
+// kept is normalize's answer for the path rel under root i (-1 for none).
+func (rs rootSet) kept(i int, rel string, hadDotDot, dir bool) (int, string, string) {
+	switch {
 	case i < 0 && hadDotDot:
 		return -1, "", ReasonDotDot
 	case i < 0:
@@ -192,6 +206,51 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		rel += "/"
 	}
 	return i, rel, ""
+}
+
+// containsJoined is contains(a + b), joining the two only when the relative path starts inside
+// a: for a path under a root (a the prefix or the primary root's directory) it is a part of b.
+func (rs rootSet) containsJoined(a, b string) (int, string) {
+	n := len(a) + len(b)
+	best, rel := -1, ""
+	for i, r := range rs.strs {
+		if r == "" || len(r) > n || best >= 0 && len(r) <= len(rs.strs[best]) || !joinedHasPrefix(a, b, r) {
+			continue
+		}
+		switch {
+		case n == len(r):
+			best, rel = i, ""
+		case strings.HasSuffix(r, "/"): // "/" or "c:/"
+			best, rel = i, joinedFrom(a, b, len(r))
+		case joinedAt(a, b, len(r)) == '/':
+			best, rel = i, joinedFrom(a, b, len(r)+1)
+		}
+	}
+	return best, rel
+}
+
+// joinedHasPrefix is strings.HasPrefix(a+b, r).
+func joinedHasPrefix(a, b, r string) bool {
+	if len(r) <= len(a) {
+		return strings.HasPrefix(a, r)
+	}
+	return strings.HasPrefix(r, a) && strings.HasPrefix(b, r[len(a):])
+}
+
+// joinedAt is (a+b)[i].
+func joinedAt(a, b string, i int) byte {
+	if i < len(a) {
+		return a[i]
+	}
+	return b[i-len(a)]
+}
+
+// joinedFrom is (a+b)[i:].
+func joinedFrom(a, b string, i int) string {
+	if i >= len(a) {
+		return b[i-len(a):]
+	}
+	return a[i:] + b
 }
 
 // isClean reports a path remainder with no empty, "." or ".." segment (a trailing "/" aside).

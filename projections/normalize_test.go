@@ -96,3 +96,27 @@ func TestNormalize(t *testing.T) {
 		})
 	}
 }
+
+// TestContainsJoined: looking a path up in two parts finds what looking it up whole finds,
+// whichever part the roots end in.
+func TestContainsJoined(t *testing.T) {
+	rootSets := [][]string{
+		{"/ws/app"}, {"/"}, {"/ws/app", "/ws/app/packages/core", "/ws/lib"}, {`C:\`, `C:\w`},
+		{"//host/share", "/ws"}, {"relative", "/ws"}, {},
+	}
+	paths := []string{"/ws/app", "/ws/app/", "/ws/app/src/a.ts", "/ws/application/x", "/ws/app/packages/core/x.ts",
+		"/ws/lib", "/", "/x", "c:/w/a", "c:/", "c:/wx", "//host/share/a", "//host/sharex", "//", "/ws", ""}
+	for _, roots := range rootSets {
+		rs := prepareRoots(roots)
+		for _, p := range paths {
+			wantRoot, wantRel := rs.contains(p)
+			for cut := 0; cut <= len(p); cut++ {
+				root, rel := rs.containsJoined(p[:cut], p[cut:])
+				if root != wantRoot || rel != wantRel {
+					t.Errorf("roots %q: %q + %q gives %d %q; whole, %d %q", roots, p[:cut], p[cut:],
+						root, rel, wantRoot, wantRel)
+				}
+			}
+		}
+	}
+}

@@ -10,9 +10,22 @@ import (
 // decoding them into a map was most of the cost of folding a tool call.
 type toolParams []member
 
+// member is one key and value of an object, both as raw JSON: the key is decoded only when it
+// holds an escape, so looking a key up allocates nothing.
 type member struct {
-	key string
+	key []byte // the key's string token, quotes included
 	val []byte
+}
+
+// name is the member's key, decoded.
+func (m member) name() string { return decodeString(m.key) }
+
+// is reports whether the member's key is key.
+func (m member) is(key string) bool {
+	if bytes.IndexByte(m.key, '\\') < 0 {
+		return string(m.key[1:len(m.key)-1]) == key
+	}
+	return decodeString(m.key) == key
 }
 
 // parseParams splits a JSON object into its members; ok is false for anything else.
@@ -20,17 +33,22 @@ func parseParams(b []byte) (toolParams, bool) {
 	if !json.Valid(b) {
 		return nil, false
 	}
+	return splitObject(nil, b)
+}
+
+// splitObject appends the members of b, which must be valid JSON, to p; ok is false when b is
+// not an object.
+func splitObject(p toolParams, b []byte) (toolParams, bool) {
 	i := skipSpace(b, 0)
 	if b[i] != '{' {
-		return nil, false
+		return p, false
 	}
-	var p toolParams
 	for i = skipSpace(b, i+1); b[i] != '}'; i = skipSpace(b, i) {
 		if b[i] == ',' {
 			i = skipSpace(b, i+1)
 		}
 		end := skipString(b, i)
-		key := decodeString(b[i:end])
+		key := b[i:end]
 		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
 		vend := skipValue(b, i)
 		p = append(p, member{key: key, val: b[i:vend]})
@@ -42,7 +60,7 @@ func parseParams(b []byte) (toolParams, bool) {
 // raw returns a member's value; the last one wins, as with encoding/json.
 func (p toolParams) raw(key string) []byte {
 	for i := len(p) - 1; i >= 0; i-- {
-		if p[i].key == key {
+		if p[i].is(key) {
 			return p[i].val
 		}
 	}

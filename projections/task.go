@@ -62,6 +62,11 @@ type Task struct {
 	// keeps them, merges what is new into it instead of sorting again. It is derived: a task
 	// restored from a snapshot starts without it.
 	order []pathKey
+
+	// dec and targets are scratch memory reused from event to event; the fold keeps nothing of
+	// a payload but the strings it copies out of it.
+	dec     events.Decoder
+	targets targetReader
 }
 
 // New returns an empty Task, ready for the log's first event, which must be task_started.
@@ -103,7 +108,7 @@ func (t *Task) Apply(ev events.Event) error {
 		t.lastSeq = ev.Seq
 		return nil
 	}
-	p, err := ev.Payload()
+	p, err := t.dec.Payload(ev)
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
 	}
@@ -202,7 +207,8 @@ func (t *Task) mention(ev events.Event, p *events.Mention) {
 }
 
 func (t *Task) toolCall(ev events.Event, p *events.ToolCall) {
-	for _, target := range ToolTargets(p.Tool, p.Params) {
+	// Params of a decoded payload are a valid JSON object: they need no second check.
+	for _, target := range t.targets.targets(p.Tool, p.Params) {
 		k := kindTool
 		if target.Shell {
 			if p.Guesses != nil {
@@ -290,8 +296,8 @@ func (t *Task) addEvidence(k kind, path, cwd string, src source) {
 		t.countDrop(k, src.Epoch, reasonIndex(reason))
 		return
 	}
-	if old := t.sets[k].touch(pathKey{root, rel}, src, t.cfg.MaxPaths, t.cfg.MaxSources); old != nil {
-		t.countDrop(k, old.epoch(), reasonIndex(ReasonOverCap))
+	if epoch, evicted := t.sets[k].touch(pathKey{root, rel}, src, t.cfg.MaxPaths, t.cfg.MaxSources); evicted {
+		t.countDrop(k, epoch, reasonIndex(ReasonOverCap))
 	}
 }
 

@@ -23,7 +23,24 @@ type Target struct {
 // and its string arrays named paths or *_paths. Parameters that are not a JSON object give no
 // targets.
 func ToolTargets(tool string, params json.RawMessage) []Target {
-	p, ok := parseParams(params)
+	if !json.Valid(params) {
+		return nil
+	}
+	var s targetReader
+	return s.targets(tool, params)
+}
+
+// targetReader reads the targets of tool calls with memory it reuses from call to call.
+type targetReader struct {
+	params toolParams
+	c      collector
+}
+
+// targets is ToolTargets of params that are valid JSON, such as the params of a decoded
+// events.ToolCall; the result is valid until the next call.
+func (r *targetReader) targets(tool string, params []byte) []Target {
+	p, ok := splitObject(r.params[:0], params)
+	defer func() { clear(p); r.params = p[:0] }() // keep the room, not the bytes
 	if !ok {
 		return nil
 	}
@@ -31,9 +48,10 @@ func ToolTargets(tool string, params json.RawMessage) []Target {
 	if !ok {
 		h = genericTargets
 	}
-	var c collector
-	h(p, &c)
-	return c.out
+	clear(r.c.out)
+	r.c = collector{out: r.c.out[:0]}
+	h(p, &r.c)
+	return r.c.out
 }
 
 // collector gathers targets without duplicates.
@@ -298,7 +316,7 @@ func heredocDelim(line string) string {
 func genericTargets(p toolParams, c *collector) {
 	keys := make([]string, 0, len(p))
 	for _, m := range p {
-		keys = append(keys, m.key)
+		keys = append(keys, m.name())
 	}
 	slices.Sort(keys) // parameter order is the writer's; the result should not depend on it
 	keys = slices.Compact(keys)
