@@ -213,6 +213,14 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 		ev := &sealed[i]
 		m := nats.NewMsg(s.eventSubject(task, ev.ID.String()))
 		m.Data = ev.AppendBinary(make([]byte, 0, 128+len(ev.Data)))
+		if len(m.Data) > s.spillLimit() {
+			sum, err := s.spill(ctx, m.Data)
+			if err != nil {
+				return pubAck{}, err
+			}
+			m.Data = nil
+			m.Header.Set(spillHeader, sum)
+		}
 		m.Header.Set("Nats-Msg-Id", task.String()+"."+ev.ID.String())
 		if i == 0 {
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(h.sseq, 10))
@@ -282,8 +290,10 @@ func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Even
 			missing++
 			continue
 		}
-		raws[i] = m.Data
-		if err := stored[i].UnmarshalBinary(m.Data); err != nil {
+		if raws[i], err = s.payload(ctx, m); err != nil {
+			return store.Appended{}, fmt.Errorf("task %s: event %s: %w", task, ev.ID, err), true
+		}
+		if err := stored[i].UnmarshalBinary(raws[i]); err != nil {
 			return store.Appended{}, fmt.Errorf("task %s: event %s: %w: %w", task, ev.ID, store.ErrCorrupt, err), true
 		}
 		seq := stored[i].Seq
@@ -377,8 +387,12 @@ func (s *Store) readHead(ctx context.Context, task uuid.UUID) (head, error) {
 	if err != nil || !ok {
 		return head{}, err
 	}
+	data, err := s.payload(ctx, m)
+	if err != nil {
+		return head{}, fmt.Errorf("task %s: %w", task, err)
+	}
 	var ev events.Event
-	if err := ev.UnmarshalBinary(m.Data); err != nil {
+	if err := ev.UnmarshalBinary(data); err != nil {
 		return head{}, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
 	}
 	if ev.Task != task || ev.Seq == 0 {

@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,11 +71,14 @@ var errTimeout = errors.New("timed out")
 
 // storedMsg is a message read back from the stream.
 type storedMsg struct {
-	Subject string      `json:"subject"`
-	Seq     uint64      `json:"seq"`
-	Data    []byte      `json:"data"`
-	Time    time.Time   `json:"time"`
-	Header  nats.Header `json:"-"`
+	Subject string    `json:"subject"`
+	Seq     uint64    `json:"seq"`
+	Data    []byte    `json:"data"`
+	Time    time.Time `json:"time"`
+	Hdrs    []byte    `json:"hdrs"`
+	// Spilled is the hex SHA-256 sum of the event's encoding when it is kept in the object
+	// store instead of in the message (see spillHeader).
+	Spilled string `json:"-"`
 }
 
 // getLast reads the last message on subject (which may hold wildcards) from the stream
@@ -109,7 +113,15 @@ func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool
 	case resp.Message == nil:
 		return storedMsg{}, false, errors.New("reading a message: the answer holds none")
 	}
-	return *resp.Message, true, nil
+	m := *resp.Message
+	if i := bytes.Index(m.Hdrs, []byte(spillHeader+": ")); i >= 0 {
+		v := m.Hdrs[i+len(spillHeader)+2:]
+		if j := bytes.IndexByte(v, '\r'); j >= 0 {
+			v = v[:j]
+		}
+		m.Spilled = string(v)
+	}
+	return m, true, nil
 }
 
 // directBatch reads up to n messages on subject from stream sequence seq on, through the
@@ -152,6 +164,6 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 		if err != nil {
 			return nil, false, fmt.Errorf("reading messages: a message has no sequence header: %w", err)
 		}
-		msgs = append(msgs, storedMsg{Subject: m.Header.Get("Nats-Subject"), Seq: sseq, Data: m.Data})
+		msgs = append(msgs, storedMsg{Subject: m.Header.Get("Nats-Subject"), Seq: sseq, Data: m.Data, Spilled: m.Header.Get(spillHeader)})
 	}
 }

@@ -391,3 +391,36 @@ func TestServerDown(t *testing.T) {
 		})
 	}
 }
+
+// An event too large for one message is kept in the object store; its message names it, and
+// reads, verify and a repeat of the append see the event as if it were inline.
+func TestLargeEventsSpill(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	s.maxInline = 300
+	task := uuid.New()
+	small, large := note(t, 1, "small"), note(t, 2, string(bytes.Repeat([]byte("x"), 1000)))
+	a := mustAppend(t, s, task, 0, small, large)
+	msgs := rawMessages(t, s, s.taskFilter(task))
+	if len(msgs) != 2 || msgs[0].Header.Get(spillHeader) != "" || msgs[1].Header.Get(spillHeader) == "" || len(msgs[1].Data) != 0 {
+		t.Fatalf("the large event's message: header %q, %d bytes; want a spilled event", msgs[1].Header.Get(spillHeader), len(msgs[1].Data))
+	}
+	var got []events.Event
+	for ev, err := range s.Events(context.Background(), task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	if len(got) != 2 || !bytes.Equal(got[1].AppendBinary(nil), a.Events[1].AppendBinary(nil)) {
+		t.Fatalf("read back %d events; the spilled one differs", len(got))
+	}
+	if h, err := s.Head(task); err != nil || h.Hash != a.Events[1].Hash {
+		t.Fatalf("head %+v, %v", h, err)
+	}
+	if err := s.Verify(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustAppend(t, s, task, 0, small, large); !again.Duplicate {
+		t.Fatal("a repeat of an append with a spilled event was not recognised")
+	}
+}

@@ -53,8 +53,12 @@
 //
 // # Limits
 //
-// A message holds one event, so an event is bounded by the server's max_payload (1 MiB by
-// default). Every event is a subject, which the server indexes in memory. Reads of a task go to
+// A message holds one event. An event whose encoding exceeds the server's max_payload (1 MiB
+// by default) is spilled: its bytes go to the object store STREAM_blobs under "event-" and
+// their SHA-256 sum, and its message, on its subject as always, names that sum in the
+// Tasklog-Spilled header; reads fetch and check it. Every event is a subject, which the server
+// indexes in memory: a stream of millions of events costs the server memory for as many
+// subjects. Reads of a task go to
 // any replica (direct get) and are checked against the head read from the stream leader, so a
 // lagging replica never makes an acknowledged event look missing. Each server call is bounded by
 // Options.Timeout; a server that is down fails the call within it.
@@ -114,6 +118,9 @@ type Store struct {
 	js      jetstream.JetStream
 
 	blobs, snaps jetstream.ObjectStore
+
+	// maxInline, when set (by tests), is the largest event encoding kept in its message.
+	maxInline int
 
 	mu     sync.Mutex
 	closed bool

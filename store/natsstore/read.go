@@ -105,6 +105,9 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 		}
 		deadline = time.Time{}
 		for _, m := range msgs {
+			if m.Data, err = s.payload(ctx, m); err != nil {
+				return fmt.Errorf("task %s: seq %d: %w", task, next, err)
+			}
 			ev, err := decodeMsg(task, next, m, s.stream)
 			if err != nil {
 				return err
@@ -152,8 +155,12 @@ func (s *Store) findStreamSeq(ctx context.Context, task uuid.UUID, seq uint64, h
 		if !ok {
 			return 0, fmt.Errorf("task %s: %w: no event at or after stream seq %d, before the head at %d", task, store.ErrCorrupt, mid, h.sseq)
 		}
+		data, err := s.payload(ctx, m)
+		if err != nil {
+			return 0, fmt.Errorf("task %s: %w", task, err)
+		}
 		var ev events.Event
-		if err := ev.UnmarshalBinary(m.Data); err != nil {
+		if err := ev.UnmarshalBinary(data); err != nil {
 			return 0, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
 		}
 		switch {
@@ -241,8 +248,17 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 	c := store.NewChainVerifier(task)
 	var problem error
 	err := s.scanRaw(ctx, task, func(m storedMsg) bool {
+		data, err := s.payload(ctx, m)
+		if err != nil {
+			if !errors.Is(err, store.ErrCorrupt) {
+				problem = s.errorf(fmt.Sprintf("verify task %s", task), err)
+				return false
+			}
+			problem = &store.VerifyError{Task: task, Seq: c.Next(), Problem: err.Error()}
+			return false
+		}
 		var ev events.Event
-		if err := ev.UnmarshalBinary(m.Data); err != nil {
+		if err := ev.UnmarshalBinary(data); err != nil {
 			problem = &store.VerifyError{Task: task, Seq: c.Next(), Problem: fmt.Sprintf("the stored bytes do not decode (%v): the record is damaged", err)}
 			return false
 		}
