@@ -82,7 +82,7 @@ func fiftyRulesInMemory(b testing.TB) fs.FS {
 
 // benchRoot is the fifty-rule workspace as a folder checked file by file, a folder watched
 // for changes, or an in-memory file system.
-func benchRoot(b *testing.B, kind string) Root {
+func benchRoot(b testing.TB, kind string) Root {
 	switch kind {
 	case "watched":
 		dir := fiftyRulesDir(b)
@@ -94,7 +94,7 @@ func benchRoot(b *testing.B, kind string) Root {
 }
 
 // benchSession has a task of n events whose context holds 100 paths.
-func benchSession(b *testing.B, n int, root Root) *Session {
+func benchSession(b testing.TB, n int, root Root) *Session {
 	ctx := context.Background()
 	s := newSession(b, openDB(b), nil, Options{Roots: []Root{root}})
 	for i := 0; s.Version() < uint64(n); i++ {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tasklog/tasklog/events"
@@ -18,7 +19,9 @@ type Decision struct {
 	// rec is the decision in full, kept by the session as the base of the next one: never
 	// handed out, only copied (see Recorded).
 	rec *events.Decision
-	// Rules is the rule engine's full result, for rendering.
+	// Rules is the rule engine's full result, for rendering. Its Results and Applied below are
+	// the caller's to reorder or edit; what their elements point to (matches, sources) may be
+	// shared with other decisions of the session: read it only.
 	Rules rules.Decision
 	// Prompt is the rules section in Cline's format (`<path>\n<body>` blocks).
 	Prompt string
@@ -65,9 +68,10 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	}
 	rs := s.ruleSet(snapSeq, files)
 	ec, dropped := s.state.Next()
-	rd := rs.Evaluate(ec, s.state.Toggles())
+	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
-	rec := record(turn, snapSeq, ec, dropped, rd)
+	ev, rec, reused := s.evaluate(rs, ec, toggles, turn, snapSeq, dropped)
+	rd := ev.rd
 	written := &rec
 	if s.last != nil && s.last.Turn == turn-1 && turn%fullEvery != 1 {
 		if delta, ok := events.Written(s.last, &rec, s.lastSeq); ok {
@@ -81,7 +85,10 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 			return nil, err
 		}
 	}
-	d := &Decision{Turn: turn, Seq: s.head + uint64(len(evs)), rec: &rec, Rules: rd, Applied: rd.ConditionalRulesApplied()}
+	// The caller may reorder or replace the elements of what it gets: the evaluation the next
+	// decision may take again (see evaluate) stays as it was recorded.
+	d := &Decision{Turn: turn, Seq: s.head + uint64(len(evs)), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
+	d.Rules.Results = slices.Clone(rd.Results)
 	if then != nil {
 		more, err := then(d)
 		if err != nil {
@@ -100,8 +107,54 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	// nothing it does can change the base.
 	s.last, s.lastSeq = &rec, d.Seq
 	s.files, s.filesSeq = files, snapSeq
-	d.Prompt, d.Tagged = s.render(rs, rd)
+	s.evaluated = ev
+	if reused && s.rendered.rs == rs {
+		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
+	} else {
+		d.Prompt, d.Tagged = s.render(rs, rd)
+	}
 	return d, nil
+}
+
+// evaluated is the last evaluation a decision of this session recorded, and what it was made
+// from: the rule set, the context and the toggles.
+type evaluated struct {
+	rs      *rules.RuleSet
+	ec      rules.EvaluationContext
+	toggles rules.Toggles
+	rd      rules.Decision
+	applied []rules.AppliedRule
+}
+
+// evaluate decides rs against ec and builds the decision's record. Evaluation is pure, so when
+// the rule set, the context and the toggles are those of the last decision recorded, so is its
+// outcome: that decision's evaluation and record are taken again, with this turn and this
+// context's dropped counts, and reused reports it. A prompt is mostly built with nothing new
+// since the last one (a retry, a follow-up with no tool call between), and this is then most
+// of a decision's work and of its garbage.
+func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, toggles rules.Toggles, turn int, snapSeq uint64,
+	dropped []events.Count) (ev evaluated, rec events.Decision, reused bool) {
+	if last := s.evaluated; s.last != nil && last.rs == rs && s.last.Snapshot == snapSeq &&
+		sameContext(last.ec, ec) && maps.Equal(last.toggles, toggles) {
+		rec = *s.last
+		rec.Turn, rec.Dropped = turn, dropped
+		// The last record's slices are shared, never changed: Recorded hands out copies.
+		last.ec = ec
+		return last, rec, true
+	}
+	rd := rs.Evaluate(ec, toggles)
+	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
+	return ev, record(turn, snapSeq, ec, dropped, rd), false
+}
+
+// sameContext reports whether two evaluation contexts are equal in everything an evaluation
+// or its record reads.
+func sameContext(a, b rules.EvaluationContext) bool {
+	return a.Mode == b.Mode && a.Provider == b.Provider && a.Model == b.Model && a.OS == b.OS &&
+		slices.Equal(a.Rules, b.Rules) &&
+		slices.EqualFunc(a.Paths, b.Paths, func(p, q rules.ContextPath) bool {
+			return p.Path == q.Path && p.Root == q.Root && slices.Equal(p.Sources, q.Sources)
+		})
 }
 
 // Recorded is the decision in full, as the log records it, in a copy of its own. The log may

@@ -385,3 +385,65 @@ func TestConcurrentDecisionsSeeEveryEdit(t *testing.T) {
 		t.Errorf("%d of 200 decisions started after an edit did not see it", n)
 	}
 }
+
+// TestUnchangedInputsDecideAsAFreshEvaluation decides again and again with nothing new between
+// some decisions (their evaluation is taken again) and with the tabs, the settings, a toggle
+// and the rules changing between others: every decision returns and records exactly what a
+// fresh evaluation of its inputs gives, and editing what one returns changes no later one.
+func TestUnchangedInputsDecideAsAFreshEvaluation(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	ws := clineWorkspace()
+	s := newSession(t, db, ws, Options{})
+	if _, err := s.Tabs(ctx, []string{"apps/web/src/App.tsx", "services/api/users.ts"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name   string
+		change func() error
+	}{
+		{"first", func() error { return nil }},
+		{"nothing new", func() error { return nil }},
+		{"nothing new again", func() error { return nil }},
+		{"a tab closed", func() error { _, err := s.Tabs(ctx, []string{"apps/web/src/App.tsx"}, nil); return err }},
+		{"nothing new after it", func() error { return nil }},
+		{"plan mode", func() error { _, err := s.Settings(ctx, "plan", "", ""); return err }},
+		{"frontend off", func() error { _, err := s.Toggle(ctx, "cline:/ws/.clinerules/frontend.md", false); return err }},
+		{"nothing new with it off", func() error { return nil }},
+		{"a rule edited", func() error { ws[".clinerules/general.md"].Data = []byte("Edited.\n"); return nil }},
+		{"nothing new after the edit", func() error { return nil }},
+	}
+	var prompts []string
+	for _, st := range steps {
+		if err := st.change(); err != nil {
+			t.Fatal(err)
+		}
+		ec, toggles := s.Context(), rules.Toggles(s.state.Toggles())
+		d := decide(t, s)
+		fresh := s.rules.Evaluate(ec, toggles) // the rule set of this decision's snapshot
+		if !reflect.DeepEqual(d.Rules.Results, fresh.Results) {
+			t.Errorf("%s: Decide returned results other than a fresh evaluation", st.name)
+		}
+		if !reflect.DeepEqual(d.Applied, fresh.ConditionalRulesApplied()) {
+			t.Errorf("%s: applied %+v, want %+v", st.name, d.Applied, fresh.ConditionalRulesApplied())
+		}
+		if want := record(d.Turn, d.Recorded().Snapshot, ec, d.Recorded().Dropped, fresh); !reflect.DeepEqual(d.Recorded(), want) {
+			t.Errorf("%s: recorded\n%+v\nwant\n%+v", st.name, d.Recorded(), want)
+		}
+		if d.Prompt != fresh.RenderCline() {
+			t.Errorf("%s: prompt %q, want %q", st.name, d.Prompt, fresh.RenderCline())
+		}
+		prompts = append(prompts, d.Prompt)
+		// A runtime may reorder or blank what it got; the next decision must not see it.
+		slices.Reverse(d.Rules.Results)
+		for i := range d.Applied {
+			d.Applied[i] = rules.AppliedRule{}
+		}
+	}
+	if prompts[0] != prompts[2] || prompts[2] == prompts[3] {
+		t.Errorf("prompts do not follow the tabs: %q", prompts[:4])
+	}
+	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() || rep.Decisions != len(steps) {
+		t.Errorf("replay: %+v, %v", rep, err)
+	}
+}

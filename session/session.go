@@ -125,6 +125,8 @@ type Session struct {
 	// filesSeq.
 	files    []rules.File
 	filesSeq uint64
+	// evaluated is the last recorded evaluation (see evaluate).
+	evaluated evaluated
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.
