@@ -31,64 +31,138 @@ import (
 // The demo writes tasklog-demo.db, not $TASKLOG_DB: it replaces its database on every run, and
 // $TASKLOG_DB names where a user's own tasks live. An existing --db file is replaced only when it
 // is a previous demo's database (a tasklog database holding no task but the demo's).
+//
+// With --store nats://HOST:PORT[/STREAM] it records into that stream, TASKLOG_DEMO when the URL
+// names none ($TASKLOG_STORE is not used either: the hooks' stream is the user's). Nothing can
+// be removed from a stream, so a stream holding a task the demo did not record is refused, and
+// a session an earlier demo recorded there is verified and replayed again, not recorded twice.
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("demo", "", stderr)
 	f.db = "tasklog-demo.db"
+	f.noStoreEnv = true
 	f.Lookup("db").DefValue = f.db
 	f.Lookup("db").Usage = "the demo's database, created or replaced (a file that is not a previous demo's is refused); $TASKLOG_DB is not used"
+	f.Lookup("store").Usage = "record into a stream of a NATS JetStream server, nats://HOST:PORT[/STREAM] (default stream " + demoStream + "), instead of --db; $TASKLOG_STORE is not used"
 	dataDir := f.String("testdata", "testdata", "folder holding sessions/ and workspaces/")
 	show := f.String("show", "monorepo", "the session whose timeline is explained")
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
+	}
+	if f.loc.isNATS() && !natsURLNamesStream(f.loc.url) {
+		f.loc.url = strings.TrimSuffix(f.loc.url, "/") + "/" + demoStream
+		f.db = f.loc.url
 	}
 	scripts, err := filepath.Glob(filepath.Join(*dataDir, "sessions", "*.jsonl"))
 	if err != nil || len(scripts) == 0 {
 		return fail(stderr, fmt.Errorf("no sessions under %s/sessions (run the demo from the repository root)", *dataDir))
 	}
 	sort.Strings(scripts)
-	if err := removePreviousDemo(f, scripts); err != nil {
-		return fail(stderr, err)
+	if !f.loc.isNATS() {
+		if err := removePreviousDemo(f, scripts); err != nil {
+			return fail(stderr, err)
+		}
 	}
-	db, err := store.Open(f.db, nil)
+	db, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
+	if f.loc.isNATS() {
+		if err := checkDemoTasks(db, f.db, scripts); err != nil {
+			return fail(stderr, err)
+		}
+	}
 	fmt.Fprintf(stdout, "tasklog demo: recording %s into %s\n\n", plural(len(scripts), "session"), f.db)
 	ctx := context.Background()
-	var shown *session.Session
+	var shown uuid.UUID
 	failed := false
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".jsonl")
-		wf := fixtureWorkspace(*dataDir, name)
-		s, n, err := recordScript(db, script, wf, nil)
+		task, evs, n, again, err := demoSession(ctx, db, *dataDir, script, name)
 		if err != nil {
 			return fail(stderr, err)
 		}
 		verdict := "verified"
-		if err := db.Verify(ctx, s.Task()); err != nil {
+		if err := db.Verify(ctx, task); err != nil {
 			verdict, failed = "CHAIN BROKEN: "+err.Error(), true
-		} else if rep, err := session.Replay(ctx, db, s.Task(), session.ReplayOptions{}); err != nil {
+		} else if rep, err := session.Replay(ctx, db, task, session.ReplayOptions{}); err != nil {
 			verdict, failed = "REPLAY FAILED: "+err.Error(), true
 		} else if !rep.OK() {
 			verdict, failed = "DIFFERS: "+rep.Changes[0].String(), true
+		} else if again {
+			verdict += " (recorded by an earlier demo)"
 		}
-		fmt.Fprintf(stdout, "  %-16s %s  %10s  %12s  %s\n", name, s.Task(), plural(int(s.Version()), "event"), plural(n, "decision"), verdict)
+		fmt.Fprintf(stdout, "  %-16s %s  %10s  %12s  %s\n", name, task, plural(int(evs), "event"), plural(n, "decision"), verdict)
 		if name == *show {
-			shown = s
+			shown = task
 		}
 	}
-	if shown != nil {
+	if shown != uuid.Nil {
 		fmt.Fprintf(stdout, "\nTimeline of %q, explained:\n\n", *show)
 		if err := printTimeline(ctx, safeWriter{stdout}, db, shown); err != nil {
 			return fail(stderr, err)
 		}
 	}
-	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks --db %s\n", f.db)
+	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks %s %s\n", storeFlagFor(f.db), f.db)
 	if failed {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// demoStream is the stream the demo records into on a NATS server when the URL names none.
+const demoStream = "TASKLOG_DEMO"
+
+// natsURLNamesStream reports whether a nats://HOST:PORT[/STREAM] URL names a stream.
+func natsURLNamesStream(url string) bool {
+	rest := strings.TrimPrefix(strings.TrimSuffix(url, "/"), "nats://")
+	return strings.Contains(rest, "/")
+}
+
+// demoSession records a fixture session and returns its task, events and decisions. A session
+// already in the store (an earlier demo's, in a NATS stream) is not recorded again: again is set
+// and its events and decisions are counted.
+func demoSession(ctx context.Context, db store.Store, dataDir, script, name string) (task uuid.UUID, evs uint64, decisions int, again bool, err error) {
+	if id, err := scriptTask(script); err == nil {
+		if h, err := db.Head(id); err == nil {
+			ds, err := session.Decisions(ctx, db, id)
+			return id, h.Seq, len(ds), true, err
+		} else if !errors.Is(err, store.ErrTaskNotFound) {
+			return uuid.Nil, 0, 0, false, err
+		}
+	}
+	s, n, err := recordScript(db, script, fixtureWorkspace(dataDir, name), nil)
+	if err != nil {
+		return uuid.Nil, 0, 0, false, err
+	}
+	return s.Task(), s.Version(), n, false, nil
+}
+
+// demoTasks are the tasks of the demo's scripts.
+func demoTasks(scripts []string) map[uuid.UUID]bool {
+	demo := map[uuid.UUID]bool{}
+	for _, s := range scripts {
+		if id, err := scriptTask(s); err == nil {
+			demo[id] = true
+		}
+	}
+	return demo
+}
+
+// checkDemoTasks refuses a store that holds a task the demo did not record.
+func checkDemoTasks(db store.Store, name string, scripts []string) error {
+	tasks, err := db.Tasks()
+	if err != nil {
+		return err
+	}
+	demo := demoTasks(scripts)
+	for _, t := range tasks {
+		if !demo[t.Task] {
+			return fmt.Errorf("%s holds task %s, which the demo did not record; the demo records only into "+
+				"its own stream: name another (nats://HOST:PORT/STREAM)", name, t.Task)
+		}
+	}
+	return nil
 }
 
 // removePreviousDemo removes the file at --db when it is a previous demo's database: a tasklog
@@ -101,12 +175,7 @@ func removePreviousDemo(f *flags, scripts []string) error {
 		return fmt.Errorf("%s already exists and %s; the demo replaces only its own database: "+
 			"give another --db, or remove the file yourself", f.db, why)
 	}
-	demo := map[uuid.UUID]bool{}
-	for _, s := range scripts {
-		if id, err := scriptTask(s); err == nil {
-			demo[id] = true
-		}
-	}
+	demo := demoTasks(scripts)
 	db, err := store.Open(f.db, &store.Options{ReadOnly: true, Timeout: f.timeout})
 	if errors.Is(err, store.ErrNotDatabase) {
 		return refuse("is not a tasklog database")
@@ -166,8 +235,8 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 }
 
 // printTimeline shows, turn by turn, what entered the context and which rules it brought in.
-func printTimeline(ctx context.Context, w io.Writer, db store.Store, s *session.Session) error {
-	ds, err := session.Decisions(ctx, db, s.Task())
+func printTimeline(ctx context.Context, w io.Writer, db store.Store, task uuid.UUID) error {
+	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return err
 	}

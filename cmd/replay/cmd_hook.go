@@ -57,7 +57,10 @@ var errHelp = errors.New("help")
 
 // hookConfig is a hook run's arguments.
 type hookConfig struct {
-	hint   agentlog.Agent
+	hint agentlog.Agent
+	// loc is the store; db the path its hook log, spool and server socket go beside
+	// (loc.sideFile(): the file itself, or a NATS store's folder in the user's data folder).
+	loc    storeLoc
 	db     string
 	budget time.Duration
 	start  time.Time
@@ -65,18 +68,19 @@ type hookConfig struct {
 
 func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB()}
-	var agent string
+	var agent, storeVal string
+	dbSet, storeSet := false, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH] [--budget DURATION]\n\n"+
+			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n\n"+
 				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot) on stdin,\n"+
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database.")
 			return hc, errHelp
-		case strings.HasPrefix(a, "-") && (name == "db" || name == "budget"):
+		case strings.HasPrefix(a, "-") && (name == "db" || name == "store" || name == "budget"):
 			if !hasVal {
 				if i+1 >= len(args) {
 					return hc, fmt.Errorf("replay hook: flag --%s needs a value", name)
@@ -85,7 +89,9 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 				val = args[i]
 			}
 			if name == "db" {
-				hc.db = val
+				hc.db, dbSet = val, true
+			} else if name == "store" {
+				storeVal, storeSet = val, true
 			} else if d, err := time.ParseDuration(val); err == nil && d > 0 {
 				hc.budget = d
 			} else {
@@ -99,6 +105,11 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 			return hc, fmt.Errorf("replay hook: unexpected argument %q", a)
 		}
 	}
+	loc, err := selectStore(hc.db, dbSet, storeVal, storeSet, true)
+	if err != nil {
+		return hc, fmt.Errorf("replay hook: %w", err)
+	}
+	hc.loc, hc.db = loc, loc.sideFile()
 	ag, err := agentlog.ParseHookAgent(agent)
 	if err != nil {
 		return hc, fmt.Errorf("replay hook: %w", err)
@@ -176,7 +187,9 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 // the next hook.
 func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
 	db, err := hc.openDB(ctx)
-	if errors.Is(err, store.ErrLocked) {
+	if errors.Is(err, store.ErrLocked) || (err != nil && hc.loc.isNATS()) {
+		// Another process holds the file, or the NATS server is out of reach: the next hook
+		// that gets the store records the payload.
 		return "", hc.spoolPayload(h, payload, err)
 	}
 	if err != nil {
@@ -211,9 +224,6 @@ func (hc *hookConfig) spoolPayload(h *agentlog.Hook, payload []byte, cause error
 // openDB opens the database, creating its folder, waiting for another process's lock until
 // shortly before the budget ends.
 func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
-	if err := os.MkdirAll(filepath.Dir(hc.db), 0o755); err != nil {
-		return nil, fmt.Errorf("create the database folder: %w", err)
-	}
 	wait := time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave time to record, decide and reply after the lock is had.
@@ -222,7 +232,7 @@ func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 	if wait <= 0 {
 		wait = time.Millisecond
 	}
-	return store.Open(hc.db, &store.Options{Timeout: wait})
+	return openHookStore(hc.loc, wait)
 }
 
 // recordAndDeliver records the hook's events in its task and, when the event's reply reaches

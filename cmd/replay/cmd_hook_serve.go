@@ -44,7 +44,7 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	sock := serve.SocketPath(hc.db)
 	c, err := serve.Dial(callCtx, sock, "replay hook")
 	if err != nil && serverStarter != nil && nothingListens(err) && !startFailedRecently(hc.db) {
-		if serr := serverStarter(hc.db); serr != nil {
+		if serr := serverStarter(hc.loc.String()); serr != nil {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
 			return nil, false
@@ -151,16 +151,16 @@ func dialStarted(ctx context.Context, sock string) (*serve.Client, error) {
 	}
 }
 
-// startServer starts 'replay serve --db DB' in a session of its own, detached from the hook's
-// stdio (the agent reads the hook's stdout until every writer closed it) and left running when
-// the hook exits. Of several started at once, one gets the database's server lock; the others
-// exit.
+// startServer starts 'replay serve --db DB' ('--store URL' for a NATS store) in a session of its
+// own, detached from the hook's stdio (the agent reads the hook's stdout until every writer
+// closed it) and left running when the hook exits. Of several started at once, one gets the
+// database's server lock; the others exit.
 func startServer(db string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	args := []string{"serve", "--db", db}
+	args := []string{"serve", storeFlagFor(db), db}
 	if idle := os.Getenv("TASKLOG_SERVE_IDLE"); idle != "" {
 		args = append(args, "--idle", idle)
 	}

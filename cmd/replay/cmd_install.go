@@ -18,7 +18,7 @@ type installOptions struct {
 	project   string // the project folder as given ("." by default)
 	user      bool
 	exe       string // the replay binary the hooks run, absolute
-	db        string // the database baked into the command, absolute; "" for none
+	db        string // the database baked into the command, absolute, or a NATS store's URL; "" for none
 	home      string // the user's home folder
 	codexHome string // $CODEX_HOME, or ""
 	clineMCP  string // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
@@ -89,10 +89,12 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")
 	f.BoolVar(&opts.user, "user", false, "change the user's configuration (in the home folder) instead")
 	f.StringVar(&opts.db, "db", "", "the database the hooks record to and the MCP server reads, baked into the commands (default: the hook's own, $TASKLOG_DB)")
+	var storeVal string
+	f.StringVar(&storeVal, "store", "", "the NATS store (nats://HOST:PORT[/STREAM]) the hooks record to and the MCP server reads, baked into the commands instead of --db")
 	f.BoolVar(&opts.noMCP, "no-mcp", false, "the hooks only, not the MCP server")
 	f.BoolVar(&opts.mcpOnly, "mcp-only", false, "the MCP server only, not the hooks")
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
 			name, strings.Join(installAgents, "|"), what)
 		f.PrintDefaults()
 	}
@@ -119,7 +121,19 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	if opts.exe, err = replayExecutable(); err != nil {
 		return opts, fail(stderr, err)
 	}
-	if opts.db != "" {
+	if storeVal != "" {
+		if opts.db != "" {
+			fmt.Fprintf(stderr, "replay %s: --db and --store name two stores: give one\n", name)
+			return opts, exitUsage
+		}
+		loc, err := parseStoreLoc(storeVal)
+		if err != nil {
+			fmt.Fprintf(stderr, "replay %s: --store: %v\n", name, err)
+			return opts, exitUsage
+		}
+		opts.db = loc.String()
+	}
+	if opts.db != "" && !isNATSURL(opts.db) {
 		if opts.db, err = filepath.Abs(opts.db); err != nil {
 			return opts, fail(stderr, err)
 		}

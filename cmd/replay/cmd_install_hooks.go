@@ -7,7 +7,7 @@ import (
 )
 
 // hookCommand is the shell command line every installed hook runs: this replay binary's
-// `hook <agent>` verb, with the database baked in when --db was given.
+// `hook <agent>` verb, with the database baked in when --db was given (--store for a NATS URL).
 type hookCommand struct {
 	agent string
 	line  string
@@ -16,7 +16,7 @@ type hookCommand struct {
 func newHookCommand(exe, agent, db string) hookCommand {
 	line := shellQuote(exe) + " hook " + agent
 	if db != "" {
-		line += " --db " + shellQuote(db)
+		line += " " + storeFlagFor(db) + " " + shellQuote(db)
 	}
 	return hookCommand{agent: agent, line: line}
 }

@@ -23,7 +23,7 @@ const mcpServerName = "tasklog"
 
 // mcpLaunch is how an agent starts the tasklog MCP server: this replay binary's `mcp` verb,
 // serving the project folder (the folder the agent starts it in for a user install) and the
-// database baked in when --db was given (else the server takes the hooks' default).
+// database baked in when --db or --store was given (else the server takes the hooks' default).
 type mcpLaunch struct {
 	command string
 	args    []string
@@ -35,7 +35,7 @@ func newMCPLaunch(exe, workspace, db string) mcpLaunch {
 		args = append(args, "--workspace", workspace)
 	}
 	if db != "" {
-		args = append(args, "--db", db)
+		args = append(args, storeFlagFor(db), db)
 	}
 	return mcpLaunch{command: exe, args: args}
 }

@@ -21,6 +21,7 @@ import (
 // is the current one.
 type mcpConfig struct {
 	db      string
+	loc     storeLoc // the store when it is a NATS stream (--store, $TASKLOG_STORE); else db is the file
 	timeout time.Duration
 	wf      workspaceFlags
 	// task is --task: the current task, by id or unique prefix.
@@ -67,7 +68,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
-	cfg.db, cfg.timeout = f.db, f.timeout
+	cfg.db, cfg.timeout, cfg.loc = f.db, f.storeTimeout(), f.loc
 	if _, err := agentlog.ParseHookAgent(cfg.agent); err != nil {
 		return fail(stderr, fmt.Errorf("--agent: %w", err))
 	}
@@ -87,7 +88,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	if _, err := cfg.baseWorkspace(); err != nil {
 		return fail(stderr, err)
 	}
-	if abs, err := filepath.Abs(cfg.db); err == nil {
+	if abs, err := filepath.Abs(cfg.db); err == nil && !cfg.loc.isNATS() {
 		cfg.db = abs
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

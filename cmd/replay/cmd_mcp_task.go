@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/google/uuid"
 
@@ -24,10 +23,14 @@ var (
 // withDB opens the log read-only for one call and closes it after: bbolt lets one process at a
 // time hold the file for writing, and the hooks of the same agent write between calls.
 func (s *mcpServer) withDB(fn func(db store.Store) error) error {
-	if _, err := os.Stat(s.cfg.db); err != nil {
+	loc := s.cfg.loc
+	if !loc.isNATS() {
+		loc = fileLoc(s.cfg.db)
+	}
+	db, err := openExisting(loc, s.cfg.timeout)
+	if errors.Is(err, errNoLog) {
 		return fmt.Errorf("%w at %s yet (the agent's hooks, 'replay record' or 'replay import' create it)", errMCPNoLog, s.cfg.db)
 	}
-	db, err := store.Open(s.cfg.db, &store.Options{Timeout: s.cfg.timeout, ReadOnly: true})
 	if err != nil {
 		return err
 	}

@@ -21,18 +21,22 @@ import (
 // serveLogName is the server's log file beside the database.
 const serveLogName = "tasklog-serve.log"
 
-// cmdServe is 'replay serve [--db PATH] [--idle D] [--hold D] [--stop]': the resident server of
-// one database, on a Unix socket beside it, until it has been idle for --idle or gets SIGTERM.
+// cmdServe is 'replay serve [--db PATH | --store URL] [--idle D] [--hold D] [--stop]': the
+// resident server of one store, on a Unix socket beside it (for a NATS store, in its folder
+// under the user's data folder: storeLoc.sideFile), until it has been idle for --idle or gets
+// SIGTERM.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", defaultHookDB(), "the database to serve (default: the hooks' database)")
+	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+storeEnv+" sets the default")
 	idle := fs.Duration("idle", serve.DefaultIdle, "exit after this long without a connection (0: never)")
-	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open)")
+	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open; a NATS store is always kept open)")
+	timeout := fs.Duration("timeout", 0, "for a NATS store: how long each server call may take (default 5s)")
 	logPath := fs.String("log", "", "append the server's log here (default: "+serveLogName+" beside the database)")
 	stop := fs.Bool("stop", false, "ask the running server to finish what it accepted and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH] [--idle D] [--hold D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--idle D] [--hold D] [--log PATH] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -47,15 +51,23 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "replay serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *stop {
-		return stopServer(*db, stdout, stderr)
+	dbSet, storeSet := false, false
+	fs.Visit(func(fl *flag.Flag) { dbSet, storeSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store" })
+	loc, err := selectStore(*db, dbSet, *storeURL, storeSet, true)
+	if err != nil {
+		fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		return exitUsage
 	}
-	if err := os.MkdirAll(filepath.Dir(*db), 0o755); err != nil {
+	side := loc.sideFile()
+	if *stop {
+		return stopServer(loc, stdout, stderr)
+	}
+	if err := os.MkdirAll(filepath.Dir(side), 0o755); err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
 		return exitFailed
 	}
 	if *logPath == "" {
-		*logPath = filepath.Join(filepath.Dir(*db), serveLogName)
+		*logPath = filepath.Join(filepath.Dir(side), serveLogName)
 	}
 	var out io.Writer = stderr
 	if f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
@@ -64,7 +76,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
-		return drainSpool(ctx, d, *db)
+		return drainSpool(ctx, d, side)
 	}}
 	if *idle == 0 {
 		opts.Idle = -1
@@ -72,9 +84,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if *hold == 0 {
 		opts.Hold = -1
 	}
-	srv, err := serve.Listen(*db, opts)
+	if loc.isNATS() {
+		// No file lock to let go of: many processes share the stream, so the server keeps it
+		// open (and its sessions) until it exits.
+		opts.Hold, opts.Name = -1, loc.url
+		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
+			return openStore(loc, openOptions{timeout: *timeout})
+		}
+	}
+	srv, err := serve.Listen(side, opts)
 	if errors.Is(err, serve.ErrRunning) {
-		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(*db))
+		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(side))
 		return exitOK
 	}
 	if err != nil {
@@ -107,11 +127,12 @@ func homeFS() fs.FS {
 	return nil
 }
 
-// stopServer asks the database's server to exit and waits until it let go of its socket.
-func stopServer(db string, stdout, stderr io.Writer) int {
+// stopServer asks the store's server to exit and waits until it let go of its socket.
+func stopServer(loc storeLoc, stdout, stderr io.Writer) int {
+	db := loc.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sock := serve.SocketPath(db)
+	sock := serve.SocketPath(loc.sideFile())
 	c, err := serve.Dial(ctx, sock, "replay serve --stop")
 	if err != nil {
 		fmt.Fprintf(stdout, "no server for %s\n", db)

@@ -24,6 +24,14 @@ type flags struct {
 	json    bool
 	timeout time.Duration
 	stderr  io.Writer
+	// store is --store; loc is the store the flags and the environment select (see storeEnv),
+	// set by parseOrExit. noStoreEnv: $TASKLOG_STORE is not used (the demo's own store).
+	store      string
+	loc        storeLoc
+	noStoreEnv bool
+	// timeoutSet: --timeout was given, so it bounds a NATS server's calls too.
+	timeoutSet bool
+	selects    bool
 }
 
 func newFlags(name, args string, stderr io.Writer) *flags {
@@ -34,7 +42,9 @@ func newFlags(name, args string, stderr io.Writer) *flags {
 		def = "tasklog.db"
 	}
 	f.StringVar(&f.db, "db", def, "task log database; $TASKLOG_DB sets the default")
+	f.StringVar(&f.store, "store", "", "the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db (--timeout then bounds each server call, default 5s); $"+storeEnv+" sets the default")
 	f.DurationVar(&f.timeout, "timeout", time.Second, "how long to wait for a database another process holds")
+	f.selects = true
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "usage: replay %s [flags] %s\n\nflags:\n", name, args)
 		f.PrintDefaults()
@@ -80,13 +90,65 @@ func (f *flags) parseOrExit(args []string, min, max int) ([]string, int) {
 		f.Usage()
 		return nil, exitUsage
 	}
+	if f.selects {
+		if err := f.chooseStore(); err != nil {
+			fmt.Fprintf(f.Output(), "replay %s: %v\n", f.Name(), err)
+			return nil, exitUsage
+		}
+	}
 	return pos, -1
+}
+
+// chooseStore sets f.loc from --db, --store and the environment (see storeEnv for which wins),
+// and f.db to its name for messages.
+func (f *flags) chooseStore() error {
+	dbSet, storeSet := false, false
+	f.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "db":
+			dbSet = true
+		case "store":
+			storeSet = true
+		case "timeout":
+			f.timeoutSet = true
+		}
+	})
+	var err error
+	f.loc, err = selectStore(f.db, dbSet, f.store, storeSet, !f.noStoreEnv)
+	if err != nil {
+		return err
+	}
+	f.db = f.loc.String()
+	return nil
+}
+
+// natsTimeout is the timeout of a NATS store's calls: --timeout when given, else natsstore's.
+func (f *flags) natsTimeout() time.Duration {
+	if f.timeoutSet {
+		return f.timeout
+	}
+	return 0
+}
+
+// storeTimeout is the timeout to open the selected store with.
+func (f *flags) storeTimeout() time.Duration {
+	if f.loc.isNATS() {
+		return f.natsTimeout()
+	}
+	return f.timeout
 }
 
 // open opens the database for a verb that writes. It creates the file only when it is not there
 // yet, and then close removes it again unless something was written: a failed command leaves no
 // empty database behind. Verbs open it once they have something to write.
 func (f *flags) open() (*writeDB, error) {
+	if f.loc.isNATS() {
+		db, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
+		if err != nil {
+			return nil, err
+		}
+		return &writeDB{Store: db}, nil
+	}
 	_, err := os.Stat(f.db)
 	created := errors.Is(err, fs.ErrNotExist)
 	db, err := store.Open(f.db, &store.Options{Timeout: f.timeout})
@@ -124,10 +186,11 @@ func (w *writeDB) Close() error {
 
 // openReadOnly opens an existing database for reading; it never creates one.
 func (f *flags) openReadOnly() (store.Store, error) {
-	if _, err := os.Stat(f.db); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no task log at %s (create one with 'replay import' or 'replay record'; --db or $TASKLOG_DB names another)", f.db)
+	db, err := openExisting(f.loc, f.storeTimeout())
+	if errors.Is(err, errNoLog) {
+		return nil, fmt.Errorf("%w (create one with 'replay import' or 'replay record'; --db, --store, $TASKLOG_DB or $%s names another)", err, storeEnv)
 	}
-	return store.Open(f.db, &store.Options{Timeout: f.timeout, ReadOnly: true})
+	return db, err
 }
 
 // openTask opens the database read-only and resolves a task argument (an id or a unique
@@ -177,7 +240,7 @@ func resolveTask(db store.Store, arg string) (uuid.UUID, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks --db %s' lists them)", arg, db.Path(), db.Path())
+		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks %s %s' lists them)", arg, db.Path(), storeFlagFor(db.Path()), db.Path())
 	}
 	const shown = 10
 	var b strings.Builder

@@ -35,6 +35,12 @@ type Options struct {
 	// NoSync opens the database without fsync after each commit (store.Options.NoSync): for
 	// tests and benchmarks only.
 	NoSync bool
+	// Open opens the store for the server, waiting at most wait for a file another process
+	// holds; nil opens the bbolt file at the path given to Listen. A store that many processes
+	// share (a NATS stream) is usually kept open: Hold negative.
+	Open func(ctx context.Context, wait time.Duration) (store.Store, error)
+	// Name names the store in the server's log; "" is the path given to Listen.
+	Name string
 	// Opened runs each time the server opens the database, before any request uses it:
 	// 'replay serve' records what hooks spooled while another process held it.
 	Opened func(ctx context.Context, db store.Store) error
@@ -53,7 +59,9 @@ const messageReadTimeout = 10 * time.Second
 
 // Server serves one database. Make it with Listen, run it with Serve, stop it with Shutdown.
 type Server struct {
+	// dbPth names the store (Options.Name, else file); file is the path given to Listen.
 	dbPth string
+	file  string
 	sock  string
 	lock  *lockFile
 	ln    net.Listener
@@ -78,8 +86,9 @@ type Server struct {
 	stopOnce sync.Once
 }
 
-// Listen takes the database's server lock and listens on its socket (SocketPath); the database
-// is opened by the first request. ErrRunning: another server has the lock.
+// Listen takes the database's server lock and listens on its socket (SocketPath(dbPath)); the
+// database is opened by the first request (with Options.Open, else as the bbolt file at dbPath).
+// ErrRunning: another server has the lock.
 func Listen(dbPath string, opts Options) (*Server, error) {
 	if opts.Idle == 0 {
 		opts.Idle = DefaultIdle
@@ -99,7 +108,11 @@ func Listen(dbPath string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dbPth: dbPath, sock: sock, lock: lk, opts: opts, log: lg,
+	name := opts.Name
+	if name == "" {
+		name = dbPath
+	}
+	s := &Server{dbPth: name, file: dbPath, sock: sock, lock: lk, opts: opts, log: lg,
 		conns: map[*conn]struct{}{}, done: make(chan struct{})}
 	s.tasks = newSessions(s, opts.MaxSessions)
 	ln, err := listen(sock)
@@ -338,7 +351,7 @@ func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 		if dl, ok := ctx.Deadline(); ok {
 			wait = max(time.Until(dl), time.Millisecond)
 		}
-		db, err := store.Open(s.dbPth, &store.Options{Timeout: wait, NoSync: s.opts.NoSync})
+		db, err := s.open(ctx, wait)
 		if err != nil {
 			return nil, err
 		}
@@ -352,6 +365,14 @@ func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 	}
 	s.users++
 	return s.db, nil
+}
+
+// open opens the store with Options.Open, else the bbolt file at the path Listen was given.
+func (s *Server) open(ctx context.Context, wait time.Duration) (store.Store, error) {
+	if s.opts.Open != nil {
+		return s.opts.Open(ctx, wait)
+	}
+	return store.Open(s.file, &store.Options{Timeout: wait, NoSync: s.opts.NoSync})
 }
 
 // release ends a use of the database; the last one lets it go after the hold period.
