@@ -100,3 +100,51 @@ func BenchmarkDurableAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRead streams a 100k-event task from each store, decoding envelopes.
+func BenchmarkRead(b *testing.B) {
+	const n, batch = 100_000, 1000
+	task := uuid.New()
+	evs := make([]events.Event, n)
+	for i := range evs {
+		evs[i] = benchEvent(b, i)
+	}
+	srv := startServer(b)
+	for _, bs := range []struct {
+		name string
+		open func() store.Store
+	}{
+		{"nats", func() store.Store { return openStore(b, srv, nil) }},
+		{"bbolt", func() store.Store {
+			db, err := store.Open(filepath.Join(b.TempDir(), "tasks.db"), &store.Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			return db
+		}},
+	} {
+		s := bs.open()
+		for i := 0; i < n; i += batch {
+			if _, err := s.Append(context.Background(), task, uint64(i), evs[i:i+batch]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(bs.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got := 0
+				for _, err := range s.Events(context.Background(), task, 1) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					got++
+				}
+				if got != n {
+					b.Fatalf("read %d events, want %d", got, n)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

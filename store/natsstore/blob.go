@@ -49,7 +49,7 @@ func (s *Store) PutBlobs(blobs [][]byte) ([]string, error) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		_, err = s.blobs.PutBytes(ctx, sums[i], b)
+		_, err = s.putObject(ctx, s.blobs, sums[i], b)
 		cancel()
 		if err != nil {
 			return nil, s.errorf(fmt.Sprintf("put blob %s", sums[i]), err)
@@ -128,7 +128,7 @@ func (s *Store) PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte
 	val = append(val, data...)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if _, err := s.snaps.PutBytes(ctx, snapshotName(task, name), val); err != nil {
+	if _, err := s.putObject(ctx, s.snaps, snapshotName(task, name), val); err != nil {
 		return s.errorf(fmt.Sprintf("put snapshot %q of task %s", name, task), err)
 	}
 	return nil
@@ -151,4 +151,11 @@ func (s *Store) Snapshot(task uuid.UUID, name string) (uint64, []byte, error) {
 		return 0, nil, fmt.Errorf("snapshot %q of task %s: %w: %d bytes", name, task, store.ErrCorrupt, len(v))
 	}
 	return binary.BigEndian.Uint64(v), bytes.Clone(v[8:]), nil
+}
+
+// putObject stores data as the named object in chunks as large as a message allows, so a large
+// object costs few writes.
+func (s *Store) putObject(ctx context.Context, os jetstream.ObjectStore, name string, data []byte) (*jetstream.ObjectInfo, error) {
+	chunk := max(s.spillLimit(), 128<<10)
+	return os.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)}}, bytes.NewReader(data))
 }

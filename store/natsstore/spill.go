@@ -43,7 +43,7 @@ func (s *Store) spill(ctx context.Context, enc []byte) (string, error) {
 	if _, err := s.blobs.GetInfo(ctx, spillName(sum)); err == nil {
 		return sum, nil
 	}
-	if _, err := s.blobs.PutBytes(ctx, spillName(sum), enc); err != nil {
+	if _, err := s.putObject(ctx, s.blobs, spillName(sum), enc); err != nil {
 		return "", fmt.Errorf("storing an event of %d bytes in object store %s_blobs: %w", len(enc), s.stream, err)
 	}
 	return sum, nil
