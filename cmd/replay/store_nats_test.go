@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/serve"
+)
+
+// natsServer starts an in-process JetStream server listening on 127.0.0.1 (port 0: a random
+// one), keeping its streams in dir and syncing every write, as the README configures the real
+// one; it stops with the test.
+func natsServer(t testing.TB, dir string, port int) *server.Server {
+	t.Helper()
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true,
+		StoreDir: dir, SyncAlways: true, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		t.Fatal("the NATS server did not get ready in 10s")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}
+
+// TestNATSScripts runs the transcripts of testdata/script_nats, each against a NATS server of
+// its own: $NATS is its URL (nats://127.0.0.1:PORT, no stream). 'logged RE' greps the hook log
+// of the store $TASKLOG_STORE names.
+func TestNATSScripts(t *testing.T) {
+	root := repoRoot(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script_nats",
+		Setup: func(env *testscript.Env) error {
+			ns := natsServer(env.T().(testing.TB), filepath.Join(env.WorkDir, ".nats"), 0)
+			env.Setenv("ROOT", root)
+			env.Setenv("NATS", ns.ClientURL())
+			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
+			env.Setenv("TASKLOG_SERVE", "off")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"logged": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: logged REGEXP")
+				}
+				t.Setenv("XDG_DATA_HOME", ts.Getenv("XDG_DATA_HOME"))
+				loc, err := parseStoreLoc(ts.Getenv("TASKLOG_STORE"))
+				ts.Check(err)
+				p := filepath.Join(filepath.Dir(loc.sideFile()), hookLogName)
+				b, err := os.ReadFile(p)
+				ts.Check(err)
+				if !strings.Contains(string(b), args[0]) {
+					ts.Fatalf("%s does not say %q:\n%s", p, args[0], b)
+				}
+			},
+		},
+	})
+}
+
+// replayHere runs a verb in this process and returns its exit status and output.
+func replayHere(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// closedPort is a 127.0.0.1 port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// TestNATSServerDown: a server that is down makes a verb fail at once with exit 2 and an error
+// naming the server and the stream; a hook replies neutrally, exits 0, logs the error and spools
+// the payload, which the first hook that reaches the server records.
+func TestNATSServerDown(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("TASKLOG_SERVE", "off")
+	t.Setenv(storeEnv, "")
+	port := closedPort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	for _, tt := range []struct {
+		args   []string
+		stream string
+	}{
+		{[]string{"tasks", "--store", url}, "TASKLOG"},
+		{[]string{"log", "0b3c", "--store", url + "/AUDIT"}, "AUDIT"},
+		{[]string{"import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url}, "TASKLOG"},
+		{[]string{"verify", "--all", "--store", url}, "TASKLOG"},
+	} {
+		args, stream := append(tt.args, "--timeout", "1s"), tt.stream
+		start := time.Now()
+		code, _, stderr := replayHere(args...)
+		took := time.Since(start)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d; stderr %s", args, code, exitUsage, stderr)
+		}
+		if !strings.Contains(stderr, fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(stderr, stream) {
+			t.Errorf("%v: the error names neither server nor stream %s: %s", args, stream, stderr)
+		}
+		// Never a hang: the call fails within its timeout (1s; 5s more for a loaded machine).
+		if took > 6*time.Second {
+			t.Errorf("%v took %v, past its timeout", args, took)
+		}
+	}
+
+	// A hook: neutral reply, exit 0, the error in the store's hook log, the payload spooled.
+	ws, _ := hookWorkspace(t)
+	loc := storeLoc{url: url}
+	side := filepath.Dir(loc.sideFile())
+	prompt := fmt.Sprintf(`{"session_id":"s-down","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"hello"}`, ws)
+	code, stdout, _ := hookRun(t, prompt, "claude-code", "--store", url)
+	if code != exitOK || stdout != "" {
+		t.Fatalf("hook with the server down: exit %d, stdout %q; want 0 and the neutral (empty) reply", code, stdout)
+	}
+	log, err := os.ReadFile(filepath.Join(side, hookLogName))
+	if err != nil || !strings.Contains(string(log), fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(string(log), "spooled") {
+		t.Fatalf("hook log (%v) does not name the server and the spooled payload:\n%s", err, log)
+	}
+	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.sideFile()), "*.json")); len(spooled) != 1 {
+		t.Fatalf("spooled %d payloads, want 1", len(spooled))
+	}
+
+	// The server comes up on that port: the next hook records its payload and the spooled one.
+	natsServer(t, filepath.Join(dir, "nats"), port)
+	stop := fmt.Sprintf(`{"session_id":"s-down","cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, ws)
+	if code, _, stderr := hookRun(t, stop, "claude-code", "--store", url); code != exitOK {
+		t.Fatalf("hook: exit %d: %s", code, stderr)
+	}
+	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.sideFile()), "*.json")); len(spooled) != 0 {
+		t.Fatalf("%d payloads still spooled after a hook reached the server", len(spooled))
+	}
+	code, out, stderr := replayHere("log", agentlog.TaskID(agentlog.ClaudeCode, "s-down").String(), "--store", url)
+	if code != exitOK || !strings.Contains(out, `user_message`) || !strings.Contains(out, "agent_stopped") {
+		t.Fatalf("log: exit %d, want the spooled prompt and the stop:\n%s%s", code, out, stderr)
+	}
+}
+
+// hookRun runs 'replay hook' in this process with payload on stdin.
+func hookRun(t *testing.T, payload string, args ...string) (int, string, string) {
+	t.Helper()
+	old := hookStdin
+	hookStdin = strings.NewReader(payload)
+	defer func() { hookStdin = old }()
+	return replayHere(append([]string{"hook"}, args...)...)
+}
+
+// TestNATSServe: 'replay serve --store URL' serves a NATS store. It keeps the stream open, yet
+// other commands read the log meanwhile (no file lock); hooks go through it; --stop stops it.
+func TestNATSServe(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv(storeEnv, "")
+	ns := natsServer(t, filepath.Join(dir, "nats"), 0)
+	url := ns.ClientURL() + "/SERVED"
+	ws, _ := hookWorkspace(t)
+
+	done := make(chan int, 1)
+	var serveErr bytes.Buffer
+	go func() { done <- cmdServe([]string{"--store", url, "--idle", "1m"}, &bytes.Buffer{}, &serveErr) }()
+	sock := serve.SocketPath(storeLoc{url: url}.sideFile())
+	var c *serve.Client
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		var err error
+		c, err = serve.Dial(ctx, sock, "test")
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not listen on %s: %v\n%s", sock, err, serveErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer c.Close()
+	if c.Server.DB != url {
+		t.Errorf("the server says it serves %q, want %q", c.Server.DB, url)
+	}
+
+	// A hook payload through the socket, then one through 'replay hook' (which finds the server).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := fmt.Sprintf(`{"session_id":"s-serve","cwd":%q,"hook_event_name":"SessionStart","source":"startup"}`, ws)
+	if _, err := c.Hook(ctx, "claude-code", []byte(start)); err != nil {
+		t.Fatalf("hook through the server: %v", err)
+	}
+	read := fmt.Sprintf(`{"session_id":"s-serve","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_1"}`,
+		ws, filepath.Join(ws, "src/api/routes.ts"))
+	t.Setenv("TASKLOG_SERVE", "on")
+	code, reply, stderr := hookRun(t, read, "claude-code", "--store", url)
+	if code != exitOK || !strings.Contains(reply, "API handlers return JSON errors") {
+		t.Fatalf("replay hook via the server: exit %d, reply %q, stderr %s", code, reply, stderr)
+	}
+
+	// The server holds the stream open; a reader opens it all the same.
+	task := agentlog.TaskID(agentlog.ClaudeCode, "s-serve").String()
+	code, out, stderr := replayHere("log", task, "--store", url, "--timeout", "2s")
+	if code != exitOK || !strings.Contains(out, "tool_call") || !strings.Contains(out, "delivered") {
+		t.Fatalf("log while the server holds the store: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = replayHere("serve", "--stop", "--store", url)
+	if code != exitOK || !strings.Contains(out, "stopped the server of "+url) {
+		t.Fatalf("serve --stop: exit %d: %s%s", code, out, stderr)
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("serve exited %d: %s", code, serveErr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after --stop")
+	}
+	if code, out, _ := replayHere("verify", task, "--store", url); code != exitOK {
+		t.Fatalf("verify after serve: exit %d\n%s", code, out)
+	}
+}
+
+// TestSelectStore: which store the flags and the environment select.
+func TestSelectStore(t *testing.T) {
+	tests := []struct {
+		name          string
+		db            string
+		dbSet         bool
+		store         string
+		storeSet      bool
+		env           string
+		want, wantErr string
+	}{
+		{name: "default file", db: "tasklog.db", want: "tasklog.db"},
+		{name: "--db", db: "a.db", dbSet: true, want: "a.db"},
+		{name: "--store nats", db: "tasklog.db", store: "nats://h:4222/S", storeSet: true, want: "nats://h:4222/S"},
+		{name: "--store file", db: "tasklog.db", store: "b.db", storeSet: true, want: "b.db"},
+		{name: "env", db: "tasklog.db", env: "nats://h:4222", want: "nats://h:4222"},
+		{name: "--db beats env", db: "a.db", dbSet: true, env: "nats://h:4222", want: "a.db"},
+		{name: "--store beats env", db: "tasklog.db", store: "nats://x:1", storeSet: true, env: "nats://h:4222", want: "nats://x:1"},
+		{name: "both flags", db: "a.db", dbSet: true, store: "nats://h:1", storeSet: true, wantErr: "--db and --store name two stores"},
+		{name: "unknown kind", db: "tasklog.db", store: "redis://h", storeSet: true, wantErr: `--store: unknown kind of store "redis://h"`},
+		{name: "bad env", db: "tasklog.db", env: "http://h", wantErr: "$TASKLOG_STORE: unknown kind of store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(storeEnv, tt.env)
+			got, err := selectStore(tt.db, tt.dbSet, tt.store, tt.storeSet, true)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.String() != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestNATSSideFolder: a NATS store's local files are in one folder per stream, the default
+// stream's whether the URL names it or not, and never beside $TASKLOG_DB.
+func TestNATSSideFolder(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/data")
+	a := storeLoc{url: "nats://127.0.0.1:4222"}.sideFile()
+	if b := (storeLoc{url: "nats://127.0.0.1:4222/TASKLOG"}).sideFile(); a != b {
+		t.Errorf("the default stream has two folders: %s and %s", a, b)
+	}
+	if c := (storeLoc{url: "nats://127.0.0.1:4222/OTHER"}).sideFile(); a == c {
+		t.Errorf("two streams share the folder %s", a)
+	}
+	if !strings.HasPrefix(a, "/data/tasklog/nats-") || filepath.Base(a) != "tasklog" {
+		t.Errorf("side file %s, want /data/tasklog/nats-HASH/tasklog", a)
+	}
+	if got := serve.SocketPath(a); got != a+".sock" {
+		t.Errorf("socket %s, want %s.sock", got, a)
+	}
+}
+
+// TestInstallStore: install bakes --store into the hook and MCP commands; a second install
+// changes nothing; --db and --store together are a usage error; uninstall restores the file.
+func TestInstallStore(t *testing.T) {
+	dir := t.TempDir()
+	url := "nats://10.0.0.5:4222/TEAM"
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orig := "{\n  \"model\": \"opus\"\n}\n"
+	if err := os.WriteFile(settings, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := replayHere("install", "claude-code", "--project", dir, "--store", url); code != exitOK {
+		t.Fatalf("install: exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), "hook claude-code --store "+url) {
+		t.Fatalf("the hook command does not carry --store %s:\n%s", url, b)
+	}
+	mcp, _ := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	if !strings.Contains(string(mcp), `"--store",`) || !strings.Contains(string(mcp), url) {
+		t.Fatalf("the MCP server does not carry --store %s:\n%s", url, mcp)
+	}
+	if code, out, _ := replayHere("install", "claude-code", "--project", dir, "--store", url); code != exitOK || out != "nothing to change\n" {
+		t.Fatalf("second install: exit %d, %q", code, out)
+	}
+	if code, _, stderr := replayHere("install", "claude-code", "--project", dir, "--store", url, "--db", "x.db"); code != exitUsage || !strings.Contains(stderr, "--db and --store") {
+		t.Fatalf("--db with --store: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := replayHere("uninstall", "claude-code", "--project", dir); code != exitOK {
+		t.Fatalf("uninstall: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != orig {
+		t.Fatalf("uninstall left\n%s\nwant\n%s", b, orig)
+	}
+}
+
+// TestNATSServerBinary starts the real nats-server as the README says (JetStream, 127.0.0.1,
+// sync_interval always, a store folder) and runs the demo against it.
+func TestNATSServerBinary(t *testing.T) {
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
+		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "nats-server")
+		if _, err := os.Stat(bin); err != nil {
+			t.Skip("nats-server is not on PATH nor in $(go env GOPATH)/bin (go install github.com/nats-io/nats-server/v2@v2.15.2)")
+		}
+	}
+	dir := t.TempDir()
+	port := closedPort(t)
+	conf := filepath.Join(dir, "nats-server.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(natsConf, port, filepath.Join(dir, "jetstream"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	cmd := exec.Command(bin, "-js", "-c", conf)
+	cmd.Stdout, cmd.Stderr = &logb, &logb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nats-server did not listen on %s:\n%s", addr, logb.String())
+		}
+	}
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	url := "nats://" + addr
+	code, out, stderr := replayHere("demo", "--testdata", filepath.Join(repoRoot(t), "testdata"), "--store", url)
+	if code != exitOK || strings.Count(out, "verified") != 6 {
+		t.Fatalf("demo against nats-server: exit %d\n%s%s\nserver log:\n%s", code, out, stderr, logb.String())
+	}
+	if !strings.Contains(logb.String(), "sync_interval") && !strings.Contains(logb.String(), "Sync Interval") {
+		t.Logf("the server's log does not mention its sync setting:\n%s", logb.String())
+	}
+	st, err := openStore(storeLoc{url: url + "/" + demoStream}, openOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tasks, err := st.Tasks()
+	if err != nil || len(tasks) != 6 {
+		t.Fatalf("the demo stream holds %d tasks (%v), want 6", len(tasks), err)
+	}
+	for _, ti := range tasks {
+		if err := st.Verify(context.Background(), ti.Task); err != nil {
+			t.Errorf("verify %s: %v", ti.Task, err)
+		}
+	}
+}
+
+// natsConf is the README's nats-server configuration with the port and store folder of a test.
+const natsConf = `listen: 127.0.0.1:%d
+jetstream {
+  store_dir: %q
+  sync_interval: always
+}
+`
