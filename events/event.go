@@ -96,7 +96,7 @@ func (e Event) Payload() (Payload, error) { return e.payload(nil) }
 
 // payload is Payload, decoding into d's memory when d is not nil (see Decoder).
 func (e Event) payload(d *Decoder) (Payload, error) {
-	s, ok := schemas[e.Type]
+	s, ok := schemaOf(e.Type)
 	if !ok {
 		return nil, fmt.Errorf("event %s: %w %q", e, ErrUnknownType, e.Type)
 	}
@@ -129,6 +129,22 @@ func New(p Payload) (Event, error) {
 	}
 	t := p.EventType()
 	return Event{Type: t, V: schemas[t].current, Data: data}, nil
+}
+
+// AppendData appends to b the payload's canonical bytes, those New would give it as the event's
+// Data, after the same validation: a caller comparing payloads byte for byte reuses b.
+func AppendData(b []byte, p Payload) ([]byte, error) {
+	if err := p.validate(); err != nil {
+		return b, fmt.Errorf("%s: %w: %v", p.EventType(), ErrInvalid, err)
+	}
+	if d, ok := p.(*Decision); ok {
+		return d.appendJSON(b), nil
+	}
+	data, err := canonicalJSON(p)
+	if err != nil {
+		return b, fmt.Errorf("%s: encode payload: %w", p.EventType(), err)
+	}
+	return append(b, data...), nil
 }
 
 // Seal links the event to its predecessor: it sets Prev and computes Hash.

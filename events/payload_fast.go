@@ -18,8 +18,9 @@ type Decoder struct {
 	settingsChanged SettingsChanged
 	ruleToggled     RuleToggled
 	ruleTriggered   RuleTriggered
-	// tools interns tool names, which a log repeats at every call.
+	// tools interns tool names, which a log repeats at every call; last is the last one read.
 	tools map[string]string
+	last  string
 }
 
 // maxInterned bounds Decoder.tools: a log with more distinct tool names allocates the others.
@@ -31,7 +32,11 @@ func (d *Decoder) Payload(e Event) (Payload, error) { return e.payload(d) }
 
 // intern returns b as a string, the same string for the same bytes while the table has room.
 func (d *Decoder) intern(b []byte) string {
+	if string(b) == d.last {
+		return d.last
+	}
 	if s, ok := d.tools[string(b)]; ok {
+		d.last = s
 		return s
 	}
 	s := string(b)
@@ -40,6 +45,7 @@ func (d *Decoder) intern(b []byte) string {
 	}
 	if len(d.tools) < maxInterned {
 		d.tools[s] = s
+		d.last = s
 	}
 	return s
 }
@@ -394,6 +400,9 @@ func (s *fastScanner) skipString() (plain, ok bool) {
 	start := s.i + 1
 	for j := start; j < len(s.b); j++ {
 		c := s.b[j]
+		if plainByte[c] {
+			continue
+		}
 		switch {
 		case c == '"':
 			s.i = j + 1
@@ -430,6 +439,14 @@ func (s *fastScanner) skipString() (plain, ok bool) {
 	}
 	return false, false
 }
+
+// plainByte marks the bytes a string holds as they are: printable ASCII but '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 

@@ -190,3 +190,43 @@ func TestDecoderReusesAndCopies(t *testing.T) {
 		t.Errorf("Decoder error %v, want %v", err, want)
 	}
 }
+
+// TestAppendDataIsNewsData: AppendData appends exactly the bytes New gives, and fails as New does.
+func TestAppendDataIsNewsData(t *testing.T) {
+	for _, p := range []Payload{
+		&Decision{Turn: 3, Snapshot: 2, Engine: "e", Context: []ContextPath{{Path: "a.ts", Root: "/w"}},
+			Included: []RuleOutcome{{ID: "r", Name: "r", Reason: "always"}}, Excluded: []RuleOutcome{}},
+		&ToolCall{Tool: "t", Params: json.RawMessage(`{"b":1, "a":"<x>"}`)},
+		&FileWrite{Path: "a", Op: OpEdit},
+	} {
+		ev, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AppendData([]byte("prefix"), p)
+		if err != nil || string(got) != "prefix"+string(ev.Data) {
+			t.Errorf("%s: AppendData gave %q, %v; want prefix%q", ev.Type, got, err, ev.Data)
+		}
+	}
+	bad := &FileWrite{Path: "a", Op: "rename"}
+	_, want := New(bad)
+	if _, err := AppendData(nil, bad); err == nil || err.Error() != want.Error() {
+		t.Errorf("AppendData error %v, want %v", err, want)
+	}
+}
+
+// TestInternTypeKnowsEveryType: decoding an envelope allocates no type name for a known type.
+func TestInternTypeKnowsEveryType(t *testing.T) {
+	for _, typ := range Types() {
+		b := []byte(typ)
+		if got := internType(b); got != typ {
+			t.Errorf("internType(%q) = %q", b, got)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = internType(b) }); n != 0 {
+			t.Errorf("internType(%q) allocates %v times", b, n)
+		}
+	}
+	if got := internType([]byte("future_type")); got != "future_type" {
+		t.Errorf("an unknown type reads as %q", got)
+	}
+}

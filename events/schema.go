@@ -22,7 +22,7 @@ var schemas = map[Type]*schema{
 	TypeTaskStarted:        {current: 1, new: func() Payload { return &TaskStarted{} }},
 	TypeUserMessage:        {current: 1, new: func() Payload { return &UserMessage{} }},
 	TypeMention:            {current: 2, new: func() Payload { return &Mention{} }, upgrades: map[int]upgrade{1: upgradeMentionV1}},
-	TypeToolCall:           {current: 1, new: func() Payload { return &ToolCall{} }},
+	TypeToolCall:           toolCallSchema,
 	TypeTabSnapshot:        {current: 1, new: func() Payload { return &TabSnapshot{} }},
 	TypeFileWrite:          {current: 1, new: func() Payload { return &FileWrite{} }},
 	TypeSettingsChanged:    {current: 1, new: func() Payload { return &SettingsChanged{} }},
@@ -34,6 +34,18 @@ var schemas = map[Type]*schema{
 	TypeInstructionsLoaded: {current: 1, new: func() Payload { return &InstructionsLoaded{} }},
 	TypeCompaction:         {current: 1, new: func() Payload { return &Compaction{} }},
 	TypeAgentStopped:       {current: 1, new: func() Payload { return &AgentStopped{} }},
+}
+
+// toolCallSchema is the schema of the type most events have, looked up without hashing its name.
+var toolCallSchema = &schema{current: 1, new: func() Payload { return &ToolCall{} }}
+
+// schemaOf returns the schema of t.
+func schemaOf(t Type) (*schema, bool) {
+	if t == TypeToolCall {
+		return toolCallSchema, true
+	}
+	s, ok := schemas[t]
+	return s, ok
 }
 
 // Types lists the known event types in a fixed order.

@@ -97,7 +97,8 @@ func (s *recencySet) alloc() *entry {
 	if e == nil {
 		return &entry{}
 	}
-	s.free, e.older = e.older, nil
+	s.free = e.older
+	*e = entry{sources: e.sources[:0]}
 	return e
 }
 
@@ -111,12 +112,10 @@ func (s *recencySet) expire(minEpoch int) {
 
 func (s *recencySet) reset() { *s = recencySet{} }
 
-// remove takes e out of the set and keeps it for reuse.
+// remove takes e out of the set and keeps it for reuse (it is cleared then).
 func (s *recencySet) remove(e *entry) {
 	s.unlink(e)
 	delete(s.byKey, e.key)
-	clear(e.sources)
-	e.key, e.sources = pathKey{}, e.sources[:0]
 	e.older, s.free = s.free, e
 }
 

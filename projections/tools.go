@@ -34,6 +34,9 @@ func ToolTargets(tool string, params json.RawMessage) []Target {
 type targetReader struct {
 	params toolParams
 	c      collector
+	// tool and handler are the last tool read and its handler: a log calls the same tool often.
+	tool    string
+	handler toolHandler
 }
 
 // targets is ToolTargets of params that are valid JSON, such as the params of a decoded
@@ -44,13 +47,16 @@ func (r *targetReader) targets(tool string, params []byte) []Target {
 	if !ok {
 		return nil
 	}
-	h, ok := toolTable[tool]
-	if !ok {
-		h = genericTargets
+	if r.handler == nil || tool != r.tool {
+		h, ok := toolTable[tool]
+		if !ok {
+			h = genericTargets
+		}
+		r.tool, r.handler = tool, h
 	}
 	clear(r.c.out)
 	r.c = collector{out: r.c.out[:0]}
-	h(p, &r.c)
+	r.handler(p, &r.c)
 	return r.c.out
 }
 

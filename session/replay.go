@@ -95,8 +95,8 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 		}
 	}
 	st := projections.New()
-	var cache loadedRules
-	var recorded chain
+	r := replayer{lr: lr, override: override, useOverride: opts.Workspace != nil,
+		outcomesOnly: opts.Workspace != nil || opts.Config != nil}
 	dc := newDeliveryCheck()
 	exact := opts.Workspace == nil && opts.Config == nil
 	for ev, err := range lr.Events(ctx, task, 1) {
@@ -113,8 +113,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 			}
 		}
 		if ev.Type == events.TypeDecision {
-			changes, err := recompute(lr, st, ev, override, opts.Workspace != nil,
-				opts.Workspace != nil || opts.Config != nil, &cache, &recorded)
+			changes, err := r.recompute(st, ev)
 			if err != nil {
 				return rep, err
 			}
@@ -125,7 +124,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 			}
 		}
 		if ev.Type == events.TypeDelivery && exact {
-			ch, err := dc.check(ev, agentlog.Agent(st.Runtime().Name), cache.rs, &recorded)
+			ch, err := dc.check(ev, agentlog.Agent(st.Runtime().Name), r.cache.rs, &r.recorded)
 			if err != nil {
 				return rep, err
 			}
@@ -171,12 +170,25 @@ type loadedRules struct {
 	rs  *rules.RuleSet
 }
 
-// recompute recomputes one decision. With override set, its rules replace the snapshot's; with
-// outcomesOnly, a decision whose every rule keeps its outcome is not a change (a what-if).
-// recorded follows the log's decisions in full; the recomputation is written as the recorded
-// one is (in full, or against the decision before it) and compared byte for byte.
-func recompute(lr LogReader, st *projections.Task, ev events.Event, override []rules.File, useOverride, outcomesOnly bool,
-	cache *loadedRules, recorded *chain) ([]Change, error) {
+// replayer is what a replay carries from one decision to the next.
+type replayer struct {
+	lr LogReader
+	// override, when useOverride is set, replaces every snapshot's rules; with outcomesOnly, a
+	// decision whose every rule keeps its outcome is not a change (a what-if).
+	override                  []rules.File
+	useOverride, outcomesOnly bool
+	cache                     loadedRules
+	// recorded follows the log's decisions in full.
+	recorded chain
+	// buf holds a recomputed decision's bytes, reused from one decision to the next.
+	buf []byte
+}
+
+// recompute recomputes one decision. The recomputation is written as the recorded one is (in
+// full, or against the decision before it) and compared byte for byte.
+func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, error) {
+	lr, override, useOverride, outcomesOnly := r.lr, r.override, r.useOverride, r.outcomesOnly
+	cache, recorded := &r.cache, &r.recorded
 	// The head is enough to recompute; the recorded outcomes are decoded only when the
 	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
 	head, err := events.Head(ev)
@@ -213,11 +225,10 @@ func recompute(lr LogReader, st *projections.Task, ev events.Event, override []r
 		written, ok = events.Written(recorded.full, &now, head.Base)
 	}
 	if ok {
-		nowEv, err := events.New(written)
-		if err != nil {
+		if r.buf, err = events.AppendData(r.buf[:0], written); err != nil {
 			return nil, err
 		}
-		if bytes.Equal(nowEv.Data, ev.Data) {
+		if bytes.Equal(r.buf, ev.Data) {
 			recorded.seq, recorded.full = ev.Seq, &now
 			return nil, nil
 		}
