@@ -87,7 +87,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if loc.isNATS() {
 		// No file lock to let go of: many processes share the stream, so the server keeps it
 		// open (and its sessions) until it exits.
-		opts.Hold, opts.Name = -1, loc.url
+		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.url, natsSpoolCheck
 		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
 			return openStore(loc, openOptions{timeout: *timeout})
 		}
@@ -118,6 +118,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// natsSpoolCheck is how often the server of a NATS store, which keeps it open, looks in the
+// spool for payloads hooks could not record while the server was out of reach (at the first
+// request after this long).
+const natsSpoolCheck = 10 * time.Second
 
 // homeFS reads the user's global rules.
 func homeFS() fs.FS {

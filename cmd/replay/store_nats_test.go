@@ -17,6 +17,7 @@ import (
 
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/store"
 )
 
 // natsServer starts an in-process JetStream server listening on 127.0.0.1 (port 0: a random
@@ -404,3 +405,28 @@ jetstream {
   sync_interval: always
 }
 `
+
+// TestNATSMCP: the MCP server reads a NATS store for each call, as it reads the file; a stream
+// without the task says so.
+func TestNATSMCP(t *testing.T) {
+	ns := natsServer(t, t.TempDir(), 0)
+	url := ns.ClientURL() + "/MCP"
+	if code, _, stderr := replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	s := &mcpServer{cfg: mcpConfig{db: url, loc: storeLoc{url: url}, task: "0b3c"}}
+	var got string
+	err := s.withDB(func(db store.Store) error {
+		task, err := s.taskFor(db, "")
+		got = task.String()
+		return err
+	})
+	if err != nil || got != "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c" {
+		t.Fatalf("task %q, %v; want the imported one", got, err)
+	}
+	s.cfg.task = "ffff"
+	err = s.withDB(func(db store.Store) error { _, err := s.taskFor(db, ""); return err })
+	if err == nil || !strings.Contains(err.Error(), url) {
+		t.Fatalf("a task not in the stream: %v; want an error naming %s", err, url)
+	}
+}

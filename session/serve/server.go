@@ -44,6 +44,10 @@ type Options struct {
 	// Opened runs each time the server opens the database, before any request uses it:
 	// 'replay serve' records what hooks spooled while another process held it.
 	Opened func(ctx context.Context, db store.Store) error
+	// OpenedAgain, for a store the server keeps open, runs Opened again at the first request
+	// at least this long after it last ran: 'replay serve' of a NATS stream records what hooks
+	// spooled while the server was out of reach. Zero: only when the store is opened.
+	OpenedAgain time.Duration
 }
 
 // DefaultIdle is how long a server without connections waits before it exits, and DefaultHold
@@ -76,6 +80,8 @@ type Server struct {
 	users int
 	holdT *time.Timer
 	dbGen uint64
+	// openedAt is when Opened last ran.
+	openedAt time.Time
 
 	mu       sync.Mutex
 	closing  bool
@@ -357,14 +363,23 @@ func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 		}
 		s.db = db
 		s.dbGen++
-		if s.opts.Opened != nil {
-			if err := s.opts.Opened(ctx, db); err != nil {
-				s.log.Printf("after opening the database: %v", err)
-			}
-		}
+		s.runOpened(ctx, "after opening the database")
+	} else if s.opts.OpenedAgain > 0 && time.Since(s.openedAt) >= s.opts.OpenedAgain {
+		s.runOpened(ctx, "on the open database")
 	}
 	s.users++
 	return s.db, nil
+}
+
+// runOpened runs Options.Opened on the open store. The caller holds dbmu.
+func (s *Server) runOpened(ctx context.Context, when string) {
+	s.openedAt = time.Now()
+	if s.opts.Opened == nil {
+		return
+	}
+	if err := s.opts.Opened(ctx, s.db); err != nil {
+		s.log.Printf("%s: %v", when, err)
+	}
 }
 
 // open opens the store with Options.Open, else the bbolt file at the path Listen was given.
