@@ -182,6 +182,12 @@ func TestNATSServe(t *testing.T) {
 	url := ns.ClientURL() + "/SERVED"
 	ws, _ := hookWorkspace(t)
 
+	// A payload a hook spooled while the server was out of reach: the server records it.
+	spooledPrompt := fmt.Sprintf(`{"session_id":"s-spooled","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"spooled"}`, ws)
+	if err := spool(storeLoc{url: url}.sideFile(), agentlog.ClaudeCode, []byte(spooledPrompt), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+
 	done := make(chan int, 1)
 	var serveErr bytes.Buffer
 	go func() { done <- cmdServe([]string{"--store", url, "--idle", "1m"}, &bytes.Buffer{}, &serveErr) }()
@@ -225,6 +231,10 @@ func TestNATSServe(t *testing.T) {
 	code, out, stderr := replayHere("log", task, "--store", url, "--timeout", "2s")
 	if code != exitOK || !strings.Contains(out, "tool_call") || !strings.Contains(out, "delivered") {
 		t.Fatalf("log while the server holds the store: exit %d\n%s%s", code, out, stderr)
+	}
+	spooledTask := agentlog.TaskID(agentlog.ClaudeCode, "s-spooled").String()
+	if code, out, stderr := replayHere("log", spooledTask, "--store", url); code != exitOK || !strings.Contains(out, `"spooled"`) {
+		t.Fatalf("the spooled prompt was not recorded by the server: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = replayHere("serve", "--stop", "--store", url)
 	if code != exitOK || !strings.Contains(out, "stopped the server of "+url) {
