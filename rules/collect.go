@@ -86,6 +86,7 @@ func Collect(ws Workspace) ([]File, error) {
 
 func collect(ws Workspace, cache *Reader) ([]File, error) {
 	c := collector{cache: cache, maxFiles: ws.maxFiles()}
+	defer c.closeDir()
 	if cache != nil {
 		cache.mu.Lock()
 		c.files = make([]File, 0, cache.last)
@@ -145,6 +146,8 @@ type collector struct {
 	maxFiles int
 	// bytes counts the content kept of the current root (or home), against MaxCollectionBytes.
 	bytes int64
+	// dirFD is the folder of an os.DirFS the collection's files are looked up in (see stat).
+	dirFD dirFD
 }
 
 // arm watches a folder of the root being collected for changes of the kind. Only the root
@@ -469,12 +472,12 @@ func (c *collector) read(fsys fs.FS, f File) {
 }
 
 func (c *collector) readOne(fsys fs.FS, f File) File {
-	info, statErr := fs.Stat(fsys, f.Path)
-	if statErr == nil && !info.Mode().IsRegular() {
-		return notRegular(f, info.Mode())
-	}
 	if c.cache == nil {
-		return readFile(fsys, f)
+		return readFile(fsys, f) // which checks the file's type itself
+	}
+	info, statErr := c.stat(fsys, f.Path)
+	if statErr == nil && !info.mode.IsRegular() {
+		return notRegular(f, info.mode)
 	}
 	if statErr == nil {
 		if hit, ok := c.cache.file(f, info); ok {
@@ -510,19 +513,22 @@ func (c *collector) readDir(fsys fs.FS, scope, root, dir string, info fs.FileInf
 		return listDir(fsys, dir)
 	}
 	key := fileKey{scope, root, dir}
-	if info == nil {
+	var si statInfo
+	if info != nil {
+		si = statInfoOf(info)
+	} else {
 		var err error
-		if info, err = fs.Stat(fsys, dir); err != nil {
+		if si, err = c.stat(fsys, dir); err != nil {
 			return listDir(fsys, dir)
 		}
 	}
-	if entries, ok := c.cache.dir(key, info); ok {
+	if entries, ok := c.cache.dir(key, si); ok {
 		return entries, nil
 	}
 	readAt := c.cache.now()
 	entries, err := listDir(fsys, dir)
 	if err == nil {
-		c.cache.rememberDir(key, info, readAt, entries)
+		c.cache.rememberDir(key, si, readAt, entries)
 	}
 	return entries, err
 }

@@ -141,14 +141,14 @@ type stamp struct {
 	readAt  time.Time
 }
 
-func stampOf(info fs.FileInfo, readAt time.Time) stamp {
-	return stamp{size: info.Size(), mode: info.Mode(), modTime: info.ModTime(), readAt: readAt}
+func stampOf(info statInfo, readAt time.Time) stamp {
+	return stamp{size: info.size, mode: info.mode, modTime: info.modTime, readAt: readAt}
 }
 
 // vouches reports whether info shows the same file the stamp was taken of.
-func (s stamp) vouches(info fs.FileInfo) bool {
-	mt := info.ModTime()
-	return !mt.IsZero() && mt.Equal(s.modTime) && info.Size() == s.size && info.Mode() == s.mode &&
+func (s stamp) vouches(info statInfo) bool {
+	mt := info.modTime
+	return !mt.IsZero() && mt.Equal(s.modTime) && info.size == s.size && info.mode == s.mode &&
 		mt.Before(s.readAt.Add(-racyWindow))
 }
 
@@ -191,7 +191,7 @@ type fileKey struct{ scope, root, path string }
 func cacheKey(f File) fileKey { return fileKey{f.Scope, f.Root, f.Path} }
 
 // file returns the remembered read of f when info vouches for it.
-func (r *Reader) file(f File, info fs.FileInfo) (File, bool) {
+func (r *Reader) file(f File, info statInfo) (File, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.files[cacheKey(f)]
@@ -201,7 +201,7 @@ func (r *Reader) file(f File, info fs.FileInfo) (File, bool) {
 	return c.file, true
 }
 
-func (r *Reader) remember(f File, info fs.FileInfo, readAt time.Time) {
+func (r *Reader) remember(f File, info statInfo, readAt time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reads++
@@ -211,7 +211,7 @@ func (r *Reader) remember(f File, info fs.FileInfo, readAt time.Time) {
 	r.files[cacheKey(f)] = cachedFile{stampOf(info, readAt), f}
 }
 
-func (r *Reader) dir(key fileKey, info fs.FileInfo) ([]fs.DirEntry, bool) {
+func (r *Reader) dir(key fileKey, info statInfo) ([]fs.DirEntry, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.dirs[key]
@@ -221,7 +221,7 @@ func (r *Reader) dir(key fileKey, info fs.FileInfo) ([]fs.DirEntry, bool) {
 	return c.entries, true
 }
 
-func (r *Reader) rememberDir(key fileKey, info fs.FileInfo, readAt time.Time, entries []fs.DirEntry) {
+func (r *Reader) rememberDir(key fileKey, info statInfo, readAt time.Time, entries []fs.DirEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.dirs == nil {

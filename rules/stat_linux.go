@@ -1,0 +1,81 @@
+//go:build linux && (amd64 || arm64)
+
+package rules
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// openDirFD opens a folder to look names up in, without reading it.
+func openDirFD(dir string) (int, bool) {
+	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	return fd, err == nil
+}
+
+func closeDirFD(fd int) { syscall.Close(fd) }
+
+// oPath is O_PATH, which package syscall does not name: the folder is opened only to look names
+// up in, so it needs no read permission.
+const oPath = 0x200000
+
+// maxStatName is the longest name statAt looks up without falling back to fs.Stat.
+const maxStatName = 512
+
+// statAt is stat(2) of name relative to the folder fd, following links as os.Stat does. done
+// is false for a name it does not take (too long, or holding a NUL byte).
+func statAt(fd int, name string) (si statInfo, done bool, err error) {
+	var buf [maxStatName + 1]byte
+	if len(name) > maxStatName {
+		return si, false, nil
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == 0 {
+			return si, false, nil
+		}
+		buf[i] = name[i]
+	}
+	var st syscall.Stat_t
+	for {
+		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return si, true, &fs.PathError{Op: "stat", Path: name, Err: e}
+		}
+		break
+	}
+	return statInfo{size: st.Size, mode: fileMode(uint32(st.Mode)), modTime: time.Unix(st.Mtim.Unix())}, true, nil
+}
+
+// fileMode converts a stat(2) mode as package os does.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		mode |= fs.ModeDir
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&syscall.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}

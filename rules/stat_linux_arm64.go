@@ -1,0 +1,5 @@
+package rules
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_FSTATAT

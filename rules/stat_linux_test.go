@@ -1,0 +1,65 @@
+//go:build linux && (amd64 || arm64)
+
+package rules
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStatAtIsOSStat checks that looking a name up in an opened folder reports what os.Stat
+// does for every kind of entry a rules folder may hold, so that the memory of a Reader compares
+// like with like.
+func TestStatAtIsOSStat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".clinerules/api.md", "API rules.\n")
+	write(".clinerules/nested/deep.md", "Deep.\n")
+	if err := os.Symlink("api.md", filepath.Join(dir, ".clinerules/link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, ".clinerules/pipe.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second).Add(123456789)
+	if err := os.Chtimes(filepath.Join(dir, ".clinerules/api.md"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	fd, ok := openDirFD(dir)
+	if !ok {
+		t.Fatal("cannot open the folder")
+	}
+	defer closeDirFD(fd)
+	for _, name := range []string{".clinerules/api.md", ".clinerules/nested/deep.md", ".clinerules/nested",
+		".clinerules/link.md", ".clinerules/pipe.md", ".", ".clinerules"} {
+		info, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, done, err := statAt(fd, name)
+		if !done || err != nil {
+			t.Fatalf("%s: done %v, %v", name, done, err)
+		}
+		if want := statInfoOf(info); got.size != want.size || got.mode != want.mode || !got.modTime.Equal(want.modTime) {
+			t.Errorf("%s: statAt %+v, os.Stat %+v", name, got, want)
+		}
+	}
+	if _, done, err := statAt(fd, ".clinerules/gone.md"); !done || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: done %v, %v; want fs.ErrNotExist", done, err)
+	}
+	if _, done, _ := statAt(fd, "a\x00b"); done {
+		t.Error("a name with a NUL byte was looked up")
+	}
+}
