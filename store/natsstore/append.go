@@ -202,13 +202,20 @@ func seal(task uuid.UUID, h head, evs []events.Event) []events.Event {
 	return out
 }
 
-// publish writes the sealed events after h: one message, or one atomic batch.
+// publish writes the sealed events after h: one message, or one atomic batch, possibly shared
+// with the appends of other goroutines to other tasks (see submit).
 func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []events.Event) (pubAck, error) {
-	batchID := ""
-	if len(sealed) > 1 {
-		batchID = uuid.NewString()
+	msgs, err := s.prepare(ctx, task, h, sealed)
+	if err != nil {
+		return pubAck{}, err
 	}
-	var reply *nats.Msg
+	return s.submit(&pubRequest{task: task, msgs: msgs, done: make(chan pubResult, 1), lead: make(chan struct{}, 1)})
+}
+
+// prepare makes the messages of the sealed events after h: each on its event's subject with its
+// message id, the first with the expected last subject sequence of the task's filter.
+func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []events.Event) ([]*nats.Msg, error) {
+	msgs := make([]*nats.Msg, len(sealed))
 	for i := range sealed {
 		ev := &sealed[i]
 		m := nats.NewMsg(s.eventSubject(task, ev.ID.String()))
@@ -216,7 +223,7 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 		if len(m.Data) > s.spillLimit() {
 			sum, err := s.spill(ctx, m.Data)
 			if err != nil {
-				return pubAck{}, err
+				return nil, err
 			}
 			m.Data = nil
 			m.Header.Set(spillHeader, sum)
@@ -226,22 +233,45 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(h.sseq, 10))
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(task))
 		}
-		if batchID != "" {
-			m.Header.Set("Nats-Batch-Id", batchID)
-			m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
-			if i < len(sealed)-1 {
-				if err := s.nc.PublishMsg(m); err != nil {
-					return pubAck{}, err
-				}
-				continue
+		msgs[i] = m
+	}
+	return msgs, nil
+}
+
+// send publishes msgs: a lone message as it is, several as one atomic batch. The outcome is
+// waited for up to the timeout, whatever happens to the caller's context: the write is on its
+// way.
+func (s *Store) send(msgs []*nats.Msg) (pubAck, error) {
+	if len(msgs) == 1 {
+		for _, h := range []string{"Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"} {
+			msgs[0].Header.Del(h)
+		}
+		return s.ackOf(s.request(context.Background(), msgs[0]))
+	}
+	batchID := uuid.NewString()
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", batchID)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		m.Header.Del("Nats-Batch-Commit")
+		if i < len(msgs)-1 {
+			if err := s.nc.PublishMsg(m); err != nil {
+				return pubAck{}, err
 			}
-			m.Header.Set("Nats-Batch-Commit", "1")
 		}
-		// The write is on its way: its outcome is waited for whatever ctx says.
-		var err error
-		if reply, err = s.request(context.WithoutCancel(ctx), m); err != nil {
-			return pubAck{}, err
-		}
+	}
+	last := msgs[len(msgs)-1]
+	last.Header.Set("Nats-Batch-Commit", "1")
+	ack, err := s.ackOf(s.request(context.Background(), last))
+	if err == nil && (ack.Batch != batchID || ack.Count != len(msgs)) {
+		return pubAck{}, fmt.Errorf("the server acknowledged batch %q of %d messages, not %q of %d", ack.Batch, ack.Count, batchID, len(msgs))
+	}
+	return ack, err
+}
+
+// ackOf decodes the server's answer to a publish.
+func (s *Store) ackOf(reply *nats.Msg, err error) (pubAck, error) {
+	if err != nil {
+		return pubAck{}, err
 	}
 	var ack pubAck
 	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
@@ -249,9 +279,6 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 	}
 	if ack.Error != nil {
 		return pubAck{}, ack.Error
-	}
-	if batchID != "" && (ack.Batch != batchID || ack.Count != len(sealed)) {
-		return pubAck{}, fmt.Errorf("the server acknowledged batch %q of %d messages, not %q of %d", ack.Batch, ack.Count, batchID, len(sealed))
 	}
 	return ack, nil
 }

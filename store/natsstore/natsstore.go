@@ -25,6 +25,14 @@
 // the error says so; appending the same batch again completes it. That is the one promise of
 // store.DB this store keeps only in part: keep batches to 1000 events to have it whole.
 //
+// Appends from many goroutines of one Store share publishes as bbolt's share commits: while one
+// publish is under way the others queue, and the next takes them, one per task, as one atomic
+// batch when they are at least 16 messages (on a single server that syncs every write the batch
+// is synced once; the server stages an atomic batch in files of its own first, a fixed cost of
+// about that many syncs), otherwise side by side. The server checks every append's expected
+// subject sequence inside the batch; if it refuses the batch, each append is sent again alone
+// and gets its own answer.
+//
 // Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
 // so a retry within the stream's duplicate window (two minutes) is recognised by the server.
 // The stream keeps at most one message per subject and refuses new ones past it
@@ -118,6 +126,11 @@ type Store struct {
 	js      jetstream.JetStream
 
 	blobs, snaps jetstream.ObjectStore
+
+	// gmu guards the publish queue (see submit).
+	gmu        sync.Mutex
+	publishing bool
+	queue      []*pubRequest
 
 	// maxInline, when set (by tests), is the largest event encoding kept in its message.
 	maxInline int
