@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // hookClientBinaries builds replay and the small hook program replay-hook into one temporary
@@ -59,10 +62,30 @@ func waitServer(tb testing.TB, db string) int {
 	return 0
 }
 
+// helloBinary builds a Go program that prints one line: the floor of any Go program's start on
+// this machine, for the benchmarks to quote beside their figures.
+func helloBinary(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	writeFiles(tb, dir, map[string]string{
+		"go.mod":  "module hello\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+	})
+	cmd := exec.Command("go", "build", "-o", "hello", ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go build hello: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "hello")
+}
+
 // BenchmarkHookClientRoundTrip is the hook round trip through a running server that holds the
 // database (process start, connect, record, decide, deliver, reply; PreToolUse on a task of
 // 10,000 events) two ways, alternating, so that both meet the same load: the small replay-hook
-// program (p50-ms, p99-ms) and 'replay hook' (replay-p50-ms, replay-p99-ms).
+// program (p50-ms, p99-ms) and 'replay hook' (replay-p50-ms, replay-p99-ms); and, in the same
+// rotation, what the two add up to: a Go hello world (hello-p50-ms, hello-p99-ms), the floor of
+// a Go program's start, and the same hook handed to the same server from this process
+// (socket-p50-ms, socket-p99-ms: connect, record, decide, deliver, reply, durable).
 func BenchmarkHookClientRoundTrip(b *testing.B) {
 	replay, client := hookClientBinaries(b)
 	dir, ws, db := benchHookTask(b)
@@ -76,8 +99,12 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 		b.Fatalf("first hook: %+v", r)
 	}
 	waitServer(b, db)
+	hello := helloBinary(b)
 	fast := make([]time.Duration, 0, b.N)
 	full := make([]time.Duration, 0, b.N)
+	floor := make([]time.Duration, 0, b.N)
+	socket := make([]time.Duration, 0, b.N)
+	sock := wire.SocketPath(db)
 	b.ResetTimer()
 	for i := range b.N {
 		r := clientProcess(client, "claude-code", db, payload(2*i), env)
@@ -90,10 +117,31 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 			b.Fatalf("replay hook: %+v", r)
 		}
 		full = append(full, r.took)
+		start := time.Now()
+		if out, err := exec.Command(hello).Output(); err != nil || string(out) != "hello\n" {
+			b.Fatalf("hello: %q, %v", out, err)
+		}
+		floor = append(floor, time.Since(start))
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		start = time.Now()
+		_, err := wire.Hook(ctx, sock, "bench", "claude-code", payload(-2-i))
+		socket = append(socket, time.Since(start))
+		cancel()
+		if err != nil {
+			b.Fatalf("hook over the socket: %v", err)
+		}
 	}
 	b.StopTimer()
 	reportPercentiles(b, fast)
-	slices.Sort(full)
-	b.ReportMetric(float64(full[len(full)/2].Microseconds())/1000, "replay-p50-ms")
-	b.ReportMetric(float64(full[(len(full)*99)/100].Microseconds())/1000, "replay-p99-ms")
+	reportNamedPercentiles(b, "replay-", full)
+	reportNamedPercentiles(b, "hello-", floor)
+	reportNamedPercentiles(b, "socket-", socket)
+}
+
+// reportNamedPercentiles reports the median and the 99th percentile of times as
+// <prefix>p50-ms and <prefix>p99-ms.
+func reportNamedPercentiles(b *testing.B, prefix string, times []time.Duration) {
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, prefix+"p50-ms")
+	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, prefix+"p99-ms")
 }

@@ -156,7 +156,16 @@ func event(payload []byte) string {
 	return v.Claude + v.VSCode + v.Cline
 }
 
+// endsSession tells whether the payload's event ends a session. Most payloads name none of
+// those events anywhere, and are not decoded.
 func endsSession(payload []byte) bool {
+	named := false
+	for _, s := range sessionEnds {
+		named = named || bytes.Contains(payload, []byte(s))
+	}
+	if !named {
+		return false
+	}
 	e := event(payload)
 	for _, s := range sessionEnds {
 		if e == s {

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,9 +138,6 @@ func Hook(ctx context.Context, sock, client, agent string, payload []byte) (stri
 		return "", err
 	}
 	defer nc.Close()
-	if ok {
-		nc.SetDeadline(dl)
-	}
 	if _, err := nc.Write(msg.Bytes()); err != nil {
 		return "", fmt.Errorf("send hook: %w", err)
 	}
@@ -212,36 +210,90 @@ func quote(s string) string {
 }
 
 // dial connects to the Unix socket with system calls rather than package net, which would link
-// the C resolver (and with it the dynamic loader) into every program using this package. The
-// socket is non-blocking, so the returned file's deadlines apply to its reads and writes.
-// Connecting waits, within ctx, while the server's backlog is full.
-func dial(ctx context.Context, sock string) (*os.File, error) {
+// the C resolver (and with it the dynamic loader) into every program using this package. Its
+// reads and writes are blocking system calls bounded by the socket's own timeouts (set from
+// ctx's deadline): a program that does nothing else then waits in one system call on one
+// thread, where the runtime's network poller would hand the wake-up to another thread, which
+// on a loaded machine costs a scheduling delay of its own.
+func dial(ctx context.Context, sock string) (*fdConn, error) {
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
 	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return nil, os.NewSyscallError("setnonblock", err)
+	c := &fdConn{fd: fd}
+	if dl, ok := ctx.Deadline(); ok {
+		c.deadline = dl
+		tv := syscall.NsecToTimeval(max(time.Until(dl).Nanoseconds(), int64(time.Millisecond)))
+		// A blocking connect waits while the server's backlog is full, bounded by the send
+		// timeout.
+		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); err != nil {
+			c.Close()
+			return nil, os.NewSyscallError("setsockopt", err)
+		}
+		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+			c.Close()
+			return nil, os.NewSyscallError("setsockopt", err)
+		}
 	}
-	pause := 100 * time.Microsecond
 	for {
 		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock})
-		if err != syscall.EAGAIN && err != syscall.EINTR {
+		if err != syscall.EINTR {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			syscall.Close(fd)
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 10*time.Millisecond)
 	}
 	if err != nil {
-		syscall.Close(fd)
+		c.Close()
+		if err == syscall.EAGAIN {
+			err = os.ErrDeadlineExceeded
+		}
 		return nil, &os.PathError{Op: "connect", Path: sock, Err: err}
 	}
-	return os.NewFile(uintptr(fd), sock), nil
+	return c, nil
 }
+
+// fdConn is a connected socket read and written with blocking system calls.
+type fdConn struct {
+	fd       int
+	deadline time.Time
+}
+
+func (c *fdConn) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(c.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return 0, os.ErrDeadlineExceeded
+		case err != nil:
+			return 0, os.NewSyscallError("read", err)
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (c *fdConn) Write(p []byte) (int, error) {
+	written := 0
+	for written < len(p) {
+		if !c.deadline.IsZero() && time.Now().After(c.deadline) {
+			return written, os.ErrDeadlineExceeded
+		}
+		n, err := syscall.Write(c.fd, p[written:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return written, os.ErrDeadlineExceeded
+		case err != nil:
+			return written, os.NewSyscallError("write", err)
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// Close closes the socket.
+func (c *fdConn) Close() error { return syscall.Close(c.fd) }
