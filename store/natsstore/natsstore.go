@@ -203,7 +203,10 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 		heads: make(map[uuid.UUID]head), marked: make(map[uuid.UUID]bool)}
 	if s.nc == nil {
 		s.nc, err = nats.Connect(server, nats.Name("tasklog"), nats.Timeout(o.Timeout),
-			nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+			nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+			// Calls report their own errors; the client's default handler would print
+			// asynchronous ones (a connection lost and being re-established) to stderr.
+			nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 		if err != nil {
 			return nil, fmt.Errorf("open NATS store %s: connect to %s: %w", s.Path(), server, err)
 		}

@@ -49,7 +49,7 @@ func startServerIn(t testing.TB, dir string) *server.Server {
 // connect returns a client connection to an in-process server, closed when t ends.
 func connect(t testing.TB, s *server.Server) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect("", nats.InProcessServer(s))
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
