@@ -440,3 +440,59 @@ func TestNATSMCP(t *testing.T) {
 		t.Fatalf("a task not in the stream: %v; want an error naming %s", err, url)
 	}
 }
+
+// TestNATSHookStartsServer: a hook process on a NATS store starts 'replay serve --store URL' on
+// demand, as it does for a file, and later hooks go through it.
+func TestNATSHookStartsServer(t *testing.T) {
+	bin := replayBinary(t)
+	ws, home := hookWorkspace(t)
+	dir := t.TempDir()
+	ns := natsServer(t, filepath.Join(dir, "nats"), 0)
+	url := ns.ClientURL()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	side := storeLoc{url: url}.sideFile()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", storeEnv + "="}
+	t.Cleanup(func() { exec.Command(bin, "serve", "--stop", "--store", url).Run() })
+	start := `{"session_id":"s-start","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
+	if r := natsHookProcess(bin, url, []byte(start), env); r.code != 0 {
+		t.Fatalf("SessionStart: %+v", r)
+	}
+	pid := serverPID(side)
+	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); pid = serverPID(side) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pid == 0 {
+		log, _ := os.ReadFile(filepath.Join(filepath.Dir(side), serveLogName))
+		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(side), hookLogName))
+		t.Fatalf("the hook started no server for %s; its log:\n%s\nthe hooks' log:\n%s", url, log, hlog)
+	}
+	read := fmt.Sprintf(`{"session_id":"s-start","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_1"}`,
+		ws, filepath.Join(ws, "src/api/routes.ts"))
+	r := natsHookProcess(bin, url, []byte(read), env)
+	if r.code != 0 || !strings.Contains(r.stdout, "API handlers return JSON errors") {
+		t.Fatalf("PreToolUse through the server: %+v", r)
+	}
+	if serverPID(side) != pid {
+		t.Errorf("the server changed under the hooks")
+	}
+	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(side), serveLogName)); !strings.Contains(string(log), "serving "+url) {
+		t.Errorf("the server's log does not say it serves %s:\n%s", url, log)
+	}
+}
+
+// natsHookProcess runs 'replay hook claude-code --store url' as a process.
+func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
+	cmd := exec.Command(bin, "hook", "claude-code", "--store", url)
+	cmd.Stdin = bytes.NewReader(payload)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := hookResult{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		r.code, r.stderr = -1, err.Error()
+	}
+	return r
+}
