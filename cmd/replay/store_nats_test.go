@@ -63,10 +63,7 @@ func TestNATSScripts(t *testing.T) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: logged REGEXP")
 				}
-				t.Setenv("XDG_DATA_HOME", ts.Getenv("XDG_DATA_HOME"))
-				loc, err := parseStoreLoc(ts.Getenv("TASKLOG_STORE"))
-				ts.Check(err)
-				p := filepath.Join(filepath.Dir(loc.sideFile()), hookLogName)
+				p := filepath.Join(natsSideDirIn(ts.Getenv("XDG_DATA_HOME"), ts.Getenv(storeEnv)), hookLogName)
 				b, err := os.ReadFile(p)
 				ts.Check(err)
 				if !strings.Contains(string(b), args[0]) {

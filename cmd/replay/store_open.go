@@ -115,13 +115,16 @@ func (l storeLoc) sideFile() string {
 
 // natsSideDir is the folder of a NATS store's local files; the URL is hashed as written, less a
 // trailing slash, with the default stream named: nats://h:4222 and nats://h:4222/TASKLOG share one.
-func natsSideDir(url string) string {
+func natsSideDir(url string) string { return natsSideDirIn(userDataDir(), url) }
+
+// natsSideDirIn is natsSideDir with dataDir as the user's data folder.
+func natsSideDirIn(dataDir, url string) string {
 	norm := strings.TrimSuffix(url, "/")
 	if rest := strings.TrimPrefix(norm, "nats://"); !strings.Contains(rest, "/") {
 		norm += "/" + natsstore.DefaultStream
 	}
 	sum := sha256.Sum256([]byte(norm))
-	return filepath.Join(userDataDir(), "tasklog", "nats-"+hex.EncodeToString(sum[:6]))
+	return filepath.Join(dataDir, "tasklog", "nats-"+hex.EncodeToString(sum[:6]))
 }
 
 // userDataDir is $XDG_DATA_HOME, else ~/.local/share, else the temporary folder.
