@@ -3,8 +3,10 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ func testCancelled(t *testing.T, open func(t *testing.T) store.Store) {
 	tasks := make([]uuid.UUID, writers)
 	acked := make([][]events.Event, writers)
 	refused := make([]int, writers)
+	late := make([]int, writers) // acknowledged, though the cancel came before the answer
 	var wg sync.WaitGroup
 	for w := range writers {
 		tasks[w] = uuid.New()
@@ -39,6 +42,9 @@ func testCancelled(t *testing.T, open func(t *testing.T) store.Store) {
 				// cancelled while they are under way, some done before the cancel.
 				time.AfterFunc(time.Duration(rng.IntN(400))*time.Microsecond, cancel)
 				a, err := s.Append(ctx, tasks[w], head.Seq, batch...)
+				if err == nil && ctx.Err() != nil {
+					late[w]++
+				}
 				cancel()
 				switch {
 				case err == nil:
@@ -47,6 +53,9 @@ func testCancelled(t *testing.T, open func(t *testing.T) store.Store) {
 					head = store.Head{Seq: last.Seq, Hash: last.Hash}
 				case errors.Is(err, context.Canceled):
 					refused[w]++
+				case errors.Is(err, store.ErrVersionConflict):
+					t.Errorf("writer %d: the task has no other writer, so an append answered with an error was written after all: %v", w, err)
+					return
 				default:
 					t.Errorf("writer %d: Append = %v, want nil or context.Canceled", w, err)
 					return
@@ -65,7 +74,7 @@ func testCancelled(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		checkLog(t, s, task, acked[w])
 	}
-	t.Logf("%d appends per writer; refused as cancelled: %v", appends, refused)
+	t.Logf("%d appends per writer; refused as cancelled: %v; acknowledged though cancelled meanwhile: %v", appends, refused, late)
 }
 
 // testCloseDuringAppends closes the store while writers append: each append is either
@@ -76,18 +85,24 @@ func testCloseDuringAppends(t *testing.T, open func(t *testing.T) store.Store) {
 	started := make(chan struct{}, writers)
 	errs := make([]error, writers)
 	acked := make([]int, writers)
+	var closed atomic.Bool
 	var wg sync.WaitGroup
 	for w := range writers {
 		task := uuid.New()
 		wg.Go(func() {
 			var head uint64
 			for i := 0; ; i++ {
+				late := closed.Load()
 				a, err := s.Append(context.Background(), task, head, message(t, 1, "until closed"))
 				if i == 0 {
 					started <- struct{}{}
 				}
-				if err != nil {
+				switch {
+				case err != nil:
 					errs[w] = err
+					return
+				case late:
+					errs[w] = fmt.Errorf("an append begun after Close returned was acknowledged at seq %d", a.Last)
 					return
 				}
 				head = a.Last
@@ -101,6 +116,7 @@ func testCloseDuringAppends(t *testing.T, open func(t *testing.T) store.Store) {
 	if err := s.Close(); err != nil {
 		t.Errorf("Close = %v", err)
 	}
+	closed.Store(true)
 	wg.Wait()
 	for w, err := range errs {
 		if !errors.Is(err, store.ErrClosed) {
