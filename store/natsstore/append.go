@@ -95,13 +95,25 @@ func isStoreError(err error) bool {
 }
 
 // appendLoop tries the append until it is stored or refused for good, or the timeout passes.
+//
+// The whole of it, retries included, is bounded by the timeout: every call it makes runs under
+// opCtx, which the caller's ctx does not cancel, as once a write is sent its outcome is waited
+// for.
 func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64, evs []events.Event) (store.Appended, error) {
 	deadline := time.Now().Add(s.timeout)
+	opCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	checkCtx := ctx
+	ctx = opCtx
 	fresh := false // whether h was read from the server in this call
 	h, cached := s.cachedHead(task)
 	var lastErr error
+	sent := false // whether a write was sent whose outcome is not known
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && time.Now().After(deadline) {
+			if sent {
+				return store.Appended{}, fmt.Errorf("gave up after %v: %w; the append may or may not be stored, appending the same events again is safe", s.timeout, lastErr)
+			}
 			return store.Appended{}, fmt.Errorf("gave up after %v: %w", s.timeout, lastErr)
 		}
 		if !cached || (!fresh && h.seq != expected) {
@@ -117,7 +129,7 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 			cached, fresh = true, true
 		}
 		if h.seq != expected {
-			return s.refused(ctx, task, expected, h, evs)
+			return s.refused(ctx, task, expected, h, evs, errors.New("the head moved"))
 		}
 		if expected == 0 {
 			if err := s.mark(ctx, task); err != nil {
@@ -130,7 +142,7 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 			}
 		}
 		if attempt == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := checkCtx.Err(); err != nil {
 				return store.Appended{}, err
 			}
 		}
@@ -142,7 +154,7 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 			s.setHead(task, head{seq: last.Seq, hash: last.Hash, turn: last.Turn, sseq: ack.Seq})
 			return store.Appended{First: sealed[0].Seq, Last: last.Seq, Events: sealed}, nil
 		case err == nil: // a duplicate by message id
-			return s.refused(ctx, task, expected, h, evs)
+			return s.refused(ctx, task, expected, h, evs, errors.New("the server took it for a repeat of an earlier message"))
 		}
 		lastErr = err
 		switch apiCode(err) {
@@ -155,7 +167,7 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 				cached = false
 				continue
 			}
-			return s.refused(ctx, task, expected, cur, evs)
+			return s.refused(ctx, task, expected, cur, evs, err)
 		case codeWrongLastSeqConstant, codeBatchTooMany, codeBatchIncomplete:
 			// Another write to the task is in flight, or the server is busy: try again.
 			cached = false
@@ -166,9 +178,10 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 			return store.Appended{}, err
 		}
 		// No answer: the write may or may not be stored. Read back to learn which.
+		sent = true
 		cur, rerr := s.readHead(ctx, task)
 		if rerr == nil && cur.seq != h.seq {
-			return s.refused(ctx, task, expected, cur, evs)
+			return s.refused(ctx, task, expected, cur, evs, err)
 		}
 		if rerr == nil {
 			h, cached, fresh = cur, true, true
@@ -209,7 +222,7 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 	if err != nil {
 		return pubAck{}, err
 	}
-	return s.submit(&pubRequest{task: task, msgs: msgs, done: make(chan pubResult, 1), lead: make(chan struct{}, 1)})
+	return s.submit(&pubRequest{ctx: ctx, task: task, msgs: msgs, done: make(chan pubResult, 1), lead: make(chan struct{}, 1)})
 }
 
 // prepare makes the messages of the sealed events after h: each on its event's subject with its
@@ -238,15 +251,14 @@ func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []ev
 	return msgs, nil
 }
 
-// send publishes msgs: a lone message as it is, several as one atomic batch. The outcome is
-// waited for up to the timeout, whatever happens to the caller's context: the write is on its
-// way.
-func (s *Store) send(msgs []*nats.Msg) (pubAck, error) {
+// send publishes msgs: a lone message as it is, several as one atomic batch, and waits for the
+// outcome until ctx's deadline (or the timeout).
+func (s *Store) send(ctx context.Context, msgs []*nats.Msg) (pubAck, error) {
 	if len(msgs) == 1 {
 		for _, h := range []string{"Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"} {
 			msgs[0].Header.Del(h)
 		}
-		return s.ackOf(s.request(context.Background(), msgs[0]))
+		return s.ackOf(s.request(ctx, msgs[0]))
 	}
 	batchID := uuid.NewString()
 	for i, m := range msgs {
@@ -261,7 +273,7 @@ func (s *Store) send(msgs []*nats.Msg) (pubAck, error) {
 	}
 	last := msgs[len(msgs)-1]
 	last.Header.Set("Nats-Batch-Commit", "1")
-	ack, err := s.ackOf(s.request(context.Background(), last))
+	ack, err := s.ackOf(s.request(ctx, last))
 	if err == nil && (ack.Batch != batchID || ack.Count != len(msgs)) {
 		return pubAck{}, fmt.Errorf("the server acknowledged batch %q of %d messages, not %q of %d", ack.Batch, ack.Count, batchID, len(msgs))
 	}
@@ -287,7 +299,7 @@ func (s *Store) ackOf(reply *nats.Msg, err error) (pubAck, error) {
 // the server refused the write. If ids of the batch are stored, the answer is the one
 // store.DB.Append gives for them; otherwise it is a version conflict, or, with the head where
 // it was expected, a retry is due (errRetry).
-func (s *Store) refused(ctx context.Context, task uuid.UUID, expected uint64, h head, evs []events.Event) (store.Appended, error) {
+func (s *Store) refused(ctx context.Context, task uuid.UUID, expected uint64, h head, evs []events.Event, cause error) (store.Appended, error) {
 	a, err, found := s.duplicate(ctx, task, evs)
 	if found {
 		return a, err
@@ -297,7 +309,7 @@ func (s *Store) refused(ctx context.Context, task uuid.UUID, expected uint64, h 
 	}
 	// Refused with the head where it was expected and none of the ids stored: something else
 	// went wrong, which the caller should see.
-	return store.Appended{}, fmt.Errorf("the server refused the append of %d events at head %d though neither the head moved nor any id is stored", len(evs), h.seq)
+	return store.Appended{}, fmt.Errorf("the server refused the append of %d events at head %d though neither the head moved nor any id is stored: %w", len(evs), h.seq, cause)
 }
 
 // duplicate looks the batch's ids up in the task, exactly as store.DB.Append does: found is

@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
@@ -25,6 +26,8 @@ import (
 const minShared = 16
 
 type pubRequest struct {
+	// ctx bounds the wait for the outcome (see appendLoop).
+	ctx  context.Context
 	task uuid.UUID
 	msgs []*nats.Msg
 	// done has room for the one answer, so a leader never blocks on a waiting writer.
@@ -100,7 +103,7 @@ func (s *Store) takeGroup() []*pubRequest {
 // sendGroup publishes a group and answers each of its requests.
 func (s *Store) sendGroup(group []*pubRequest) {
 	if len(group) == 1 {
-		ack, err := s.send(group[0].msgs)
+		ack, err := s.send(group[0].ctx, group[0].msgs)
 		group[0].done <- pubResult{ack, err}
 		return
 	}
@@ -112,7 +115,7 @@ func (s *Store) sendGroup(group []*pubRequest) {
 		s.sendEach(group)
 		return
 	}
-	ack, err := s.send(all)
+	ack, err := s.send(group[0].ctx, all)
 	if apiCode(err) != 0 {
 		// Refused as a whole: one of the appends is, maybe only one. Each on its own learns
 		// which.
@@ -132,7 +135,7 @@ func (s *Store) sendEach(group []*pubRequest) {
 	var wg sync.WaitGroup
 	for _, r := range group {
 		wg.Go(func() {
-			ack, err := s.send(r.msgs)
+			ack, err := s.send(r.ctx, r.msgs)
 			r.done <- pubResult{ack, err}
 		})
 	}

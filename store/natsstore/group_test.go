@@ -33,7 +33,7 @@ func TestSharedBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			group = append(group, &pubRequest{task: tasks[i], msgs: msgs, done: make(chan pubResult, 1)})
+			group = append(group, &pubRequest{ctx: ctx, task: tasks[i], msgs: msgs, done: make(chan pubResult, 1)})
 		}
 		s.sendGroup(group)
 		for i, r := range group {
