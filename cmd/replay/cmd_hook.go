@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,12 +111,31 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		return hc, fmt.Errorf("replay hook: %w", err)
 	}
 	hc.loc, hc.db = loc, loc.sideFile()
+	hc.start = hookStart(hc.start, hc.budget)
 	ag, err := agentlog.ParseHookAgent(agent)
 	if err != nil {
 		return hc, fmt.Errorf("replay hook: %w", err)
 	}
 	hc.hint = ag
 	return hc, nil
+}
+
+// hookStartEnv is set by replay-hook, the small hook program, when it runs 'replay hook' after
+// all (no server answered it): the time it started, in nanoseconds since 1970, so that the two
+// share one budget.
+const hookStartEnv = "TASKLOG_HOOK_START"
+
+// hookStart is when the hook's budget began: $TASKLOG_HOOK_START when it is a time within the
+// budget before now, else now.
+func hookStart(now time.Time, budget time.Duration) time.Time {
+	ns, err := strconv.ParseInt(os.Getenv(hookStartEnv), 10, 64)
+	if err != nil {
+		return now
+	}
+	if t := time.Unix(0, ns); !t.After(now) && now.Sub(t) < budget {
+		return t
+	}
+	return now
 }
 
 // defaultHookDB is the database of hooks: $TASKLOG_DB, else tasklog.db in the user's data

@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,4 +147,99 @@ func reportNamedPercentiles(b *testing.B, prefix string, times []time.Duration) 
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, prefix+"p50-ms")
 	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, prefix+"p99-ms")
+}
+
+// TestHookStart: replay hook takes its budget's start from replay-hook when that is a time
+// within the budget before now, and from its own start otherwise.
+func TestHookStart(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tt := range []struct {
+		env  string
+		want time.Time
+	}{
+		{"", now},
+		{"garbage", now},
+		{fmt.Sprint(now.Add(-time.Second).UnixNano()), now.Add(-time.Second)},
+		{fmt.Sprint(now.UnixNano()), now},
+		{fmt.Sprint(now.Add(time.Second).UnixNano()), now},
+		{fmt.Sprint(now.Add(-hookBudget).UnixNano()), now},
+	} {
+		t.Setenv(hookStartEnv, tt.env)
+		if got := hookStart(now, hookBudget); !got.Equal(tt.want) {
+			t.Errorf("$%s=%q: start %v, want %v", hookStartEnv, tt.env, got, tt.want)
+		}
+	}
+}
+
+// TestHookClient runs the small hook program as an agent would. With no server it runs
+// 'replay hook', which starts one; then 32 replay-hook processes at once on one task go through
+// that server, and 32 more while the server is killed (SIGKILL): every one exits 0 within its
+// budget, every tool call is recorded once, the scoped rule reaches the model once, and verify
+// passes. A payload that is not JSON gets the neutral reply and a line in the hook log; -h
+// prints replay hook's usage.
+func TestHookClient(t *testing.T) {
+	replay, client := hookClientBinaries(t)
+	ws, home := hookWorkspace(t)
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	env := []string{"HOME=" + home, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", "TASKLOG_DB=", "TASKLOG_STORE="}
+	t.Cleanup(func() { exec.Command(replay, "serve", "--stop", "--db", db).Run() })
+
+	start := `{"session_id":"s-client","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
+	if r := clientProcess(client, "claude-code", db, []byte(start), env); r.code != 0 || r.stderr != "" {
+		t.Fatalf("SessionStart: %+v", r)
+	}
+	first := waitServer(t, db)
+
+	delivered := 0
+	for round, kill := range []bool{false, true} {
+		var wg sync.WaitGroup
+		results := make([]hookResult, 32)
+		for i := range results {
+			id := fmt.Sprintf("toolu_%d_%02d", round, i/2)
+			payload := fmt.Sprintf(`{"session_id":"s-client","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+				ws, filepath.Join(ws, "src/api/routes.ts"), id)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = clientProcess(client, "claude-code", db, []byte(payload), env)
+			}()
+			if kill && i == 8 {
+				if pid := serverPID(db); pid != 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
+				} else {
+					t.Error("no server to kill")
+				}
+			}
+		}
+		wg.Wait()
+		for i, r := range results {
+			if r.code != 0 || r.took > hookBudget {
+				t.Errorf("round %d replay-hook %d: exit %d after %v, stderr %q", round, i, r.code, r.took, r.stderr)
+			}
+			delivered += strings.Count(r.stdout, "API handlers return JSON errors")
+		}
+	}
+	if pid := serverPID(db); pid == first {
+		t.Errorf("the killed server (pid %d) still answers", first)
+	}
+	if delivered != 1 {
+		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
+	}
+
+	r := clientProcess(client, "claude-code", db, []byte(`{"session_id":`), env)
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("a payload that is not JSON: %+v, want exit 0 and Claude Code's neutral (empty) reply", r)
+	}
+	if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err != nil || !strings.Contains(string(log), "not a hook payload") {
+		t.Errorf("hook log %q (%v): want the payload refused", log, err)
+	}
+	if r := clientProcess(client, "-h", db, nil, env); r.code != 0 || !strings.Contains(r.stderr, "usage: replay hook AGENT") {
+		t.Errorf("-h: %+v, want replay hook's usage", r)
+	}
+
+	exec.Command(replay, "serve", "--stop", "--db", db).Run()
+	checkToolCallsOnce(t, db, 32)
+	if out, err := exec.Command(replay, "verify", "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
 }

@@ -7,7 +7,7 @@
 // and links only the standard library and the protocol's client (session/serve/wire), so it
 // starts in a few milliseconds where the full replay binary takes tens. Whenever the fast path
 // does not apply — no server listens (starting one is replay's job), $TASKLOG_SERVE=off, an
-// argument it does not know, a payload that is not JSON, any error from the server or the
+// argument it does not know (--store among them) or $TASKLOG_STORE without --db, a payload that is not JSON, any error from the server or the
 // connection — it runs 'replay hook' with the same arguments and payload, within the same
 // budget, and prints what that prints: the behaviour is replay hook's in every case. The replay
 // binary is the one beside this program, else the first on $PATH. It always exits 0.
@@ -113,6 +113,10 @@ func (c *call) parse() bool {
 		default:
 			return false
 		}
+	}
+	if c.db == "" && os.Getenv("TASKLOG_STORE") != "" {
+		// $TASKLOG_STORE may name a NATS store: replay hook knows where its server is.
+		return false
 	}
 	for _, a := range agents {
 		if a == c.agent {

@@ -36,12 +36,20 @@ func TestParse(t *testing.T) {
 		{[]string{"claude-code", "--db"}, false, "", hookBudget},
 		{[]string{"claude-code", "extra"}, false, "", hookBudget},
 	}
+	t.Setenv("TASKLOG_STORE", "")
 	for _, tt := range tests {
 		c := &call{args: tt.args, budget: hookBudget}
 		usual := c.parse()
 		if usual != tt.usual || (usual && (c.db != tt.db || c.budget != tt.budget)) {
 			t.Errorf("parse(%q) = %v, db %q, budget %v; want %v, %q, %v", tt.args, usual, c.db, c.budget, tt.usual, tt.db, tt.budget)
 		}
+	}
+	t.Setenv("TASKLOG_STORE", "nats://localhost:4222")
+	if c := (&call{args: []string{"claude-code"}}); c.parse() {
+		t.Error("parse with $TASKLOG_STORE and no --db: usual, want replay hook to pick the store")
+	}
+	if c := (&call{args: []string{"claude-code", "--db", "/x/t.db"}}); !c.parse() {
+		t.Error("parse with $TASKLOG_STORE and --db: unusual, want the file")
 	}
 }
 
