@@ -12,7 +12,8 @@ import (
 // Store is what sessions and the replay tools need of a task log, whatever keeps it: the
 // embedded bbolt file of this package (*DB, the default) or a server shared by many machines.
 // Every implementation keeps the same promises, which the conformance suite in package
-// store/storetest checks: the semantics are those documented on the methods of *DB.
+// store/storetest checks (storetest.Run, and storetest.RunReopen for what outlives a close):
+// the semantics are those documented on the methods of *DB.
 type Store interface {
 	// Append adds evs to the end of task's log if its head is at expectedVersion, sealing the
 	// hash chain; it is idempotent by event id (see DB.Append).
@@ -35,7 +36,8 @@ type Store interface {
 	PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte) error
 	// Snapshot returns the named snapshot's sequence number and state, or ErrNoSnapshot.
 	Snapshot(task uuid.UUID, name string) (seq uint64, data []byte, err error)
-	// Verify checks task's log is the hash chain that was written (see DB.Verify).
+	// Verify checks task's log is the hash chain that was written, every event passing a
+	// ChainVerifier, plus whatever the store can check of its own keeping (see DB.Verify).
 	Verify(ctx context.Context, task uuid.UUID) error
 	// Path names where the log is kept, for messages: a file path, or a server URL and stream.
 	Path() string
