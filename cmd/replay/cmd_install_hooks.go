@@ -2,19 +2,38 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
 
 // hookCommand is the shell command line every installed hook runs: this replay binary's
-// `hook <agent>` verb, with the database baked in when --db was given (--store for a NATS URL).
+// `hook <agent>` verb, or `replay-hook <agent>` when the small hook program is installed beside
+// it, with the database baked in when --db was given (--store for a NATS URL).
 type hookCommand struct {
 	agent string
 	line  string
 }
 
+// hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
+// beside replay.
+const hookClientName = "replay-hook"
+
+// hookClientBeside is the replay-hook program beside the replay binary exe, or "" when there is
+// none (tests replace it).
+var hookClientBeside = func(exe string) string {
+	p := filepath.Join(filepath.Dir(exe), hookClientName)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return p
+	}
+	return ""
+}
+
 func newHookCommand(exe, agent, db string) hookCommand {
 	line := shellQuote(exe) + " hook " + agent
+	if client := hookClientBeside(exe); client != "" && (db == "" || storeFlagFor(db) == "--db") {
+		line = shellQuote(client) + " " + agent
+	}
 	if db != "" {
 		line += " " + storeFlagFor(db) + " " + shellQuote(db)
 	}
@@ -22,13 +41,19 @@ func newHookCommand(exe, agent, db string) hookCommand {
 }
 
 // ours reports whether a configured command line is a tasklog hook for this agent: a program
-// whose name contains "replay" running `hook <agent>`, wherever it is installed and whatever
-// database it names. Install replaces such an entry; uninstall removes it; nothing else is
-// touched.
+// whose name contains "replay" running `hook <agent>`, or replay-hook running `<agent>`,
+// wherever it is installed and whatever database it names. Install replaces such an entry (so
+// installing again moves the hooks to replay-hook, or back); uninstall removes it; nothing else
+// is touched.
 func (c hookCommand) ours(line string) bool {
 	w, ok := shellWords(line)
-	return ok && len(w) >= 3 && strings.Contains(filepath.Base(w[0]), "replay") &&
-		w[1] == "hook" && w[2] == c.agent
+	if !ok || len(w) < 2 || !strings.Contains(filepath.Base(w[0]), "replay") {
+		return false
+	}
+	if filepath.Base(w[0]) == hookClientName && w[1] == c.agent {
+		return true
+	}
+	return len(w) >= 3 && w[1] == "hook" && w[2] == c.agent
 }
 
 // hookEvent is one event an agent runs hooks for.
