@@ -49,7 +49,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if f.loc.isNATS() && !natsURLNamesStream(f.loc.url) {
-		f.loc.url = strings.TrimSuffix(f.loc.url, "/") + "/" + demoStream
+		base, query, hasQuery := strings.Cut(f.loc.url, "?")
+		f.loc.url = strings.TrimSuffix(base, "/") + "/" + demoStream
+		if hasQuery {
+			f.loc.url += "?" + query
+		}
 		f.db = f.loc.url
 	}
 	scripts, err := filepath.Glob(filepath.Join(*dataDir, "sessions", "*.jsonl"))
@@ -115,7 +119,8 @@ const demoStream = "TASKLOG_DEMO"
 
 // natsURLNamesStream reports whether a nats://HOST:PORT[/STREAM] URL names a stream.
 func natsURLNamesStream(url string) bool {
-	rest := strings.TrimPrefix(strings.TrimSuffix(url, "/"), "nats://")
+	base, _, _ := strings.Cut(url, "?")
+	rest := strings.TrimPrefix(strings.TrimSuffix(base, "/"), "nats://")
 	return strings.Contains(rest, "/")
 }
 

@@ -297,6 +297,9 @@ func TestNATSSideFolder(t *testing.T) {
 	if b := (storeLoc{url: "nats://127.0.0.1:4222/TASKLOG"}).sideFile(); a != b {
 		t.Errorf("the default stream has two folders: %s and %s", a, b)
 	}
+	if b := (storeLoc{url: "nats://127.0.0.1:4222/?replicas=3"}).sideFile(); a != b {
+		t.Errorf("?replicas gives the stream another folder: %s and %s", a, b)
+	}
 	if c := (storeLoc{url: "nats://127.0.0.1:4222/OTHER"}).sideFile(); a == c {
 		t.Errorf("two streams share the folder %s", a)
 	}
@@ -495,4 +498,26 @@ func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
 		r.code, r.stderr = -1, err.Error()
 	}
 	return r
+}
+
+// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5.
+func TestNATSReplicas(t *testing.T) {
+	tests := []struct {
+		url     string
+		want    int
+		wantErr bool
+	}{
+		{"nats://h:4222", 0, false},
+		{"nats://h:4222/S?replicas=3", 3, false},
+		{"nats://h:4222?replicas=1", 1, false},
+		{"nats://h:4222/S?replicas=0", 0, true},
+		{"nats://h:4222/S?replicas=7", 0, true},
+		{"nats://h:4222/S?replicas=three", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := natsReplicas(tt.url)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("natsReplicas(%q) = %d, %v; want %d, error %v", tt.url, got, err, tt.want, tt.wantErr)
+		}
+	}
 }

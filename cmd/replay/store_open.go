@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +121,8 @@ func natsSideDir(url string) string { return natsSideDirIn(userDataDir(), url) }
 
 // natsSideDirIn is natsSideDir with dataDir as the user's data folder.
 func natsSideDirIn(dataDir, url string) string {
-	norm := strings.TrimSuffix(url, "/")
+	norm, _, _ := strings.Cut(url, "?")
+	norm = strings.TrimSuffix(norm, "/")
 	if rest := strings.TrimPrefix(norm, "nats://"); !strings.Contains(rest, "/") {
 		norm += "/" + natsstore.DefaultStream
 	}
@@ -150,7 +153,11 @@ type openOptions struct {
 // for reading and writing (the server creates its stream on first use).
 func openStore(l storeLoc, o openOptions) (store.Store, error) {
 	if l.isNATS() {
-		s, err := natsstore.Open(l.url, &natsstore.Options{Timeout: o.timeout})
+		replicas, err := natsReplicas(l.url)
+		if err != nil {
+			return nil, err
+		}
+		s, err := natsstore.Open(l.url, &natsstore.Options{Timeout: o.timeout, Replicas: replicas})
 		if err != nil {
 			return nil, natsOpenError(l.url, err)
 		}
@@ -159,9 +166,29 @@ func openStore(l storeLoc, o openOptions) (store.Store, error) {
 	return store.Open(l.path, &store.Options{Timeout: o.timeout, ReadOnly: o.readOnly})
 }
 
+// natsReplicas reads ?replicas=N from a NATS store's URL: the replicas of the stream and its
+// blob and snapshot stores when the first command that opens them creates them (1 without it;
+// 3 on a cluster of three, so that an acknowledged append is on a majority of the servers).
+func natsReplicas(raw string) (int, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return 0, fmt.Errorf("NATS store URL %q: %w", raw, err)
+	}
+	v := u.Query().Get("replicas")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 5 {
+		return 0, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
+	}
+	return n, nil
+}
+
 // natsOpenError makes sure an error opening a NATS store names its server and stream.
 func natsOpenError(url string, err error) error {
-	if strings.Contains(err.Error(), strings.TrimSuffix(url, "/")) {
+	base, _, _ := strings.Cut(url, "?")
+	if strings.Contains(err.Error(), strings.TrimSuffix(base, "/")) {
 		return err
 	}
 	return fmt.Errorf("NATS store %s: %w", url, err)
