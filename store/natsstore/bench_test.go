@@ -110,11 +110,20 @@ func BenchmarkRead(b *testing.B) {
 		evs[i] = benchEvent(b, i)
 	}
 	srv := startServer(b)
+	url := startListeningServer(b)
 	for _, bs := range []struct {
 		name string
 		open func() store.Store
 	}{
-		{"nats", func() store.Store { return openStore(b, srv, nil) }},
+		{"nats-inprocess", func() store.Store { return openStore(b, srv, nil) }},
+		{"nats-tcp", func() store.Store {
+			s, err := Open(url+"/READ", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			return s
+		}},
 		{"bbolt", func() store.Store {
 			db, err := store.Open(filepath.Join(b.TempDir(), "tasks.db"), &store.Options{NoSync: true})
 			if err != nil {

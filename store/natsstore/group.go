@@ -9,22 +9,27 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Appends are published by the appending goroutines themselves, one publish at a time per
-// Store, as store.DB commits: the goroutine that finds no publish under way leads and sends its
-// own messages at once (a lone append costs one message, or one atomic batch, and no hand-over
-// to another goroutine); appends that arrive meanwhile queue up, and the next leader sends
-// them, for distinct tasks, as one atomic batch. On a single server that syncs every write an
-// atomic batch is synced once, so many writers share the cost of the sync, as they share an
-// fsync in bbolt. The server checks each append's expected subject sequence inside the batch,
-// and stores all of it or none: when it refuses a shared batch, each append in it is sent again
-// on its own, so that each gets its own answer.
+// Appends are published by the appending goroutines themselves. While few are under way
+// (maxDirect), each goes at once, on its own: a lone writer pays one message, or one atomic
+// batch, and the server takes several side by side. Past that, appends queue up and are sent
+// by one goroutine at a time, as store.DB commits: the writer that finds no shared publish
+// under way leads, and sends the queue, one append per task, as one atomic batch when it holds
+// at least minShared messages (otherwise side by side), then hands on to the oldest writer
+// still waiting. On a single server that syncs every write an atomic batch is synced once, so
+// many writers share the cost of the sync, as they share an fsync in bbolt. The server checks
+// each append's expected subject sequence inside the batch and stores all of it or none: when
+// it refuses a shared batch, each append in it is sent again on its own, so that each gets its
+// own answer.
 
-// pubRequest is one append's messages waiting to be published.
+// maxDirect is how many appends of one Store are sent on their own at the same time.
+const maxDirect = 8
+
 // minShared is the fewest messages worth one shared atomic batch. A single server that syncs
 // every write pays for an atomic batch a fixed cost (it stages the batch in files of its own
 // before the commit) of about as many syncs; below it, the appends are sent side by side.
 const minShared = 16
 
+// pubRequest is one append's messages waiting to be published.
 type pubRequest struct {
 	// ctx bounds the wait for the outcome (see appendLoop).
 	ctx  context.Context
@@ -45,6 +50,15 @@ type pubResult struct {
 // a shared batch, the stream sequence of r's last message.
 func (s *Store) submit(r *pubRequest) (pubAck, error) {
 	s.gmu.Lock()
+	if s.direct < maxDirect && len(s.queue) == 0 && !s.publishing {
+		s.direct++
+		s.gmu.Unlock()
+		ack, err := s.send(r.ctx, r.msgs)
+		s.gmu.Lock()
+		s.direct--
+		s.gmu.Unlock()
+		return ack, err
+	}
 	s.queue = append(s.queue, r)
 	if s.publishing {
 		s.gmu.Unlock()

@@ -136,7 +136,7 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 		return nil, false, err
 	}
 	defer sub.Unsubscribe()
-	body, _ := json.Marshal(map[string]any{"seq": seq, "next_by_subj": subject, "batch": n})
+	body, _ := json.Marshal(map[string]any{"seq": seq, "next_by_subj": subject, "batch": n, "max_bytes": readChunkBytes})
 	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.stream, inbox, body); err != nil {
 		return nil, false, err
 	}

@@ -51,25 +51,30 @@
 // # Durability
 //
 // An append is acknowledged once the server has stored it. A single nats-server syncs its files
-// to disk only every two minutes by default, so an acknowledged append can be lost when the
-// machine fails: run it with sync_interval: always in its jetstream block (the in-process test
-// server sets SyncAlways) so that every acknowledged write, and every atomic batch, is fsynced
-// first; or run a cluster and set Options.Replicas to 3, so that an acknowledged append is on a
-// majority of the servers. Open creates the stream with Replicas replicas, file storage,
-// deletes and purges denied, and discard new: a stream that is full refuses appends, it never
-// drops old events.
+// to disk only every two minutes by default (sync_interval), so an acknowledged append can be
+// lost when the machine fails: run it with sync_interval: always in its jetstream block (the
+// in-process test server sets SyncAlways), so that every acknowledged message is fsynced first
+// and every atomic batch once, at its commit. Or run a cluster and set Options.Replicas to 3:
+// an append is then acknowledged once a majority of the servers hold it in their Raft logs, so
+// it survives the loss of any one machine (with sync_interval: always as well, each server
+// syncs its Raft log before it acknowledges). Open creates the stream with Replicas replicas,
+// file storage, the default (synchronous) persist mode, deletes and purges denied, and discard
+// new: a stream that is full refuses appends, it never drops old events. Open does not change
+// an existing stream, and refuses one that lacks what Append relies on.
 //
 // # Limits
 //
-// A message holds one event. An event whose encoding exceeds the server's max_payload (1 MiB
-// by default) is spilled: its bytes go to the object store STREAM_blobs under "event-" and
-// their SHA-256 sum, and its message, on its subject as always, names that sum in the
-// Tasklog-Spilled header; reads fetch and check it. Every event is a subject, which the server
-// indexes in memory: a stream of millions of events costs the server memory for as many
-// subjects. Reads of a task go to
-// any replica (direct get) and are checked against the head read from the stream leader, so a
-// lagging replica never makes an acknowledged event look missing. Each server call is bounded by
-// Options.Timeout; a server that is down fails the call within it.
+// A message holds one event. An event whose encoding exceeds the server's max_payload (1 MiB by
+// default) is spilled: its bytes go to the object store STREAM_blobs under "event-" and their
+// SHA-256 sum, and its message, on its subject as always, names the sum in the Tasklog-Spilled
+// header; reads fetch the bytes and check them against it. Every event is a subject, which the
+// server indexes in memory: a stream of millions of events costs the server memory for as many
+// subjects. Reads of a task go to any replica (direct get, in chunks of 512 events) and are
+// checked against the head read from the stream leader, so a lagging replica never makes an
+// acknowledged event look missing; reading from a sequence other than the first finds its
+// place by a binary search over the stream (a few dozen reads). Tasks reads the head of every
+// task. Each call, an Append with its retries included, is bounded by Options.Timeout: a server
+// that is down fails it within that time.
 package natsstore
 
 import (
@@ -129,6 +134,7 @@ type Store struct {
 
 	// gmu guards the publish queue (see submit).
 	gmu        sync.Mutex
+	direct     int // appends being sent on their own
 	publishing bool
 	queue      []*pubRequest
 

@@ -75,7 +75,7 @@ func appendHelper() int {
 }
 
 // startListeningServer runs a JetStream server on a free port of 127.0.0.1, for other processes.
-func startListeningServer(t *testing.T) string {
+func startListeningServer(t testing.TB) string {
 	t.Helper()
 	port := freePort(t)
 	s, err := server.NewServer(&server.Options{

@@ -16,8 +16,14 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
-// chunkSize is how many events one direct get returns.
-const chunkSize = 512
+// readChunk is the most events one direct get returns, and readChunkBytes about the most bytes:
+// the server counts the events a request of a wildcard filter leaves pending, which costs as
+// much as the task has events, so a chunk must be large for a long task to be read in linear
+// time.
+const (
+	readChunk      = 8192
+	readChunkBytes = 8 << 20
+)
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
@@ -79,7 +85,7 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, chunkSize)
+		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk)
 		if err != nil {
 			return fail(err)
 		}
@@ -105,6 +111,9 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 		}
 		deadline = time.Time{}
 		for _, m := range msgs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if m.Data, err = s.payload(ctx, m); err != nil {
 				return fmt.Errorf("task %s: seq %d: %w", task, next, err)
 			}
@@ -304,7 +313,7 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, chunkSize)
+		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk)
 		if err != nil {
 			return fail(err)
 		}
@@ -319,6 +328,9 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 		}
 		deadline = time.Time{}
 		for _, m := range msgs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if m.Seq > last.Seq {
 				return nil
 			}
