@@ -40,8 +40,11 @@ const (
 	// startEnv hands replay hook the time this program started, so that the budget both
 	// spend is one.
 	startEnv = "TASKLOG_HOOK_START"
-	// killGrace is how long after the budget a replay hook that has not answered is killed.
-	killGrace = 500 * time.Millisecond
+	// killGrace is how long after the budget a replay hook that has not answered is killed;
+	// waitGrace, how long after that its output may stay open (a SessionEnd hook of 2 s is
+	// over 2.5 s in, within the 3 s Codex allows).
+	killGrace = 300 * time.Millisecond
+	waitGrace = 200 * time.Millisecond
 )
 
 // agents are the dialects replay hook takes.
@@ -70,11 +73,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if c.db == "" {
 		c.db = defaultHookDB()
 	}
-	budget := c.budget
-	if endsSession(payload) && budget > hookSessionEndBudget {
-		budget = hookSessionEndBudget
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(budget-c.budget/serveReserve))
+	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budgetFor(payload)-c.budget/serveReserve))
 	defer cancel()
 	reply, err := wire.Hook(ctx, wire.SocketPath(c.db), "replay-hook", c.agent, payload)
 	if err != nil {
@@ -82,6 +81,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	io.WriteString(stdout, reply)
 	return 0
+}
+
+// budgetFor is the payload's budget: --budget, at most hookSessionEndBudget for an event that
+// ends a session.
+func (c *call) budgetFor(payload []byte) time.Duration {
+	if endsSession(payload) && c.budget > hookSessionEndBudget {
+		return hookSessionEndBudget
+	}
+	return c.budget
 }
 
 // parse reads the arguments replay hook takes; false for anything else (help, an unknown flag
@@ -198,22 +206,28 @@ func serverRecordedNothing(err error) bool {
 
 // fallback runs replay hook with the arguments, the payload on its stdin and the time this
 // program started, and prints its reply; $TASKLOG_SERVE=off when serverOff. When replay cannot
-// be run, or fails without a reply, the reply is neutral and the error is logged.
+// be run, or does not exit 0 (killed killGrace after the budget at the latest), the reply
+// is neutral and the error is logged.
 func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer) int {
 	exe, err := replayExecutable()
 	if err != nil {
 		return c.neutral(payload, err, stdout, stderr)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budget+killGrace))
+	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budgetFor(payload)+killGrace))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, append([]string{"hook"}, c.args...)...)
 	cmd.Env = append(os.Environ(), startEnv+"="+strconv.FormatInt(c.start.UnixNano(), 10))
 	if serverOff {
 		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off")
 	}
+	// A process replay hook left behind holding its output (it starts its server detached, on
+	// the null device) does not hold this one up.
+	cmd.WaitDelay = waitGrace
 	var out bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(payload), &out, stderr
-	if err := cmd.Run(); err != nil && out.Len() == 0 {
+	if err := cmd.Run(); err != nil {
+		// replay hook exits 0 whenever it ends by itself: this one failed to start, crashed or
+		// was killed at the deadline, and what it printed may be cut off.
 		return c.neutral(payload, fmt.Errorf("%s hook: %w", exe, err), stdout, stderr)
 	}
 	stdout.Write(out.Bytes())

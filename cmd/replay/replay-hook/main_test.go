@@ -148,3 +148,31 @@ func TestNoReplay(t *testing.T) {
 		t.Fatalf("hook log %q (%v): want the missing replay named", log, err)
 	}
 }
+
+// TestReplayFails: a replay hook that crashes half-way through its reply, or outlives the
+// budget (its output held open by a process it left behind), gets the neutral reply in its
+// place, exit 0, and the fault logged.
+func TestReplayFails(t *testing.T) {
+	t.Setenv("TASKLOG_SERVE", "off")
+	for name, script := range map[string]string{
+		"crashes": "#!/bin/sh\nprintf '{\"cancel\":'\nexit 3\n",
+		"hangs":   "#!/bin/sh\n/bin/cat >/dev/null\n/bin/sleep 30\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			bin := t.TempDir()
+			if err := os.WriteFile(filepath.Join(bin, "replay"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin)
+			db := filepath.Join(t.TempDir(), "tasklog.db")
+			var out, errb bytes.Buffer
+			code := run([]string{"cline", "--db", db, "--budget", "300ms"}, strings.NewReader(`{"taskId":"t","hookName":"PreToolUse"}`), &out, &errb)
+			if code != 0 || out.String() != `{"cancel":false}`+"\n" {
+				t.Fatalf("exit %d, reply %q", code, out.String())
+			}
+			if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err != nil || !strings.Contains(string(log), "replay hook") {
+				t.Fatalf("hook log %q (%v): want the failed replay hook named", log, err)
+			}
+		})
+	}
+}
