@@ -32,9 +32,10 @@ const retryWait = 20 * time.Millisecond
 // never hides a write it can see, and one that says the outcome is unknown means a retry of the
 // same Append is safe.
 func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (store.Appended, error) {
-	if err := s.check(); err != nil {
+	if err := s.begin(); err != nil {
 		return store.Appended{}, err
 	}
+	defer s.appends.Done()
 	if err := checkBatch(task, evs); err != nil {
 		return store.Appended{}, err
 	}

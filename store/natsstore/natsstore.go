@@ -141,9 +141,10 @@ type Store struct {
 	// maxInline, when set (by tests), is the largest event encoding kept in its message.
 	maxInline int
 
-	mu     sync.Mutex
-	closed bool
-	heads  map[uuid.UUID]head
+	mu      sync.Mutex
+	closed  bool
+	appends sync.WaitGroup // appends under way, which Close waits for
+	heads   map[uuid.UUID]head
 	// marked holds the tasks known to have a marker message.
 	marked map[uuid.UUID]bool
 }
@@ -328,8 +329,20 @@ func (s *Store) check() error {
 	return nil
 }
 
-// Close releases the connection (if Open made it); every method fails with store.ErrClosed
-// afterwards. Calling it again returns nil.
+// begin is check for an append, which Close waits for: end must be called when it is done.
+func (s *Store) begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.appends.Add(1)
+	return nil
+}
+
+// Close waits for the appends under way to be stored or refused (each is bounded by
+// Options.Timeout), then releases the connection if Open made it; every method fails with
+// store.ErrClosed afterwards. Calling it again returns nil.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	already := s.closed
@@ -338,6 +351,7 @@ func (s *Store) Close() error {
 	if already {
 		return nil
 	}
+	s.appends.Wait()
 	if s.ownConn {
 		// Drain lets replies in flight arrive; Close stops at once if that takes too long.
 		done := make(chan struct{})
