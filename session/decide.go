@@ -72,19 +72,17 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	turn := s.state.Turn()
 	ev, rec, reused := s.evaluate(rs, ec, toggles, turn, snapSeq, dropped)
 	rd := ev.rd
-	written := &rec
-	if s.last != nil && s.last.Turn == turn-1 && turn%fullEvery != 1 {
-		if delta, ok := events.Written(s.last, &rec, s.lastSeq); ok {
-			written = delta
-		}
-	}
-	payloads = append(payloads, written)
-	evs := make([]events.Event, len(payloads))
+	evs := make([]events.Event, len(payloads)+1)
 	for i, p := range payloads {
 		if evs[i], err = events.New(p); err != nil {
 			return nil, err
 		}
 	}
+	var delta bool
+	if evs[len(payloads)], delta, err = s.encodeDecision(&rec, turn); err != nil {
+		return nil, err
+	}
+	payloads = append(payloads, &rec)
 	// The caller may reorder or replace the elements of what it gets: the evaluation the next
 	// decision may take again (see evaluate) stays as it was recorded.
 	d := &Decision{Turn: turn, Seq: s.head + uint64(len(evs)), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
@@ -106,6 +104,12 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	// The next decision is written against this one. The caller gets copies (Recorded), so
 	// nothing it does can change the base.
 	s.last, s.lastSeq = &rec, d.Seq
+	if size := len(evs[len(payloads)-1].Data); delta {
+		s.deltas.turns++
+		s.deltas.bytes += size
+	} else {
+		s.deltas = deltaChain{full: size}
+	}
 	s.files, s.filesSeq = files, snapSeq
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
@@ -192,10 +196,41 @@ func (s *Session) render(rs *rules.RuleSet, rd rules.Decision) (prompt, tagged s
 	return s.rendered.prompt, s.rendered.tagged
 }
 
-// fullEvery is how often a decision is written in full although it could be written against
-// the one before: it bounds how many decisions rebuilding one of them reads. A decision is also
-// written in full at turn 1, after the session was opened, and when the rules snapshot changed.
-const fullEvery = 64
+// maxDeltaTurns bounds how many decisions in a row are written against the one before: with
+// the bytes of the deltas since the last full decision, which may not pass its own size, it
+// bounds what rebuilding a decision reads (at most this many events, and twice the bytes of a
+// full decision). A decision is also written in full at turn 1, after the session was opened,
+// and when the rules snapshot changed.
+//
+// A full decision of a large rule set is large (about 1 MB for 1,000 rules and 100 paths, when
+// a delta with nothing new is about 100 bytes): writing it every few dozen turns made the
+// slowest decisions of such a task.
+const maxDeltaTurns = 1024
+
+// deltaChain is what was written since the last decision written in full.
+type deltaChain struct {
+	full  int // the bytes of the full decision's payload
+	turns int // decisions written against the one before since
+	bytes int // their payloads' bytes
+}
+
+// encodeDecision makes the event of the decision rec of turn: written against the decision
+// before it when it can be and the chain of deltas stays within its bounds (see
+// maxDeltaTurns), else in full.
+func (s *Session) encodeDecision(rec *events.Decision, turn int) (ev events.Event, delta bool, err error) {
+	if s.last != nil && s.last.Turn == turn-1 && s.deltas.turns < maxDeltaTurns-1 {
+		if d, ok := events.Written(s.last, rec, s.lastSeq); ok {
+			if ev, err = events.New(d); err != nil {
+				return ev, false, err
+			}
+			if s.deltas.bytes+len(ev.Data) <= s.deltas.full {
+				return ev, true, nil
+			}
+		}
+	}
+	ev, err = events.New(rec)
+	return ev, false, err
+}
 
 // ruleSet returns the rule set of the snapshot at seq, loading it only when the snapshot
 // changed since the last decision of this session.

@@ -121,6 +121,8 @@ type Session struct {
 	// next decision is written against it.
 	last    *events.Decision
 	lastSeq uint64
+	// deltas is what was written since the last decision written in full.
+	deltas deltaChain
 	// files are the rule files the last decision collected, recorded in the snapshot at
 	// filesSeq.
 	files    []rules.File
