@@ -126,8 +126,9 @@ func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool
 
 // directBatch reads up to n messages on subject from stream sequence seq on, through the
 // stream's direct get, which any replica may answer: the caller checks the answer is not
-// behind what it knows is stored. more reports whether messages were left after these.
-func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int) (msgs []storedMsg, more bool, err error) {
+// behind what it knows is stored. more reports whether messages were left after these. With
+// noHdr the messages come as their payloads alone: no subject, sequence or headers.
+func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int, noHdr bool) (msgs []storedMsg, more bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	inbox := s.nc.NewInbox()
@@ -136,7 +137,11 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 		return nil, false, err
 	}
 	defer sub.Unsubscribe()
-	body, _ := json.Marshal(map[string]any{"seq": seq, "next_by_subj": subject, "batch": n, "max_bytes": readChunkBytes})
+	req := map[string]any{"seq": seq, "next_by_subj": subject, "batch": n, "max_bytes": readChunkBytes}
+	if noHdr {
+		req["no_hdr"] = true
+	}
+	body, _ := json.Marshal(req)
 	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.stream, inbox, body); err != nil {
 		return nil, false, err
 	}
@@ -159,6 +164,10 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 				return nil, false, nats.ErrNoResponders
 			}
 			return nil, false, fmt.Errorf("reading messages: status %s %s", status, m.Header.Get("Description"))
+		}
+		if noHdr {
+			msgs = append(msgs, storedMsg{Data: m.Data})
+			continue
 		}
 		sseq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
 		if err != nil {

@@ -423,4 +423,22 @@ func TestLargeEventsSpill(t *testing.T) {
 	if again := mustAppend(t, s, task, 0, small, large); !again.Duplicate {
 		t.Fatal("a repeat of an append with a spilled event was not recognised")
 	}
+	// A spilled event first in the log, and reading from it.
+	other := uuid.New()
+	first := mustAppend(t, s, other, 0, note(t, 1, string(bytes.Repeat([]byte("y"), 1000))), note(t, 2, "after"))
+	for from := uint64(1); from <= 2; from++ {
+		n := 0
+		for ev, err := range s.Events(context.Background(), other, from) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := first.Events[from-1+uint64(n)]; ev.Hash != want.Hash {
+				t.Fatalf("from %d: event %d differs", from, n)
+			}
+			n++
+		}
+		if n != int(3-from) {
+			t.Fatalf("from %d: read %d events", from, n)
+		}
+	}
 }

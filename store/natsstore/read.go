@@ -49,17 +49,18 @@ func (s *Store) Head(task uuid.UUID) (store.Head, error) {
 // (errors.Is store.ErrCorrupt); an unknown task yields store.ErrTaskNotFound.
 func (s *Store) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
-		err := s.scan(ctx, task, max(fromSeq, 1), func(ev events.Event, _ string) bool { return yield(ev, nil) })
+		err := s.scan(ctx, task, max(fromSeq, 1), func(ev events.Event) bool { return yield(ev, nil) })
 		if err != nil {
 			yield(events.Event{}, err)
 		}
 	}
 }
 
-// scan reads task's events from seq from on and hands each, with its subject, to fn until fn
-// returns false. It ends at the head read from the leader after the last chunk, so events
+// scan reads task's events from seq from on and hands each to fn until fn returns false. The
+// chunks come without headers (the server rewrites a message's headers for every message it
+// sends, which costs more than all the rest of a read). It ends at the head read from the leader after the last chunk, so events
 // appended meanwhile are read too.
-func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(ev events.Event, subject string) bool) error {
+func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(ev events.Event) bool) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk)
+		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, true)
 		if err != nil {
 			return fail(err)
 		}
@@ -110,35 +111,80 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 			continue
 		}
 		deadline = time.Time{}
-		for _, m := range msgs {
+		// Without headers the chunk says nothing of where its messages are in the stream: the
+		// next chunk starts after its last event, found by its subject.
+		var last events.Event
+		for i, m := range msgs {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if m.Data, err = s.payload(ctx, m); err != nil {
-				return fmt.Errorf("task %s: seq %d: %w", task, next, err)
+			if len(m.Data) == 0 {
+				// A spilled event: read its message again, headers and all.
+				pos := sseq
+				if i > 0 {
+					if pos, err = s.streamSeqOf(ctx, task, last); err != nil {
+						return err
+					}
+					pos++
+				}
+				if m, err = s.fullMessage(ctx, task, next, filter, pos); err != nil {
+					return err
+				}
 			}
 			ev, err := decodeMsg(task, next, m, s.stream)
 			if err != nil {
 				return err
 			}
-			if !fn(ev, m.Subject) {
+			if !fn(ev) {
 				return nil
 			}
 			next++
-			sseq = m.Seq + 1
+			last = ev
 		}
+		if sseq, err = s.streamSeqOf(ctx, task, last); err != nil {
+			return err
+		}
+		sseq++
 	}
+}
+
+// streamSeqOf returns the stream sequence of task's event ev, from the subject its id names.
+func (s *Store) streamSeqOf(ctx context.Context, task uuid.UUID, ev events.Event) (uint64, error) {
+	m, ok, err := s.getLast(ctx, s.eventSubject(task, ev.ID.String()))
+	switch {
+	case err != nil:
+		return 0, s.errorf(fmt.Sprintf("read task %s", task), err)
+	case !ok:
+		return 0, fmt.Errorf("task %s: seq %d: %w: event %s is not on the subject its id names", task, ev.Seq, store.ErrCorrupt, ev.ID)
+	}
+	return m.Seq, nil
+}
+
+// fullMessage reads the first message on filter at stream sequence pos or later, with its
+// headers, and the event's bytes, fetched if they were spilled.
+func (s *Store) fullMessage(ctx context.Context, task uuid.UUID, seq uint64, filter string, pos uint64) (storedMsg, error) {
+	m, ok, err := s.getNext(ctx, filter, pos)
+	switch {
+	case err != nil:
+		return storedMsg{}, s.errorf(fmt.Sprintf("read task %s", task), err)
+	case !ok:
+		return storedMsg{}, fmt.Errorf("task %s: seq %d: %w: missing", task, seq, store.ErrCorrupt)
+	}
+	if m.Data, err = s.payload(ctx, m); err != nil {
+		return storedMsg{}, fmt.Errorf("task %s: seq %d: %w", task, seq, err)
+	}
+	return m, nil
 }
 
 // decodeMsg decodes a message of task's log expected to hold event seq.
 func decodeMsg(task uuid.UUID, seq uint64, m storedMsg, stream string) (events.Event, error) {
 	var ev events.Event
 	if err := ev.UnmarshalBinary(m.Data); err != nil {
-		return events.Event{}, fmt.Errorf("task %s: seq %d (stream %s seq %d): %w: %w", task, seq, stream, m.Seq, store.ErrCorrupt, err)
+		return events.Event{}, fmt.Errorf("task %s: seq %d (stream %s): %w: %w", task, seq, stream, store.ErrCorrupt, err)
 	}
 	if ev.Task != task || ev.Seq != seq {
-		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: the message at stream %s seq %d holds task %s seq %d",
-			task, seq, store.ErrCorrupt, stream, m.Seq, ev.Task, ev.Seq)
+		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: the message there in stream %s holds task %s seq %d",
+			task, seq, store.ErrCorrupt, stream, ev.Task, ev.Seq)
 	}
 	return ev, nil
 }
@@ -313,7 +359,7 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk)
+		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, false)
 		if err != nil {
 			return fail(err)
 		}
