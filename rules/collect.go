@@ -85,6 +85,9 @@ func Collect(ws Workspace) ([]File, error) {
 }
 
 func collect(ws Workspace, cache *Reader) ([]File, error) {
+	if files, ok := cache.unchangedWorkspace(ws); ok {
+		return files, nil
+	}
 	c := collector{cache: cache, maxFiles: ws.maxFiles()}
 	defer c.closeDir()
 	if cache != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -68,6 +69,23 @@ func (r *Reader) unchanged(root Root, maxFiles int) ([]File, bool) {
 		return nil, false
 	}
 	return rw.files, true
+}
+
+// unchangedWorkspace returns what the last collection of a workspace of one watched root, and
+// nothing else, found when its watches report no change: the reader's own array, capacity
+// clipped, not a copy (see Collect).
+func (r *Reader) unchangedWorkspace(ws Workspace) ([]File, bool) {
+	if r == nil || len(ws.Roots) != 1 || ws.Home != nil || len(ws.Remote) != 0 || ws.Roots[0].FS == nil {
+		return nil, false
+	}
+	files, ok := r.unchanged(ws.Roots[0], ws.maxFiles())
+	if !ok || len(files) == 0 || !slices.IsSortedFunc(files, compareFiles) {
+		return nil, false // collect takes it from here, the watches' verdict included
+	}
+	r.mu.Lock()
+	r.last = len(files)
+	r.mu.Unlock()
+	return slices.Clip(files), true
 }
 
 // watchRoot starts the watches of a new collection of root: nil when it cannot be watched or
@@ -162,7 +180,9 @@ type cachedDir struct {
 	entries []fs.DirEntry
 }
 
-// Collect is [Collect] with the reader's memory.
+// Collect is [Collect] with the reader's memory. The files it returns may share their array
+// with the reader's memory (when nothing changed in a watched root): read them, do not modify
+// them.
 func (r *Reader) Collect(ws Workspace) ([]File, error) {
 	files, err := collect(ws, r)
 	r.mu.Lock()
