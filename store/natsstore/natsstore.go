@@ -69,12 +69,15 @@
 // SHA-256 sum, and its message, on its subject as always, names the sum in the Tasklog-Spilled
 // header; reads fetch the bytes and check them against it. Every event is a subject, which the
 // server indexes in memory: a stream of millions of events costs the server memory for as many
-// subjects. Reads of a task go to any replica (direct get, in chunks of 512 events) and are
-// checked against the head read from the stream leader, so a lagging replica never makes an
-// acknowledged event look missing; reading from a sequence other than the first finds its
-// place by a binary search over the stream (a few dozen reads). Tasks reads the head of every
-// task. Each call, an Append with its retries included, is bounded by Options.Timeout: a server
-// that is down fails it within that time.
+// subjects.
+//
+// Reads of a task go to any replica (direct get, in chunks of up to 8192 events, without
+// headers) and are checked against the head read from the stream leader, so a lagging replica
+// never makes an acknowledged event look missing. Verify reads the messages with their headers,
+// to check each event is on the subject its id names, and is slower. Reading from a sequence
+// other than the first finds its place by a binary search over the stream (a few dozen reads).
+// Tasks reads the head of every task. Each call, an Append with its retries included, is
+// bounded by Options.Timeout: a server that is down fails it within that time.
 package natsstore
 
 import (
