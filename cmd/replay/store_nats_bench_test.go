@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/serve"
 )
 
 // BenchmarkNATSHookInProcess is BenchmarkHookInProcess on a NATS store: the same 10,000-event
@@ -16,12 +19,40 @@ import (
 // each hook connects, opens the stream, reopens the task, records, decides and delivers.
 // first-ms is the first hook, which folds the imported task without a snapshot.
 func BenchmarkNATSHookInProcess(b *testing.B) {
+	b.Setenv("TASKLOG_SERVE", "off")
+	ws, url := benchNATSTask(b)
+	benchNATSHooks(b, ws, url)
+}
+
+// BenchmarkNATSHookViaServe is BenchmarkNATSHookInProcess through 'replay serve --store', which
+// keeps the stream and the task's session open: a hook connects to its socket instead of to
+// the NATS server.
+func BenchmarkNATSHookViaServe(b *testing.B) {
+	b.Setenv("TASKLOG_SERVE", "on")
+	ws, url := benchNATSTask(b)
+	done := make(chan int, 1)
+	go func() { done <- cmdServe([]string{"--store", url, "--idle", "0"}, io.Discard, io.Discard) }()
+	b.Cleanup(func() {
+		replayHere("serve", "--stop", "--store", url)
+		<-done
+	})
+	sock := serve.SocketPath(storeLoc{url: url}.sideFile())
+	for deadline := time.Now().Add(10 * time.Second); serverPIDAt(sock) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("replay serve did not listen")
+		}
+	}
+	benchNATSHooks(b, ws, url)
+}
+
+// benchNATSTask is benchHookTask's workspace and task, the task imported into a stream of an
+// in-process NATS server; it returns the workspace and the stream's URL.
+func benchNATSTask(b *testing.B) (ws, url string) {
 	dir, ws, db := benchHookTask(b)
 	b.Setenv("HOME", dir)
-	b.Setenv("TASKLOG_SERVE", "off")
 	b.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	ns := natsServer(b, filepath.Join(dir, "nats"), 0)
-	url := ns.ClientURL() + "/BENCH"
+	url = ns.ClientURL() + "/BENCH"
 	task := agentlog.TaskID(agentlog.ClaudeCode, benchHookSession).String()
 	export := filepath.Join(dir, "task.jsonl")
 	if code, _, stderr := replayHere("export", task, "--db", db, "-o", export); code != exitOK {
@@ -30,6 +61,12 @@ func BenchmarkNATSHookInProcess(b *testing.B) {
 	if code, _, stderr := replayHere("import", export, "--store", url); code != exitOK {
 		b.Fatalf("import: %s", stderr)
 	}
+	return ws, url
+}
+
+// benchNATSHooks runs b.N PreToolUse hooks of benchHookSession on the store at url, after a
+// first one (first-ms) that folds the imported task and writes its snapshots.
+func benchNATSHooks(b *testing.B, ws, url string) {
 	hook := func(i int) time.Duration {
 		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
 			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
@@ -44,8 +81,6 @@ func BenchmarkNATSHookInProcess(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	// The import wrote no projection snapshots: the first hook folds the whole task and
-	// writes them, as the seeding of the bbolt benchmark does.
 	first := hook(-1)
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -57,4 +92,16 @@ func BenchmarkNATSHookInProcess(b *testing.B) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// serverPIDAt asks the server on sock for its pid; 0 when none answers.
+func serverPIDAt(sock string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := serve.Dial(ctx, sock, "bench")
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	return c.Server.PID
 }
