@@ -17,7 +17,8 @@ import (
 )
 
 // LogReader is what a replay reads: the log and the blobs its rules snapshots reference.
-// *store.DB is one.
+// *store.DB is one. A replay reads the log a little ahead on a goroutine of its own while it
+// reads blobs, so a LogReader must be safe for concurrent use, as every store.Store is.
 type LogReader interface {
 	EventReader
 	BlobReader
@@ -99,7 +100,8 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 		outcomesOnly: opts.Workspace != nil || opts.Config != nil}
 	dc := newDeliveryCheck()
 	exact := opts.Workspace == nil && opts.Config == nil
-	for ev, err := range lr.Events(ctx, task, 1) {
+	// Reading and decoding the log overlaps folding it.
+	for ev, err := range readAhead(lr.Events(ctx, task, 1)) {
 		if err != nil {
 			return rep, err
 		}
