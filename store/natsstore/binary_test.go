@@ -54,7 +54,7 @@ func TestRealServer(t *testing.T) {
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	var s *Store
 	for deadline := time.Now().Add(15 * time.Second); ; {
-		if s, err = Open(url, &Options{Timeout: time.Second}); err == nil {
+		if s, err = Open(url, &Options{Timeout: 10 * time.Second}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
