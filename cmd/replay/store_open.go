@@ -149,8 +149,8 @@ type openOptions struct {
 	readOnly bool
 }
 
-// openStore opens the store at l. A file opened read-only must exist; a NATS store is the same
-// for reading and writing (the server creates its stream on first use).
+// openStore opens the store at l. A NATS store is the same for reading and writing: the first
+// command that finds its stream missing creates it (with ?replicas=N replicas, else one).
 func openStore(l storeLoc, o openOptions) (store.Store, error) {
 	if l.isNATS() {
 		replicas, err := natsReplicas(l.url)
@@ -194,7 +194,7 @@ func natsOpenError(url string, err error) error {
 	return fmt.Errorf("NATS store %s: %w", url, err)
 }
 
-// errNoLog is openReadOnly's error for a database file that does not exist.
+// errNoLog is openExisting's error for a database file that does not exist.
 var errNoLog = errors.New("no task log")
 
 // openExisting opens the store for reading. A file must exist already: it is never created by
