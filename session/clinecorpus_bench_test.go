@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tasklog/tasklog/rules"
 	"github.com/tasklog/tasklog/store"
@@ -152,8 +151,8 @@ func TestClineCorpusSelection(t *testing.T) {
 // BenchmarkClineCorpus makes tasklog's per-request decision on exactly the files and candidate
 // paths Cline's was timed on: the rules folder watched (session.DirRoot) or checked file by
 // file, appending the decision without fsync or durably. It checks the selection at every call
-// and reports the median and 99th percentile; compare them with Cline's figures in the
-// corpus's README.
+// and reports the median and 99th percentile, by the wall clock and in CPU time; compare them
+// with Cline's figures in the corpus's README.
 func BenchmarkClineCorpus(b *testing.B) {
 	corpus := clineCorpus(b)
 	for _, c := range clineCells {
@@ -164,21 +163,22 @@ func BenchmarkClineCorpus(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s/%s", c.ws, c.paths, mode.name), func(b *testing.B) {
 				s := clineSession(b, corpus, c, mode.watched, mode.durable)
 				ctx := context.Background()
-				var took []time.Duration
+				var took latencies
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					start := time.Now()
-					d, err := s.Decide(ctx)
-					if err != nil {
-						b.Fatal(err)
-					}
-					took = append(took, time.Since(start))
+					var d *Decision
+					took.time(func() {
+						var err error
+						if d, err = s.Decide(ctx); err != nil {
+							b.Fatal(err)
+						}
+					})
 					if inc, act := selected(d); inc != c.included || act != c.activated {
 						b.Fatalf("included %d, activated %d; Cline: %d, %d", inc, act, c.included, c.activated)
 					}
 				}
-				reportPercentiles(b, took)
+				took.report(b)
 			})
 		}
 	}
