@@ -8,9 +8,10 @@ import (
 
 // The second pass of Import writes events in batches of at most this many events or bytes of
 // data (a single larger event is a batch of its own), and blobs in batches of at most
-// maxBlobBatchBytes.
+// maxBlobBatchBytes. 1,000 events is also the most a NATS JetStream store writes in one atomic
+// batch, so every import batch is all-or-nothing on either store.
 const (
-	maxImportBatch      = 1024
+	maxImportBatch      = 1000
 	maxImportBatchBytes = 4 << 20
 	maxBlobBatchBytes   = 4 << 20
 )
