@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -213,19 +214,19 @@ func TestInterruptedImportLeavesASoundPrefix(t *testing.T) {
 	defer f.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err = Import(ctx, db, &cancelAt{File: f, at: 2 << 20, cancel: cancel}, "big.jsonl", ImportOptions{})
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the database holds seq 1 to 1024 of it, a sound prefix") {
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the database holds seq 1 to "+strconv.Itoa(maxImportBatch)+" of it, a sound prefix") {
 		t.Fatalf("err = %v, want an interruption after the first batch", err)
 	}
 	tasks, _ := db.Tasks()
-	if len(tasks) != 1 || tasks[0].Events != 1024 {
-		t.Fatalf("after the interruption the database holds %+v, want the first batch of 1,024 events", tasks)
+	if len(tasks) != 1 || tasks[0].Events != maxImportBatch {
+		t.Fatalf("after the interruption the database holds %+v, want the first batch of %d events", tasks, maxImportBatch)
 	}
 	if err := db.Verify(context.Background(), tasks[0].Task); err != nil {
 		t.Errorf("the prefix does not verify: %v", err)
 	}
 	f.Seek(0, io.SeekStart)
 	got, err := Import(context.Background(), db, f, "big.jsonl", ImportOptions{})
-	if err != nil || got[0].Appended != got[0].Events-1024 || !got[0].Closed {
+	if err != nil || got[0].Appended != got[0].Events-maxImportBatch || !got[0].Closed {
 		t.Fatalf("import again: %+v, %v; want the rest appended", got, err)
 	}
 	var out bytes.Buffer
