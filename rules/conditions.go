@@ -45,6 +45,7 @@ type evalState struct {
 	candidates []candidate
 	ruleHits   []hit // the current rule's path hits
 	condIdx    int   // the current condition's position in its rule
+	scratch    *scratch
 }
 
 // hasCandidates reports whether some candidate may be matched by a condition of that root.

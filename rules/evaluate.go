@@ -80,16 +80,19 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // Evaluate decides every rule against the context. It is pure and deterministic: the same
 // rule set, context and toggles give the same Decision.
 func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
-	st := &evalState{ctx: &ctx}
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	st := &evalState{ctx: &ctx, scratch: sc}
 	// Candidates are named here and prepared for matching (split into segments) only when the
 	// rule set does not remember what they match (see collectHits).
-	st.candidates = make([]candidate, 0, len(ctx.Paths))
+	st.candidates = slices.Grow(sc.candidates[:0], len(ctx.Paths))
 	for i, p := range ctx.Paths {
 		if p.Path == "" {
 			continue
 		}
 		st.candidates = append(st.candidates, candidate{path: foldSlashes(p.Path), root: p.Root, index: i})
 	}
+	sc.candidates = st.candidates
 	d := Decision{EngineVersion: EngineVersion, Results: make([]Result, len(rs.rules))}
 	hits := rs.collectHits(st)
 	for i, r := range rs.rules {
@@ -157,6 +160,34 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 		return res.with(ReasonAlways, "applies to every request")
 	}
 	return res.with(ReasonMatched, rs.details.describe(r, matches))
+}
+
+// scratch is what an evaluation needs only while it runs: the candidates and the hits. It is
+// kept in scratchPool for the next evaluation, of any rule set, so that a decision does not
+// make it anew.
+type scratch struct {
+	candidates []candidate
+	found      [][]memoHit
+	known      []bool
+	hits       []hit
+	start      []int32
+	ordered    []hit
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxScratch bounds the candidates and hits a scratch keeps for the next evaluation: one of a
+// huge context is not held on to.
+const maxScratch = 1 << 14
+
+// release empties the scratch of what it points to and gives it back to the pool.
+func (sc *scratch) release() {
+	if cap(sc.candidates) > maxScratch || cap(sc.hits) > maxScratch || cap(sc.ordered) > maxScratch || cap(sc.start) > 4*maxScratch {
+		return
+	}
+	clear(sc.candidates[:cap(sc.candidates)])
+	clear(sc.found[:cap(sc.found)])
+	scratchPool.Put(sc)
 }
 
 // detailMemo remembers, per rule, the last matches described and their description: from one

@@ -204,9 +204,14 @@ func (mm *matchMemo) put(k memoKey, h []memoHit) {
 // the patterns the index gives it) and returns the hits sorted by rule, condition, pattern and
 // candidate: the order results report.
 func (rs *RuleSet) collectHits(st *evalState) []hit {
-	var hits []hit
-	found := make([][]memoHit, len(st.candidates))
-	known := make([]bool, len(st.candidates))
+	sc := st.scratch
+	if sc == nil {
+		sc = new(scratch)
+	}
+	hits := sc.hits[:0]
+	n := len(st.candidates)
+	sc.found, sc.known = slices.Grow(sc.found[:0], n)[:n], slices.Grow(sc.known[:0], n)[:n]
+	found, known := sc.found, sc.known
 	rs.matches.lookup(st.candidates, found, known)
 	for ci := range st.candidates {
 		cand := &st.candidates[ci]
@@ -220,25 +225,29 @@ func (rs *RuleSet) collectHits(st *evalState) []hit {
 			hits = append(hits, hit{h.patRef, int32(ci), h.below})
 		}
 	}
-	return rs.index.order(hits)
+	sc.hits = hits
+	return rs.index.order(hits, sc)
 }
 
 // order returns the hits sorted by rule, condition, pattern and candidate. They come in
 // candidate order, and a candidate matches a pattern once, so a stable counting sort by pattern
 // place gives that order, in time linear in hits and patterns (a comparison sort of every hit
 // at every decision grew faster than the rule set and the context).
-func (ix *patternIndex) order(hits []hit) []hit {
+func (ix *patternIndex) order(hits []hit, sc *scratch) []hit {
 	if len(hits) < 2 {
 		return hits
 	}
-	start := make([]int32, ix.places+1)
+	sc.start = slices.Grow(sc.start[:0], ix.places+1)[:ix.places+1]
+	start := sc.start
+	clear(start)
 	for _, h := range hits {
 		start[ix.place(h.patRef)+1]++
 	}
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	out := make([]hit, len(hits))
+	sc.ordered = slices.Grow(sc.ordered[:0], len(hits))[:len(hits)]
+	out := sc.ordered
 	for _, h := range hits {
 		p := ix.place(h.patRef)
 		out[start[p]] = h

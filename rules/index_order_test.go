@@ -55,7 +55,7 @@ func TestIndexOrder(t *testing.T) {
 	if len(in) < 30 {
 		t.Fatalf("only %d hits", len(in))
 	}
-	got := ix.order(slices.Clone(in))
+	got := ix.order(slices.Clone(in), new(scratch))
 	want := slices.Clone(in)
 	slices.SortFunc(want, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.cond, b.cond), cmp.Compare(a.pat, b.pat), cmp.Compare(a.cand, b.cand))
