@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
@@ -139,6 +140,50 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 	reportNamedPercentiles(b, "replay-", full)
 	reportNamedPercentiles(b, "hello-", floor)
 	reportNamedPercentiles(b, "socket-", socket)
+}
+
+// BenchmarkHookClientCold is BenchmarkHookClientRoundTrip's hooks as an agent mostly sends
+// them, seconds apart: each after a pause (not timed) longer than the server's hold period, so
+// that the server reopens the database and the task for it. replay-hook (p50-ms, p99-ms) and
+// replay hook (replay-p50-ms, replay-p99-ms) alternate.
+func BenchmarkHookClientCold(b *testing.B) {
+	replay, client := hookClientBinaries(b)
+	dir, ws, db := benchHookTask(b)
+	env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
+	defer exec.Command(replay, "serve", "--stop", "--db", db).Run()
+	payload := func(i int) []byte {
+		return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_cold_%d"}`,
+			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+	}
+	if r := hookProcess(replay, "claude-code", db, payload(-1), env); r.code != 0 {
+		b.Fatalf("first hook: %+v", r)
+	}
+	waitServer(b, db)
+	fast := make([]time.Duration, 0, b.N)
+	full := make([]time.Duration, 0, b.N)
+	pause := func() {
+		b.StopTimer()
+		time.Sleep(serve.DefaultHold + 100*time.Millisecond)
+		b.StartTimer()
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		pause()
+		r := clientProcess(client, "claude-code", db, payload(2*i), env)
+		if r.code != 0 || r.stderr != "" {
+			b.Fatalf("replay-hook: %+v", r)
+		}
+		fast = append(fast, r.took)
+		pause()
+		r = hookProcess(replay, "claude-code", db, payload(2*i+1), env)
+		if r.code != 0 || r.stderr != "" {
+			b.Fatalf("replay hook: %+v", r)
+		}
+		full = append(full, r.took)
+	}
+	b.StopTimer()
+	reportPercentiles(b, fast)
+	reportNamedPercentiles(b, "replay-", full)
 }
 
 // reportNamedPercentiles reports the median and the 99th percentile of times as
