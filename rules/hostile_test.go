@@ -180,3 +180,22 @@ func TestEvaluateInNFC(t *testing.T) {
 		}
 	}
 }
+
+// ruleIDs lists the ids of a rule set's rules, space-separated.
+func ruleIDs(rs *RuleSet) string {
+	var ids []string
+	for _, r := range rs.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, " ")
+}
+
+// diagFor returns the diagnostic of code on file, if any.
+func diagFor(rs *RuleSet, code, file string) (Diagnostic, bool) {
+	for _, d := range rs.Diagnostics() {
+		if d.Code == code && d.File == file {
+			return d, true
+		}
+	}
+	return Diagnostic{}, false
+}

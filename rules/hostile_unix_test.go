@@ -86,24 +86,6 @@ func collectWithin(t *testing.T, dir string, check func(t *testing.T, rs *RuleSe
 	}
 }
 
-func ruleIDs(rs *RuleSet) string {
-	var ids []string
-	for _, r := range rs.Rules() {
-		ids = append(ids, r.ID)
-	}
-	return strings.Join(ids, " ")
-}
-
-// diagFor returns the diagnostic of code on file, if any.
-func diagFor(rs *RuleSet, code, file string) (Diagnostic, bool) {
-	for _, d := range rs.Diagnostics() {
-		if d.Code == code && d.File == file {
-			return d, true
-		}
-	}
-	return Diagnostic{}, false
-}
-
 // Named pipes where rule files are looked for (a rules folder, a single-file source, the
 // AGENTS.md search) and a link to a device are skipped with a diagnostic, and the rest is read.
 func TestCollectSkipsNamedPipesAndDevices(t *testing.T) {
