@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // ErrRunning is Listen's error when another server holds the database's lock.
@@ -19,28 +19,14 @@ var ErrRunning = errors.New("a server for this database is already running")
 // directory, is not this user's own: whoever listens there could answer the hooks.
 var ErrUntrustedSocket = errors.New("the server's socket is not this user's own")
 
-// maxSocketPath is the longest socket path used as is (Linux allows 107 bytes, macOS 103).
-const maxSocketPath = 100
-
 // SocketPath is where the server of the database at dbPath listens: beside the database
 // ("<db>.sock"), or, when that path is too long for a Unix socket, in an owner-only folder of
-// the temporary directory named after a hash of the database's absolute path.
-func SocketPath(dbPath string) string {
-	abs, err := filepath.Abs(dbPath)
-	if err != nil {
-		abs = dbPath
-	}
-	if p := abs + ".sock"; len(p) <= maxSocketPath {
-		return p
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(privateDir(), hex.EncodeToString(sum[:8])+".sock")
-}
+// the temporary directory named after a hash of the database's absolute path. Package wire,
+// the standard-library client, computes it; this is the same function.
+func SocketPath(dbPath string) string { return wire.SocketPath(dbPath) }
 
 // privateDir is the folder of this user's sockets in the temporary directory.
-func privateDir() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("tasklog-%d", os.Getuid()))
-}
+func privateDir() string { return wire.PrivateDir() }
 
 // lockFile holds an exclusive flock on "<socket>.lock" while the server runs: of two servers
 // starting at once, one gets it and the other gets ErrRunning. The kernel releases it when the

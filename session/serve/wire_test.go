@@ -13,22 +13,6 @@ import (
 	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
-// TestWireSocketPath: the standard-library client finds the socket where the server listens,
-// beside the database or, for a long path, in the private folder of the temporary directory.
-func TestWireSocketPath(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	dir := t.TempDir()
-	for _, db := range []string{
-		filepath.Join(dir, "tasklog.db"),
-		"relative/tasklog.db",
-		filepath.Join(dir, strings.Repeat("d", 100), "tasklog.db"),
-	} {
-		if got, want := wire.SocketPath(db), SocketPath(db); got != want {
-			t.Errorf("wire.SocketPath(%q) = %q, serve.SocketPath %q", db, got, want)
-		}
-	}
-}
-
 // TestWireHook: a hook handed over by package wire is recorded and answered as one handed over
 // by serve's Client: the scoped rule is delivered once, the second call of the same tool use
 // gets the same neutral reply, and errors come back as the protocol's codes.

@@ -61,11 +61,11 @@ func SocketPath(dbPath string) string {
 		return p
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(privateDir(), hex.EncodeToString(sum[:8])+".sock")
+	return filepath.Join(PrivateDir(), hex.EncodeToString(sum[:8])+".sock")
 }
 
-// privateDir is the folder of this user's sockets in the temporary directory.
-func privateDir() string {
+// PrivateDir is the folder of this user's sockets in the temporary directory.
+func PrivateDir() string {
 	return filepath.Join(os.TempDir(), "tasklog-"+strconv.Itoa(os.Getuid()))
 }
 
@@ -73,7 +73,7 @@ func privateDir() string {
 // shared temporary directory's, is a real folder of this user no one else may enter, and the
 // socket file belongs to this user. A missing socket is the error of os.Lstat (ENOENT).
 func CheckSocket(sock string) error {
-	if dir := filepath.Dir(sock); dir == privateDir() {
+	if dir := filepath.Dir(sock); dir == PrivateDir() {
 		st, err := os.Lstat(dir)
 		if err != nil {
 			return err
