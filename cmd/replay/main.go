@@ -12,11 +12,15 @@
 //	replay explain TASK --turn N        why each rule was or was not in the prompt
 //	replay report TASK -o report.html   a self-contained HTML audit page
 //	replay rules --workspace D          every rule discovered, and whether it applies
+//	replay install AGENT                run replay hook from an agent's hooks (uninstall removes it)
+//	replay hook AGENT                   record a hook event, decide, deliver rules (the agents run it)
+//	replay serve                        the resident server the hooks talk to over a Unix socket
+//	replay mcp                          an MCP server on stdio: rule resources and audit tools
 //	replay help VERB                    a verb's usage and flags
 //	replay --version                    the module version it was built from
 //
-// Every verb takes --db PATH (default $TASKLOG_DB, else ./tasklog.db) and, where it prints data,
-// --json. Exit status: 0 success, 1 a check failed, 2 usage or I/O error.
+// Every verb takes --db PATH (default $TASKLOG_DB, else ./tasklog.db) or --store
+// nats://HOST:PORT[/STREAM] (default $TASKLOG_STORE) and, where it prints data, --json. Exit status: 0 success, 1 a check failed, 2 usage or I/O error.
 package main
 
 import (
