@@ -15,6 +15,7 @@ import (
 
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/serve/wire"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -138,23 +139,8 @@ func hookStart(now time.Time, budget time.Duration) time.Time {
 	return now
 }
 
-// defaultHookDB is the database of hooks: $TASKLOG_DB, else tasklog.db in the user's data
-// folder ($XDG_DATA_HOME/tasklog, default ~/.local/share/tasklog), never one in whatever folder
-// the agent runs the hook from.
-func defaultHookDB() string {
-	if p := os.Getenv("TASKLOG_DB"); p != "" {
-		return p
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "tasklog.db"
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "tasklog", "tasklog.db")
-}
+// defaultHookDB is the database of hooks (wire.DefaultDB).
+func defaultHookDB() string { return wire.DefaultDB() }
 
 // neutralFor is the neutral reply of the dialect the payload shows (the hint when it shows
 // none); nothing when neither is known.

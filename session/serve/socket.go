@@ -16,8 +16,9 @@ import (
 var ErrRunning = errors.New("a server for this database is already running")
 
 // ErrUntrustedSocket is Dial's error when the socket, or its folder in the shared temporary
-// directory, is not this user's own: whoever listens there could answer the hooks.
-var ErrUntrustedSocket = errors.New("the server's socket is not this user's own")
+// directory, is not this user's own: whoever listens there could answer the hooks. It is
+// package wire's error of the same name.
+var ErrUntrustedSocket = wire.ErrUntrustedSocket
 
 // SocketPath is where the server of the database at dbPath listens: beside the database
 // ("<db>.sock"), or, when that path is too long for a Unix socket, in an owner-only folder of
@@ -110,12 +111,5 @@ func checkSocket(sock string) error {
 	if err := checkPrivate(filepath.Dir(sock)); err != nil {
 		return fmt.Errorf("%w: %w", ErrUntrustedSocket, err)
 	}
-	st, err := os.Lstat(sock)
-	if err != nil {
-		return err
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); st.Mode()&os.ModeSocket == 0 || (ok && int(sys.Uid) != os.Getuid()) {
-		return fmt.Errorf("%w: %s is not a socket of this user (mode %v)", ErrUntrustedSocket, sock, st.Mode())
-	}
-	return nil
+	return wire.CheckSocket(sock)
 }

@@ -71,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return c.fallback(payload, false, stdout, stderr)
 	}
 	if c.db == "" {
-		c.db = defaultHookDB()
+		c.db = wire.DefaultDB()
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budgetFor(payload)-c.budget/serveReserve))
 	defer cancel()
@@ -132,23 +132,6 @@ func (c *call) parse() bool {
 		}
 	}
 	return false
-}
-
-// defaultHookDB is replay hook's default database: $TASKLOG_DB, else tasklog.db in
-// $XDG_DATA_HOME/tasklog (default ~/.local/share/tasklog).
-func defaultHookDB() string {
-	if p := os.Getenv("TASKLOG_DB"); p != "" {
-		return p
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "tasklog.db"
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "tasklog", "tasklog.db")
 }
 
 // sessionEnds are the events that end a session in some dialect; replay hook gives them the
@@ -256,7 +239,7 @@ func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int 
 	io.WriteString(stderr, line)
 	db := c.db
 	if db == "" {
-		db = defaultHookDB()
+		db = wire.DefaultDB()
 	}
 	for _, dir := range []string{filepath.Dir(db), os.TempDir()} {
 		f, ferr := os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

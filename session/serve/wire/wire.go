@@ -64,6 +64,24 @@ func SocketPath(dbPath string) string {
 	return filepath.Join(PrivateDir(), hex.EncodeToString(sum[:8])+".sock")
 }
 
+// DefaultDB is the database of hooks: $TASKLOG_DB, else tasklog.db in the user's data folder
+// ($XDG_DATA_HOME/tasklog, default ~/.local/share/tasklog), never one in whatever folder the
+// agent runs the hook from. replay hook, replay serve, replay mcp and replay-hook share it.
+func DefaultDB() string {
+	if p := os.Getenv("TASKLOG_DB"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "tasklog.db"
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "tasklog", "tasklog.db")
+}
+
 // PrivateDir is the folder of this user's sockets in the temporary directory.
 func PrivateDir() string {
 	return filepath.Join(os.TempDir(), "tasklog-"+strconv.Itoa(os.Getuid()))
