@@ -181,3 +181,23 @@ func BenchmarkToolTargets(b *testing.B) {
 		ToolTargets("shell", params)
 	}
 }
+
+// BenchmarkNext is what a decision asks of the projection: the context and its dropped counts,
+// built once, for a short task and a 100k-event one.
+func BenchmarkNext(b *testing.B) {
+	short := foldAll(b, realisticLog(b, 100))
+	long := foldAll(b, big100k(b))
+	for _, c := range []struct {
+		name string
+		t    *Task
+	}{{fmt.Sprintf("turn=%d", short.Turn()), short}, {fmt.Sprintf("turn=%d", long.Turn()), long}} {
+		b.Run(c.name, func(b *testing.B) {
+			var ctx rules.EvaluationContext
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, _ = c.t.Next()
+			}
+			b.ReportMetric(float64(len(ctx.Paths)), "paths")
+		})
+	}
+}

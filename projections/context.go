@@ -51,7 +51,16 @@ func (t *Task) dropped(overCap int) []events.Count {
 		n[r] += t.tabDrops[r] + t.writeDrops[r]
 	}
 	n[reasonIndex(ReasonOverCap)] += overCap
-	var out []events.Count
+	found := 0
+	for _, c := range n {
+		if c > 0 {
+			found++
+		}
+	}
+	if found == 0 {
+		return nil
+	}
+	out := make([]events.Count, 0, found) // the caller keeps it: one of its own, sized once
 	for r, c := range n {
 		if c > 0 {
 			out = append(out, events.Count{Name: reasons[r], N: c})
@@ -66,17 +75,35 @@ type candidate struct {
 	sources []rules.Source
 }
 
+// buildScratch is the working memory of build, kept on the Task and cleared by each build so
+// that a decision's context costs only what it hands out. Nothing in it reaches a caller: build
+// copies what it returns.
+type buildScratch struct {
+	kept  []candidate // each candidate's sources array is reused too
+	index map[pathKey]int
+	cut   map[pathKey]bool
+	known []bool
+	fresh []pathKey
+	// spare are two key arrays, distinct from each other and from Task.order, that sortKeys
+	// fills and swaps with Task.order.
+	spare [2][]pathKey
+}
+
 // build collects the candidates in cap order, merges each path's sources across kinds and sorts
-// the kept ones for output. It returns how many distinct paths the cap cut.
+// the kept ones for output. It returns how many distinct paths the cap cut. The paths and their
+// sources are new memory, the caller's to keep; the rest is scratch reused from the last build.
 func (t *Task) build() ([]rules.ContextPath, int) {
 	firstEpoch := [numKinds]int{
 		kindMention: t.minUserEpoch(), kindProse: t.minUserEpoch(),
 		kindTool: t.minToolEpoch(), kindShell: t.minToolEpoch(),
 	}
-	room := min(t.cfg.MaxPaths, 256) // the default cap, without sizing for a huge configured one
-	kept := make([]candidate, 0, room)
-	index := make(map[pathKey]int, room)
-	var cut map[pathKey]bool
+	s := &t.scratch
+	if s.index == nil {
+		s.index = make(map[pathKey]int, min(t.cfg.MaxPaths, 256)) // the default cap, without sizing for a huge configured one
+	}
+	clear(s.index)
+	clear(s.cut)
+	kept, index := s.kept[:0], s.index
 	for k := range numKinds {
 		// Each set is ordered newest first, and kinds come in confidence order, so the first
 		// MaxPaths distinct keys met are exactly those the cap keeps.
@@ -84,35 +111,49 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 			i, ok := index[e.key]
 			if !ok {
 				if len(kept) >= t.cfg.MaxPaths {
-					if cut == nil {
-						cut = map[pathKey]bool{}
+					if s.cut == nil {
+						s.cut = map[pathKey]bool{}
 					}
-					cut[e.key] = true
+					s.cut[e.key] = true
 					continue
 				}
 				i = len(kept)
 				index[e.key] = i
-				kept = append(kept, candidate{key: e.key})
+				kept = slices.Grow(kept, 1)[:i+1]
+				kept[i] = candidate{key: e.key, sources: kept[i].sources[:0]}
 			}
-			for _, s := range e.sources {
-				if s.Epoch >= firstEpoch[k] {
+			for _, src := range e.sources {
+				if src.Epoch >= firstEpoch[k] {
 					kept[i].sources = append(kept[i].sources, rules.Source{Kind: kindNames[k],
-						Seq: s.Seq, Turn: s.Turn, Detail: s.Detail})
+						Seq: src.Seq, Turn: src.Turn, Detail: src.Detail})
 				}
 			}
 		}
 	}
-	t.order = t.sortKeys(kept, index)
-	out := make([]rules.ContextPath, 0, len(kept))
-	for _, k := range t.order {
-		c := kept[index[k]]
+	s.kept = kept
+	t.sortKeys(kept, index)
+	total := 0
+	for i := range kept {
+		c := &kept[i]
 		slices.SortFunc(c.sources, compareSources)
 		if n := len(c.sources) - t.cfg.MaxSources; n > 0 {
 			c.sources = c.sources[n:]
 		}
-		out = append(out, rules.ContextPath{Path: c.key.rel, Root: t.rootName(c.key), Sources: c.sources})
+		total += len(c.sources)
 	}
-	return out, len(cut)
+	out := make([]rules.ContextPath, 0, len(kept))
+	flat := make([]rules.Source, 0, total) // every path's sources, in one allocation
+	for _, k := range t.order {
+		c := kept[index[k]]
+		var srcs []rules.Source
+		if len(c.sources) > 0 {
+			at := len(flat)
+			flat = append(flat, c.sources...)
+			srcs = flat[at:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
+		}
+		out = append(out, rules.ContextPath{Path: c.key.rel, Root: t.rootName(c.key), Sources: srcs})
+	}
+	return out, len(s.cut)
 }
 
 func (t *Task) rootName(k pathKey) string {
@@ -131,28 +172,35 @@ func (t *Task) compareKeys(a, b pathKey) int {
 	return cmp.Or(strings.Compare(t.rootName(a), t.rootName(b)), cmp.Compare(a.root, b.root))
 }
 
-// sortKeys returns the kept candidates' keys in output order. The last build's order, less the
-// keys that left, is still sorted; only the new keys need sorting, and a merge does the rest.
-func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) []pathKey {
-	order := make([]pathKey, 0, len(kept))
-	known := make([]bool, len(kept))
-	for _, k := range t.order {
+// sortKeys sets t.order to the kept candidates' keys in output order. The last build's order,
+// less the keys that left, is still sorted; only the new keys need sorting, and a merge does the
+// rest. It writes into the scratch's spare arrays and hands the last order back to them.
+func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) {
+	s := &t.scratch
+	prev := t.order
+	order := s.spare[0][:0]
+	known := slices.Grow(s.known[:0], len(kept))[:len(kept)]
+	clear(known)
+	s.known = known
+	for _, k := range prev {
 		if i, ok := index[k]; ok {
 			order = append(order, k)
 			known[i] = true
 		}
 	}
 	if len(order) == len(kept) {
-		return order
+		s.spare[0], t.order = prev[:0], order
+		return
 	}
-	var fresh []pathKey
+	fresh := s.fresh[:0]
 	for i, c := range kept {
 		if !known[i] {
 			fresh = append(fresh, c.key)
 		}
 	}
 	slices.SortFunc(fresh, t.compareKeys)
-	merged := make([]pathKey, 0, len(kept))
+	s.fresh = fresh
+	merged := s.spare[1][:0]
 	i, j := 0, 0
 	for i < len(order) && j < len(fresh) {
 		if t.compareKeys(fresh[j], order[i]) < 0 {
@@ -164,7 +212,8 @@ func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) []pathKey {
 		}
 	}
 	merged = append(merged, order[i:]...)
-	return append(merged, fresh[j:]...)
+	merged = append(merged, fresh[j:]...)
+	s.spare[0], s.spare[1], t.order = prev[:0], order[:0], merged
 }
 
 // compareSources orders evidence oldest first; within one event by kind rank, then detail.

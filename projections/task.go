@@ -62,6 +62,8 @@ type Task struct {
 	// keeps them, merges what is new into it instead of sorting again. It is derived: a task
 	// restored from a snapshot starts without it.
 	order []pathKey
+	// scratch is the rest of build's working memory, reused from one build to the next.
+	scratch buildScratch
 
 	// dec and targets are scratch memory reused from event to event; the fold keeps nothing of
 	// a payload but the strings it copies out of it.

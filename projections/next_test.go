@@ -1,0 +1,106 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// A task reuses its working memory from one context to the next; what Next hands out must
+// stay the caller's: unchanged by later events and builds, and free to change without
+// changing the next build.
+func TestNextResultsAreTheCallers(t *testing.T) {
+	for _, config := range []string{"", `{"max_paths":5,"max_sources":2}`} {
+		t.Run("config="+config, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(3, 4))
+			b := newLog(t, ws, config)
+			file := func() string { return fmt.Sprintf("src/m%d/f%d.ts", r.IntN(4), r.IntN(9)) }
+			for range 300 {
+				switch r.IntN(6) {
+				case 0:
+					b.decide()
+				case 1:
+					b.user("fix " + file() + " and " + file())
+				case 2:
+					b.add(&events.TabSnapshot{Open: []string{"/ws/app/" + file(), "/ws/lib/" + file()}})
+				case 3:
+					b.add(&events.FileWrite{Path: "/ws/lib/" + file(), Op: events.OpEdit})
+				default:
+					b.tool("read_file", fmt.Sprintf(`{"path":%q}`, file()))
+				}
+			}
+			live := New()
+			type kept struct {
+				ctx     rules.EvaluationContext
+				dropped []events.Count
+				was     []byte
+			}
+			var all []kept
+			for n, ev := range b.evs {
+				if err := live.Apply(ev); err != nil {
+					t.Fatal(err)
+				}
+				ctx, dropped := live.Next()
+				was := nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return ctx, dropped })
+				// What a fresh task builds from the same events, with no memory of earlier builds.
+				fresh := (&logBuilder{tb: t, evs: b.evs[:n+1]}).fold()
+				if want := nextJSON(t, fresh.Next); string(was) != string(want) {
+					t.Fatalf("after seq %d: Next = %s, a fresh fold's = %s", ev.Seq, was, want)
+				}
+				all = append(all, kept{ctx, dropped, was})
+				ctx2, dropped2 := live.Next()
+				scribble(t, ctx2, dropped2)
+				if again := nextJSON(t, live.Next); string(again) != string(was) {
+					t.Fatalf("after seq %d, changing what Next returned changed the next build:\n%s\nwant %s", ev.Seq, again, was)
+				}
+			}
+			for i, k := range all {
+				if now := nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return k.ctx, k.dropped }); string(now) != string(k.was) {
+					t.Fatalf("the context of seq %d changed after later builds:\n%s\nwas %s", i+1, now, k.was)
+				}
+			}
+		})
+	}
+}
+
+// scribble changes what a caller may change of a context: its elements and what appending
+// to a path's sources writes. It fails the test when appending to one path's sources changes
+// another's.
+func scribble(tb testing.TB, ctx rules.EvaluationContext, dropped []events.Count) {
+	tb.Helper()
+	mark := rules.Source{Kind: rules.SourceShell, Detail: "scribbled"}
+	for i := range ctx.Paths {
+		ctx.Paths[i].Sources = append(ctx.Paths[i].Sources, mark)
+	}
+	for _, p := range ctx.Paths {
+		if slices.Index(p.Sources, mark) != len(p.Sources)-1 {
+			tb.Fatalf("appending to another path's sources changed %s's: %+v", p.Path, p.Sources)
+		}
+	}
+	for i := range ctx.Paths {
+		ctx.Paths[i].Sources[0].Detail = "scribbled"
+		ctx.Paths[i].Path = "scribbled"
+	}
+	for i := range dropped {
+		dropped[i].N = -1
+	}
+}
+
+// nextJSON is the JSON of a context and its dropped counts, as next gives them.
+func nextJSON(tb testing.TB, next func() (rules.EvaluationContext, []events.Count)) []byte {
+	tb.Helper()
+	ctx, dropped := next()
+	out, err := json.Marshal(struct {
+		C rules.EvaluationContext
+		D []events.Count
+	}{ctx, dropped})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
