@@ -23,7 +23,9 @@ func (t *Task) Context() rules.EvaluationContext {
 }
 
 // Next builds the next decision's context and its Dropped counts in one pass; a decision
-// needs both, and Context and Dropped alone would each build the context.
+// needs both, and Context and Dropped alone would each build the context. What it returns is
+// the caller's to keep and change: the task's working memory, reused from build to build, is
+// never part of it.
 func (t *Task) Next() (rules.EvaluationContext, []events.Count) {
 	paths, overCap := t.build()
 	return rules.EvaluationContext{Paths: paths, Mode: t.mode, Provider: t.provider,
