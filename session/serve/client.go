@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // Client is a connection to a server. Its methods are safe for concurrent use; requests on
@@ -27,7 +29,7 @@ type Client struct {
 // socket file of another user, is not connected to (ErrUntrustedSocket, which Unreachable
 // reports as unreachable).
 func Dial(ctx context.Context, sock, name string) (*Client, error) {
-	if err := checkSocket(sock); err != nil {
+	if err := wire.CheckSocket(sock); err != nil {
 		return nil, err
 	}
 	var d net.Dialer

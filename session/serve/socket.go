@@ -26,9 +26,6 @@ var ErrUntrustedSocket = wire.ErrUntrustedSocket
 // the standard-library client, computes it; this is the same function.
 func SocketPath(dbPath string) string { return wire.SocketPath(dbPath) }
 
-// privateDir is the folder of this user's sockets in the temporary directory.
-func privateDir() string { return wire.PrivateDir() }
-
 // lockFile holds an exclusive flock on "<socket>.lock" while the server runs: of two servers
 // starting at once, one gets it and the other gets ErrRunning. The kernel releases it when the
 // process dies, however it dies.
@@ -38,7 +35,7 @@ func lock(sock string) (*lockFile, error) {
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return nil, fmt.Errorf("socket folder: %w", err)
 	}
-	if err := checkPrivate(filepath.Dir(sock)); err != nil {
+	if err := wire.CheckDir(filepath.Dir(sock)); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(sock+".lock", os.O_RDWR|os.O_CREATE, 0o600)
@@ -85,31 +82,4 @@ func listen(sock string) (net.Listener, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// checkPrivate refuses the shared temporary folder's socket folder unless it is a real folder
-// of this user that no one else may enter: another user could otherwise put a socket of theirs
-// where the hooks look for the server. A folder beside the database is the database's own.
-func checkPrivate(dir string) error {
-	if dir != privateDir() {
-		return nil
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
-		return fmt.Errorf("socket folder %s is not a private folder of this user (mode %v)", dir, st.Mode())
-	}
-	return nil
-}
-
-// checkSocket is what a client checks before connecting to sock: its folder in the shared
-// temporary directory is private (checkPrivate), and the socket file belongs to this user.
-func checkSocket(sock string) error {
-	if err := checkPrivate(filepath.Dir(sock)); err != nil {
-		return fmt.Errorf("%w: %w", ErrUntrustedSocket, err)
-	}
-	return wire.CheckSocket(sock)
 }

@@ -91,15 +91,8 @@ func PrivateDir() string {
 // shared temporary directory's, is a real folder of this user no one else may enter, and the
 // socket file belongs to this user. A missing socket is the error of os.Lstat (ENOENT).
 func CheckSocket(sock string) error {
-	if dir := filepath.Dir(sock); dir == PrivateDir() {
-		st, err := os.Lstat(dir)
-		if err != nil {
-			return err
-		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
-			return fmt.Errorf("%w: socket folder %s is not a private folder of this user (mode %v)", ErrUntrustedSocket, dir, st.Mode())
-		}
+	if err := CheckDir(filepath.Dir(sock)); err != nil {
+		return err
 	}
 	st, err := os.Lstat(sock)
 	if err != nil {
@@ -107,6 +100,25 @@ func CheckSocket(sock string) error {
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); st.Mode()&os.ModeSocket == 0 || (ok && int(sys.Uid) != os.Getuid()) {
 		return fmt.Errorf("%w: %s is not a socket of this user (mode %v)", ErrUntrustedSocket, sock, st.Mode())
+	}
+	return nil
+}
+
+// CheckDir refuses dir, when it is the shared temporary directory's socket folder
+// (PrivateDir), unless it is a real folder of this user that no one else may enter: another
+// user could otherwise put a socket of theirs where the hooks look for the server. Any other
+// folder (the database's own) passes. The refusal wraps ErrUntrustedSocket.
+func CheckDir(dir string) error {
+	if dir != PrivateDir() {
+		return nil
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
+		return fmt.Errorf("%w: socket folder %s is not a private folder of this user (mode %v)", ErrUntrustedSocket, dir, st.Mode())
 	}
 	return nil
 }
