@@ -14,6 +14,7 @@ import (
 
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // Reaching the server from a hook: how long a hook waits for a server it started to listen, at
@@ -43,7 +44,7 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	defer cancel()
 	sock := serve.SocketPath(hc.db)
 	c, err := serve.Dial(callCtx, sock, "replay hook")
-	if err != nil && serverStarter != nil && nothingListens(err) && !startFailedRecently(hc.db) {
+	if err != nil && serverStarter != nil && wire.NothingListens(err) && !startFailedRecently(hc.db) {
 		if serr := serverStarter(hc.loc.String()); serr != nil {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
@@ -104,12 +105,6 @@ func markStartFailed(db string) {
 		now := time.Now()
 		os.Chtimes(p, now, now)
 	}
-}
-
-// nothingListens tells whether a dial error says no server listens on the socket (no socket
-// file, or a stale one): only then is starting one of any use.
-func nothingListens(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // serverRecordedNothing tells whether the server's error means the payload may not have been
