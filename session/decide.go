@@ -138,12 +138,12 @@ type evaluated struct {
 // of a decision's work and of its garbage.
 func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, toggles rules.Toggles, turn int, snapSeq uint64,
 	dropped []events.Count) (ev evaluated, rec events.Decision, reused bool) {
-	if last := s.evaluated; s.last != nil && last.rs == rs && s.last.Snapshot == snapSeq &&
-		sameContext(last.ec, ec) && maps.Equal(last.toggles, toggles) {
+	// s.evaluated and s.last are set together, and a rule set is loaded again whenever the
+	// snapshot changes: the same rule set is the same snapshot, and a last decision.
+	if last := s.evaluated; last.rs == rs && sameContext(last.ec, ec) && maps.Equal(last.toggles, toggles) {
 		rec = *s.last
 		rec.Turn, rec.Dropped = turn, dropped
 		// The last record's slices are shared, never changed: Recorded hands out copies.
-		last.ec = ec
 		return last, rec, true
 	}
 	rd := rs.Evaluate(ec, toggles)
