@@ -210,12 +210,11 @@ func (t *Task) mention(ev events.Event, p *events.Mention) {
 
 func (t *Task) toolCall(ev events.Event, p *events.ToolCall) {
 	// Params of a decoded payload are a valid JSON object: they need no second check.
-	for _, target := range t.targets.targets(p.Tool, p.Params) {
+	// With guesses, the shell paths were checked when recorded: they are the guesses, and the
+	// command line is not read again.
+	for _, target := range t.targets.targets(p.Tool, p.Params, p.Guesses != nil) {
 		k := kindTool
 		if target.Shell {
-			if p.Guesses != nil {
-				continue // the shell paths were checked when recorded: they are the guesses
-			}
 			k = kindShell
 		}
 		t.addEvidence(k, target.Path, p.Cwd, source{Seq: ev.Seq, Turn: ev.Turn, Detail: p.Tool})

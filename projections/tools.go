@@ -27,7 +27,7 @@ func ToolTargets(tool string, params json.RawMessage) []Target {
 		return nil
 	}
 	var s targetReader
-	return s.targets(tool, params)
+	return s.targets(tool, params, false)
 }
 
 // targetReader reads the targets of tool calls with memory it reuses from call to call.
@@ -41,7 +41,7 @@ type targetReader struct {
 
 // targets is ToolTargets of params that are valid JSON, such as the params of a decoded
 // events.ToolCall; the result is valid until the next call.
-func (r *targetReader) targets(tool string, params []byte) []Target {
+func (r *targetReader) targets(tool string, params []byte, noShell bool) []Target {
 	p, ok := splitObject(r.params[:0], params)
 	defer func() { clear(p); r.params = p[:0] }() // keep the room, not the bytes
 	if !ok {
@@ -55,7 +55,7 @@ func (r *targetReader) targets(tool string, params []byte) []Target {
 		r.tool, r.handler = tool, h
 	}
 	clear(r.c.out)
-	r.c = collector{out: r.c.out[:0]}
+	r.c = collector{out: r.c.out[:0], noShell: noShell}
 	r.handler(p, &r.c)
 	return r.c.out
 }
@@ -67,6 +67,9 @@ type collector struct {
 	// cut) and its workdir: what ShellGuesses reads again.
 	shell            bool
 	command, workdir string
+	// noShell leaves out the Shell targets, for a call whose shell paths were checked when it
+	// was recorded (events.ToolCall.Guesses): only what a shell tool names outright is read.
+	noShell bool
 }
 
 func (c *collector) add(path string, shell bool) {
@@ -259,8 +262,12 @@ func shellTool(p toolParams, c *collector) {
 		}
 		cmd = cutPatch(cmd)
 	}
-	c.shell, c.command, c.workdir = true, cutHeredocs(cmd), workdir
-	for _, s := range extract(cutHeredocs(cmd), shellMode) {
+	cmd = cutHeredocs(cmd)
+	c.shell, c.command, c.workdir = true, cmd, workdir
+	if c.noShell {
+		return
+	}
+	for _, s := range extract(cmd, shellMode) {
 		c.add(joinUnder(workdir, s), true)
 	}
 }
