@@ -62,7 +62,7 @@ func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64
 	if db.readOnly {
 		return Appended{}, ErrReadOnly
 	}
-	if err := checkBatch(task, evs); err != nil {
+	if err := CheckBatch(task, evs); err != nil {
 		return Appended{}, err
 	}
 	r := &appendRequest{
@@ -84,8 +84,11 @@ func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64
 	return res.appended, res.err
 }
 
-// checkBatch refuses what no state of the log could make valid, before it costs a transaction.
-func checkBatch(task uuid.UUID, evs []events.Event) error {
+// CheckBatch refuses what no state of the log could make valid, before it costs a transaction:
+// a nil task, no events, an event without an ID or Type or belonging to another task
+// (ErrInvalidEvent, ErrMissingID), an id twice in the batch (ErrDuplicateID). It is the check
+// DB.Append makes first, for any Store to share.
+func CheckBatch(task uuid.UUID, evs []events.Event) error {
 	if task == uuid.Nil {
 		return fmt.Errorf("append: %w: the task id is the nil UUID", ErrInvalidEvent)
 	}

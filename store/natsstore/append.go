@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -36,7 +35,7 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 		return store.Appended{}, err
 	}
 	defer s.appends.Done()
-	if err := checkBatch(task, evs); err != nil {
+	if err := store.CheckBatch(task, evs); err != nil {
 		return store.Appended{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -441,31 +440,4 @@ func (s *Store) readHead(ctx context.Context, task uuid.UUID) (head, error) {
 	h := head{seq: ev.Seq, hash: ev.Hash, turn: ev.Turn, sseq: m.Seq}
 	s.setHead(task, h)
 	return h, nil
-}
-
-// checkBatch refuses what no state of the log could make valid, as store.DB.Append does.
-func checkBatch(task uuid.UUID, evs []events.Event) error {
-	if task == uuid.Nil {
-		return fmt.Errorf("append: %w: the task id is the nil UUID", store.ErrInvalidEvent)
-	}
-	if len(evs) == 0 {
-		return fmt.Errorf("append to task %s: %w: no events", task, store.ErrInvalidEvent)
-	}
-	seen := make(map[ulid.ULID]int, len(evs))
-	for i := range evs {
-		ev := &evs[i]
-		switch {
-		case ev.ID == ulid.ULID{}:
-			return fmt.Errorf("append to task %s: event #%d (%s): %w", task, i, ev.Type, store.ErrMissingID)
-		case ev.Type == "":
-			return fmt.Errorf("append to task %s: event #%d (%s): %w: no type", task, i, ev.ID, store.ErrInvalidEvent)
-		case ev.Task != uuid.Nil && ev.Task != task:
-			return fmt.Errorf("append to task %s: event #%d (%s): %w: it belongs to task %s", task, i, ev.ID, store.ErrInvalidEvent, ev.Task)
-		}
-		if j, dup := seen[ev.ID]; dup {
-			return fmt.Errorf("append to task %s: events #%d and #%d: %w %s within one batch", task, j, i, store.ErrDuplicateID, ev.ID)
-		}
-		seen[ev.ID] = i
-	}
-	return nil
 }
