@@ -159,7 +159,7 @@ func openStore(l storeLoc, o openOptions) (store.Store, error) {
 		}
 		s, err := natsstore.Open(l.url, &natsstore.Options{Timeout: o.timeout, Replicas: replicas})
 		if err != nil {
-			return nil, natsOpenError(l.url, err)
+			return nil, err // it names the server and the stream
 		}
 		return s, nil
 	}
@@ -183,15 +183,6 @@ func natsReplicas(raw string) (int, error) {
 		return 0, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
 	}
 	return n, nil
-}
-
-// natsOpenError makes sure an error opening a NATS store names its server and stream.
-func natsOpenError(url string, err error) error {
-	base, _, _ := strings.Cut(url, "?")
-	if strings.Contains(err.Error(), strings.TrimSuffix(base, "/")) {
-		return err
-	}
-	return fmt.Errorf("NATS store %s: %w", url, err)
 }
 
 // errNoLog is openExisting's error for a database file that does not exist.
