@@ -31,7 +31,9 @@ type flags struct {
 	noStoreEnv bool
 	// timeoutSet: --timeout was given, so it bounds a NATS server's calls too.
 	timeoutSet bool
-	selects    bool
+	// selects: parseOrExit sets loc (newFlags' verbs; install and uninstall bake --db and
+	// --store into commands as given).
+	selects bool
 }
 
 func newFlags(name, args string, stderr io.Writer) *flags {
