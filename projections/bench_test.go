@@ -73,6 +73,19 @@ func foldAll(tb testing.TB, evs []events.Event) *Task {
 	return t
 }
 
+// namedTask is a folded task and its sub-benchmark name.
+type namedTask struct {
+	name string
+	t    *Task
+}
+
+// shortAndLong folds a short task and a 100k-event one, named by their turns.
+func shortAndLong(b *testing.B) []namedTask {
+	short := foldAll(b, realisticLog(b, 100))
+	long := foldAll(b, big100k(b))
+	return []namedTask{{fmt.Sprintf("turn=%d", short.Turn()), short}, {fmt.Sprintf("turn=%d", long.Turn()), long}}
+}
+
 // BenchmarkFold is fold throughput with storage out of the picture: a pre-built log.
 func BenchmarkFold(b *testing.B) {
 	evs := realisticLog(b, 10_000)
@@ -86,12 +99,7 @@ func BenchmarkFold(b *testing.B) {
 // BenchmarkContext builds the context of the next decision of a short task and of a 100k-event
 // one: the cost must not grow with the log.
 func BenchmarkContext(b *testing.B) {
-	short := foldAll(b, realisticLog(b, 100))
-	long := foldAll(b, big100k(b))
-	for _, c := range []struct {
-		name string
-		t    *Task
-	}{{fmt.Sprintf("turn=%d", short.Turn()), short}, {fmt.Sprintf("turn=%d", long.Turn()), long}} {
+	for _, c := range shortAndLong(b) {
 		b.Run(c.name, func(b *testing.B) {
 			var ctx rules.EvaluationContext
 			for b.Loop() {
@@ -185,12 +193,7 @@ func BenchmarkToolTargets(b *testing.B) {
 // BenchmarkNext is what a decision asks of the projection: the context and its dropped counts,
 // built once, for a short task and a 100k-event one.
 func BenchmarkNext(b *testing.B) {
-	short := foldAll(b, realisticLog(b, 100))
-	long := foldAll(b, big100k(b))
-	for _, c := range []struct {
-		name string
-		t    *Task
-	}{{fmt.Sprintf("turn=%d", short.Turn()), short}, {fmt.Sprintf("turn=%d", long.Turn()), long}} {
+	for _, c := range shortAndLong(b) {
 		b.Run(c.name, func(b *testing.B) {
 			var ctx rules.EvaluationContext
 			b.ReportAllocs()
