@@ -1,11 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,11 +67,10 @@ func benchNATSTask(b *testing.B) (ws, url string) {
 // first one (first-ms) that folds the imported task and writes its snapshots.
 func benchNATSHooks(b *testing.B, ws, url string) {
 	hook := func(i int) time.Duration {
-		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+		payload := benchReadPayload(benchHookSession, ws, i)
 		start := time.Now()
 		old := hookStdin
-		hookStdin = strings.NewReader(payload)
+		hookStdin = bytes.NewReader(payload)
 		var out, errb strings.Builder
 		code := run([]string{"hook", "claude-code", "--store", url}, &out, &errb)
 		hookStdin = old
@@ -89,9 +87,7 @@ func benchNATSHooks(b *testing.B, ws, url string) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, times)
 }
 
 // serverPIDAt asks the server on sock for its pid; 0 when none answers.
