@@ -82,9 +82,6 @@ func (r *Reader) unchangedWorkspace(ws Workspace) ([]File, bool) {
 	if !ok || len(files) == 0 || !slices.IsSortedFunc(files, compareFiles) {
 		return nil, false // collect takes it from here, the watches' verdict included
 	}
-	r.mu.Lock()
-	r.last = len(files)
-	r.mu.Unlock()
 	return slices.Clip(files), true
 }
 
