@@ -63,7 +63,7 @@ func (db *DB) PutBlobs(blobs [][]byte) ([]string, error) {
 // Blob returns a copy of the content whose hex SHA-256 sum is sum, or ErrBlobNotFound. Content
 // that no longer matches its sum is reported as ErrCorrupt.
 func (db *DB) Blob(sum string) ([]byte, error) {
-	key, err := parseSum(sum)
+	key, err := ParseBlobSum(sum)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (db *DB) Blob(sum string) ([]byte, error) {
 
 // HasBlob reports whether content with the hex SHA-256 sum is stored.
 func (db *DB) HasBlob(sum string) (bool, error) {
-	key, err := parseSum(sum)
+	key, err := ParseBlobSum(sum)
 	if err != nil {
 		return false, err
 	}
@@ -102,7 +102,9 @@ func (db *DB) HasBlob(sum string) (bool, error) {
 	return ok, err
 }
 
-func parseSum(sum string) ([]byte, error) {
+// ParseBlobSum decodes a blob's hex SHA-256 sum into the 32 bytes it names; anything else is
+// ErrBlobNotFound, as no blob has that sum. Every Store reads a sum through it.
+func ParseBlobSum(sum string) ([]byte, error) {
 	key, err := hex.DecodeString(sum)
 	if err != nil || len(key) != sha256.Size {
 		return nil, fmt.Errorf("blob %q: %w: not a hex SHA-256 sum", sum, ErrBlobNotFound)

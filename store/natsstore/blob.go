@@ -64,7 +64,7 @@ func (s *Store) Blob(sum string) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	key, err := parseSum(sum)
+	key, err := store.ParseBlobSum(sum)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Store) HasBlob(sum string) (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	if _, err := parseSum(sum); err != nil {
+	if _, err := store.ParseBlobSum(sum); err != nil {
 		return false, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
@@ -102,14 +102,6 @@ func (s *Store) HasBlob(sum string) (bool, error) {
 		return false, s.errorf(fmt.Sprintf("blob %s", sum), err)
 	}
 	return true, nil
-}
-
-func parseSum(sum string) ([]byte, error) {
-	key, err := hex.DecodeString(sum)
-	if err != nil || len(key) != sha256.Size {
-		return nil, fmt.Errorf("blob %q: %w: not a hex SHA-256 sum", sum, store.ErrBlobNotFound)
-	}
-	return key, nil
 }
 
 // snapshotName is the object name of a snapshot.
