@@ -52,7 +52,7 @@ func TestMCPInClaudeCode(t *testing.T) {
 		}
 	}
 	a := newAgentRun(t, d)
-	replay := mcpBuildReplay(t)
+	replay := replayBinary(t)
 	db := filepath.Join(a.tmp, "tasklog.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, body := range mcpE2ERules {
@@ -198,18 +198,6 @@ func mcpDelivered(t *testing.T, path string, task [16]byte, name string) bool {
 		}
 	}
 	return false
-}
-
-// mcpBuildReplay builds the replay binary the agent runs (for its hooks and its MCP server).
-func mcpBuildReplay(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "replay")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/replay")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/replay: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // mcpRunReplay runs the built replay with HOME set to home, failing the test on a non-zero exit.
