@@ -149,16 +149,13 @@ func (r *Reader) Close() {
 	r.closes++
 }
 
+// stamp is what a file was when it was read, and when.
 type stamp struct {
-	size    int64
-	mode    fs.FileMode
-	modTime time.Time
-	readAt  time.Time
+	statInfo
+	readAt time.Time
 }
 
-func stampOf(info statInfo, readAt time.Time) stamp {
-	return stamp{size: info.size, mode: info.mode, modTime: info.modTime, readAt: readAt}
-}
+func stampOf(info statInfo, readAt time.Time) stamp { return stamp{info, readAt} }
 
 // vouches reports whether info shows the same file the stamp was taken of.
 func (s stamp) vouches(info statInfo) bool {
