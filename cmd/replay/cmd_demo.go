@@ -117,13 +117,6 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 // demoStream is the stream the demo records into on a NATS server when the URL names none.
 const demoStream = "TASKLOG_DEMO"
 
-// natsURLNamesStream reports whether a nats://HOST:PORT[/STREAM] URL names a stream.
-func natsURLNamesStream(url string) bool {
-	base, _, _ := strings.Cut(url, "?")
-	rest := strings.TrimPrefix(strings.TrimSuffix(base, "/"), "nats://")
-	return strings.Contains(rest, "/")
-}
-
 // demoSession records a fixture session and returns its task, events and decisions. A session
 // already in the store (an earlier demo's, in a NATS stream) is not recorded again: again is set
 // and its events and decisions are counted.

@@ -123,11 +123,18 @@ func natsSideDir(url string) string { return natsSideDirIn(userDataDir(), url) }
 func natsSideDirIn(dataDir, url string) string {
 	norm, _, _ := strings.Cut(url, "?")
 	norm = strings.TrimSuffix(norm, "/")
-	if rest := strings.TrimPrefix(norm, "nats://"); !strings.Contains(rest, "/") {
+	if !natsURLNamesStream(norm) {
 		norm += "/" + natsstore.DefaultStream
 	}
 	sum := sha256.Sum256([]byte(norm))
 	return filepath.Join(dataDir, "tasklog", "nats-"+hex.EncodeToString(sum[:6]))
+}
+
+// natsURLNamesStream reports whether a nats://HOST:PORT[/STREAM] URL names a stream.
+func natsURLNamesStream(url string) bool {
+	base, _, _ := strings.Cut(url, "?")
+	rest := strings.TrimPrefix(strings.TrimSuffix(base, "/"), "nats://")
+	return strings.Contains(rest, "/")
 }
 
 // userDataDir is $XDG_DATA_HOME, else ~/.local/share, else the temporary folder.
