@@ -41,7 +41,7 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 	if err := ctx.Err(); err != nil {
 		return store.Appended{}, err
 	}
-	evs = append([]events.Event(nil), evs...)
+	// evs is only read: seal makes the copies that are stored and returned.
 	var a store.Appended
 	var err error
 	if len(evs) <= maxBatch {
