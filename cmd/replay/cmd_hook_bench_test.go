@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +18,13 @@ import (
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
+
+// benchReadPayload is the PreToolUse payload of the i-th Read in session of the workspace ws,
+// one of 50 files in turn.
+func benchReadPayload(session, ws string, i int) []byte {
+	return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
+		session, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+}
 
 // BenchmarkHookRoundTrip is what an agent waits for at every tool call: a 'replay hook'
 // process started with a PreToolUse payload on a task of 10,000 events, which opens the
@@ -31,18 +38,15 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
-		r := hookProcess(bin, "claude-code", db, []byte(payload), env)
+		payload := benchReadPayload(benchHookSession, ws, i)
+		r := hookProcess(bin, "claude-code", db, payload, env)
 		if r.code != 0 || r.stderr != "" {
 			b.Fatalf("hook: %+v", r)
 		}
 		times = append(times, r.took)
 	}
 	b.StopTimer()
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, times)
 }
 
 // benchHookSession is the Claude Code session the hook benchmarks add to.
@@ -106,11 +110,10 @@ func BenchmarkHookInProcess(b *testing.B) {
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
+		payload := benchReadPayload(benchHookSession, ws, i)
 		start := time.Now()
 		old := hookStdin
-		hookStdin = strings.NewReader(payload)
+		hookStdin = bytes.NewReader(payload)
 		var out, errb strings.Builder
 		code := run([]string{"hook", "claude-code", "--db", db}, &out, &errb)
 		hookStdin = old
@@ -120,9 +123,7 @@ func BenchmarkHookInProcess(b *testing.B) {
 		times = append(times, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, times)
 }
 
 // BenchmarkProcessStart is the floor under BenchmarkHookRoundTrip: starting the replay binary
@@ -137,7 +138,5 @@ func BenchmarkProcessStart(b *testing.B) {
 		}
 		times = append(times, time.Since(start))
 	}
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, times)
 }

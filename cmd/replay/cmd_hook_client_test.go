@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,17 +39,7 @@ func clientProcess(bin, agent, db string, payload []byte, env []string, extra ..
 	cmd := exec.Command(bin, append([]string{agent, "--db", db}, extra...)...)
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := hookResult{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code, r.stderr = -1, err.Error()
-	}
-	return r
+	return runHookCommand(cmd)
 }
 
 // waitServer waits up to 10 s for the database's server to answer and returns its pid.
@@ -95,10 +83,7 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 	dir, ws, db := benchHookTask(b)
 	env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
 	defer exec.Command(replay, "serve", "--stop", "--db", db).Run()
-	payload := func(i int) []byte {
-		return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
-	}
+	payload := func(i int) []byte { return benchReadPayload(benchHookSession, ws, i) }
 	if r := hookProcess(replay, "claude-code", db, payload(-1), env); r.code != 0 {
 		b.Fatalf("first hook: %+v", r)
 	}
@@ -235,41 +220,9 @@ func TestHookClient(t *testing.T) {
 	}
 	first := waitServer(t, db)
 
-	delivered := 0
-	for round, kill := range []bool{false, true} {
-		var wg sync.WaitGroup
-		results := make([]hookResult, 32)
-		for i := range results {
-			id := fmt.Sprintf("toolu_%d_%02d", round, i/2)
-			payload := fmt.Sprintf(`{"session_id":"s-client","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
-				ws, filepath.Join(ws, "src/api/routes.ts"), id)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = clientProcess(client, "claude-code", db, []byte(payload), env)
-			}()
-			if kill && i == 8 {
-				if pid := serverPID(db); pid != 0 {
-					syscall.Kill(pid, syscall.SIGKILL)
-				} else {
-					t.Error("no server to kill")
-				}
-			}
-		}
-		wg.Wait()
-		for i, r := range results {
-			if r.code != 0 || r.took > hookBudget {
-				t.Errorf("round %d replay-hook %d: exit %d after %v, stderr %q", round, i, r.code, r.took, r.stderr)
-			}
-			delivered += strings.Count(r.stdout, "API handlers return JSON errors")
-		}
-	}
-	if pid := serverPID(db); pid == first {
-		t.Errorf("the killed server (pid %d) still answers", first)
-	}
-	if delivered != 1 {
-		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
-	}
+	hooksThroughKilledServer(t, db, ws, "s-client", first, "replay-hook", func(payload []byte) hookResult {
+		return clientProcess(client, "claude-code", db, payload, env)
+	})
 
 	r := clientProcess(client, "claude-code", db, []byte(`{"session_id":`), env)
 	if r.code != 0 || r.stdout != "" {

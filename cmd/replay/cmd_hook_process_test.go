@@ -43,6 +43,12 @@ func hookProcess(bin, agent, db string, payload []byte, env []string, extra ...s
 	cmd.Stdin = bytes.NewReader(payload)
 	// These tests are of the hook opening the database itself: no resident server.
 	cmd.Env = append(append(os.Environ(), "TASKLOG_SERVE=off"), env...)
+	return runHookCommand(cmd)
+}
+
+// runHookCommand runs cmd and collects what a hook process did: its output, its exit code (-1
+// with the error for one that did not run) and how long it took.
+func runHookCommand(cmd *exec.Cmd) hookResult {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,42 +53,9 @@ func TestServe32HooksKilled(t *testing.T) {
 		}
 		t.Fatalf("the first hook did not start a server (folder: %v); its log:\n%s\nthe hooks' log:\n%s", names, log, hlog)
 	}
-	delivered := 0
-	for round, kill := range []bool{false, true} {
-		var wg sync.WaitGroup
-		results := make([]hookResult, 32)
-		for i := range results {
-			// Each tool call's hook runs twice (two settings scopes).
-			id := fmt.Sprintf("toolu_%d_%02d", round, i/2)
-			payload := fmt.Sprintf(`{"session_id":"s-kill","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
-				ws, filepath.Join(ws, "src/api/routes.ts"), id)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = hookProcess(bin, "claude-code", db, []byte(payload), env)
-			}()
-			if kill && i == 8 {
-				if pid := serverPID(db); pid != 0 {
-					syscall.Kill(pid, syscall.SIGKILL)
-				} else {
-					t.Error("no server to kill")
-				}
-			}
-		}
-		wg.Wait()
-		for i, r := range results {
-			if r.code != 0 || r.took > hookBudget {
-				t.Errorf("round %d hook %d: exit %d after %v, stderr %q", round, i, r.code, r.took, r.stderr)
-			}
-			delivered += strings.Count(r.stdout, "API handlers return JSON errors")
-		}
-	}
-	if pid := serverPID(db); pid == first {
-		t.Errorf("the killed server (pid %d) still answers", first)
-	}
-	if delivered != 1 {
-		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
-	}
+	hooksThroughKilledServer(t, db, ws, "s-kill", first, "hook", func(payload []byte) hookResult {
+		return hookProcess(bin, "claude-code", db, payload, env)
+	})
 	exec.Command(bin, "serve", "--stop", "--db", db).Run()
 	checkToolCallsOnce(t, db, 32)
 	out, err := exec.Command(bin, "verify", "--db", db).CombinedOutput()
@@ -130,9 +92,7 @@ func BenchmarkServeHookRoundTrip(b *testing.B) {
 			}
 			defer exec.Command(bin, "serve", "--stop", "--db", db).Run()
 			hook := func(i int) hookResult {
-				payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-					sid, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
-				r := hookProcess(bin, "claude-code", db, []byte(payload), env)
+				r := hookProcess(bin, "claude-code", db, benchReadPayload(sid, ws, i), env)
 				if r.code != 0 || r.stderr != "" {
 					b.Fatalf("hook: %+v", r)
 				}
@@ -155,8 +115,5 @@ func BenchmarkServeHookRoundTrip(b *testing.B) {
 	}
 }
 
-func reportPercentiles(b *testing.B, times []time.Duration) {
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
-}
+// reportPercentiles reports the median and the 99th percentile of times as p50-ms and p99-ms.
+func reportPercentiles(b *testing.B, times []time.Duration) { reportNamedPercentiles(b, "", times) }

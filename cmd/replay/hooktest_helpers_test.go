@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/tasklog/tasklog/events"
@@ -44,5 +48,49 @@ func checkToolCallsOnce(t *testing.T, db string, want int) {
 		if n != 1 {
 			t.Errorf("tool call %s recorded %d times", id, n)
 		}
+	}
+}
+
+// hooksThroughKilledServer runs two rounds of 32 hooks at once (run, named name in failures)
+// on session of the workspace ws, whose server (pid first) answers db; in the second round the
+// server is killed (SIGKILL) while they run. Every hook exits 0 within its budget, the killed
+// server no longer answers, and the scoped rule reaches the model once in all.
+func hooksThroughKilledServer(t *testing.T, db, ws, session string, first int, name string, run func(payload []byte) hookResult) {
+	t.Helper()
+	delivered := 0
+	for round, kill := range []bool{false, true} {
+		var wg sync.WaitGroup
+		results := make([]hookResult, 32)
+		for i := range results {
+			// Each tool call's hook runs twice (two settings scopes).
+			id := fmt.Sprintf("toolu_%d_%02d", round, i/2)
+			payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+				session, ws, filepath.Join(ws, "src/api/routes.ts"), id)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = run([]byte(payload))
+			}()
+			if kill && i == 8 {
+				if pid := serverPID(db); pid != 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
+				} else {
+					t.Error("no server to kill")
+				}
+			}
+		}
+		wg.Wait()
+		for i, r := range results {
+			if r.code != 0 || r.took > hookBudget {
+				t.Errorf("round %d %s %d: exit %d after %v, stderr %q", round, name, i, r.code, r.took, r.stderr)
+			}
+			delivered += strings.Count(r.stdout, "API handlers return JSON errors")
+		}
+	}
+	if pid := serverPID(db); pid == first {
+		t.Errorf("the killed server (pid %d) still answers", first)
+	}
+	if delivered != 1 {
+		t.Errorf("the scoped rule reached the model %d times, want once", delivered)
 	}
 }
