@@ -283,15 +283,15 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	if err != nil || !info.IsDir() {
 		return
 	}
-	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s, limits: walkLimits{maxFiles: c.maxFiles}}
+	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
 	sw.walk(s.dir, 1, info)
 	for _, p := range sw.found {
 		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
 	}
 	c.files = append(c.files, sw.notes...)
-	if sw.limits != (walkLimits{maxFiles: c.maxFiles}) {
+	if sw.limits != (walkLimits{}) {
 		c.files = append(c.files, File{Provider: s.provider, Scope: scope, Root: root, Path: s.dir,
-			ReadError: fmt.Sprintf("%s: the folder has %s; the rest was not read", DiagWalkLimit, sw.limits)})
+			ReadError: fmt.Sprintf("%s: the folder has %s; the rest was not read", DiagWalkLimit, sw.limits.describe(c.maxFiles))})
 	}
 }
 
@@ -307,16 +307,14 @@ type sourceWalk struct {
 	limits      walkLimits
 }
 
-// walkLimits records which bound a walk stopped at, and the cap on its files.
-type walkLimits struct {
-	files, depth, entries bool
-	maxFiles              int
-}
+// walkLimits records which bound a walk stopped at.
+type walkLimits struct{ files, depth, entries bool }
 
-func (l walkLimits) String() string {
+// describe names the bounds the walk stopped at; maxFiles is the cap on its files.
+func (l walkLimits) describe(maxFiles int) string {
 	var parts []string
 	if l.files {
-		parts = append(parts, fmt.Sprintf("more than %d rule files", l.maxFiles))
+		parts = append(parts, fmt.Sprintf("more than %d rule files", maxFiles))
 	}
 	if l.depth {
 		parts = append(parts, fmt.Sprintf("folders deeper than %d", MaxDepth))
