@@ -520,4 +520,13 @@ func TestNATSReplicas(t *testing.T) {
 			t.Errorf("natsReplicas(%q) = %d, %v; want %d, error %v", tt.url, got, err, tt.want, tt.wantErr)
 		}
 	}
+	// A single server refuses a stream of more than one replica, with the message the README
+	// quotes.
+	ns := natsServer(t, t.TempDir(), 0)
+	if st, err := openStore(storeLoc{url: ns.ClientURL() + "/R3?replicas=3"}, openOptions{}); err == nil {
+		st.Close()
+		t.Fatal("a single server created a stream of 3 replicas")
+	} else if !strings.Contains(err.Error(), "replicas > 1 not supported in non-clustered mode") {
+		t.Errorf("replicas=3 on a single server: %v", err)
+	}
 }
