@@ -80,57 +80,39 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 	case TypeFileWrite:
 		v := slot(d, func(d *Decoder) *FileWrite { return &d.fileWrite })
 		p, ok = v, s.object(func(k []byte) bool {
-			return s.field(k, "path", 0, &v.Path) || s.field(k, "op", 1, &v.Op)
+			return s.key(k, "path", 0) && s.str(&v.Path) || s.key(k, "op", 1) && s.str(&v.Op)
 		})
 	case TypeUserMessage:
 		v := slot(d, func(d *Decoder) *UserMessage { return &d.userMessage })
 		p, ok = v, s.object(func(k []byte) bool {
-			switch string(k) {
-			case "text":
-				return s.once(0) && s.str(&v.Text)
-			case "guesses":
-				return s.once(1) && s.guesses(&v.Guesses)
-			}
-			return false
+			return s.key(k, "text", 0) && s.str(&v.Text) || s.key(k, "guesses", 1) && s.guesses(&v.Guesses)
 		})
 	case TypeMention:
 		v := slot(d, func(d *Decoder) *Mention { return &d.mention })
 		p, ok = v, s.object(func(k []byte) bool {
-			return s.field(k, "path", 0, &v.Path) || s.field(k, "resolved", 1, &v.Resolved)
+			return s.key(k, "path", 0) && s.str(&v.Path) || s.key(k, "resolved", 1) && s.str(&v.Resolved)
 		})
 	case TypeTabSnapshot:
 		v := slot(d, func(d *Decoder) *TabSnapshot { return &d.tabSnapshot })
 		p, ok = v, s.object(func(k []byte) bool {
-			switch string(k) {
-			case "open":
-				return s.once(0) && s.strs(&v.Open)
-			case "visible":
-				return s.once(1) && s.strs(&v.Visible)
-			}
-			return false
+			return s.key(k, "open", 0) && s.strs(&v.Open) || s.key(k, "visible", 1) && s.strs(&v.Visible)
 		})
 	case TypeSettingsChanged:
 		v := slot(d, func(d *Decoder) *SettingsChanged { return &d.settingsChanged })
 		p, ok = v, s.object(func(k []byte) bool {
-			return s.field(k, "mode", 0, &v.Mode) || s.field(k, "provider", 1, &v.Provider) ||
-				s.field(k, "model", 2, &v.Model)
+			return s.key(k, "mode", 0) && s.str(&v.Mode) || s.key(k, "provider", 1) && s.str(&v.Provider) ||
+				s.key(k, "model", 2) && s.str(&v.Model)
 		})
 	case TypeRuleToggled:
 		v := slot(d, func(d *Decoder) *RuleToggled { return &d.ruleToggled })
 		p, ok = v, s.object(func(k []byte) bool {
-			switch string(k) {
-			case "rule":
-				return s.once(0) && s.str(&v.Rule)
-			case "enabled":
-				return s.once(1) && s.boolean(&v.Enabled)
-			}
-			return false
+			return s.key(k, "rule", 0) && s.str(&v.Rule) || s.key(k, "enabled", 1) && s.boolean(&v.Enabled)
 		})
 	case TypeRuleTriggered:
 		v := slot(d, func(d *Decoder) *RuleTriggered { return &d.ruleTriggered })
 		p, ok = v, s.object(func(k []byte) bool {
-			return s.field(k, "rule", 0, &v.Rule) || s.field(k, "name", 1, &v.Name) ||
-				s.field(k, "source", 2, &v.Source) || s.field(k, "match", 3, &v.Match)
+			return s.key(k, "rule", 0) && s.str(&v.Rule) || s.key(k, "name", 1) && s.str(&v.Name) ||
+				s.key(k, "source", 2) && s.str(&v.Source) || s.key(k, "match", 3) && s.str(&v.Match)
 		})
 	}
 	if !ok || !s.end() {
@@ -141,37 +123,13 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 
 func (s *fastScanner) toolCall(v *ToolCall) bool {
 	return s.object(func(k []byte) bool {
-		switch string(k) {
+		switch string(k) { // a switch, for the type most events have: faster than a chain of six
 		case "tool":
-			if !s.once(0) {
-				return false
-			}
-			if s.d == nil {
-				return s.str(&v.Tool)
-			}
-			start := s.i
-			plain, ok := s.plainString()
-			if ok && plain {
-				v.Tool = s.d.intern(s.b[start+1 : s.i-1])
-				return true
-			}
-			s.i = start
-			return s.str(&v.Tool)
+			return s.once(0) && s.toolName(&v.Tool)
 		case "id":
 			return s.once(1) && s.str(&v.ID)
 		case "params":
-			if !s.once(2) || s.peek() != '{' {
-				return false
-			}
-			start := s.i
-			if !s.value(0) {
-				return false
-			}
-			v.Params = s.b[start:s.i:s.i]
-			if s.d == nil {
-				v.Params = append(json.RawMessage(nil), v.Params...)
-			}
-			return true
+			return s.once(2) && s.params(&v.Params)
 		case "cwd":
 			return s.once(3) && s.str(&v.Cwd)
 		case "failed":
@@ -183,6 +141,36 @@ func (s *fastScanner) toolCall(v *ToolCall) bool {
 	})
 }
 
+// toolName is str, interning the name in the Decoder's table.
+func (s *fastScanner) toolName(dst *string) bool {
+	if s.d == nil {
+		return s.str(dst)
+	}
+	tok, plain, ok := s.stringToken()
+	if ok && plain {
+		*dst = s.d.intern(tok[1 : len(tok)-1])
+		return true
+	}
+	return ok && json.Unmarshal(tok, dst) == nil
+}
+
+// params reads a tool call's params, which must be an object; without a Decoder they are copied
+// out of the data.
+func (s *fastScanner) params(dst *json.RawMessage) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	start := s.i
+	if !s.value(0) {
+		return false
+	}
+	*dst = s.b[start:s.i:s.i]
+	if s.d == nil {
+		*dst = append(json.RawMessage(nil), *dst...)
+	}
+	return true
+}
+
 // guesses reads an array of Guess objects; like encoding/json, [] gives an empty, non-nil slice.
 func (s *fastScanner) guesses(out *[]Guess) bool {
 	gs := []Guess{}
@@ -191,15 +179,8 @@ func (s *fastScanner) guesses(out *[]Guess) bool {
 		seen := s.seen
 		s.seen = 0
 		ok := s.object(func(k []byte) bool {
-			switch string(k) {
-			case "path":
-				return s.once(0) && s.str(&g.Path)
-			case "confirmed":
-				return s.once(1) && s.boolean(&g.Confirmed)
-			case "why":
-				return s.once(2) && s.str(&g.Why)
-			}
-			return false
+			return s.key(k, "path", 0) && s.str(&g.Path) || s.key(k, "confirmed", 1) && s.boolean(&g.Confirmed) ||
+				s.key(k, "why", 2) && s.str(&g.Why)
 		})
 		s.seen = seen
 		gs = append(gs, g)
@@ -256,9 +237,11 @@ func (s *fastScanner) once(f uint) bool {
 	return true
 }
 
-// field reads a string field named name (bit f) when k is name.
-func (s *fastScanner) field(k []byte, name string, f uint, dst *string) bool {
-	return string(k) == name && s.once(f) && s.str(dst)
+// key reports whether k is the field name (bit f), seen for the first time: the scanner is then
+// at its value, for the caller to read. Each type's fields are one chain of
+// key(k, name, f) && read(&field), joined by ||.
+func (s *fastScanner) key(k []byte, name string, f uint) bool {
+	return string(k) == name && s.once(f)
 }
 
 // object reads an object, calling member for each key with the scanner at the value; member
@@ -330,31 +313,26 @@ func (s *fastScanner) array(elem func() bool) bool {
 	}
 }
 
-// plainString moves past a string at the next byte, reporting whether it needs no unquoting.
-func (s *fastScanner) plainString() (plain, ok bool) {
+// stringToken moves past a string at the next byte, returning it quoted and whether it needs no
+// unquoting.
+func (s *fastScanner) stringToken() (tok []byte, plain, ok bool) {
 	if s.peek() != '"' {
-		return false, false
+		return nil, false, false
 	}
-	return s.skipString()
+	start := s.i
+	plain, ok = s.skipString()
+	return s.b[start:s.i], plain, ok
 }
 
 // str reads a string into dst.
 func (s *fastScanner) str(dst *string) bool {
-	if s.peek() != '"' {
-		return false
-	}
-	start := s.i
-	plain, ok := s.skipString()
-	if !ok {
-		return false
-	}
-	tok := s.b[start:s.i]
-	if plain {
+	tok, plain, ok := s.stringToken()
+	if ok && plain {
 		*dst = string(tok[1 : len(tok)-1])
 		return true
 	}
 	// Escapes or invalid UTF-8: encoding/json's own unquoting, so the result is its result.
-	return json.Unmarshal(tok, dst) == nil
+	return ok && json.Unmarshal(tok, dst) == nil
 }
 
 // strs reads an array of strings; [] gives an empty, non-nil slice, as encoding/json does.
