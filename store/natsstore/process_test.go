@@ -78,21 +78,7 @@ func appendHelper() int {
 func startListeningServer(t testing.TB) string {
 	t.Helper()
 	port := freePort(t)
-	s, err := server.NewServer(&server.Options{
-		ServerName: "tasklog-processes", Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true, NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
+	runServer(t, &server.Options{ServerName: "tasklog-processes", Host: "127.0.0.1", Port: port, StoreDir: t.TempDir()})
 	return fmt.Sprintf("nats://127.0.0.1:%d", port)
 }
 

@@ -23,15 +23,15 @@ func startServer(t testing.TB) *server.Server {
 // startServerIn is startServer storing in dir.
 func startServerIn(t testing.TB, dir string) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
-		ServerName: "tasklog-test",
-		JetStream:  true,
-		StoreDir:   dir,
-		DontListen: true,
-		SyncAlways: true,
-		NoLog:      true,
-		NoSigs:     true,
-	})
+	return runServer(t, &server.Options{ServerName: "tasklog-test", StoreDir: dir, DontListen: true})
+}
+
+// runServer starts a JetStream server of opts, syncing every write, without logs or signal
+// handlers, and stops it when t ends.
+func runServer(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
+	opts.JetStream, opts.SyncAlways, opts.NoLog, opts.NoSigs = true, true, true, true
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func startServerIn(t testing.TB, dir string) *server.Server {
 		s.WaitForShutdown()
 	})
 	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the in-process NATS server did not start")
+		t.Fatalf("the NATS server %s did not start", opts.ServerName)
 	}
 	return s
 }
