@@ -72,20 +72,20 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	turn := s.state.Turn()
 	ev, rec, reused := s.evaluate(rs, ec, toggles, turn, snapSeq, dropped)
 	rd := ev.rd
-	evs := make([]events.Event, len(payloads)+1)
+	at := len(payloads) // the decision's place in the batch
+	evs := make([]events.Event, at+1)
 	for i, p := range payloads {
 		if evs[i], err = events.New(p); err != nil {
 			return nil, err
 		}
 	}
 	var delta bool
-	if evs[len(payloads)], delta, err = s.encodeDecision(&rec, turn); err != nil {
+	if evs[at], delta, err = s.encodeDecision(&rec, turn); err != nil {
 		return nil, err
 	}
-	payloads = append(payloads, &rec)
 	// The caller may reorder or replace the elements of what it gets: the evaluation the next
 	// decision may take again (see evaluate) stays as it was recorded.
-	d := &Decision{Turn: turn, Seq: s.head + uint64(len(evs)), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
+	d := &Decision{Turn: turn, Seq: s.head + uint64(at+1), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
 	d.Rules.Results = slices.Clone(rd.Results)
 	if then != nil {
 		more, err := then(d)
@@ -98,13 +98,13 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	if err != nil {
 		return nil, err
 	}
-	if want := d.Seq + uint64(len(evs)-len(payloads)); res.Last != want {
+	if want := d.Seq + uint64(len(evs)-at-1); res.Last != want {
 		return nil, fmt.Errorf("task %s: the decision's batch ended at seq %d, not %d", s.task, res.Last, want)
 	}
 	// The next decision is written against this one. The caller gets copies (Recorded), so
 	// nothing it does can change the base.
 	s.last, s.lastSeq = &rec, d.Seq
-	if size := len(evs[len(payloads)-1].Data); delta {
+	if size := len(evs[at].Data); delta {
 		s.deltas.turns++
 		s.deltas.bytes += size
 	} else {
