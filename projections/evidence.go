@@ -102,12 +102,30 @@ func (s *recencySet) alloc() *entry {
 	return e
 }
 
-// expire removes the entries whose newest evidence is older than minEpoch. Epochs grow along
-// the list, so they are all at the back.
-func (s *recencySet) expire(minEpoch int) {
+// expire removes the entries whose newest evidence is older than minEpoch, and reports whether
+// there were any. Epochs grow along the list, so they are all at the back.
+func (s *recencySet) expire(minEpoch int) (removed bool) {
 	for s.oldest != nil && s.oldest.epoch() < minEpoch {
 		s.remove(s.oldest)
+		removed = true
 	}
+	return removed
+}
+
+// holdsIn reports whether any entry keeps evidence of an epoch from lo up to, not including,
+// hi. An entry's sources are oldest first.
+func (s *recencySet) holdsIn(lo, hi int) bool {
+	for e := s.newest; e != nil; e = e.older {
+		for _, src := range e.sources {
+			if src.Epoch >= hi {
+				break
+			}
+			if src.Epoch >= lo {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *recencySet) reset() { *s = recencySet{} }
@@ -163,7 +181,8 @@ func (w *dropWindow) add(epoch, reason int) {
 	w.buckets[i].N[reason]++
 }
 
-func (w *dropWindow) expire(minEpoch int) {
+// expire drops the buckets older than minEpoch and reports whether there were any.
+func (w *dropWindow) expire(minEpoch int) (removed bool) {
 	i := 0
 	for i < len(w.buckets) && w.buckets[i].Epoch < minEpoch {
 		i++
@@ -171,6 +190,7 @@ func (w *dropWindow) expire(minEpoch int) {
 	if i > 0 {
 		w.buckets = slices.Delete(w.buckets, 0, i)
 	}
+	return i > 0
 }
 
 func (w *dropWindow) sum(into *[numReasons]int) {

@@ -65,6 +65,9 @@ type Task struct {
 	// scratch is the rest of build's working memory, reused from one build to the next.
 	scratch buildScratch
 
+	// context counts the changes that may change what Next returns (see ContextVersion).
+	context uint64
+
 	// dec and targets are scratch memory reused from event to event; the fold keeps nothing of
 	// a payload but the strings it copies out of it.
 	dec     events.Decoder
@@ -113,6 +116,13 @@ func (t *Task) Apply(ev events.Event) error {
 	p, err := t.dec.Payload(ev)
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
+	}
+	switch p.(type) {
+	case *events.RuleToggled, *events.RuleTriggered, *events.RulesSnapshot,
+		*events.Delivery, *events.InstructionsLoaded, *events.Compaction, *events.AgentStopped:
+		// Read by neither the context nor its dropped counts.
+	default:
+		t.context++
 	}
 	switch p := p.(type) {
 	case *events.TaskStarted:
@@ -255,8 +265,11 @@ func (t *Task) decision(turn int) error {
 	if turn != t.Turn() {
 		return fmt.Errorf("%w: decision for turn %d in turn %d", ErrOutOfOrder, turn, t.Turn())
 	}
+	was := t.minToolEpoch()
 	t.decisions++
-	t.expireTools()
+	if t.expireTools(was) {
+		t.context++
+	}
 	return nil
 }
 
@@ -271,11 +284,17 @@ func (t *Task) expireUser() {
 	t.userDrops.expire(first)
 }
 
-func (t *Task) expireTools() {
+// expireTools moves the tool window to the current turn from the one that began at epoch was.
+// It reports whether that changed the context or its dropped counts: evidence or counts left
+// the window, or a path that stays lost sources (those of epochs was up to the new start).
+func (t *Task) expireTools(was int) (changed bool) {
 	first := t.minToolEpoch()
-	t.sets[kindTool].expire(first)
-	t.sets[kindShell].expire(first)
-	t.toolDrops.expire(first)
+	for _, k := range []kind{kindTool, kindShell} {
+		if t.sets[k].expire(first) || t.sets[k].holdsIn(was, first) {
+			changed = true
+		}
+	}
+	return t.toolDrops.expire(first) || changed
 }
 
 // addEvidence normalizes one path and records it, or counts why it is left out.
@@ -318,6 +337,13 @@ func (t *Task) countDrop(k kind, epoch, reason int) {
 		t.writeDrops[reason]++
 	}
 }
+
+// ContextVersion changes whenever an event folded since may have changed what Next returns,
+// and stays the same otherwise: a caller that kept Next's result of the same version may use it
+// again instead of building the context anew. Most decisions change nothing in it (only the
+// decision that moves tool evidence out of its window does), nor do the events of rules and
+// deliveries. Versions of different Tasks are unrelated.
+func (t *Task) ContextVersion() uint64 { return t.context }
 
 // Turn is the turn the next decision will have: the number of decisions folded, plus one.
 func (t *Task) Turn() int { return t.decisions + 1 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/projections"
 	"github.com/tasklog/tasklog/rules"
 )
 
@@ -67,10 +68,17 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 		}
 	}
 	rs := s.ruleSet(snapSeq, files)
-	ec, dropped := s.state.Next()
+	version := s.state.ContextVersion()
+	// Nothing the context is built from changed since the last evaluation: it is that one's.
+	kept := s.evaluated.state == s.state && s.evaluated.version == version
+	ec, dropped := s.evaluated.ec, s.evaluated.dropped
+	if !kept {
+		ec, dropped = s.state.Next()
+	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
-	ev, rec, reused := s.evaluate(rs, ec, toggles, turn, snapSeq, dropped)
+	ev, rec, reused := s.evaluate(rs, ec, kept, toggles, turn, snapSeq, dropped)
+	ev.state, ev.version, ev.dropped = s.state, version, dropped
 	rd := ev.rd
 	at := len(payloads) // the decision's place in the batch
 	evs := make([]events.Event, at+1)
@@ -121,8 +129,13 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 }
 
 // evaluated is the last evaluation a decision of this session recorded, and what it was made
-// from: the rule set, the context and the toggles.
+// from: the rule set, the context and the toggles; and the context's dropped counts, with the
+// projection and its ContextVersion they were built at, so that the next decision takes them
+// again while the version stays.
 type evaluated struct {
+	state   *projections.Task
+	version uint64
+	dropped []events.Count
 	rs      *rules.RuleSet
 	ec      rules.EvaluationContext
 	toggles rules.Toggles
@@ -135,12 +148,13 @@ type evaluated struct {
 // outcome: that decision's evaluation and record are taken again, with this turn and this
 // context's dropped counts, and reused reports it. A prompt is mostly built with nothing new
 // since the last one (a retry, a follow-up with no tool call between), and this is then most
-// of a decision's work and of its garbage.
-func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, toggles rules.Toggles, turn int, snapSeq uint64,
+// of a decision's work and of its garbage. kept tells that ec is the last evaluation's own,
+// taken again because the projection's ContextVersion did not change: it needs no comparison.
+func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept bool, toggles rules.Toggles, turn int, snapSeq uint64,
 	dropped []events.Count) (ev evaluated, rec events.Decision, reused bool) {
 	// s.evaluated and s.last are set together, and a rule set is loaded again whenever the
 	// snapshot changes: the same rule set is the same snapshot, and a last decision.
-	if last := s.evaluated; last.rs == rs && sameContext(last.ec, ec) && maps.Equal(last.toggles, toggles) {
+	if last := s.evaluated; last.rs == rs && (kept || sameContext(last.ec, ec)) && maps.Equal(last.toggles, toggles) {
 		rec = *s.last
 		rec.Turn, rec.Dropped = turn, dropped
 		// The last record's slices are shared, never changed: Recorded hands out copies.
