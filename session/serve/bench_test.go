@@ -12,6 +12,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/serve/wire"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -100,11 +101,23 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // BenchmarkHookOverSocket is a PreToolUse hook handed to the server by a connected client on a
-// task of 10,000 events: record, decide, deliver, reply, without the process start.
+// task of 10,000 events: record, decide, deliver, reply, without the process start; with the
+// database's commits synced to disk (durable, as 'replay serve' runs) and not (nosync).
 func BenchmarkHookOverSocket(b *testing.B) {
+	for _, bc := range []struct {
+		name             string
+		durable, perHook bool
+	}{{"durable", true, false}, {"durable-dial", true, true}, {"nosync", false, false}} {
+		b.Run(bc.name, func(b *testing.B) { benchHookOverSocket(b, bc.durable, bc.perHook) })
+	}
+}
+
+// benchHookOverSocket runs BenchmarkHookOverSocket: on one connection, or with perHook set a
+// connection of its own for each hook, as replay-hook makes (wire.Hook).
+func benchHookOverSocket(b *testing.B, durable, perHook bool) {
 	ws := workspace(b)
 	ctx := context.Background()
-	s, dbPath := start(b, Options{Hold: -1})
+	s, dbPath := startSync(b, Options{Hold: -1}, durable)
 	db, err := store.Open(dbPath, &store.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
@@ -121,7 +134,12 @@ func BenchmarkHookOverSocket(b *testing.B) {
 		t0 := time.Now()
 		payload := fmt.Appendf(nil, `{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_%d"}`,
 			ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
-		if _, err := c.Hook(ctx, "claude-code", payload); err != nil {
+		if perHook {
+			_, err = wire.Hook(ctx, s.Socket(), "bench", "claude-code", payload)
+		} else {
+			_, err = c.Hook(ctx, "claude-code", payload)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		times = append(times, time.Since(t0))

@@ -60,8 +60,14 @@ var piReadRoutes = Record{Key: "pi/sess-1/tool/call_1", Trigger: true, Type: "to
 // start runs a server on a new database and returns it with the database's path.
 func start(t testing.TB, opts Options) (*Server, string) {
 	t.Helper()
+	return startSync(t, opts, false)
+}
+
+// startSync is start with the database's commits synced to disk when durable is set.
+func startSync(t testing.TB, opts Options, durable bool) (*Server, string) {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "tasklog.db")
-	opts.NoSync = true
+	opts.NoSync = !durable
 	s, err := Listen(db, opts)
 	if err != nil {
 		t.Fatal(err)
