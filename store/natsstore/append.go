@@ -35,6 +35,8 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 		return store.Appended{}, err
 	}
 	defer s.appends.Done()
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
 	if err := store.CheckBatch(task, evs); err != nil {
 		return store.Appended{}, err
 	}
@@ -260,24 +262,9 @@ func (s *Store) send(ctx context.Context, msgs []*nats.Msg) (pubAck, error) {
 		}
 		return s.ackOf(s.request(ctx, msgs[0]))
 	}
-	batchID := uuid.NewString()
-	for i, m := range msgs {
-		m.Header.Set("Nats-Batch-Id", batchID)
-		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
-		m.Header.Del("Nats-Batch-Commit")
-		if i < len(msgs)-1 {
-			if err := s.nc.PublishMsg(m); err != nil {
-				return pubAck{}, err
-			}
-		}
-	}
-	last := msgs[len(msgs)-1]
-	last.Header.Set("Nats-Batch-Commit", "1")
-	ack, err := s.ackOf(s.request(ctx, last))
-	if err == nil && (ack.Batch != batchID || ack.Count != len(msgs)) {
-		return pubAck{}, fmt.Errorf("the server acknowledged batch %q of %d messages, not %q of %d", ack.Batch, ack.Count, batchID, len(msgs))
-	}
-	return ack, err
+	b := s.newBatch()
+	b.add(msgs)
+	return b.commit(ctx)
 }
 
 // ackOf decodes the server's answer to a publish.

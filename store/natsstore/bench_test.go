@@ -101,6 +101,37 @@ func BenchmarkDurableAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendLongTask appends single events durably from one writer to a task that already
+// holds 0, 10,000 or 50,000 events. JetStream checks an append's expected last subject sequence
+// on the task's subject filter, which matches a subject per event of the task.
+func BenchmarkAppendLongTask(b *testing.B) {
+	for _, n := range []int{0, 10_000, 50_000} {
+		for _, bs := range benchStores {
+			b.Run(fmt.Sprintf("%s/events=%d", bs.name, n), func(b *testing.B) {
+				s := bs.open(b)
+				task := uuid.New()
+				evs := make([]events.Event, n+b.N)
+				for i := range evs {
+					evs[i] = benchEvent(b, i)
+				}
+				for i := 0; i < n; i += 1000 {
+					if _, err := s.Append(context.Background(), task, uint64(i), evs[i:i+1000]...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if _, err := s.Append(context.Background(), task, uint64(n+i), evs[n+i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}
+
 // BenchmarkRead streams a 100k-event task from each store, decoding envelopes.
 func BenchmarkRead(b *testing.B) {
 	const n, batch = 100_000, 1000

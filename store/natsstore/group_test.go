@@ -3,6 +3,7 @@ package natsstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -54,6 +55,71 @@ func TestSharedBatch(t *testing.T) {
 			if h.seq != 2 || h.sseq != res.ack.Seq {
 				t.Errorf("append %d: acknowledged at stream seq %d, its event is seq %d at %d", i, res.ack.Seq, h.seq, h.sseq)
 			}
+		}
+	}
+}
+
+// Appends that queue while a publish is under way are sent by the next leader as one atomic
+// batch, however many arrive: every stored message carries the one batch id, and each append
+// is acknowledged at its own event.
+func TestQueuedAppendsShareOneBatch(t *testing.T) {
+	s := openStore(t, startServer(t), nil)
+	const writers = 24
+	tasks := make([]uuid.UUID, writers)
+	for i := range tasks {
+		tasks[i] = uuid.New()
+		mustAppend(t, s, tasks[i], 0, note(t, 1, "first"))
+	}
+	// As if a publish were under way: every append queues behind it.
+	s.gmu.Lock()
+	s.publishing = true
+	s.gmu.Unlock()
+	errs := make(chan error, writers)
+	for i := range tasks {
+		go func() {
+			_, err := s.Append(context.Background(), tasks[i], 1, note(t, 2, "second"))
+			errs <- err
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.gmu.Lock()
+		n := len(s.queue)
+		s.gmu.Unlock()
+		if n == writers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d appends queued", n, writers)
+		}
+	}
+	// The publish under way ends and hands on to the oldest waiting writer.
+	s.gmu.Lock()
+	next := s.queue[0]
+	s.gmu.Unlock()
+	next.lead <- struct{}{}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	batches := map[string]int{}
+	for _, m := range rawMessages(t, s, s.stream+".ev.>") {
+		if m.Header.Get("Nats-Batch-Sequence") != "" || m.Header.Get("Nats-Batch-Id") != "" {
+			batches[m.Header.Get("Nats-Batch-Id")]++
+		}
+	}
+	if len(batches) != 1 {
+		t.Fatalf("the queued appends were stored in %d atomic batches (%v), want 1", len(batches), batches)
+	}
+	for _, task := range tasks {
+		// The head the acknowledgement left in the cache, against the one stored.
+		acked, _ := s.cachedHead(task)
+		stored, err := s.readHead(context.Background(), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.seq != 2 || acked != stored {
+			t.Errorf("task %s: acknowledged as seq %d at stream seq %d, stored as seq %d at %d", task, acked.seq, acked.sseq, stored.seq, stored.sseq)
 		}
 	}
 }

@@ -25,13 +25,14 @@
 // the error says so; appending the same batch again completes it. That is the one promise of
 // store.DB this store keeps only in part: keep batches to 1000 events to have it whole.
 //
-// Appends from many goroutines of one Store share publishes as bbolt's share commits: while one
-// publish is under way the others queue, and the next takes them, one per task, as one atomic
-// batch when they are at least 16 messages (on a single server that syncs every write the batch
-// is synced once; the server stages an atomic batch in files of its own first, a fixed cost of
-// about that many syncs), otherwise side by side. The server checks every append's expected
-// subject sequence inside the batch; if it refuses the batch, each append is sent again alone
-// and gets its own answer.
+// Appends from many goroutines of one Store share publishes as bbolt's share commits: while a
+// shared publish is under way, or once 16 or more appends are, they queue, and one writer at a
+// time sends the queue, one append per task, as one atomic batch (at least 16 messages; fewer
+// go side by side). On a
+// single server that syncs every write the batch is synced once; the server also stages it in
+// a file store of its own, created and removed around the commit, a fixed cost of several
+// synced disk writes. The server checks every append's expected subject sequence inside the
+// batch; if it refuses the batch, each append is sent again alone and gets its own answer.
 //
 // Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
 // so a retry within the stream's duplicate window (two minutes) is recognised by the server.
@@ -87,6 +88,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -136,8 +138,11 @@ type Store struct {
 	blobs, snaps jetstream.ObjectStore
 
 	// gmu guards the publish queue (see submit).
-	gmu        sync.Mutex
-	direct     int // appends being sent on their own
+	gmu    sync.Mutex
+	direct int // appends being sent on their own
+	// busy counts the Append calls under way, sealing, queued or being sent: how many
+	// appends a shared publish may still gather (see submit).
+	busy       atomic.Int64
 	publishing bool
 	queue      []*pubRequest
 
