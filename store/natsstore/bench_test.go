@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -129,6 +130,54 @@ func BenchmarkAppendLongTask(b *testing.B) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			})
 		}
+	}
+}
+
+// BenchmarkServerBatch publishes n single-event messages to n tasks, one after another, as a
+// lone message (n=1) or one atomic batch, as Append's shared publishes do, and reports the time
+// the server takes for one publish and its messages per second. On a single server syncing
+// every write, the time of a batch less n times the per-message cost is the batch's fixed cost.
+func BenchmarkServerBatch(b *testing.B) {
+	for _, n := range []int{1, 2, 16, 64, 256} {
+		b.Run(fmt.Sprint("messages=", n), func(b *testing.B) {
+			s := openStore(b, startServer(b), nil)
+			tasks := make([]uuid.UUID, n)
+			for i := range tasks {
+				tasks[i] = uuid.New()
+			}
+			evs := make([]events.Event, n)
+			for i := range evs {
+				evs[i] = benchEvent(b, i)
+			}
+			b.ReportAllocs()
+			for it := range b.N {
+				b.StopTimer()
+				msgs := make([]*nats.Msg, n)
+				for i := range msgs {
+					// A new event each round, on a subject of its own, without the expected
+					// subject sequence: the server's cost of the publish alone.
+					ev := evs[i]
+					var err error
+					if ev.ID, err = benchIDs.New(ev.Time); err != nil {
+						b.Fatal(err)
+					}
+					h := head{seq: uint64(it)}
+					m, err := s.prepare(context.Background(), tasks[i], h, seal(tasks[i], h, []events.Event{ev}))
+					if err != nil {
+						b.Fatal(err)
+					}
+					m[0].Header.Del("Nats-Expected-Last-Subject-Sequence")
+					m[0].Header.Del("Nats-Expected-Last-Subject-Sequence-Subject")
+					msgs[i] = m[0]
+				}
+				b.StartTimer()
+				if _, err := s.send(context.Background(), msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/publish")
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "msgs/s")
+		})
 	}
 }
 
