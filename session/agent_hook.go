@@ -11,9 +11,16 @@ import (
 // Hook is what one hook payload does to its task, whoever runs it ('replay hook' with the
 // database itself, or the resident server): record its events once and, when deliver is set,
 // the event's reply reaches the model and it brought something new (or follows a compaction),
-// decide and deliver in one commit. It returns the delivered text, "" when nothing was
-// delivered; the dialect's reply is h.Reply of it.
+// decide and deliver. A hook whose events are all new records, decides and delivers in one
+// commit (see hookInOneCommit); otherwise the decision and the delivery are one commit after
+// the record's. It returns the delivered text, "" when nothing was delivered; the dialect's
+// reply is h.Reply of it.
 func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool) (string, error) {
+	if deliver && h.Channel != "" {
+		if text, done, err := a.hookInOneCommit(ctx, h); done || err != nil {
+			return text, err
+		}
+	}
 	fresh, err := a.RecordHook(ctx, h.Records)
 	if err != nil {
 		return "", err

@@ -52,6 +52,15 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.decideLocked(ctx, files, nil, then)
+}
+
+// decideLocked is decide with the rule files read and s.mu held. pre are events that go first
+// in the decision's batch, folded into the projection already (their Seq set to follow the
+// log's head): the decision sees them, and they are written in its commit. If that fails the
+// projection is ahead of the log, and the session is stale (ErrStale).
+func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []events.Event, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
+	var err error
 	var payloads []events.Payload
 	snapSeq := s.state.LastSnapshotSeq()
 	// The files this session collected last time are in the snapshot it recorded then; the
@@ -64,7 +73,7 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 				return nil, fmt.Errorf("task %s: store rule contents: %w", s.task, err)
 			}
 			payloads = append(payloads, snap)
-			snapSeq = s.head + 1
+			snapSeq = s.head + uint64(len(pre)) + 1
 		}
 	}
 	rs := s.ruleSet(snapSeq, files)
@@ -93,7 +102,7 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 	}
 	// The caller may reorder or replace the elements of what it gets: the evaluation the next
 	// decision may take again (see evaluate) stays as it was recorded.
-	d := &Decision{Turn: turn, Seq: s.head + uint64(at+1), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
+	d := &Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
 	d.Rules.Results = slices.Clone(rd.Results)
 	if then != nil {
 		more, err := then(d)
@@ -102,7 +111,7 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 		}
 		evs = append(evs, more...)
 	}
-	res, err := s.appendEvents(ctx, evs)
+	res, err := s.appendEvents(ctx, append(pre[:len(pre):len(pre)], evs...), len(pre))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
@@ -106,9 +107,12 @@ func (a *AgentSession) delivery(d *Decision, hook, channel, key string) (*events
 	if err != nil {
 		return nil, nil, err
 	}
-	ev.ID = HookEventID(key + "\x00delivery")
+	ev.ID = deliveryID(key)
 	return &ev, &Delivered{Event: del, Text: text}, nil
 }
+
+// deliveryID is the event id of the delivery of the hook whose idempotency key is key.
+func deliveryID(key string) ulid.ULID { return HookEventID(key + "\x00delivery") }
 
 // chooseDelivery picks, in the decision's order, the included rules that have not reached the
 // model: not loaded by the agent itself, not delivered since the last compaction.

@@ -202,6 +202,9 @@ func (a *AgentSession) countTrigger(ev events.Event) {
 // saveDeliveries stores the Deliveries fold when enough events passed since it was stored
 // (or always, when force is set and anything did).
 func (a *AgentSession) saveDeliveries(force bool) error {
+	if a.stale != nil {
+		return nil // the fold is not the log's
+	}
 	n := a.dlv.LastSeq() - a.dlvSaved
 	if n == 0 || (!force && n < deliveriesSnapshotEvery) {
 		return nil
@@ -250,26 +253,9 @@ func HookEventID(key string) ulid.ULID {
 // nothing delivered between them, changes nothing and is left out.
 func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (fresh []bool, err error) {
 	fresh = make([]bool, len(recs))
-	var evs []events.Event
-	var idx []int
-	for i, r := range recs {
-		if _, ok := r.Payload.(*events.Compaction); ok && a.dlv.Compactions() > 0 && a.dlv.DeliveredCount() == 0 {
-			continue
-		}
-		switch r.Payload.EventType() {
-		case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
-			return fresh, fmt.Errorf("record %s: %w", r.Payload.EventType(), ErrReserved)
-		}
-		ev, err := events.New(a.Session.lockedGuesses(r.Payload)) // guesses checked as Record does
-		if err != nil {
-			return fresh, err
-		}
-		k := r.Key
-		if _, ok := r.Payload.(*events.Compaction); ok {
-			k = compactionKey(k, a.triggers)
-		}
-		ev.ID = HookEventID(k)
-		evs, idx = append(evs, ev), append(idx, i)
+	evs, idx, err := a.hookEvents(recs)
+	if err != nil {
+		return fresh, err
 	}
 	if len(evs) == 0 {
 		return fresh, nil
@@ -297,6 +283,32 @@ func (a *AgentSession) RecordHook(ctx context.Context, recs []agentlog.Record) (
 	return fresh, nil
 }
 
+// hookEvents makes the events of a hook's records, with the ids of their keys, and the index
+// in recs of each; a compaction right after another, with nothing delivered between them, is
+// left out. A record of a type only sessions write is ErrReserved.
+func (a *AgentSession) hookEvents(recs []agentlog.Record) (evs []events.Event, idx []int, err error) {
+	for i, r := range recs {
+		if _, ok := r.Payload.(*events.Compaction); ok && a.dlv.Compactions() > 0 && a.dlv.DeliveredCount() == 0 {
+			continue
+		}
+		switch r.Payload.EventType() {
+		case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision, events.TypeRuleTriggered, events.TypeDelivery:
+			return nil, nil, fmt.Errorf("record %s: %w", r.Payload.EventType(), ErrReserved)
+		}
+		ev, err := events.New(a.Session.lockedGuesses(r.Payload)) // guesses checked as Record does
+		if err != nil {
+			return nil, nil, err
+		}
+		k := r.Key
+		if _, ok := r.Payload.(*events.Compaction); ok {
+			k = compactionKey(k, a.triggers)
+		}
+		ev.ID = HookEventID(k)
+		evs, idx = append(evs, ev), append(idx, i)
+	}
+	return evs, idx, nil
+}
+
 // compactionKey is the idempotency key of a compaction record, which has no id of its own (a
 // Claude Code PreCompact and the SessionStart after it give the same key): the key plus the
 // number of prompts and tool calls in the log. The agent waits on its hooks, so a re-run of the
@@ -315,6 +327,9 @@ func (a *AgentSession) appendOnce(ctx context.Context, evs []events.Event) (wrot
 	s := a.Session
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stale != nil {
+		return make([]bool, len(evs)), s.stale
+	}
 	now := s.opts.Now().UTC()
 	turn := s.state.Turn()
 	batch := make([]events.Event, len(evs))

@@ -48,7 +48,7 @@ func (s *Session) RecordEvent(ctx context.Context, ev events.Event) (uint64, err
 		}
 		ev.Data = fresh.Data
 	}
-	res, err := s.appendEvents(ctx, []events.Event{{Type: ev.Type, V: ev.V, Data: ev.Data, Time: ev.Time, Origin: ev.Origin}})
+	res, err := s.appendEvents(ctx, []events.Event{{Type: ev.Type, V: ev.V, Data: ev.Data, Time: ev.Time, Origin: ev.Origin}}, 0)
 	if err != nil {
 		return 0, err
 	}

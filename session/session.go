@@ -135,7 +135,15 @@ type Session struct {
 	reader *rules.Reader
 	// watch is what Watch keeps between calls (watch.go).
 	watch watchState
+	// stale is set when the projection went ahead of the log (see ErrStale): every append
+	// returns it, and no snapshot is written.
+	stale error
 }
+
+// ErrStale is returned by every write of a session whose projection went ahead of the log: it
+// folded a hook's events to decide on them in the same commit, and that commit failed. Nothing
+// of it was written; the task must be opened again.
+var ErrStale = errors.New("the session folded events its log does not hold: open the task again")
 
 // Open opens the task's log in db, creating it with a task_started event when it has none. A
 // zero task id makes a new task with a random id. Reopening resumes from the latest projection
@@ -173,7 +181,7 @@ func (s *Session) start(ctx context.Context) error {
 		if st.Type != events.TypeTaskStarted {
 			return fmt.Errorf("start task: Options.Started is a %s event", st.Type)
 		}
-		_, err := s.appendEvents(ctx, []events.Event{{Type: st.Type, V: st.V, Data: st.Data, Time: st.Time, Origin: st.Origin}})
+		_, err := s.appendEvents(ctx, []events.Event{{Type: st.Type, V: st.V, Data: st.Data, Time: st.Time, Origin: st.Origin}}, 0)
 		return err
 	}
 	roots := make([]string, len(s.opts.Roots))
@@ -278,13 +286,19 @@ func (s *Session) append(ctx context.Context, payloads ...events.Payload) (store
 		}
 		evs[i] = ev
 	}
-	return s.appendEvents(ctx, evs)
+	return s.appendEvents(ctx, evs, 0)
 }
 
 // appendEvents writes prepared events (type, version, data, and optionally time and origin) as
 // one atomic batch, folds them, and writes a projection snapshot when enough events have
 // passed. The caller must hold s.mu (or be the only user, as in Open).
-func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.Appended, error) {
+//
+// The first folded events are in the projection already (decideLocked's pre): they are not
+// folded again, and when the append fails the session is stale.
+func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded int) (store.Appended, error) {
+	if s.stale != nil {
+		return store.Appended{}, s.stale
+	}
 	now := s.opts.Now().UTC()
 	turn := s.state.Turn()
 	for i := range evs {
@@ -305,10 +319,17 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.A
 		}
 	}
 	res, err := s.db.Append(ctx, s.task, s.head, evs...)
-	if err != nil {
-		return res, fmt.Errorf("task %s: append %s: %w", s.task, evs[0].Type, err)
+	if err == nil && res.Duplicate && folded > 0 {
+		err = fmt.Errorf("%w: the batch is in the log already", store.ErrDuplicateID)
 	}
-	for _, ev := range res.Events {
+	if err != nil {
+		err = fmt.Errorf("task %s: append %s: %w", s.task, evs[0].Type, err)
+		if folded > 0 {
+			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
+		}
+		return res, err
+	}
+	for _, ev := range res.Events[folded:] {
 		if err := s.state.Apply(ev); err != nil {
 			// The event is durable but the fold refused it: the log is the truth, so the
 			// session stops here rather than diverge from it.
@@ -329,6 +350,9 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event) (store.A
 }
 
 func (s *Session) writeSnapshot() error {
+	if s.stale != nil {
+		return nil // the projection is not the log's
+	}
 	data, err := s.state.Marshal()
 	if err != nil {
 		return fmt.Errorf("task %s: snapshot projection: %w", s.task, err)

@@ -55,7 +55,7 @@ func appendReads(b *testing.B, s *Session, n, size int, afterBatch func()) {
 		}
 		batch = append(batch, ev)
 		if len(batch) == cap(batch) || s.Version()+uint64(len(batch)) >= uint64(n) {
-			if _, err := s.appendEvents(ctx, batch); err != nil {
+			if _, err := s.appendEvents(ctx, batch, 0); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

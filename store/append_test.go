@@ -542,3 +542,34 @@ func TestRepeatInTheSameCommit(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// HasEvents finds an appended event by its id, in its own task only, and nothing in a task
+// that is not in the log.
+func TestHasEvents(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	task, other := uuid.New(), uuid.New()
+	a, b, never := msg(t, 1, "a"), msg(t, 1, "b"), msg(t, 1, "never appended")
+	if _, err := db.Append(ctx, task, 0, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		task uuid.UUID
+		ids  []ulid.ULID
+		want bool
+	}{
+		{"one stored", task, []ulid.ULID{a.ID}, true},
+		{"a stored one among others", task, []ulid.ULID{never.ID, b.ID}, true},
+		{"none stored", task, []ulid.ULID{never.ID}, false},
+		{"no ids", task, nil, false},
+		{"another task's", other, []ulid.ULID{a.ID}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.HasEvents(tt.task, tt.ids...)
+			if err != nil || got != tt.want {
+				t.Errorf("HasEvents = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -148,3 +148,27 @@ func lookupID(ib *bolt.Bucket, id ulid.ULID) (seq uint64, ok bool, err error) {
 	}
 	return bytesToUint64(v), true, nil
 }
+
+// HasEvents reports whether the task's log holds any event with one of the ids: a lookup in
+// its id index, without writing. A task not in the log holds none.
+func (db *DB) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
+	found := false
+	err := db.viewTask(task, func(tx *bolt.Tx) error {
+		ib := tx.Bucket(indexName(task))
+		for _, id := range ids {
+			_, ok, err := lookupID(ib, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				found = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("task %s: look up event ids: %w", task, err)
+	}
+	return found, nil
+}

@@ -79,9 +79,10 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 			return fmt.Errorf("task %s as %s: %w (%q)", task, spec.agent, session.ErrAgentMismatch, e.a.Agent())
 		}
 		err := fn(e.a)
-		if errors.Is(err, store.ErrVersionConflict) {
+		if errors.Is(err, store.ErrVersionConflict) || errors.Is(err, session.ErrStale) {
 			// The log moved under the session (another process wrote it while the server
-			// waited for the database): open it again next time.
+			// waited for the database), or the session folded a hook it could not write:
+			// open it again next time.
 			e.a.Close()
 			e.a, e.gone = nil, true
 			ss.forget(task, e)

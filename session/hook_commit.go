@@ -1,0 +1,122 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+)
+
+// eventLookup is a store that tells whether a task's log holds events by their ids without
+// writing (store.DB does). A hook whose events are new records them, decides and delivers in
+// one commit only on such a store.
+type eventLookup interface {
+	HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error)
+}
+
+// hookInOneCommit is Hook's record, decide and deliver as one commit, for a hook that triggers a
+// delivery with events of its own that the log does not hold yet: the hook waits for one commit
+// (one fsync) instead of two. The events are folded first, so that the decision sees them, and
+// written with the decision and the delivery; if that write fails, nothing of it is in the log
+// and the session is stale (ErrStale). done is false, with nothing written or folded, when the
+// hook does not qualify (a record already in the log, a redelivery, a store that cannot look
+// ids up, an agent that cannot be delivered to): Hook then records and decides in two steps.
+func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (text string, done bool, err error) {
+	lookup, ok := a.db.(eventLookup)
+	if !ok || h.Redeliver || a.knownAgent() != nil {
+		return "", false, nil
+	}
+	evs, idx, err := a.hookEvents(h.Records)
+	if err != nil || len(evs) == 0 {
+		return "", false, err
+	}
+	trigger := false
+	for _, i := range idx {
+		trigger = trigger || h.Records[i].Trigger
+	}
+	if !trigger {
+		return "", false, nil
+	}
+	key := HookDeliveryKey(h, a)
+	ids := make([]ulid.ULID, 0, len(evs)+1)
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	ids = append(ids, deliveryID(key))
+
+	s := a.Session
+	files, err := s.reader.Collect(s.workspace())
+	if err != nil {
+		return "", true, fmt.Errorf("task %s: read rule files: %w", s.task, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stale != nil {
+		return "", true, s.stale
+	}
+	if found, err := lookup.HasEvents(s.task, ids...); err != nil || found {
+		return "", false, err
+	}
+	now := s.opts.Now().UTC()
+	turn := s.state.Turn()
+	for i := range evs {
+		ev := &evs[i]
+		ev.Time, ev.Task, ev.Turn, ev.Seq = now, s.task, turn, s.head+uint64(i+1)
+	}
+	// From here the projection runs ahead of the log until the commit: a failure marks the
+	// session stale.
+	if err := a.foldAhead(evs); err != nil {
+		return "", true, err
+	}
+	var del *Delivered
+	var delivery events.Event
+	_, err = s.decideLocked(ctx, files, evs, func(d *Decision) ([]events.Event, error) {
+		ev, dl, err := a.delivery(d, h.Event, h.Channel, key)
+		if ev == nil || err != nil {
+			return nil, err
+		}
+		del, delivery = dl, *ev
+		del.Seq = d.Seq + 1
+		return []events.Event{*ev}, nil
+	})
+	if err != nil {
+		if s.stale == nil {
+			// Failed before the commit was tried (a snapshot's blobs, an encoding): the
+			// projection holds what the log does not.
+			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
+		}
+		return "", true, err
+	}
+	if del == nil {
+		return "", true, nil
+	}
+	delivery.Seq = del.Seq
+	if err := a.dlv.Apply(delivery); err != nil {
+		return "", true, err
+	}
+	return del.Text, true, nil
+}
+
+// foldAhead folds a hook's events, their Seq set to follow the log's head, into the projection,
+// the Deliveries fold and the count of triggers, before they are written. The caller holds
+// s.mu. A fold that fails leaves the session stale.
+func (a *AgentSession) foldAhead(evs []events.Event) error {
+	s := a.Session
+	for _, ev := range evs {
+		err := s.state.Apply(ev)
+		if err == nil {
+			err = a.dlv.Apply(ev)
+		}
+		if err != nil {
+			err = fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
+			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
+			return err
+		}
+		a.countTrigger(ev)
+	}
+	return nil
+}

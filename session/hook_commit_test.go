@@ -1,0 +1,167 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
+)
+
+// countingDB is a store that counts appends and can fail the next append of a decision.
+type countingDB struct {
+	*store.DB
+	appends  int
+	failNext bool
+}
+
+func (c *countingDB) Append(ctx context.Context, task uuid.UUID, expected uint64, evs ...events.Event) (store.Appended, error) {
+	c.appends++
+	if c.failNext && slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Type == events.TypeDecision }) {
+		c.failNext = false
+		return store.Appended{}, errors.New("disk full")
+	}
+	return c.DB.Append(ctx, task, expected, evs...)
+}
+
+// twoStepDB is a store that cannot look event ids up: hooks record, then decide and deliver.
+type twoStepDB struct{ store.Store }
+
+func newCountingDB(t *testing.T) *countingDB {
+	return &countingDB{DB: openDB(t).(*store.DB)}
+}
+
+// openAgentAt opens the hook tests' Claude Code session on db with a clock that advances one
+// second per reading, from the same instant every time.
+func openAgentAt(t *testing.T, db store.Store) *AgentSession {
+	t.Helper()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, err := OpenAgent(context.Background(), db, agentlog.TaskID(agentlog.ClaudeCode, "s1"), AgentOptions{Agent: agentlog.ClaudeCode,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "claude-code"}},
+		RootFS:  func(string) fs.FS { return hookRules() },
+		Now:     func() time.Time { clock = clock.Add(time.Second); return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func readHook(t *testing.T, id, path string) *agentlog.Hook {
+	t.Helper()
+	h, err := agentlog.ParseHook(agentlog.ClaudeCode, fmt.Appendf(nil,
+		`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`, path, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// logOf is each event of the task's log as type, seq, turn and payload.
+func logOf(t *testing.T, db store.Store, task uuid.UUID) []string {
+	t.Helper()
+	var out []string
+	for ev, err := range db.Events(context.Background(), task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s seq=%d turn=%d %s", ev.Type, ev.Seq, ev.Turn, ev.Data))
+	}
+	return out
+}
+
+// A PreToolUse hook with a new tool call records it, decides and delivers in one append; the
+// same hook again writes nothing and delivers nothing. The log is, event for event, the one
+// recording and deciding in two commits writes.
+func TestHookInOneCommit(t *testing.T) {
+	ctx := context.Background()
+	one := newCountingDB(t)
+	a := openAgentAt(t, one)
+	two := &twoStepDB{openDB(t)}
+	b := openAgentAt(t, two)
+	for i, step := range []struct {
+		id, path string
+		appends  int    // by the one-commit session
+		want     string // in the delivered text; "" for none
+	}{
+		{"t1", "/ws/src/api/routes.ts", 1, "API handlers"},
+		{"t1", "/ws/src/api/routes.ts", 1, ""}, // the same hook again: the record is in the log
+		{"t2", "/ws/src/api/users.ts", 1, ""},  // delivered already: a decision, no delivery
+		{"t3", "/ws/docs/guide.md", 1, "rule://docs"},
+	} {
+		before := one.appends
+		text, err := a.Hook(ctx, readHook(t, step.id, step.path), true)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got := one.appends - before; got != step.appends {
+			t.Errorf("step %d: %d appends, want %d", i, got, step.appends)
+		}
+		if step.want == "" && text != "" || !strings.Contains(text, step.want) {
+			t.Errorf("step %d: delivered %q, want %q", i, text, step.want)
+		}
+		text2, err := b.Hook(ctx, readHook(t, step.id, step.path), true)
+		if err != nil || text2 != text {
+			t.Errorf("step %d: the two-step hook delivered %q, %v; the one-commit hook %q", i, text2, err, text)
+		}
+	}
+	task := agentlog.TaskID(agentlog.ClaudeCode, "s1")
+	got, want := logOf(t, one, task), logOf(t, two, task)
+	if !slices.Equal(got, want) {
+		t.Errorf("one commit wrote\n%s\ntwo commits wrote\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := one.Verify(ctx, task); err != nil {
+		t.Error(err)
+	}
+}
+
+// When the one commit fails, nothing of the hook is in the log, the session refuses further
+// writes (ErrStale) and writes no snapshot of what it folded; the task opened again takes the
+// hook as new.
+func TestHookInOneCommitFailure(t *testing.T) {
+	ctx := context.Background()
+	db := newCountingDB(t)
+	task := agentlog.TaskID(agentlog.ClaudeCode, "s1")
+	a := openAgentAt(t, db)
+	if _, err := a.Hook(ctx, readHook(t, "t0", "/ws/README.md"), true); err != nil {
+		t.Fatal(err)
+	}
+	head := a.Version()
+	db.failNext = true
+	if text, err := a.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); err == nil || text != "" {
+		t.Fatalf("hook with a failing commit = %q, %v; want an error", text, err)
+	}
+	if h, err := db.Head(task); err != nil || h.Seq != head {
+		t.Fatalf("head %d, %v after the failed commit; want %d", h.Seq, err, head)
+	}
+	if _, err := a.Hook(ctx, readHook(t, "t2", "/ws/src/api/users.ts"), true); !errors.Is(err, ErrStale) {
+		t.Errorf("next hook: %v, want ErrStale", err)
+	}
+	if _, err := a.Decide(ctx); !errors.Is(err, ErrStale) {
+		t.Errorf("Decide: %v, want ErrStale", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{snapshotName, deliveriesSnapshotName} {
+		if seq, _, err := db.Snapshot(task, name); err == nil && seq > head {
+			t.Errorf("snapshot %s at seq %d, past the log's head %d", name, seq, head)
+		}
+	}
+	b := openAgentAt(t, db)
+	defer b.Close()
+	if text, err := b.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); err != nil || !strings.Contains(text, "API handlers") {
+		t.Errorf("the hook again after reopening: %q, %v", text, err)
+	}
+	if err := db.Verify(ctx, task); err != nil {
+		t.Error(err)
+	}
+}
