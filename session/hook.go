@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -60,6 +61,11 @@ type AgentOptions struct {
 	// RootFS reads a recorded workspace root on this machine; nil means os.DirFS of the root
 	// when it is a folder here, and no rule files otherwise.
 	RootFS func(root string) fs.FS
+	// Watch, with RootFS nil, watches the roots that are folders here for changes to rule files
+	// (Root.Dir) instead of checking each rule file at every decision: for a process that
+	// decides many times, such as the resident server; a hook that exits after one decision
+	// only pays for setting the watches up.
+	Watch bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -86,6 +92,17 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 	if rootFS == nil {
 		rootFS = dirFS
 	}
+	on := func(paths []string) []Root {
+		roots := rootsOn(paths, rootFS)
+		if opts.RootFS == nil && opts.Watch {
+			for i := range roots {
+				if roots[i].FS != nil {
+					roots[i].Dir = filepath.FromSlash(roots[i].Path)
+				}
+			}
+		}
+		return roots
+	}
 	so := Options{Home: opts.Home, Now: opts.Now}
 	_, err := db.Head(task)
 	switch {
@@ -98,7 +115,7 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 			return nil, fmt.Errorf("open task %s: %w", task, err)
 		}
 		so.Started = &ev
-		so.Roots = rootsOn(opts.Started.Roots, rootFS)
+		so.Roots = on(opts.Started.Roots)
 	case err != nil:
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
@@ -112,7 +129,7 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 			s.Close()
 			return nil, fmt.Errorf("open task %s as %s: %w (%q)", task, opts.Agent, ErrAgentMismatch, agent)
 		}
-		s.opts.Roots = rootsOn(s.state.Roots(), rootFS)
+		s.opts.Roots = on(s.state.Roots())
 	}
 	a := &AgentSession{Session: s, agent: agent}
 	if err := a.loadDeliveries(ctx); err != nil {

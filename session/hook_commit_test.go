@@ -165,3 +165,24 @@ func TestHookInOneCommitFailure(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// OpenAgent with Watch watches the roots that are folders here, and only those.
+func TestOpenAgentWatch(t *testing.T) {
+	dir := t.TempDir()
+	for _, watch := range []bool{false, true} {
+		a, err := OpenAgent(context.Background(), openDB(t), uuid.New(), AgentOptions{Agent: agentlog.ClaudeCode, Watch: watch,
+			Started: &events.TaskStarted{Roots: []string{dir, "/no/such/folder"}, Cwd: dir, Runtime: events.Runtime{Name: "claude-code"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := a.opts.Roots
+		a.Close()
+		want := ""
+		if watch {
+			want = dir
+		}
+		if roots[0].Dir != want || roots[1].Dir != "" || roots[1].FS != nil {
+			t.Errorf("Watch %v: roots %+v; want the folder's Dir %q, none for the missing one", watch, roots, want)
+		}
+	}
+}

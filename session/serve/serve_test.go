@@ -518,3 +518,26 @@ func TestLongPathSocket(t *testing.T) {
 		t.Fatalf("Listen in a shared folder: %v", err)
 	}
 }
+
+// TestHookSeesRuleFileChanges: the server watches a task's roots between hooks; a rule file
+// created after the task's first hook, then edited in place, reaches the model as edited.
+func TestHookSeesRuleFileChanges(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	ctx := context.Background()
+	c := dial(t, s)
+	if res, err := c.Hook(ctx, "claude-code", preToolUse(ws, "s1", "toolu_1")); err != nil || !strings.Contains(res.Reply, "API handlers") {
+		t.Fatalf("first hook: %+v, %v", res, err)
+	}
+	rule := filepath.Join(ws, ".clinerules", "db.md")
+	for _, body := range []string{"Queries use prepared statements.", "Queries use prepared statements and a timeout."} {
+		if err := os.WriteFile(rule, []byte("---\npaths: [\"src/db/**\"]\n---\n"+body+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := fmt.Appendf(nil, `{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_2"}`,
+		ws, filepath.Join(ws, "src/db/users.ts"))
+	if res, err := c.Hook(ctx, "claude-code", read); err != nil || !strings.Contains(res.Reply, "prepared statements and a timeout") {
+		t.Fatalf("hook after the new rule: %+v, %v", res, err)
+	}
+}

@@ -94,7 +94,8 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 }
 
 func (ss *sessions) openAgent(ctx context.Context, db store.Store, task uuid.UUID, spec openSpec) (*session.AgentSession, error) {
-	return session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: spec.agent, Started: spec.started, Home: ss.s.opts.Home})
+	// The server decides on a task many times: its roots are watched, not checked file by file.
+	return session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: spec.agent, Started: spec.started, Home: ss.s.opts.Home, Watch: true})
 }
 
 func (ss *sessions) forget(task uuid.UUID, e *entry) {
