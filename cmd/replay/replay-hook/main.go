@@ -4,10 +4,12 @@
 //
 //	replay-hook AGENT [--db PATH] [--budget DURATION]
 //
-// and links only the standard library and the protocol's client (session/serve/wire), so it
-// starts in a few milliseconds where the full replay binary takes tens. Whenever the fast path
-// does not apply — no server listens (starting one is replay's job), $TASKLOG_SERVE=off, an
-// argument it does not know (--store among them) or $TASKLOG_STORE without --db, a payload that is not JSON, any error from the server or the
+// and links only part of the standard library (no encoding/json, no fmt: their code and
+// initialisation cost page faults at every start) and the protocol's client
+// (session/serve/wire), so it starts in a few milliseconds where the full replay binary takes
+// tens. Whenever the fast path does not apply — no server listens (starting one is replay's
+// job), $TASKLOG_SERVE=off, an argument it does not know (--store among them) or
+// $TASKLOG_STORE without --db, a payload that is not JSON, any error from the server or the
 // connection — it runs 'replay hook' with the same arguments and payload, within the same
 // budget, and prints what that prints: the behaviour is replay hook's in every case. The replay
 // binary is the one beside this program, else the first on $PATH. It always exits 0.
@@ -16,9 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/session/serve/wire"
+	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
 // What replay hook does, mirrored (cmd/replay/cmd_hook.go, cmd_hook_serve.go).
@@ -140,15 +141,14 @@ var sessionEnds = []string{"SessionEnd", "sessionEnd", "TaskComplete", "TaskCanc
 
 // event is the payload's event name, whatever the dialect calls the field.
 func event(payload []byte) string {
-	var v struct {
-		Claude string `json:"hook_event_name"`
-		VSCode string `json:"hookEventName"`
-		Cline  string `json:"hookName"`
+	v, _ := jsonlite.Parse(payload)
+	fields, _ := v.(map[string]any)
+	name := ""
+	for _, k := range []string{"hook_event_name", "hookEventName", "hookName"} {
+		s, _ := fields[k].(string)
+		name += s
 	}
-	if json.Unmarshal(payload, &v) != nil {
-		return ""
-	}
-	return v.Claude + v.VSCode + v.Cline
+	return name
 }
 
 // endsSession tells whether the payload's event ends a session. Most payloads name none of
@@ -211,7 +211,7 @@ func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer
 	if err := cmd.Run(); err != nil {
 		// replay hook exits 0 whenever it ends by itself: this one failed to start, crashed or
 		// was killed at the deadline, and what it printed may be cut off.
-		return c.neutral(payload, fmt.Errorf("%s hook: %w", exe, err), stdout, stderr)
+		return c.neutral(payload, errors.New(exe+" hook: "+err.Error()), stdout, stderr)
 	}
 	stdout.Write(out.Bytes())
 	return 0
@@ -227,7 +227,7 @@ func replayExecutable() (string, error) {
 	}
 	p, err := exec.LookPath("replay")
 	if err != nil {
-		return "", fmt.Errorf("no replay binary beside replay-hook or on $PATH: %w", err)
+		return "", errors.New("no replay binary beside replay-hook or on $PATH: " + err.Error())
 	}
 	return p, nil
 }
@@ -235,7 +235,7 @@ func replayExecutable() (string, error) {
 // neutral prints the neutral reply of the agent's dialect and logs err beside the database,
 // as replay hook does for its own faults.
 func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int {
-	line := fmt.Sprintf("%s replay-hook %s %s: %v\n", time.Now().UTC().Format(time.RFC3339Nano), c.agent, event(payload), err)
+	line := time.Now().UTC().Format(time.RFC3339Nano) + " replay-hook " + c.agent + " " + event(payload) + ": " + err.Error() + "\n"
 	io.WriteString(stderr, line)
 	db := c.db
 	if db == "" {
@@ -260,9 +260,9 @@ func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int 
 // agentlog tells it (Cline's hookName or taskId, Cursor's conversation_id without a
 // session_id, VS Code's camelCase hookEventName), else it is the agent named on the command line.
 func neutralReply(agent string, payload []byte) []byte {
-	var v map[string]json.RawMessage
-	if json.Unmarshal(payload, &v) == nil {
-		has := func(k string) bool { raw, ok := v[k]; return ok && string(raw) != "null" }
+	parsed, err := jsonlite.Parse(payload)
+	if v, ok := parsed.(map[string]any); err == nil && ok {
+		has := func(k string) bool { x, ok := v[k]; return ok && x != nil }
 		switch {
 		case has("hookName") || has("taskId"):
 			agent = "cline"

@@ -1,26 +1,26 @@
 // Package wire is the client side of the replay serve protocol (see package serve) with the
-// standard library only. A program that links it starts in a few milliseconds, where one that
-// links package serve (and with it session, the store, the rules engine, YAML) takes tens: it is
-// what the small hook program replay-hook uses to hand a payload to a running server. It
+// standard library only, and not even all of that: it reads and writes JSON with package
+// jsonlite rather than encoding/json, and formats nothing with fmt. A program that links it
+// starts in a few milliseconds, where one that links package serve (and with it session, the
+// store, the rules engine, YAML) takes tens: it is what the small hook program replay-hook uses
+// to hand a payload to a running server. It
 // finds the socket and decides whether to trust it exactly as serve's client does; serve's tests
 // hold the two to the same answers.
 package wire
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
 // Version is the protocol version this package speaks (serve.Version).
@@ -50,8 +50,8 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // SocketPath is where the server of the database at dbPath listens (serve.SocketPath): beside
 // the database ("<db>.sock"), or, when that path is too long for a Unix socket, in an
-// owner-only folder of the temporary directory named after a hash of the database's absolute
-// path.
+// owner-only folder of the temporary directory named after a hash (64-bit FNV-1a) of the
+// database's absolute path.
 func SocketPath(dbPath string) string {
 	abs, err := filepath.Abs(dbPath)
 	if err != nil {
@@ -60,8 +60,13 @@ func SocketPath(dbPath string) string {
 	if p := abs + ".sock"; len(p) <= maxSocketPath {
 		return p
 	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(PrivateDir(), hex.EncodeToString(sum[:8])+".sock")
+	h := fnv.New64a()
+	h.Write([]byte(abs))
+	name := strconv.FormatUint(h.Sum64(), 16)
+	for len(name) < 16 {
+		name = "0" + name
+	}
+	return filepath.Join(PrivateDir(), name+".sock")
 }
 
 // DefaultDB is the database of hooks: $TASKLOG_DB, else tasklog.db in the user's data folder
@@ -99,7 +104,7 @@ func CheckSocket(sock string) error {
 		return err
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); st.Mode()&os.ModeSocket == 0 || (ok && int(sys.Uid) != os.Getuid()) {
-		return fmt.Errorf("%w: %s is not a socket of this user (mode %v)", ErrUntrustedSocket, sock, st.Mode())
+		return untrusted(sock + " is not a socket of this user (mode " + st.Mode().String() + ")")
 	}
 	return nil
 }
@@ -118,7 +123,7 @@ func CheckDir(dir string) error {
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || (ok && int(sys.Uid) != os.Getuid()) {
-		return fmt.Errorf("%w: socket folder %s is not a private folder of this user (mode %v)", ErrUntrustedSocket, dir, st.Mode())
+		return untrusted("socket folder " + dir + " is not a private folder of this user (mode " + st.Mode().String() + ")")
 	}
 	return nil
 }
@@ -138,27 +143,28 @@ func NothingListens(err error) bool {
 // ErrNotJSON (nothing is sent); an untrusted socket wraps ErrUntrustedSocket; anything else
 // is the connection's error (NothingListens tells the two that mean no server).
 func Hook(ctx context.Context, sock, client, agent string, payload []byte) (string, error) {
-	var msg bytes.Buffer
-	msg.Grow(len(payload) + 160)
-	fmt.Fprintf(&msg, `{"id":1,"op":"hello","version":%d,"client":%s}`+"\n", Version, quote(client))
-	dl, ok := ctx.Deadline()
-	deadlineMS := int64(0)
-	if ok {
+	msg := make([]byte, 0, len(payload)+160)
+	msg = append(msg, `{"id":1,"op":"hello","version":`...)
+	msg = strconv.AppendInt(msg, Version, 10)
+	msg = append(msg, `,"client":`...)
+	msg = jsonlite.Quote(msg, client)
+	msg = append(msg, "}\n"...)
+	msg = append(msg, `{"id":2,"op":"hook","agent":`...)
+	msg = jsonlite.Quote(msg, agent)
+	if dl, ok := ctx.Deadline(); ok {
 		left := time.Until(dl)
 		if left <= 0 {
 			return "", context.DeadlineExceeded
 		}
-		deadlineMS = max(left.Milliseconds(), 1)
+		msg = append(msg, `,"deadline_ms":`...)
+		msg = strconv.AppendInt(msg, max(left.Milliseconds(), 1), 10)
 	}
-	fmt.Fprintf(&msg, `{"id":2,"op":"hook","agent":%s,`, quote(agent))
-	if deadlineMS > 0 {
-		fmt.Fprintf(&msg, `"deadline_ms":%d,`, deadlineMS)
-	}
-	msg.WriteString(`"payload":`)
-	if err := json.Compact(&msg, payload); err != nil {
+	msg = append(msg, `,"payload":`...)
+	msg, err := jsonlite.Compact(msg, payload)
+	if err != nil {
 		return "", ErrNotJSON
 	}
-	msg.WriteString("}\n")
+	msg = append(msg, "}\n"...)
 
 	if err := CheckSocket(sock); err != nil {
 		return "", err
@@ -168,46 +174,67 @@ func Hook(ctx context.Context, sock, client, agent string, payload []byte) (stri
 		return "", err
 	}
 	defer nc.Close()
-	if _, err := nc.Write(msg.Bytes()); err != nil {
-		return "", fmt.Errorf("send hook: %w", err)
+	if _, err := nc.Write(msg); err != nil {
+		return "", wrap(err, "send hook")
 	}
 	r := bufio.NewReaderSize(nc, 16<<10)
-	var hello struct {
-		Version int `json:"version"`
+	if _, err := receive(r, 1); err != nil {
+		return "", wrap(err, "receive hello")
 	}
-	if err := receive(r, 1, &hello); err != nil {
-		return "", fmt.Errorf("receive hello: %w", err)
+	res, err := receive(r, 2)
+	if err != nil {
+		return "", wrap(err, "receive hook")
 	}
-	var res struct {
-		Reply string `json:"reply"`
-	}
-	if err := receive(r, 2, &res); err != nil {
-		return "", fmt.Errorf("receive hook: %w", err)
-	}
-	return res.Reply, nil
+	reply, _ := res["reply"].(string)
+	return reply, nil
 }
 
-// receive reads one response, checks it answers request id and decodes its result into out.
-func receive(r *bufio.Reader, id int64, out any) error {
+// receive reads one response, checks it answers request id and returns its result.
+func receive(r *bufio.Reader, id int64) (map[string]any, error) {
 	line, err := readLine(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var resp struct {
-		ID     int64           `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+	v, err := jsonlite.Parse(line)
+	resp, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return nil, errors.New("a response that is not a JSON object")
 	}
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return err
+	if e, ok := resp["error"].(map[string]any); ok {
+		code, _ := e["code"].(string)
+		message, _ := e["message"].(string)
+		return nil, &Error{Code: code, Message: message}
 	}
-	if resp.Error != nil {
-		return resp.Error
+	if got, _ := resp["id"].(float64); got != float64(id) {
+		return nil, errors.New("response " + strconv.FormatFloat(got, 'g', -1, 64) + " to request " + strconv.FormatInt(id, 10))
 	}
-	if resp.ID != id {
-		return fmt.Errorf("response %d to request %d", resp.ID, id)
+	result, _ := resp["result"].(map[string]any)
+	return result, nil
+}
+
+// wrapped is an error with words before or after it, as fmt.Errorf("%s: %w") and
+// fmt.Errorf("%w: %s") make one.
+type wrapped struct {
+	err   error
+	text  string
+	after bool
+}
+
+func (w *wrapped) Error() string {
+	if w.after {
+		return w.err.Error() + ": " + w.text
 	}
-	return json.Unmarshal(resp.Result, out)
+	return w.text + ": " + w.err.Error()
+}
+
+func (w *wrapped) Unwrap() error { return w.err }
+
+// wrap puts text before err; errors.Is and errors.As see err through it.
+func wrap(err error, text string) error { return &wrapped{err: err, text: text} }
+
+// untrusted is ErrUntrustedSocket with what was found.
+func untrusted(detail string) error {
+	return &wrapped{err: ErrUntrustedSocket, text: detail, after: true}
 }
 
 // errTooLong is readLine's error for a response over maxReply.
@@ -231,12 +258,6 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// quote is s as a JSON string.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // dial connects to the Unix socket with system calls rather than package net, which would link
