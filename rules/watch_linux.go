@@ -10,6 +10,32 @@ import (
 	"unsafe"
 )
 
+// errNotLocal is newWatcher's error for a folder on a file system whose changes inotify may
+// not report: one shared over the network (NFS, SMB), a FUSE one (sshfs), a virtual machine's
+// host folder (9p, WSL's drives). Those roots are checked file by file.
+var errNotLocal = errors.New("the folder is not on a local file system: inotify may miss its changes")
+
+// localFS tells the file systems (statfs f_type) where every change is made through this
+// kernel, so inotify sees it. Any other is treated as remote.
+func localFS(magic int64) bool {
+	switch magic {
+	case 0xEF53, // ext2, ext3, ext4
+		0x58465342, // xfs
+		0x9123683E, // btrfs
+		0x01021994, // tmpfs
+		0x858458F6, // ramfs
+		0x794C7630, // overlayfs
+		0x2FC12FC1, // zfs
+		0xF2F52010, // f2fs
+		0xCA451A4E, // bcachefs
+		0x52654973, // reiserfs
+		0x3153464A, // jfs
+		0x3434:     // nilfs
+		return true
+	}
+	return false
+}
+
 // watcher is one root's inotify instance.
 type watcher struct {
 	fd      int
@@ -31,6 +57,13 @@ const watchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE
 	syscall.IN_MOVE_SELF | syscall.IN_EXCL_UNLINK
 
 func newWatcher(dir string) (*watcher, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return nil, err
+	}
+	if !localFS(int64(st.Type)) {
+		return nil, errNotLocal
+	}
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		return nil, err

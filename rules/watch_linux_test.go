@@ -3,12 +3,14 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -141,5 +143,46 @@ func TestReaderGivesUpWatchingABigRoot(t *testing.T) {
 	files, err := r.Collect(ws)
 	if err != nil || cfs.calls.Load() == before || len(files) < 2 {
 		t.Errorf("the big root was not collected again: %d files, %v", len(files), err)
+	}
+}
+
+// Only file systems whose changes all go through this kernel are watched; a network, FUSE or
+// host-shared one is checked file by file, since inotify does not see what another machine
+// writes there.
+func TestLocalFS(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		magic int64
+		local bool
+	}{
+		{"ext4", 0xEF53, true},
+		{"xfs", 0x58465342, true},
+		{"btrfs", 0x9123683E, true},
+		{"tmpfs", 0x01021994, true},
+		{"overlayfs", 0x794C7630, true},
+		{"nfs", 0x6969, false},
+		{"smb2", 0xFE534D42, false},
+		{"cifs", 0xFF534D42, false},
+		{"fuse", 0x65735546, false},
+		{"9p", 0x01021997, false},
+		{"unknown", 0x12345678, false},
+	} {
+		if got := localFS(tt.magic); got != tt.local {
+			t.Errorf("localFS(%s) = %v, want %v", tt.name, got, tt.local)
+		}
+	}
+	var st syscall.Statfs_t
+	dir := t.TempDir()
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWatcher(dir)
+	if localFS(int64(st.Type)) != (err == nil) {
+		t.Errorf("newWatcher on a file system of type %#x: %v", st.Type, err)
+	}
+	if err == nil {
+		w.close()
+	} else if !errors.Is(err, errNotLocal) {
+		t.Errorf("newWatcher: %v, want errNotLocal", err)
 	}
 }
