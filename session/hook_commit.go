@@ -22,9 +22,10 @@ type eventLookup interface {
 // delivery with events of its own that the log does not hold yet: the hook waits for one commit
 // (one fsync) instead of two. The events are folded first, so that the decision sees them, and
 // written with the decision and the delivery; if that write fails, nothing of it is in the log
-// and the session is stale (ErrStale). done is false, with nothing written or folded, when the
-// hook does not qualify (a record already in the log, a redelivery, a store that cannot look
-// ids up, an agent that cannot be delivered to): Hook then records and decides in two steps.
+// and the session is stale: the error wraps ErrStale. done is false, with nothing written or
+// folded, when the hook does not qualify (a record already in the log, a redelivery, a store
+// that cannot look ids up, an agent that cannot be delivered to, rule files that cannot be
+// read): Hook then records and decides in two steps.
 func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (text string, done bool, err error) {
 	lookup, ok := a.db.(eventLookup)
 	if !ok || h.Redeliver || a.knownAgent() != nil {
@@ -51,7 +52,7 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 	s := a.Session
 	files, err := s.reader.Collect(s.workspace())
 	if err != nil {
-		return "", true, fmt.Errorf("task %s: read rule files: %w", s.task, err)
+		return "", false, nil // the two steps record the events, then report it
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,11 +86,11 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 	})
 	if err != nil {
 		if s.stale == nil {
-			// Failed before the commit was tried (a snapshot's blobs, an encoding): the
-			// projection holds what the log does not.
-			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
+			// Failed before the commit was tried (a snapshot's blobs, an encoding), or after
+			// it: the projection may hold what the log does not.
+			s.stale = fmt.Errorf("%w: %w", ErrStale, err)
 		}
-		return "", true, err
+		return "", true, s.stale
 	}
 	if del == nil {
 		return "", true, nil
@@ -112,9 +113,8 @@ func (a *AgentSession) foldAhead(evs []events.Event) error {
 			err = a.dlv.Apply(ev)
 		}
 		if err != nil {
-			err = fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
-			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
-			return err
+			s.stale = fmt.Errorf("%w: task %s: fold %s: %w", ErrStale, s.task, ev, err)
+			return s.stale
 		}
 		a.countTrigger(ev)
 	}

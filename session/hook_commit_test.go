@@ -40,15 +40,15 @@ func newCountingDB(t *testing.T) *countingDB {
 	return &countingDB{DB: openDB(t).(*store.DB)}
 }
 
-// openAgentAt opens the hook tests' Claude Code session on db with a clock that advances one
-// second per reading, from the same instant every time.
+// openAgentAt opens the hook tests' Claude Code session on db with a clock that stands still,
+// so that two sessions stamp the same times however often they read it.
 func openAgentAt(t *testing.T, db store.Store) *AgentSession {
 	t.Helper()
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a, err := OpenAgent(context.Background(), db, agentlog.TaskID(agentlog.ClaudeCode, "s1"), AgentOptions{Agent: agentlog.ClaudeCode,
 		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "claude-code"}},
 		RootFS:  func(string) fs.FS { return hookRules() },
-		Now:     func() time.Time { clock = clock.Add(time.Second); return clock }})
+		Now:     func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,32 +73,48 @@ func logOf(t *testing.T, db store.Store, task uuid.UUID) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprintf("%s seq=%d turn=%d %s", ev.Type, ev.Seq, ev.Turn, ev.Data))
+		id := ""
+		switch ev.Type {
+		case events.TypeTaskStarted, events.TypeRulesSnapshot, events.TypeDecision:
+		default:
+			id = ev.ID.String() // the hook's events and deliveries have ids from their keys
+		}
+		out = append(out, fmt.Sprintf("%s seq=%d turn=%d time=%s id=%s %s", ev.Type, ev.Seq, ev.Turn, ev.Time.Format(time.RFC3339), id, ev.Data))
 	}
 	return out
 }
 
-// A PreToolUse hook with a new tool call records it, decides and delivers in one append; the
-// same hook again writes nothing and delivers nothing. The log is, event for event, the one
-// recording and deciding in two commits writes.
+// A hook with new events records them, decides and delivers in one append; the same hook again
+// writes nothing and delivers nothing; a Post hook after its Pre (the call in the log, a write
+// new) records in two steps, as before. The log is, event for event, the one recording and deciding in two commits
+// writes.
 func TestHookInOneCommit(t *testing.T) {
 	ctx := context.Background()
 	one := newCountingDB(t)
 	a := openAgentAt(t, one)
 	two := &twoStepDB{openDB(t)}
 	b := openAgentAt(t, two)
+	read := func(id, path string) string {
+		return fmt.Sprintf(`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`, path, id)
+	}
 	for i, step := range []struct {
-		id, path string
-		appends  int    // by the one-commit session
-		want     string // in the delivered text; "" for none
+		payload string
+		appends int    // by the one-commit session
+		want    string // in the delivered text; "" for none
 	}{
-		{"t1", "/ws/src/api/routes.ts", 1, "API handlers"},
-		{"t1", "/ws/src/api/routes.ts", 1, ""}, // the same hook again: the record is in the log
-		{"t2", "/ws/src/api/users.ts", 1, ""},  // delivered already: a decision, no delivery
-		{"t3", "/ws/docs/guide.md", 1, "rule://docs"},
+		{read("t1", "/ws/src/api/routes.ts"), 1, "API handlers"},
+		{read("t1", "/ws/src/api/routes.ts"), 1, ""}, // the same hook again: the record is in the log
+		{read("t2", "/ws/src/api/users.ts"), 1, ""},  // delivered already: a decision, no delivery
+		{`{"session_id":"s1","cwd":"/ws","hook_event_name":"UserPromptSubmit","prompt":"tidy up docs/guide.md please"}`, 1, ""},
+		{`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/ws/src/api/users.ts","old_string":"a","new_string":"b"},"tool_use_id":"t3"}`, 1, ""},
+		{`{"session_id":"s1","cwd":"/ws","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/ws/src/api/users.ts","old_string":"a","new_string":"b"},"tool_use_id":"t3","tool_response":{"filePath":"/ws/src/api/users.ts"}}`, 3, ""}, // the batch, then each
 	} {
+		h, err := agentlog.ParseHook(agentlog.ClaudeCode, []byte(step.payload))
+		if err != nil {
+			t.Fatal(err)
+		}
 		before := one.appends
-		text, err := a.Hook(ctx, readHook(t, step.id, step.path), true)
+		text, err := a.Hook(ctx, h, true)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -108,7 +124,8 @@ func TestHookInOneCommit(t *testing.T) {
 		if step.want == "" && text != "" || !strings.Contains(text, step.want) {
 			t.Errorf("step %d: delivered %q, want %q", i, text, step.want)
 		}
-		text2, err := b.Hook(ctx, readHook(t, step.id, step.path), true)
+		h2, _ := agentlog.ParseHook(agentlog.ClaudeCode, []byte(step.payload))
+		text2, err := b.Hook(ctx, h2, true)
 		if err != nil || text2 != text {
 			t.Errorf("step %d: the two-step hook delivered %q, %v; the one-commit hook %q", i, text2, err, text)
 		}
@@ -136,8 +153,8 @@ func TestHookInOneCommitFailure(t *testing.T) {
 	}
 	head := a.Version()
 	db.failNext = true
-	if text, err := a.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); err == nil || text != "" {
-		t.Fatalf("hook with a failing commit = %q, %v; want an error", text, err)
+	if text, err := a.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); !errors.Is(err, ErrStale) || text != "" {
+		t.Fatalf("hook with a failing commit = %q, %v; want ErrStale", text, err)
 	}
 	if h, err := db.Head(task); err != nil || h.Seq != head {
 		t.Fatalf("head %d, %v after the failed commit; want %d", h.Seq, err, head)

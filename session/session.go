@@ -325,7 +325,8 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded i
 	if err != nil {
 		err = fmt.Errorf("task %s: append %s: %w", s.task, evs[0].Type, err)
 		if folded > 0 {
-			s.stale = fmt.Errorf("task %s: %w (%w)", s.task, ErrStale, err)
+			s.stale = fmt.Errorf("%w: %w", ErrStale, err)
+			return res, s.stale
 		}
 		return res, err
 	}
