@@ -152,38 +152,19 @@ func (p *parser) any() error {
 	}
 }
 
-func (p *parser) enter() error {
-	if p.depth++; p.depth > maxDepth {
-		return ErrSyntax
-	}
-	return nil
-}
-
 func (p *parser) object() error {
-	if err := p.enter(); err != nil {
-		return err
-	}
 	var obj map[string]any
 	if p.build {
 		obj = map[string]any{}
 	}
-	p.pos++ // {
-	p.emit(p.pos - 1)
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		p.emit(p.pos - 1)
-		p.depth--
-		p.value = obj
-		return nil
-	}
-	for {
+	more, err := p.open('}')
+	for more && err == nil {
 		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return ErrSyntax
 		}
-		key, err := p.str()
-		if err != nil {
+		var key string
+		if key, err = p.str(); err != nil {
 			return err
 		}
 		p.space()
@@ -193,74 +174,73 @@ func (p *parser) object() error {
 		p.pos++
 		p.emit(p.pos - 1)
 		p.space()
-		if err := p.any(); err != nil {
+		if err = p.any(); err != nil {
 			return err
 		}
 		if p.build {
 			obj[key] = p.value
 		}
-		p.space()
-		if p.pos >= len(p.data) {
-			return ErrSyntax
-		}
-		c := p.data[p.pos]
-		p.pos++
-		p.emit(p.pos - 1)
-		switch c {
-		case ',':
-			continue
-		case '}':
-			p.depth--
-			p.value = obj
-			return nil
-		}
-		return ErrSyntax
+		more, err = p.next('}')
 	}
+	p.value = obj
+	return err
 }
 
 func (p *parser) array() error {
-	if err := p.enter(); err != nil {
-		return err
-	}
 	var arr []any
 	if p.build {
 		arr = []any{}
 	}
-	p.pos++ // [
-	p.emit(p.pos - 1)
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		p.emit(p.pos - 1)
-		p.depth--
-		p.value = arr
-		return nil
-	}
-	for {
+	more, err := p.open(']')
+	for more && err == nil {
 		p.space()
-		if err := p.any(); err != nil {
+		if err = p.any(); err != nil {
 			return err
 		}
 		if p.build {
 			arr = append(arr, p.value)
 		}
-		p.space()
-		if p.pos >= len(p.data) {
-			return ErrSyntax
-		}
-		c := p.data[p.pos]
+		more, err = p.next(']')
+	}
+	p.value = arr
+	return err
+}
+
+// open reads the opening bracket of an array or object, and its closing one too when it is
+// empty: more tells whether members follow.
+func (p *parser) open(closing byte) (more bool, err error) {
+	if p.depth++; p.depth > maxDepth {
+		return false, ErrSyntax
+	}
+	p.pos++ // [ or {
+	p.emit(p.pos - 1)
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == closing {
 		p.pos++
 		p.emit(p.pos - 1)
-		switch c {
-		case ',':
-			continue
-		case ']':
-			p.depth--
-			p.value = arr
-			return nil
-		}
-		return ErrSyntax
+		p.depth--
+		return false, nil
 	}
+	return true, nil
+}
+
+// next reads what follows a member: a comma (more follow) or the closing bracket.
+func (p *parser) next(closing byte) (more bool, err error) {
+	p.space()
+	if p.pos >= len(p.data) {
+		return false, ErrSyntax
+	}
+	c := p.data[p.pos]
+	p.pos++
+	p.emit(p.pos - 1)
+	switch c {
+	case ',':
+		return true, nil
+	case closing:
+		p.depth--
+		return false, nil
+	}
+	return false, ErrSyntax
 }
 
 // number reads a number as JSON spells one.
