@@ -389,9 +389,10 @@ func (a *AgentSession) fold(evs []events.Event) error {
 	}
 	s.head = evs[len(evs)-1].Seq
 	s.sinceSnapshot += len(evs)
-	if every := s.state.Config().SnapshotEvery; every > 0 && s.sinceSnapshot >= every {
-		return s.writeSnapshot()
+	for _, ev := range evs {
+		s.bytesSinceSnapshot += len(ev.Data)
 	}
+	s.snapshotDue()
 	return nil
 }
 

@@ -203,3 +203,32 @@ func TestOpenAgentWatch(t *testing.T) {
 		}
 	}
 }
+
+// snapshotlessDB is a store whose snapshots cannot be written.
+type snapshotlessDB struct{ *store.DB }
+
+func (snapshotlessDB) PutSnapshot(uuid.UUID, string, uint64, []byte) error {
+	return errors.New("disk full")
+}
+
+// A snapshot is a cache of the fold: a hook whose events and delivery are in the log delivers,
+// though the snapshot due after them cannot be written; the agent session's Close reports it.
+func TestHookDeliversWhenASnapshotFails(t *testing.T) {
+	ctx := context.Background()
+	db := snapshotlessDB{openDB(t).(*store.DB)}
+	a := openAgentAt(t, db)
+	for i := range 140 { // a tool call and a decision each: past SnapshotEvery (256 events)
+		if _, err := a.Hook(ctx, readHook(t, fmt.Sprint("r", i), "/ws/README.md"), true); err != nil {
+			t.Fatalf("hook %d: %v", i, err)
+		}
+	}
+	if text, err := a.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); err != nil || !strings.Contains(text, "API handlers") {
+		t.Fatalf("delivering hook: %q, %v", text, err)
+	}
+	if err := a.Close(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close: %v, want the snapshot's error", err)
+	}
+	if err := db.Verify(ctx, agentlog.TaskID(agentlog.ClaudeCode, "s1")); err != nil {
+		t.Error(err)
+	}
+}

@@ -342,12 +342,18 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded i
 	for _, ev := range res.Events {
 		s.bytesSinceSnapshot += len(ev.Data)
 	}
-	if every := s.state.Config().SnapshotEvery; every > 0 && (s.sinceSnapshot >= every || s.bytesSinceSnapshot >= snapshotBytes) {
-		if err := s.writeSnapshot(); err != nil {
-			return res, err
-		}
-	}
+	s.snapshotDue()
 	return res, nil
+}
+
+// snapshotDue writes the projection snapshot when enough events or bytes passed since the last
+// one. A snapshot is a cache of the fold, and the events are in the log already: failing to
+// write it loses nothing and fails nothing (a hook whose delivery is in the log must still
+// deliver it). It is tried again after the next append (AgentSession.Close reports a failure).
+func (s *Session) snapshotDue() {
+	if every := s.state.Config().SnapshotEvery; every > 0 && (s.sinceSnapshot >= every || s.bytesSinceSnapshot >= snapshotBytes) {
+		_ = s.writeSnapshot()
+	}
 }
 
 func (s *Session) writeSnapshot() error {
