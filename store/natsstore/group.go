@@ -221,6 +221,7 @@ type batch struct {
 	err  error     // the first failed publish: the batch is abandoned
 }
 
+// newBatch starts an atomic batch with a fresh id.
 func (s *Store) newBatch() *batch {
 	return &batch{s: s, id: uuid.NewString()}
 }

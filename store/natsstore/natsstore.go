@@ -27,12 +27,11 @@
 //
 // Appends from many goroutines of one Store share publishes as bbolt's share commits: while a
 // shared publish is under way, or once 16 or more appends are, they queue, and one writer at a
-// time sends the queue, one append per task, as one atomic batch (at least 16 messages; fewer
-// go side by side). On a
-// single server that syncs every write the batch is synced once; the server also stages it in
-// a file store of its own, created and removed around the commit, a fixed cost of several
-// synced disk writes. The server checks every append's expected subject sequence inside the
-// batch; if it refuses the batch, each append is sent again alone and gets its own answer.
+// time sends the queue, one append per task, as one atomic batch (at least 16 messages; fewer go
+// side by side). On a single server that syncs every write the batch is synced once; the server
+// also stages it in a file store of its own, created and removed around the commit, a fixed cost
+// of several synced disk writes. The server checks every append's expected subject sequence inside
+// the batch; if it refuses the batch, each append is sent again alone and gets its own answer.
 //
 // Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
 // so a retry within the stream's duplicate window (two minutes) is recognised by the server.
