@@ -102,19 +102,28 @@ func BenchmarkDecide(b *testing.B) {
 
 // BenchmarkHookOverSocket is a PreToolUse hook handed to the server by a connected client on a
 // task of 10,000 events: record, decide, deliver, reply, without the process start; with the
-// database's commits synced to disk (durable, as 'replay serve' runs) and not (nosync).
+// database's commits synced to disk (durable, as 'replay serve' runs) and not (nosync), on one
+// connection or a connection per hook (dial, as replay-hook makes one); and after a pause of
+// 20 ms between hooks (not timed), as an agent's hooks come with its model's work between them.
 func BenchmarkHookOverSocket(b *testing.B) {
 	for _, bc := range []struct {
 		name             string
 		durable, perHook bool
-	}{{"durable", true, false}, {"durable-dial", true, true}, {"nosync", false, false}} {
-		b.Run(bc.name, func(b *testing.B) { benchHookOverSocket(b, bc.durable, bc.perHook) })
+		pause            time.Duration
+	}{
+		{"durable", true, false, 0},
+		{"durable-dial", true, true, 0},
+		{"nosync", false, false, 0},
+		{"durable-dial-paused", true, true, 20 * time.Millisecond},
+		{"nosync-paused", false, false, 20 * time.Millisecond},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchHookOverSocket(b, bc.durable, bc.perHook, bc.pause) })
 	}
 }
 
 // benchHookOverSocket runs BenchmarkHookOverSocket: on one connection, or with perHook set a
-// connection of its own for each hook, as replay-hook makes (wire.Hook).
-func benchHookOverSocket(b *testing.B, durable, perHook bool) {
+// connection of its own for each hook, as replay-hook makes (wire.Hook); pause before each.
+func benchHookOverSocket(b *testing.B, durable, perHook bool, pause time.Duration) {
 	ws := workspace(b)
 	ctx := context.Background()
 	s, dbPath := startSync(b, Options{Hold: -1}, durable)
@@ -131,6 +140,7 @@ func benchHookOverSocket(b *testing.B, durable, perHook bool) {
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
+		time.Sleep(pause)
 		t0 := time.Now()
 		payload := fmt.Appendf(nil, `{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_%d"}`,
 			ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
