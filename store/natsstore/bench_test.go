@@ -145,30 +145,14 @@ func BenchmarkServerBatch(b *testing.B) {
 			for i := range tasks {
 				tasks[i] = uuid.New()
 			}
-			evs := make([]events.Event, n)
-			for i := range evs {
-				evs[i] = benchEvent(b, i)
-			}
 			b.ReportAllocs()
 			for it := range b.N {
 				b.StopTimer()
-				msgs := make([]*nats.Msg, n)
-				for i := range msgs {
-					// A new event each round, on a subject of its own, without the expected
-					// subject sequence: the server's cost of the publish alone.
-					ev := evs[i]
-					var err error
-					if ev.ID, err = benchIDs.New(ev.Time); err != nil {
-						b.Fatal(err)
-					}
-					h := head{seq: uint64(it)}
-					m, err := s.prepare(context.Background(), tasks[i], h, seal(tasks[i], h, []events.Event{ev}))
-					if err != nil {
-						b.Fatal(err)
-					}
-					m[0].Header.Del("Nats-Expected-Last-Subject-Sequence")
-					m[0].Header.Del("Nats-Expected-Last-Subject-Sequence-Subject")
-					msgs[i] = m[0]
+				// A new event each round, on a subject of its own, without the expected
+				// subject sequence: the server's cost of the publish alone.
+				msgs, err := serverBatch(b, s, tasks, it)
+				if err != nil {
+					b.Fatal(err)
 				}
 				b.StartTimer()
 				if _, err := s.send(context.Background(), msgs); err != nil {
@@ -179,6 +163,68 @@ func BenchmarkServerBatch(b *testing.B) {
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "msgs/s")
 		})
 	}
+}
+
+// BenchmarkServerBatchSharded is BenchmarkServerBatch's 64 messages spread over 1, 2, 4 or 8
+// streams of one server, each stream's share an atomic batch published at the same time as the
+// others': whether appends shared among several streams would go faster than in one.
+func BenchmarkServerBatchSharded(b *testing.B) {
+	const total = 64
+	for _, k := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprint("streams=", k), func(b *testing.B) {
+			srv := startServer(b)
+			stores := make([]*Store, k)
+			for i := range stores {
+				stores[i] = openStore(b, srv, nil)
+			}
+			per := total / k
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for si := range k {
+				wg.Go(func() {
+					s := stores[si]
+					tasks := make([]uuid.UUID, per)
+					for i := range tasks {
+						tasks[i] = uuid.New()
+					}
+					for it := range b.N {
+						msgs, err := serverBatch(b, s, tasks, it)
+						if err == nil {
+							_, err = s.send(context.Background(), msgs)
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N*total)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+// serverBatch makes a new event on each task's subject, without the expected subject sequence:
+// what the server stores, not what it checks.
+func serverBatch(b *testing.B, s *Store, tasks []uuid.UUID, round int) ([]*nats.Msg, error) {
+	msgs := make([]*nats.Msg, len(tasks))
+	for i, task := range tasks {
+		ev := benchEvent(b, i)
+		var err error
+		if ev.ID, err = benchIDs.New(ev.Time); err != nil {
+			return nil, err
+		}
+		h := head{seq: uint64(round)}
+		m, err := s.prepare(context.Background(), task, h, seal(task, h, []events.Event{ev}))
+		if err != nil {
+			return nil, err
+		}
+		m[0].Header.Del("Nats-Expected-Last-Subject-Sequence")
+		m[0].Header.Del("Nats-Expected-Last-Subject-Sequence-Subject")
+		msgs[i] = m[0]
+	}
+	return msgs, nil
 }
 
 // BenchmarkRead streams a 100k-event task from each store, decoding envelopes.
