@@ -387,7 +387,7 @@ func (a *AgentSession) fold(evs []events.Event) error {
 		}
 		a.countTrigger(ev)
 	}
-	s.head = evs[len(evs)-1].Seq
+	s.head, s.headHash = evs[len(evs)-1].Seq, evs[len(evs)-1].Hash
 	s.sinceSnapshot += len(evs)
 	for _, ev := range evs {
 		s.bytesSinceSnapshot += len(ev.Data)
@@ -397,8 +397,15 @@ func (a *AgentSession) fold(evs []events.Event) error {
 }
 
 // Close stores the Deliveries fold and the projection when their snapshots lag by more than a
-// short tail, and closes the session.
+// short tail (Checkpoint), and closes the session.
 func (a *AgentSession) Close() error {
+	return errors.Join(a.Checkpoint(), a.Session.Close())
+}
+
+// Checkpoint stores the Deliveries fold and the projection when their snapshots lag by more
+// than a short tail, as Close does, and leaves the session open: for a runtime about to close
+// its store and keep the session for Reattach.
+func (a *AgentSession) Checkpoint() error {
 	err := a.saveDeliveries(false)
 	s := a.Session
 	s.mu.Lock()
@@ -406,5 +413,5 @@ func (a *AgentSession) Close() error {
 		err = errors.Join(err, s.writeSnapshot())
 	}
 	s.mu.Unlock()
-	return errors.Join(err, s.Close())
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +231,61 @@ func TestHookDeliversWhenASnapshotFails(t *testing.T) {
 	}
 	if err := db.Verify(ctx, agentlog.TaskID(agentlog.ClaudeCode, "s1")); err != nil {
 		t.Error(err)
+	}
+}
+
+// Reattach carries a session on with its log opened again, and refuses, changing nothing, a
+// log another writer appended to meanwhile or another log of the same length.
+func TestReattach(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func(name string) *store.DB {
+		t.Helper()
+		db, err := store.Open(filepath.Join(dir, name), &store.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open("a.db")
+	a := openAgentAt(t, db)
+	if _, err := a.Hook(ctx, readHook(t, "t1", "/ws/src/api/routes.ts"), true); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db = open("a.db")
+	if err := a.Reattach(db); err != nil {
+		t.Fatalf("reattach to the same log: %v", err)
+	}
+	if _, err := a.Hook(ctx, readHook(t, "t2", "/ws/src/api/users.ts"), true); err != nil {
+		t.Fatalf("hook after reattaching: %v", err)
+	}
+	head := a.Version()
+	b := openAgentAt(t, db) // another writer of the same task
+	if _, err := b.Hook(ctx, readHook(t, "t3", "/ws/README.md"), true); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	db.Close()
+
+	db = open("a.db")
+	defer db.Close()
+	if err := a.Reattach(db); !errors.Is(err, store.ErrVersionConflict) {
+		t.Errorf("reattach after another writer: %v, want ErrVersionConflict", err)
+	}
+	other := open("b.db") // the same task, as long, but another log
+	defer other.Close()
+	c := openAgentAt(t, other)
+	for _, call := range [][2]string{{"u1", "/ws/src/api/routes.ts"}, {"u2", "/ws/README.md"}} {
+		if _, err := c.Hook(ctx, readHook(t, call[0], call[1]), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Version() != head {
+		t.Fatalf("the other log has %d events, want %d", c.Version(), head)
+	}
+	if err := a.Reattach(other); !errors.Is(err, store.ErrVersionConflict) {
+		t.Errorf("reattach to another log of the same length: %v, want ErrVersionConflict", err)
 	}
 }

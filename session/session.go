@@ -110,6 +110,8 @@ type Session struct {
 	mu    sync.Mutex
 	state *projections.Task
 	head  uint64
+	// headHash is the hash of the event at head (Reattach compares it).
+	headHash events.Hash
 	// sinceSnapshot counts events folded since the projection snapshot was last written, and
 	// bytesSinceSnapshot their payloads' bytes.
 	sinceSnapshot      int
@@ -169,6 +171,7 @@ func Open(ctx context.Context, db store.Store, task uuid.UUID, opts Options) (*S
 	if err := s.resume(ctx, head.Seq); err != nil {
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
+	s.headHash = head.Hash
 	if err := s.checkRoots(); err != nil {
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
@@ -255,6 +258,30 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// Reattach carries the session on with db, the same log opened again, for a runtime that
+// closes its store between uses (so that other processes can open the file) and keeps its
+// sessions, their projection and their watched folders. It checks that the task's head in db is
+// the one the session knows, sequence number and hash: when another writer appended meanwhile,
+// or db is another log, the session stays as it was and the error wraps
+// store.ErrVersionConflict (or the store's error reading the head): open the task again.
+func (s *Session) Reattach(db store.Store) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stale != nil {
+		return s.stale
+	}
+	h, err := db.Head(s.task)
+	if err != nil {
+		return fmt.Errorf("task %s: reattach: %w", s.task, err)
+	}
+	if h.Seq != s.head || h.Hash != s.headHash {
+		return fmt.Errorf("task %s: reattach: the log's head is seq %d, the session's seq %d: %w",
+			s.task, h.Seq, s.head, store.ErrVersionConflict)
+	}
+	s.db = db
+	return nil
+}
+
 // Version is the sequence number of the last event in the task's log, as this session knows it.
 func (s *Session) Version() uint64 {
 	s.mu.Lock()
@@ -337,7 +364,7 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded i
 			return res, fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
 		}
 	}
-	s.head = res.Last
+	s.head, s.headHash = res.Last, res.Events[len(res.Events)-1].Hash
 	s.sinceSnapshot += len(res.Events)
 	for _, ev := range res.Events {
 		s.bytesSinceSnapshot += len(ev.Data)

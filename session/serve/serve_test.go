@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -539,5 +541,98 @@ func TestHookSeesRuleFileChanges(t *testing.T) {
 		ws, filepath.Join(ws, "src/db/users.ts"))
 	if res, err := c.Hook(ctx, "claude-code", read); err != nil || !strings.Contains(res.Reply, "prepared statements and a timeout") {
 		t.Fatalf("hook after the new rule: %+v, %v", res, err)
+	}
+}
+
+// TestParkedSessions: when the server lets go of the database between hooks, its sessions are
+// parked, not closed; the next hook carries the task's session on (nothing is opened again)
+// while the log is where the session left it, and opens the task again when another process
+// appended to it meanwhile.
+func TestParkedSessions(t *testing.T) {
+	ws := workspace(t)
+	s, dbPath := start(t, Options{Hold: 30 * time.Millisecond})
+	ctx := context.Background()
+	read := func(id, path string) []byte {
+		return fmt.Appendf(nil, `{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+			ws, filepath.Join(ws, path), id)
+	}
+	hook := func(id, path string) string {
+		t.Helper()
+		c := dial(t, s)
+		defer c.Close()
+		res, err := c.Hook(ctx, "claude-code", read(id, path))
+		if err != nil {
+			t.Fatalf("hook %s: %v", id, err)
+		}
+		return res.Reply
+	}
+	opened := func() int {
+		s.tasks.mu.Lock()
+		defer s.tasks.mu.Unlock()
+		return s.tasks.opened
+	}
+	released := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			s.dbmu.Lock()
+			held := s.db != nil
+			s.dbmu.Unlock()
+			if !held {
+				return
+			}
+		}
+		t.Fatal("the server still holds the database")
+	}
+	if reply := hook("toolu_1", "src/api/routes.ts"); !strings.Contains(reply, "API handlers") {
+		t.Fatalf("first hook: %q", reply)
+	}
+	released()
+	if reply := hook("toolu_2", "src/api/users.ts"); reply != "" || opened() != 1 {
+		t.Fatalf("after a release: reply %q, %d sessions opened; want none and 1", reply, opened())
+	}
+	released()
+	// Another process appends to the task while the server does not hold the database.
+	db, err := store.Open(dbPath, &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := agentlog.TaskID(agentlog.ClaudeCode, "s1")
+	a, err := session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: agentlog.ClaudeCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := agentlog.ParseHook(agentlog.ClaudeCode, read("toolu_3", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Hook(ctx, h, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	db.Close()
+	if reply := hook("toolu_4", "src/api/orders.ts"); reply != "" || opened() != 2 {
+		t.Fatalf("after another process wrote: reply %q, %d sessions opened; want none and 2", reply, opened())
+	}
+	s.Shutdown()
+	<-s.Done()
+	db, err = store.Open(dbPath, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Verify(ctx, task); err != nil {
+		t.Error(err)
+	}
+	calls := 0
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == events.TypeToolCall {
+			calls++
+		}
+	}
+	if calls != 4 {
+		t.Errorf("%d tool calls in the log, want 4", calls)
 	}
 }

@@ -219,6 +219,11 @@ func (s *Server) stop() {
 		if s.holdT != nil {
 			s.holdT.Stop()
 		}
+		// Sessions of the open database store their snapshots as they close; parked ones
+		// stored them when they were parked.
+		if err := s.tasks.closeAll(); err != nil {
+			s.log.Printf("close the sessions: %v", err)
+		}
 		s.closeDB()
 		s.dbmu.Unlock()
 		s.lock.release()
@@ -411,16 +416,21 @@ func (s *Server) release() {
 	})
 }
 
-// closeDB closes the sessions and the database. The caller holds dbmu and no request uses them.
+// closeDB parks the sessions (see sessions.park) and closes the database. The caller holds
+// dbmu and no request uses them.
 func (s *Server) closeDB() {
 	if s.db == nil {
 		return
 	}
-	if err := errors.Join(s.tasks.closeAll(), s.db.Close()); err != nil {
+	if err := errors.Join(s.tasks.park(), s.db.Close()); err != nil {
 		s.log.Printf("close the database: %v", err)
 	}
 	s.db = nil
 }
+
+// current is the open database, nil while the server holds none. The caller holds dbmu, or
+// runs a request (between acquire and release).
+func (s *Server) current() store.Store { return s.db }
 
 // watchSocket stops the server when its socket file is removed or replaced (its folder was
 // deleted, or another server took over): no client can reach it any more.

@@ -17,7 +17,10 @@ import (
 
 // sessions are the open agent sessions, one per task, each used by one request at a time: a
 // hook's record, decide and deliver run as one step, as they do in a hook process holding the
-// database.
+// database. When the server lets go of the database they are parked, not closed: their
+// snapshots are stored, and the next request on a task carries its session on with the
+// database opened again when the task's log is where the session left it (Session.Reattach),
+// keeping its projection and its watched folders.
 type sessions struct {
 	s   *Server
 	max int
@@ -25,11 +28,15 @@ type sessions struct {
 	mu    sync.Mutex
 	open  map[uuid.UUID]*entry
 	clock uint64
+	// opened counts the sessions opened from the log (tests read it).
+	opened int
 }
 
 type entry struct {
-	mu   sync.Mutex
-	a    *session.AgentSession
+	mu sync.Mutex
+	a  *session.AgentSession
+	// db is the store a is attached to: a closed one while a is parked.
+	db   store.Store
 	used uint64
 	// gone is set once the entry was closed: a request that waited for it opens the task again.
 	gone bool
@@ -64,6 +71,17 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 			e.mu.Unlock()
 			continue
 		}
+		if e.a != nil && e.db != db {
+			// Parked when the server let go of the database: it carries on if the log is
+			// where it left it, else the task is opened again (its snapshots were stored
+			// when it was parked).
+			if err := e.a.Reattach(db); err != nil {
+				e.a.Session.Close()
+				e.a = nil
+			} else {
+				e.db = db
+			}
+		}
 		if e.a == nil {
 			a, err := ss.openAgent(ctx, db, task, spec)
 			if err != nil {
@@ -72,7 +90,7 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 				e.mu.Unlock()
 				return err
 			}
-			e.a = a
+			e.a, e.db = a, db
 		}
 		if spec.agent != "" && spec.agent != e.a.Agent() {
 			e.mu.Unlock()
@@ -94,6 +112,9 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 }
 
 func (ss *sessions) openAgent(ctx context.Context, db store.Store, task uuid.UUID, spec openSpec) (*session.AgentSession, error) {
+	ss.mu.Lock()
+	ss.opened++
+	ss.mu.Unlock()
 	// The server decides on a task many times: its roots are watched, not checked file by file.
 	return session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: spec.agent, Started: spec.started, Home: ss.s.opts.Home, Watch: true})
 }
@@ -121,9 +142,35 @@ func (ss *sessions) close(task uuid.UUID) (bool, error) {
 	if e.a == nil {
 		return false, nil
 	}
-	err := e.a.Close()
+	var err error
+	if e.db == ss.s.current() {
+		err = e.a.Close()
+	} else {
+		e.a.Session.Close() // parked: its snapshots were stored when it was parked
+	}
 	e.a = nil
 	return true, err
+}
+
+// park stores every open session's snapshots before the server lets go of the database; the
+// sessions stay open for the next request (see with). The caller holds the server's dbmu and no
+// request is under way.
+func (ss *sessions) park() error {
+	ss.mu.Lock()
+	entries := make([]*entry, 0, len(ss.open))
+	for _, e := range ss.open {
+		entries = append(entries, e)
+	}
+	ss.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		e.mu.Lock()
+		if e.a != nil && !e.gone {
+			errs = append(errs, e.a.Checkpoint())
+		}
+		e.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }
 
 // evict closes the least recently used sessions past the bound.
