@@ -636,3 +636,47 @@ func TestParkedSessions(t *testing.T) {
 		t.Errorf("%d tool calls in the log, want 4", calls)
 	}
 }
+
+// TestParkKeepsTheRecentSessions: while the server does not hold the database only the
+// maxParked most recently used sessions stay open (each holds inotify instances); the others are
+// closed, and opened again by their next hook.
+func TestParkKeepsTheRecentSessions(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{Hold: 30 * time.Millisecond})
+	ctx := context.Background()
+	c := dial(t, s)
+	hook := func(sess string, n int) {
+		t.Helper()
+		if _, err := c.Hook(ctx, "claude-code", preToolUse(ws, sess, fmt.Sprintf("toolu_%s_%d", sess, n))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := func() int {
+		s.tasks.mu.Lock()
+		defer s.tasks.mu.Unlock()
+		return s.tasks.opened
+	}
+	const tasks = maxParked + 3
+	for i := range tasks {
+		hook(fmt.Sprint("s", i), 0)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s.dbmu.Lock()
+		held := s.db != nil
+		s.dbmu.Unlock()
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server still holds the database")
+		}
+	}
+	hook(fmt.Sprint("s", tasks-1), 1) // the most recent: parked
+	if got := opened(); got != tasks {
+		t.Errorf("the most recently used task's hook opened a session: %d opened, want %d", got, tasks)
+	}
+	hook("s0", 1) // the oldest: closed when the database was let go
+	if got := opened(); got != tasks+1 {
+		t.Errorf("the oldest task's hook: %d sessions opened, want %d", got, tasks+1)
+	}
+}

@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -152,23 +154,38 @@ func (ss *sessions) close(task uuid.UUID) (bool, error) {
 	return true, err
 }
 
-// park stores every open session's snapshots before the server lets go of the database; the
-// sessions stay open for the next request (see with). The caller holds the server's dbmu and no
-// request is under way.
+// maxParked is how many sessions stay open while the server does not hold the database: each
+// keeps an inotify instance a root, of the 128 Linux allows a user by default.
+const maxParked = 8
+
+// park stores the snapshots of the maxParked most recently used sessions before the server lets
+// go of the database, and leaves them open for the next request (see with); it closes the
+// others. The caller holds the server's dbmu and no request is under way.
 func (ss *sessions) park() error {
+	type used struct {
+		task uuid.UUID
+		e    *entry
+		at   uint64
+	}
 	ss.mu.Lock()
-	entries := make([]*entry, 0, len(ss.open))
-	for _, e := range ss.open {
-		entries = append(entries, e)
+	entries := make([]used, 0, len(ss.open))
+	for t, e := range ss.open {
+		entries = append(entries, used{t, e, e.used})
 	}
 	ss.mu.Unlock()
+	slices.SortFunc(entries, func(a, b used) int { return cmp.Compare(b.at, a.at) })
 	var errs []error
-	for _, e := range entries {
-		e.mu.Lock()
-		if e.a != nil && !e.gone {
-			errs = append(errs, e.a.Checkpoint())
+	for i, u := range entries {
+		if i >= maxParked {
+			_, err := ss.close(u.task)
+			errs = append(errs, err)
+			continue
 		}
-		e.mu.Unlock()
+		u.e.mu.Lock()
+		if u.e.a != nil && !u.e.gone {
+			errs = append(errs, u.e.a.Checkpoint())
+		}
+		u.e.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
