@@ -205,7 +205,7 @@ func TestHookStart(t *testing.T) {
 // 'replay hook', which starts one; then 32 replay-hook processes at once on one task go through
 // that server, and 32 more while the server is killed (SIGKILL): every one exits 0 within its
 // budget, every tool call is recorded once, the scoped rule reaches the model once, and verify
-// passes. A payload that is not JSON gets the neutral reply and a line in the hook log; -h
+// passes. A replay-hook with no replay to fall back on gets its rule from the server. A payload that is not JSON gets the neutral reply and a line in the hook log; -h
 // prints replay hook's usage.
 func TestHookClient(t *testing.T) {
 	replay, client := hookClientBinaries(t)
@@ -224,7 +224,21 @@ func TestHookClient(t *testing.T) {
 		return clientProcess(client, "claude-code", db, payload, env)
 	})
 
-	r := clientProcess(client, "claude-code", db, []byte(`{"session_id":`), env)
+	// The fast path alone: a replay-hook with no replay beside it nor on $PATH can answer only
+	// through the server, which the killed round's hooks started again.
+	waitServer(t, db)
+	alone := filepath.Join(t.TempDir(), "replay-hook")
+	if bin, err := os.ReadFile(client); err != nil || os.WriteFile(alone, bin, 0o755) != nil {
+		t.Fatalf("copy replay-hook: %v", err)
+	}
+	ui := fmt.Sprintf(`{"session_id":"s-client","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_alone"}`,
+		ws, filepath.Join(ws, "src/ui/button.tsx"))
+	r := clientProcess(alone, "claude-code", db, []byte(ui), append(env, "PATH="+t.TempDir()))
+	if r.code != 0 || !strings.Contains(r.stdout, "UI components are function components") {
+		t.Fatalf("replay-hook alone: %+v, want the UI rule from the server", r)
+	}
+
+	r = clientProcess(client, "claude-code", db, []byte(`{"session_id":`), env)
 	if r.code != 0 || r.stdout != "" {
 		t.Errorf("a payload that is not JSON: %+v, want exit 0 and Claude Code's neutral (empty) reply", r)
 	}
@@ -236,7 +250,7 @@ func TestHookClient(t *testing.T) {
 	}
 
 	exec.Command(replay, "serve", "--stop", "--db", db).Run()
-	checkToolCallsOnce(t, db, 32)
+	checkToolCallsOnce(t, db, 33)
 	if out, err := exec.Command(replay, "verify", "--db", db).CombinedOutput(); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
