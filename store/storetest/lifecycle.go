@@ -45,7 +45,10 @@ func testVerify(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("Append of a partial repeat = %v", err)
 		}
 		mustAppend(t, s, task, 2, evs[2:]...)
-		checkLog(t, s, task, readAll(t, s, task, 1))
+		checkLog(t, s, task, sealed(task, store.Head{}, evs))
+		if err := s.Verify(context.Background(), task); err != nil {
+			t.Fatalf("Verify = %v", err)
+		}
 	})
 	t.Run("an unknown task is ErrTaskNotFound", func(t *testing.T) {
 		if err := s.Verify(context.Background(), uuid.New()); !errors.Is(err, store.ErrTaskNotFound) {
