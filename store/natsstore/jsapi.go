@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -15,7 +14,6 @@ import (
 // JetStream error codes (err_code of an API error) this package tells apart.
 const (
 	codeNoMessage            = 10037 // no message found
-	codeStreamNotFound       = 10059
 	codeWrongLastSeq         = 10071 // the expected last subject sequence does not match
 	codeStoreFailed          = 10077 // e.g. a second message on an event's subject
 	codeDuplicateConflict    = 10158 // a message id seen with another sequence
@@ -71,11 +69,10 @@ var errTimeout = errors.New("timed out")
 
 // storedMsg is a message read back from the stream.
 type storedMsg struct {
-	Subject string    `json:"subject"`
-	Seq     uint64    `json:"seq"`
-	Data    []byte    `json:"data"`
-	Time    time.Time `json:"time"`
-	Hdrs    []byte    `json:"hdrs"`
+	Subject string `json:"subject"`
+	Seq     uint64 `json:"seq"`
+	Data    []byte `json:"data"`
+	Hdrs    []byte `json:"hdrs"`
 	// Spilled is the hex SHA-256 sum of the event's encoding when it is kept in the object
 	// store instead of in the message (see spillHeader).
 	Spilled string `json:"-"`
@@ -126,15 +123,14 @@ func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool
 
 // directBatch reads up to n messages on subject from stream sequence seq on, through the
 // stream's direct get, which any replica may answer: the caller checks the answer is not
-// behind what it knows is stored. more reports whether messages were left after these. With
-// noHdr the messages come as their payloads alone: no subject, sequence or headers.
-func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int, noHdr bool) (msgs []storedMsg, more bool, err error) {
+// behind what it knows is stored. With noHdr the messages come as their payloads alone: no subject, sequence or headers.
+func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int, noHdr bool) (msgs []storedMsg, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	inbox := s.nc.NewInbox()
 	sub, err := s.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	defer sub.Unsubscribe()
 	req := map[string]any{"seq": seq, "next_by_subj": subject, "batch": n, "max_bytes": readChunkBytes}
@@ -143,7 +139,7 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 	}
 	body, _ := json.Marshal(req)
 	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.stream, inbox, body); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
@@ -151,19 +147,16 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 			if errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("reading messages: no answer within %v: %w", s.timeout, errTimeout)
 			}
-			return nil, false, err
+			return nil, err
 		}
 		if status := m.Header.Get("Status"); status != "" {
 			switch status {
-			case "204": // end of batch
-				np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
-				return msgs, np > 0, nil
-			case "404":
-				return msgs, false, nil
+			case "204", "404": // end of batch, or nothing at or after seq
+				return msgs, nil
 			case "503":
-				return nil, false, nats.ErrNoResponders
+				return nil, nats.ErrNoResponders
 			}
-			return nil, false, fmt.Errorf("reading messages: status %s %s", status, m.Header.Get("Description"))
+			return nil, fmt.Errorf("reading messages: status %s %s", status, m.Header.Get("Description"))
 		}
 		if noHdr {
 			msgs = append(msgs, storedMsg{Data: m.Data})
@@ -171,7 +164,7 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 		}
 		sseq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
 		if err != nil {
-			return nil, false, fmt.Errorf("reading messages: a message has no sequence header: %w", err)
+			return nil, fmt.Errorf("reading messages: a message has no sequence header: %w", err)
 		}
 		msgs = append(msgs, storedMsg{Subject: m.Header.Get("Nats-Subject"), Seq: sseq, Data: m.Data, Spilled: m.Header.Get(spillHeader)})
 	}

@@ -44,7 +44,8 @@ func (s *Store) Head(task uuid.UUID) (store.Head, error) {
 
 // Events streams task's events in order from sequence fromSeq (0 and 1 both mean the
 // beginning), as store.DB.Events does: in chunks, with no server call outstanding while the
-// loop body runs, so the body may append to the task (those events are streamed too). A gap,
+// loop body runs, so the body may append to the task; the stream ends at the head it read
+// first, so events appended after it began are not streamed. A gap,
 // a value that does not decode or an event on the wrong subject ends the stream with an error
 // (errors.Is store.ErrCorrupt); an unknown task yields store.ErrTaskNotFound.
 func (s *Store) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
@@ -56,10 +57,10 @@ func (s *Store) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter
 	}
 }
 
-// scan reads task's events from seq from on and hands each to fn until fn returns false. The
-// chunks come without headers (the server rewrites a message's headers for every message it
-// sends, which costs more than all the rest of a read). It ends at the head read from the leader after the last chunk, so events
-// appended meanwhile are read too.
+// scan reads task's events from seq from on, up to the head read from the leader when it
+// begins, and hands each to fn until fn returns false. The chunks come without headers (the
+// server rewrites a message's headers for every message it sends, which costs more than all
+// the rest of a read).
 func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(ev events.Event) bool) error {
 	if err := s.check(); err != nil {
 		return err
@@ -86,21 +87,11 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, true)
+		msgs, err := s.directBatch(ctx, filter, sseq, readChunk, true)
 		if err != nil {
 			return fail(err)
 		}
 		if len(msgs) == 0 {
-			if next > h.seq {
-				// Read to the head: look again in case the loop body appended.
-				if h, err = s.readHead(ctx, task); err != nil {
-					return fail(err)
-				}
-				if next > h.seq {
-					return nil
-				}
-				continue
-			}
 			// The replica that answered is behind the head the leader reported.
 			if deadline.IsZero() {
 				deadline = time.Now().Add(s.timeout)
@@ -140,6 +131,9 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 			}
 			next++
 			last = ev
+			if next > h.seq {
+				return nil
+			}
 		}
 		if sseq, err = s.streamSeqOf(ctx, task, last); err != nil {
 			return err
@@ -200,7 +194,9 @@ func (s *Store) findStreamSeq(ctx context.Context, task uuid.UUID, seq uint64, h
 		return h.sseq, nil
 	}
 	filter := s.taskFilter(task)
-	lo, hi := uint64(1), h.sseq // the answer is in [lo, hi]
+	// The answer is in [lo, hi]: each of the task's events has a stream position of its own,
+	// in order, so event seq is at least seq messages in and h.seq-seq messages before the head.
+	lo, hi := seq, h.sseq-(h.seq-seq)
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		m, ok, err := s.getNext(ctx, filter, mid)
@@ -359,7 +355,7 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, false)
+		msgs, err := s.directBatch(ctx, filter, sseq, readChunk, false)
 		if err != nil {
 			return fail(err)
 		}
