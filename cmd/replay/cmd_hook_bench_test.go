@@ -102,6 +102,21 @@ func seedHookTask(b *testing.B, db, ws, sid string, n int) {
 	}
 }
 
+// hookInProcess runs 'replay hook claude-code' with the store arguments and payload in this
+// process and returns how long it took; it fails b unless the hook exits 0 silently.
+func hookInProcess(b *testing.B, payload []byte, storeArgs ...string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	old := hookStdin
+	hookStdin = bytes.NewReader(payload)
+	defer func() { hookStdin = old }()
+	var out, errb strings.Builder
+	if code := run(append([]string{"hook", "claude-code"}, storeArgs...), &out, &errb); code != 0 || errb.Len() > 0 {
+		b.Fatalf("hook: exit %d, %s", code, errb.String())
+	}
+	return time.Since(start)
+}
+
 // BenchmarkHookInProcess is the same round trip without the process start: 'replay hook' run
 // in the benchmark's process, which shows where a hook's time goes (-cpuprofile).
 func BenchmarkHookInProcess(b *testing.B) {
@@ -110,17 +125,7 @@ func BenchmarkHookInProcess(b *testing.B) {
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		payload := benchReadPayload(benchHookSession, ws, i)
-		start := time.Now()
-		old := hookStdin
-		hookStdin = bytes.NewReader(payload)
-		var out, errb strings.Builder
-		code := run([]string{"hook", "claude-code", "--db", db}, &out, &errb)
-		hookStdin = old
-		if code != 0 || errb.Len() > 0 {
-			b.Fatalf("hook: exit %d, %s", code, errb.String())
-		}
-		times = append(times, time.Since(start))
+		times = append(times, hookInProcess(b, benchReadPayload(benchHookSession, ws, i), "--db", db))
 	}
 	b.StopTimer()
 	reportPercentiles(b, times)

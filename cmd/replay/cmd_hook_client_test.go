@@ -42,7 +42,8 @@ func clientProcess(bin, agent, db string, payload []byte, env []string, extra ..
 	return runHookCommand(cmd)
 }
 
-// waitServer waits up to 10 s for the database's server to answer and returns its pid.
+// waitServer waits up to 10 s for the server of the database db (or of a NATS store's side
+// file) to answer and returns its pid; failing, it shows the server's and the hooks' logs.
 func waitServer(tb testing.TB, db string) int {
 	tb.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -50,7 +51,9 @@ func waitServer(tb testing.TB, db string) int {
 			return pid
 		}
 	}
-	tb.Fatalf("no server answers for %s", db)
+	log, _ := os.ReadFile(filepath.Join(filepath.Dir(db), serveLogName))
+	hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName))
+	tb.Fatalf("no server answers for %s; its log:\n%s\nthe hooks' log:\n%s", db, log, hlog)
 	return 0
 }
 

@@ -12,10 +12,13 @@ import (
 )
 
 // serverPID asks the database's server for its pid; 0 when none answers.
-func serverPID(db string) int {
+func serverPID(db string) int { return serverPIDAt(serve.SocketPath(db)) }
+
+// serverPIDAt asks the server on sock for its pid; 0 when none answers.
+func serverPIDAt(sock string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	c, err := serve.Dial(ctx, serve.SocketPath(db), "test")
+	c, err := serve.Dial(ctx, sock, "test")
 	if err != nil {
 		return 0
 	}
@@ -39,20 +42,7 @@ func TestServe32HooksKilled(t *testing.T) {
 		t.Fatalf("SessionStart: %+v", r)
 	}
 	// On a loaded machine the server may listen only after the hook gave up waiting for it.
-	first := serverPID(db)
-	for deadline := time.Now().Add(10 * time.Second); first == 0 && time.Now().Before(deadline); first = serverPID(db) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if first == 0 {
-		log, _ := os.ReadFile(filepath.Join(filepath.Dir(db), serveLogName))
-		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName))
-		ents, _ := os.ReadDir(filepath.Dir(db))
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Fatalf("the first hook did not start a server (folder: %v); its log:\n%s\nthe hooks' log:\n%s", names, log, hlog)
-	}
+	first := waitServer(t, db)
 	hooksThroughKilledServer(t, db, ws, "s-kill", first, "hook", func(payload []byte) hookResult {
 		return hookProcess(bin, "claude-code", db, payload, env)
 	})

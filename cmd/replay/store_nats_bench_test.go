@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tasklog/tasklog/events/agentlog"
-	"github.com/tasklog/tasklog/session/serve"
 )
 
 // BenchmarkNATSHookInProcess is BenchmarkHookInProcess on a NATS store: the same 10,000-event
@@ -35,12 +31,7 @@ func BenchmarkNATSHookViaServe(b *testing.B) {
 		replayHere("serve", "--stop", "--store", url)
 		<-done
 	})
-	sock := serve.SocketPath(storeLoc{url: url}.sideFile())
-	for deadline := time.Now().Add(10 * time.Second); serverPIDAt(sock) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("replay serve did not listen")
-		}
-	}
+	waitServer(b, storeLoc{url: url}.sideFile())
 	benchNATSHooks(b, ws, url)
 }
 
@@ -67,17 +58,7 @@ func benchNATSTask(b *testing.B) (ws, url string) {
 // first one (first-ms) that folds the imported task and writes its snapshots.
 func benchNATSHooks(b *testing.B, ws, url string) {
 	hook := func(i int) time.Duration {
-		payload := benchReadPayload(benchHookSession, ws, i)
-		start := time.Now()
-		old := hookStdin
-		hookStdin = bytes.NewReader(payload)
-		var out, errb strings.Builder
-		code := run([]string{"hook", "claude-code", "--store", url}, &out, &errb)
-		hookStdin = old
-		if code != 0 || errb.Len() > 0 {
-			b.Fatalf("hook: exit %d, %s", code, errb.String())
-		}
-		return time.Since(start)
+		return hookInProcess(b, benchReadPayload(benchHookSession, ws, i), "--store", url)
 	}
 	first := hook(-1)
 	times := make([]time.Duration, 0, b.N)
@@ -88,16 +69,4 @@ func benchNATSHooks(b *testing.B, ws, url string) {
 	b.StopTimer()
 	b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
 	reportPercentiles(b, times)
-}
-
-// serverPIDAt asks the server on sock for its pid; 0 when none answers.
-func serverPIDAt(sock string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	c, err := serve.Dial(ctx, sock, "bench")
-	if err != nil {
-		return 0
-	}
-	defer c.Close()
-	return c.Server.PID
 }

@@ -460,15 +460,7 @@ func TestNATSHookStartsServer(t *testing.T) {
 	if r := natsHookProcess(bin, url, []byte(start), env); r.code != 0 {
 		t.Fatalf("SessionStart: %+v", r)
 	}
-	pid := serverPID(side)
-	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); pid = serverPID(side) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if pid == 0 {
-		log, _ := os.ReadFile(filepath.Join(filepath.Dir(side), serveLogName))
-		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(side), hookLogName))
-		t.Fatalf("the hook started no server for %s; its log:\n%s\nthe hooks' log:\n%s", url, log, hlog)
-	}
+	pid := waitServer(t, side)
 	read := fmt.Sprintf(`{"session_id":"s-start","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_1"}`,
 		ws, filepath.Join(ws, "src/api/routes.ts"))
 	r := natsHookProcess(bin, url, []byte(read), env)
@@ -488,16 +480,7 @@ func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
 	cmd := exec.Command(bin, "hook", "claude-code", "--store", url)
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := hookResult{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code, r.stderr = -1, err.Error()
-	}
-	return r
+	return runHookCommand(cmd)
 }
 
 // TestNATSReplicas: ?replicas=N in the URL, from 1 to 5.
