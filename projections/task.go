@@ -117,13 +117,8 @@ func (t *Task) Apply(ev events.Event) error {
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
 	}
-	switch p.(type) {
-	case *events.RuleToggled, *events.RuleTriggered, *events.RulesSnapshot,
-		*events.Delivery, *events.InstructionsLoaded, *events.Compaction, *events.AgentStopped:
-		// Read by neither the context nor its dropped counts.
-	default:
-		t.context++
-	}
+	// feeds tells an event that feeds the next context or its dropped counts (ContextVersion).
+	feeds := true
 	switch p := p.(type) {
 	case *events.TaskStarted:
 		err = t.start(p)
@@ -140,21 +135,28 @@ func (t *Task) Apply(ev events.Event) error {
 	case *events.SettingsChanged:
 		t.settings(p)
 	case *events.RuleToggled:
+		feeds = false
 		t.toggles[p.Rule] = p.Enabled
 	case *events.RulesSnapshot:
+		feeds = false
 		t.snapSeq, t.snapFiles = ev.Seq, nil
 		if len(p.Files) > 0 { // nil for none, as Restore gives it back
 			t.snapFiles = slices.Clone(p.Files)
 		}
 	case *events.RuleTriggered:
+		feeds = false
 		t.triggers[p.Rule]++
 	case *events.Delivery, *events.InstructionsLoaded, *events.Compaction, *events.AgentStopped:
 		// What reached the model and what the agent did by itself: folded by Deliveries.
+		feeds = false
 	default:
 		err = fmt.Errorf("%w %q: the projection does not fold it", events.ErrUnknownType, ev.Type)
 	}
 	if err != nil {
 		return fmt.Errorf("projections: event %s: %w", ev, err)
+	}
+	if feeds {
+		t.context++
 	}
 	t.lastSeq = ev.Seq
 	return nil
