@@ -64,29 +64,45 @@ func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key 
 	if err := a.knownAgent(); err != nil {
 		return nil, nil, err
 	}
+	then, delivered := a.delivering(hook, channel, key)
+	d, err := a.decide(ctx, then)
+	if errors.Is(err, store.ErrDuplicateID) {
+		d, err = a.Decide(ctx)
+		return d, nil, err
+	}
+	if err != nil {
+		return d, nil, err
+	}
+	del, err := delivered()
+	return d, del, err
+}
+
+// delivering is the delivery a decision writes in its own batch: then, given to decide, adds the
+// delivery event after the decision; once the batch is written, delivered folds the delivery
+// into the Deliveries fold and returns it, nil when there was nothing to deliver.
+func (a *AgentSession) delivering(hook, channel, key string) (then func(d *Decision) ([]events.Event, error), delivered func() (*Delivered, error)) {
 	var ev *events.Event
 	var del *Delivered
-	d, err := a.decide(ctx, func(d *Decision) ([]events.Event, error) {
+	then = func(d *Decision) ([]events.Event, error) {
 		var err error
 		if ev, del, err = a.delivery(d, hook, channel, key); ev == nil || err != nil {
 			return nil, err
 		}
 		del.Seq = d.Seq + 1
 		return []events.Event{*ev}, nil
-	})
-	if errors.Is(err, store.ErrDuplicateID) {
-		d, err = a.Decide(ctx)
-		return d, nil, err
 	}
-	if err != nil || del == nil {
-		return d, nil, err
+	delivered = func() (*Delivered, error) {
+		if del == nil {
+			return nil, nil
+		}
+		stored := *ev
+		stored.Seq = del.Seq
+		if err := a.dlv.Apply(stored); err != nil {
+			return nil, err
+		}
+		return del, nil
 	}
-	stored := *ev
-	stored.Seq = del.Seq
-	if err := a.dlv.Apply(stored); err != nil {
-		return d, nil, err
-	}
-	return d, del, nil
+	return then, delivered
 }
 
 // delivery prepares the delivery event of the rules the decision included that have not

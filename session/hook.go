@@ -377,22 +377,26 @@ func (a *AgentSession) appendOnce(ctx context.Context, evs []events.Event) (wrot
 // fold folds appended events into the session's projection and the Deliveries fold. The caller
 // holds s.mu.
 func (a *AgentSession) fold(evs []events.Event) error {
-	s := a.Session
 	for _, ev := range evs {
-		if err := s.state.Apply(ev); err != nil {
-			return fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
-		}
-		if err := a.dlv.Apply(ev); err != nil {
+		if err := a.foldOne(ev); err != nil {
 			return err
 		}
-		a.countTrigger(ev)
 	}
-	s.head, s.headHash = evs[len(evs)-1].Seq, evs[len(evs)-1].Hash
-	s.sinceSnapshot += len(evs)
-	for _, ev := range evs {
-		s.bytesSinceSnapshot += len(ev.Data)
+	a.Session.advanced(evs)
+	return nil
+}
+
+// foldOne folds one event into the session's projection, the Deliveries fold and the count of
+// triggers. The caller holds s.mu.
+func (a *AgentSession) foldOne(ev events.Event) error {
+	err := a.Session.state.Apply(ev)
+	if err == nil {
+		err = a.dlv.Apply(ev)
 	}
-	s.snapshotDue()
+	if err != nil {
+		return fmt.Errorf("task %s: fold %s: %w", a.task, ev, err)
+	}
+	a.countTrigger(ev)
 	return nil
 }
 

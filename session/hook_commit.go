@@ -73,17 +73,8 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 	if err := a.foldAhead(evs); err != nil {
 		return "", true, err
 	}
-	var del *Delivered
-	var delivery events.Event
-	_, err = s.decideLocked(ctx, files, evs, func(d *Decision) ([]events.Event, error) {
-		ev, dl, err := a.delivery(d, h.Event, h.Channel, key)
-		if ev == nil || err != nil {
-			return nil, err
-		}
-		del, delivery = dl, *ev
-		del.Seq = d.Seq + 1
-		return []events.Event{*ev}, nil
-	})
+	then, delivered := a.delivering(h.Event, h.Channel, key)
+	_, err = s.decideLocked(ctx, files, evs, then)
 	if err != nil {
 		if s.stale == nil {
 			// Failed before the commit was tried (a snapshot's blobs, an encoding), or after
@@ -92,11 +83,8 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 		}
 		return "", true, s.stale
 	}
-	if del == nil {
-		return "", true, nil
-	}
-	delivery.Seq = del.Seq
-	if err := a.dlv.Apply(delivery); err != nil {
+	del, err := delivered()
+	if del == nil || err != nil {
 		return "", true, err
 	}
 	return del.Text, true, nil
@@ -106,17 +94,11 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 // the Deliveries fold and the count of triggers, before they are written. The caller holds
 // s.mu. A fold that fails leaves the session stale.
 func (a *AgentSession) foldAhead(evs []events.Event) error {
-	s := a.Session
 	for _, ev := range evs {
-		err := s.state.Apply(ev)
-		if err == nil {
-			err = a.dlv.Apply(ev)
+		if err := a.foldOne(ev); err != nil {
+			a.stale = fmt.Errorf("%w: %w", ErrStale, err)
+			return a.stale
 		}
-		if err != nil {
-			s.stale = fmt.Errorf("%w: task %s: fold %s: %w", ErrStale, s.task, ev, err)
-			return s.stale
-		}
-		a.countTrigger(ev)
 	}
 	return nil
 }

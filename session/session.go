@@ -364,13 +364,20 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded i
 			return res, fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
 		}
 	}
-	s.head, s.headHash = res.Last, res.Events[len(res.Events)-1].Hash
-	s.sinceSnapshot += len(res.Events)
-	for _, ev := range res.Events {
+	s.advanced(res.Events)
+	return res, nil
+}
+
+// advanced moves the session's head to the last of evs, appended and folded, counts them
+// toward the next projection snapshot and writes it when due. The caller holds s.mu.
+func (s *Session) advanced(evs []events.Event) {
+	last := evs[len(evs)-1]
+	s.head, s.headHash = last.Seq, last.Hash
+	s.sinceSnapshot += len(evs)
+	for _, ev := range evs {
 		s.bytesSinceSnapshot += len(ev.Data)
 	}
 	s.snapshotDue()
-	return res, nil
 }
 
 // snapshotDue writes the projection snapshot when enough events or bytes passed since the last
