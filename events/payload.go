@@ -206,14 +206,19 @@ func (p *Mention) validate() error {
 }
 
 func (p *ToolCall) validate() error {
-	if p.Tool == "" {
-		return errors.New("tool is empty")
-	}
 	if len(p.Params) == 0 {
 		p.Params = json.RawMessage("{}")
 	}
 	if !isJSONObject(p.Params) {
 		return errors.New("params must be a JSON object")
+	}
+	return p.validateFields()
+}
+
+// validateFields is validate less the check of the params.
+func (p *ToolCall) validateFields() error {
+	if p.Tool == "" {
+		return errors.New("tool is empty")
 	}
 	return validateGuesses(p.Guesses)
 }
@@ -222,10 +227,7 @@ func (p *ToolCall) validate() error {
 // read are a JSON object.
 func validateDecoded(p Payload, fast bool) error {
 	if tc, ok := p.(*ToolCall); ok && fast && len(tc.Params) > 0 {
-		if tc.Tool == "" {
-			return errors.New("tool is empty")
-		}
-		return validateGuesses(tc.Guesses)
+		return tc.validateFields()
 	}
 	return p.validate()
 }
