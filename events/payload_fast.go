@@ -465,25 +465,7 @@ func (s *fastScanner) value(depth int) bool {
 			}
 		}
 	case c == '[':
-		s.i++
-		if s.peek() == ']' {
-			s.i++
-			return true
-		}
-		for {
-			if !s.value(depth + 1) {
-				return false
-			}
-			switch s.peek() {
-			case ',':
-				s.i++
-			case ']':
-				s.i++
-				return true
-			default:
-				return false
-			}
-		}
+		return s.array(func() bool { return s.value(depth + 1) })
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
