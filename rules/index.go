@@ -205,9 +205,6 @@ func (mm *matchMemo) put(k memoKey, h []memoHit) {
 // candidate: the order results report.
 func (rs *RuleSet) collectHits(st *evalState) []hit {
 	sc := st.scratch
-	if sc == nil {
-		sc = new(scratch)
-	}
 	hits := sc.hits[:0]
 	n := len(st.candidates)
 	sc.found, sc.known = slices.Grow(sc.found[:0], n)[:n], slices.Grow(sc.known[:0], n)[:n]

@@ -19,7 +19,7 @@ func TestHitsOrder(t *testing.T) {
 			c := ctx
 			c.Paths = ctx.Paths[:paths]
 			for turn := range 2 { // matched, then remembered
-				st := &evalState{ctx: &c}
+				st := &evalState{ctx: &c, scratch: new(scratch)}
 				for i, p := range c.Paths {
 					st.candidates = append(st.candidates, candidate{path: foldSlashes(p.Path), root: p.Root, index: i})
 				}

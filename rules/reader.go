@@ -155,8 +155,6 @@ type stamp struct {
 	readAt time.Time
 }
 
-func stampOf(info statInfo, readAt time.Time) stamp { return stamp{info, readAt} }
-
 // vouches reports whether info shows the same file the stamp was taken of.
 func (s stamp) vouches(info statInfo) bool {
 	mt := info.modTime
@@ -222,7 +220,7 @@ func (r *Reader) remember(f File, info statInfo, readAt time.Time) {
 	if r.files == nil {
 		r.files = map[fileKey]cachedFile{}
 	}
-	r.files[cacheKey(f)] = cachedFile{stampOf(info, readAt), f}
+	r.files[cacheKey(f)] = cachedFile{stamp{info, readAt}, f}
 }
 
 func (r *Reader) dir(key fileKey, info statInfo) ([]fs.DirEntry, bool) {
@@ -241,7 +239,7 @@ func (r *Reader) rememberDir(key fileKey, info statInfo, readAt time.Time, entri
 	if r.dirs == nil {
 		r.dirs = map[fileKey]cachedDir{}
 	}
-	r.dirs[key] = cachedDir{stampOf(info, readAt), entries}
+	r.dirs[key] = cachedDir{stamp{info, readAt}, entries}
 }
 
 // Digest is the hex SHA-256 of content: the key its blob is stored under.
