@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -174,5 +175,20 @@ func TestReplayFails(t *testing.T) {
 				t.Fatalf("hook log %q (%v): want the failed replay hook named", log, err)
 			}
 		})
+	}
+}
+
+// TestLinksNoHeavyPackage: every start of the hook program pays a page fault for each page of
+// code it touches, so it links neither encoding/json, fmt, crypto nor net (the README says so).
+func TestLinksNoHeavyPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		switch {
+		case pkg == "encoding/json", pkg == "fmt", pkg == "net", pkg == "crypto", strings.HasPrefix(pkg, "crypto/"):
+			t.Errorf("replay-hook links %s", pkg)
+		}
 	}
 }
