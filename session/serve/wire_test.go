@@ -57,8 +57,8 @@ func TestWireHook(t *testing.T) {
 	}
 }
 
-// TestWireUnreachable: no socket, a stale socket and a server shutting down tell the caller to
-// go elsewhere; a socket in a shared folder is not connected to.
+// TestWireUnreachable: no socket and a stale socket tell the caller to go elsewhere; a socket in
+// a shared folder that others may write is not connected to.
 func TestWireUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
