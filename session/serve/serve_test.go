@@ -571,26 +571,14 @@ func TestParkedSessions(t *testing.T) {
 		defer s.tasks.mu.Unlock()
 		return s.tasks.opened
 	}
-	released := func() {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			s.dbmu.Lock()
-			held := s.db != nil
-			s.dbmu.Unlock()
-			if !held {
-				return
-			}
-		}
-		t.Fatal("the server still holds the database")
-	}
 	if reply := hook("toolu_1", "src/api/routes.ts"); !strings.Contains(reply, "API handlers") {
 		t.Fatalf("first hook: %q", reply)
 	}
-	released()
+	waitReleased(t, s)
 	if reply := hook("toolu_2", "src/api/users.ts"); reply != "" || opened() != 1 {
 		t.Fatalf("after a release: reply %q, %d sessions opened; want none and 1", reply, opened())
 	}
-	released()
+	waitReleased(t, s)
 	// Another process appends to the task while the server does not hold the database.
 	db, err := store.Open(dbPath, &store.Options{NoSync: true})
 	if err != nil {
@@ -637,6 +625,20 @@ func TestParkedSessions(t *testing.T) {
 	}
 }
 
+// waitReleased waits up to 5 s for the server to let go of its database.
+func waitReleased(t *testing.T, s *Server) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s.dbmu.Lock()
+		held := s.db != nil
+		s.dbmu.Unlock()
+		if !held {
+			return
+		}
+	}
+	t.Fatal("the server still holds the database")
+}
+
 // TestParkKeepsTheRecentSessions: while the server does not hold the database only the
 // maxParked most recently used sessions stay open (each holds inotify instances); the others are
 // closed, and opened again by their next hook.
@@ -660,17 +662,7 @@ func TestParkKeepsTheRecentSessions(t *testing.T) {
 	for i := range tasks {
 		hook(fmt.Sprint("s", i), 0)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		s.dbmu.Lock()
-		held := s.db != nil
-		s.dbmu.Unlock()
-		if !held {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server still holds the database")
-		}
-	}
+	waitReleased(t, s)
 	hook(fmt.Sprint("s", tasks-1), 1) // the most recent: parked
 	if got := opened(); got != tasks {
 		t.Errorf("the most recently used task's hook opened a session: %d opened, want %d", got, tasks)
