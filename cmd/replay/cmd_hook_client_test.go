@@ -132,17 +132,14 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 
 // BenchmarkHookClientCold is BenchmarkHookClientRoundTrip's hooks as an agent mostly sends
 // them, seconds apart: each after a pause (not timed) longer than the server's hold period, so
-// that the server reopens the database and the task for it. replay-hook (p50-ms, p99-ms) and
-// replay hook (replay-p50-ms, replay-p99-ms) alternate.
+// that the server opens the database again for it and carries the task's parked session on.
+// replay-hook (p50-ms, p99-ms) and replay hook (replay-p50-ms, replay-p99-ms) alternate.
 func BenchmarkHookClientCold(b *testing.B) {
 	replay, client := hookClientBinaries(b)
 	dir, ws, db := benchHookTask(b)
 	env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
 	defer exec.Command(replay, "serve", "--stop", "--db", db).Run()
-	payload := func(i int) []byte {
-		return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_cold_%d"}`,
-			benchHookSession, ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i)
-	}
+	payload := func(i int) []byte { return benchReadPayload(benchHookSession, ws, i) }
 	if r := hookProcess(replay, "claude-code", db, payload(-1), env); r.code != 0 {
 		b.Fatalf("first hook: %+v", r)
 	}
