@@ -20,8 +20,8 @@ type hookCommand struct {
 const hookClientName = "replay-hook"
 
 // hookClientBeside is the replay-hook program beside the replay binary exe, or "" when there is
-// none (tests replace it).
-var hookClientBeside = func(exe string) string {
+// none that can be run.
+func hookClientBeside(exe string) string {
 	p := filepath.Join(filepath.Dir(exe), hookClientName)
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 		return p
