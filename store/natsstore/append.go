@@ -3,6 +3,7 @@ package natsstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -273,7 +274,7 @@ func (s *Store) ackOf(reply *nats.Msg, err error) (pubAck, error) {
 		return pubAck{}, err
 	}
 	var ack pubAck
-	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return pubAck{}, fmt.Errorf("the server's acknowledgement does not decode: %w", err)
 	}
 	if ack.Error != nil {
@@ -370,7 +371,7 @@ func (s *Store) mark(ctx context.Context, task uuid.UUID) error {
 		return err
 	}
 	var ack pubAck
-	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return fmt.Errorf("the server's acknowledgement does not decode: %w", err)
 	}
 	// A second marker is refused (one message per subject): the task is marked already.

@@ -142,7 +142,7 @@ func (s *Store) Snapshot(task uuid.UUID, name string) (uint64, []byte, error) {
 	case len(v) < 8:
 		return 0, nil, fmt.Errorf("snapshot %q of task %s: %w: %d bytes", name, task, store.ErrCorrupt, len(v))
 	}
-	return binary.BigEndian.Uint64(v), bytes.Clone(v[8:]), nil
+	return binary.BigEndian.Uint64(v), v[8:], nil // GetBytes gives a buffer of its own
 }
 
 // putObject stores data as the named object in chunks as large as a message allows, so a large

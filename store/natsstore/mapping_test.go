@@ -3,6 +3,7 @@ package natsstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -187,7 +188,7 @@ func (s *Store) publishRaw(m *nats.Msg) (pubAck, error) {
 		return pubAck{}, err
 	}
 	var ack pubAck
-	if err := jsonUnmarshal(reply.Data, &ack); err != nil {
+	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return pubAck{}, err
 	}
 	if ack.Error != nil {

@@ -25,8 +25,6 @@ const (
 	readChunkBytes = 8 << 20
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // Head returns the end of task's log, read from the stream leader, or store.ErrTaskNotFound.
 func (s *Store) Head(task uuid.UUID) (store.Head, error) {
 	if err := s.check(); err != nil {
