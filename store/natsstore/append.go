@@ -366,17 +366,11 @@ func (s *Store) mark(ctx context.Context, task uuid.UUID) error {
 	}
 	m := nats.NewMsg(s.markerSubject(task))
 	m.Header.Set("Nats-Msg-Id", "task."+task.String())
-	reply, err := s.request(context.WithoutCancel(ctx), m)
-	if err != nil {
-		return err
-	}
-	var ack pubAck
-	if err := json.Unmarshal(reply.Data, &ack); err != nil {
-		return fmt.Errorf("the server's acknowledgement does not decode: %w", err)
-	}
 	// A second marker is refused (one message per subject): the task is marked already.
-	if ack.Error != nil && ack.Error.ErrCode != codeStoreFailed {
-		return ack.Error
+	_, err := s.ackOf(s.request(context.WithoutCancel(ctx), m))
+	var ae *apiError
+	if err != nil && !(errors.As(err, &ae) && ae.ErrCode == codeStoreFailed) {
+		return err
 	}
 	s.mu.Lock()
 	if len(s.marked) >= maxCachedHeads {
