@@ -18,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/natsstore"
 )
 
 // The fixture layout the demo reads (and the tests share):
@@ -48,7 +49,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
-	if f.loc.isNATS() && !natsURLNamesStream(f.loc.url) {
+	if u, err := natsstore.ParseURL(f.loc.url); f.loc.isNATS() && err == nil && !u.NamesStream {
 		base, query, hasQuery := strings.Cut(f.loc.url, "?")
 		f.loc.url = strings.TrimSuffix(base, "/") + "/" + demoStream
 		if hasQuery {

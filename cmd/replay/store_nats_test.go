@@ -18,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/natsstore"
 )
 
 // natsServer starts an in-process JetStream server listening on 127.0.0.1 (port 0: a random
@@ -498,9 +499,9 @@ func TestNATSReplicas(t *testing.T) {
 		{"nats://h:4222/S?replicas=three", 0, true},
 	}
 	for _, tt := range tests {
-		got, err := natsReplicas(tt.url)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("natsReplicas(%q) = %d, %v; want %d, error %v", tt.url, got, err, tt.want, tt.wantErr)
+		u, err := natsstore.ParseURL(tt.url)
+		if u.Replicas != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseURL(%q).Replicas = %d, %v; want %d, error %v", tt.url, u.Replicas, err, tt.want, tt.wantErr)
 		}
 	}
 	// A single server refuses a stream of more than one replica, with the message the README

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,20 +119,12 @@ func natsSideDir(url string) string { return natsSideDirIn(userDataDir(), url) }
 
 // natsSideDirIn is natsSideDir with dataDir as the user's data folder.
 func natsSideDirIn(dataDir, url string) string {
-	norm, _, _ := strings.Cut(url, "?")
-	norm = strings.TrimSuffix(norm, "/")
-	if !natsURLNamesStream(norm) {
-		norm += "/" + natsstore.DefaultStream
+	norm := strings.TrimSuffix(url, "/")
+	if u, err := natsstore.ParseURL(url); err == nil {
+		norm = u.Server + "/" + u.Stream
 	}
 	sum := sha256.Sum256([]byte(norm))
 	return filepath.Join(dataDir, "tasklog", "nats-"+hex.EncodeToString(sum[:6]))
-}
-
-// natsURLNamesStream reports whether a nats://HOST:PORT[/STREAM] URL names a stream.
-func natsURLNamesStream(url string) bool {
-	base, _, _ := strings.Cut(url, "?")
-	rest := strings.TrimPrefix(strings.TrimSuffix(base, "/"), "nats://")
-	return strings.Contains(rest, "/")
 }
 
 // userDataDir is $XDG_DATA_HOME, else ~/.local/share, else the temporary folder.
@@ -160,36 +150,13 @@ type openOptions struct {
 // command that finds its stream missing creates it (with ?replicas=N replicas, else one).
 func openStore(l storeLoc, o openOptions) (store.Store, error) {
 	if l.isNATS() {
-		replicas, err := natsReplicas(l.url)
-		if err != nil {
-			return nil, err
-		}
-		s, err := natsstore.Open(l.url, &natsstore.Options{Timeout: o.timeout, Replicas: replicas})
+		s, err := natsstore.Open(l.url, &natsstore.Options{Timeout: o.timeout})
 		if err != nil {
 			return nil, err // it names the server and the stream
 		}
 		return s, nil
 	}
 	return store.Open(l.path, &store.Options{Timeout: o.timeout, ReadOnly: o.readOnly})
-}
-
-// natsReplicas reads ?replicas=N from a NATS store's URL: the replicas of the stream and its
-// blob and snapshot stores when the first command that opens them creates them (1 without it;
-// 3 on a cluster of three, so that an acknowledged append is on a majority of the servers).
-func natsReplicas(raw string) (int, error) {
-	u, err := neturl.Parse(raw)
-	if err != nil {
-		return 0, fmt.Errorf("NATS store URL %q: %w", raw, err)
-	}
-	v := u.Query().Get("replicas")
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 5 {
-		return 0, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
-	}
-	return n, nil
 }
 
 // errNoLog is openExisting's error for a database file that does not exist.

@@ -87,6 +87,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,7 +117,7 @@ type Options struct {
 	// the call within it.
 	Timeout time.Duration
 	// Replicas is the number of replicas of the stream (and of the blob and snapshot stores)
-	// when Open creates them; zero means 1.
+	// when Open creates them; zero means the URL's ?replicas=N, else 1.
 	Replicas int
 	// Duplicates is the window in which the server recognises a repeated Nats-Msg-Id, set
 	// when Open creates the stream; zero means two minutes. Idempotency does not depend on it
@@ -172,39 +173,60 @@ var _ store.Store = (*Store)(nil)
 // IsURL reports whether s names a NATS store: it starts with nats://.
 func IsURL(s string) bool { return strings.HasPrefix(s, "nats://") }
 
-// parseURL splits nats://HOST:PORT[/STREAM] into the server URL and the stream name.
-func parseURL(raw string) (server, stream string, err error) {
+// URL is a NATS store's URL, nats://HOST:PORT[/STREAM][?replicas=N], taken apart.
+type URL struct {
+	// Server is the server's URL, without the stream or the query.
+	Server string
+	// Stream is the stream's name, DefaultStream when the URL names none (NamesStream false).
+	Stream      string
+	NamesStream bool
+	// Replicas is ?replicas=N, from 1 to 5: the replicas of the stream and its blob and
+	// snapshot stores when Open creates them; 0 when the URL says nothing.
+	Replicas int
+}
+
+// ParseURL takes a NATS store's URL apart; errors name the URL.
+func ParseURL(raw string) (URL, error) {
 	if !IsURL(raw) {
-		return "", "", fmt.Errorf("%q is not a NATS store URL: it must start with nats://", raw)
+		return URL{}, fmt.Errorf("%q is not a NATS store URL: it must start with nats://", raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", fmt.Errorf("NATS store URL %q: %w", raw, err)
+		return URL{}, fmt.Errorf("NATS store URL %q: %w", raw, err)
 	}
 	if u.Host == "" {
-		return "", "", fmt.Errorf("NATS store URL %q names no server", raw)
+		return URL{}, fmt.Errorf("NATS store URL %q names no server", raw)
 	}
-	stream = strings.Trim(u.Path, "/")
-	if stream == "" {
-		stream = DefaultStream
+	p := URL{Stream: strings.Trim(u.Path, "/")}
+	p.NamesStream = p.Stream != ""
+	if !p.NamesStream {
+		p.Stream = DefaultStream
 	}
-	for _, c := range stream {
+	for _, c := range p.Stream {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return "", "", fmt.Errorf("NATS store URL %q: stream name %q may hold only letters, digits, '_' and '-'", raw, stream)
+			return URL{}, fmt.Errorf("NATS store URL %q: stream name %q may hold only letters, digits, '_' and '-'", raw, p.Stream)
+		}
+	}
+	if v := u.Query().Get("replicas"); v != "" {
+		if p.Replicas, err = strconv.Atoi(v); err != nil || p.Replicas < 1 || p.Replicas > 5 {
+			return URL{}, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
 		}
 	}
 	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
-	return u.String(), stream, nil
+	p.Server = u.String()
+	return p, nil
 }
 
-// Open connects to the server of rawURL (nats://HOST:PORT[/STREAM], stream TASKLOG by default)
-// and opens the stream with its blob and snapshot stores, creating any that does not exist.
+// Open connects to the server of rawURL (nats://HOST:PORT[/STREAM][?replicas=N], stream
+// TASKLOG by default) and opens the stream with its blob and snapshot stores, creating any that
+// does not exist (with Options.Replicas replicas, else the URL's, else one).
 // A server that cannot be reached fails Open within Options.Timeout.
 func Open(rawURL string, opts *Options) (*Store, error) {
-	server, stream, err := parseURL(rawURL)
+	u, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	server, stream := u.Server, u.Stream
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -213,7 +235,7 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 		o.Timeout = defaultTimeout
 	}
 	if o.Replicas <= 0 {
-		o.Replicas = 1
+		o.Replicas = max(u.Replicas, 1)
 	}
 	s := &Store{url: server, stream: stream, timeout: o.Timeout, nc: o.Conn,
 		heads: make(map[uuid.UUID]head), marked: make(map[uuid.UUID]bool)}
