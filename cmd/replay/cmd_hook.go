@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/serve/wire"
@@ -22,15 +22,13 @@ import (
 // hookStdin is where 'replay hook' reads its payload; tests replace it.
 var hookStdin io.Reader = os.Stdin
 
-// Hook budgets: the whole run, and the shorter one of SessionEnd (Codex cuts its timeout to
-// 3 s). The agents' own timeouts, as 'replay install' writes them, are 10 s.
+// What replay-hook agrees on with 'replay hook' (hookconf).
 const (
-	hookBudget           = 5 * time.Second
-	hookSessionEndBudget = 2 * time.Second
-	// hookMaxPayload is the most stdin a hook reads.
-	hookMaxPayload = 32 << 20
-	// hookLogName is the error log beside the database.
-	hookLogName = "tasklog-hook.log"
+	hookBudget           = hookconf.Budget
+	hookSessionEndBudget = hookconf.SessionEndBudget
+	hookMaxPayload       = hookconf.MaxPayload
+	hookLogName          = hookconf.LogName
+	hookStartEnv         = hookconf.StartEnv
 )
 
 // cmdHook is 'replay hook AGENT [--db PATH] [--budget D]': one hook payload on stdin, the
@@ -120,11 +118,6 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 	hc.hint = ag
 	return hc, nil
 }
-
-// hookStartEnv is set by replay-hook, the small hook program, when it runs 'replay hook' after
-// all (no server answered it): the time it started, in nanoseconds since 1970, so that the two
-// share one budget.
-const hookStartEnv = "TASKLOG_HOOK_START"
 
 // hookStart is when the hook's budget began: $TASKLOG_HOOK_START when it is a time within the
 // budget before now, else now.
@@ -263,15 +256,5 @@ func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now
 func (hc *hookConfig) logError(stderr io.Writer, agent agentlog.Agent, event string, err error) {
 	line := fmt.Sprintf("%s replay hook %s %s: %v\n", time.Now().UTC().Format(time.RFC3339Nano), agent, event, err)
 	fmt.Fprint(stderr, line)
-	for _, dir := range []string{filepath.Dir(hc.db), os.TempDir()} {
-		f, ferr := os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if ferr != nil {
-			continue
-		}
-		_, werr := f.WriteString(line)
-		cerr := f.Close()
-		if werr == nil && cerr == nil {
-			return
-		}
-	}
+	hookconf.AppendLog(hc.db, line)
 }

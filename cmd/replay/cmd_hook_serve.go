@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/session/serve/wire"
@@ -22,7 +23,7 @@ import (
 // does not answer in time.
 const (
 	serveStartWait = 2 * time.Second
-	serveReserve   = 5 // budget/serveReserve is kept for the fallback
+	serveReserve   = hookconf.ServeReserve // budget/serveReserve is kept for the fallback
 )
 
 // viaServer hands the payload to the database's server ('replay serve'), starting it (detached)

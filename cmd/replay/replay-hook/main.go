@@ -27,20 +27,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/session/serve/wire"
 	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
-// What replay hook does, mirrored (cmd/replay/cmd_hook.go, cmd_hook_serve.go).
+// What replay hook does too (hookconf).
 const (
-	hookBudget           = 5 * time.Second
-	hookSessionEndBudget = 2 * time.Second
-	hookMaxPayload       = 32 << 20
-	hookLogName          = "tasklog-hook.log"
-	serveReserve         = 5 // budget/serveReserve is kept for opening the database instead
-	// startEnv hands replay hook the time this program started, so that the budget both
-	// spend is one.
-	startEnv = "TASKLOG_HOOK_START"
+	hookBudget           = hookconf.Budget
+	hookSessionEndBudget = hookconf.SessionEndBudget
+	hookMaxPayload       = hookconf.MaxPayload
+	hookLogName          = hookconf.LogName
+	serveReserve         = hookconf.ServeReserve
+	startEnv             = hookconf.StartEnv
 	// killGrace is how long after the budget a replay hook that has not answered is killed;
 	// waitGrace, how long after that its output may stay open (a SessionEnd hook of 2 s is
 	// over 2.5 s in, within the 3 s Codex allows).
@@ -137,7 +136,7 @@ func (c *call) parse() bool {
 
 // sessionEnds are the events that end a session in some dialect; replay hook gives them the
 // shorter budget (Codex allows its SessionEnd hook 3 s).
-var sessionEnds = []string{"SessionEnd", "sessionEnd", "TaskComplete", "TaskCancel", "SessionShutdown"}
+var sessionEnds = []string{"SessionEnd", "sessionEnd", "TaskComplete", "TaskCancel", "SessionShutdown", "agent_end", "agent_abort"}
 
 // event is the payload's event name, whatever the dialect calls the field.
 func event(payload []byte) string {
@@ -241,16 +240,7 @@ func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int 
 	if db == "" {
 		db = wire.DefaultDB()
 	}
-	for _, dir := range []string{filepath.Dir(db), os.TempDir()} {
-		f, ferr := os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if ferr != nil {
-			continue
-		}
-		_, werr := f.WriteString(line)
-		if f.Close() == nil && werr == nil {
-			break
-		}
-	}
+	hookconf.AppendLog(db, line)
 	stdout.Write(neutralReply(c.agent, payload))
 	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,5 +191,43 @@ func TestLinksNoHeavyPackage(t *testing.T) {
 		case pkg == "encoding/json", pkg == "fmt", pkg == "net", pkg == "crypto", strings.HasPrefix(pkg, "crypto/"):
 			t.Errorf("replay-hook links %s", pkg)
 		}
+	}
+}
+
+// TestAgreesWithAgentlog: the agents replay-hook takes are replay hook's (agentlog.HookAgents),
+// and a captured payload ends a session for it exactly when agentlog reads it as the end of
+// one: its own lists cannot drift from agentlog's, which it does not link.
+func TestAgreesWithAgentlog(t *testing.T) {
+	var want []string
+	for _, a := range agentlog.HookAgents() {
+		want = append(want, string(a))
+	}
+	if !slices.Equal(agents, want) {
+		t.Errorf("replay-hook takes %v, replay hook %v", agents, want)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "events", "agentlog", "testdata", "hooks", "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captured hook payloads: %v", err)
+	}
+	ends := 0
+	for _, f := range files {
+		payload, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := agentlog.ParseHook(agentlog.Agent(filepath.Base(filepath.Dir(f))), payload)
+		if err != nil {
+			continue // a payload agentlog refuses: replay hook answers it
+		}
+		want := h.Kind == agentlog.HookSessionEnd
+		if want {
+			ends++
+		}
+		if got := endsSession(payload); got != want {
+			t.Errorf("%s: endsSession = %v, agentlog reads a session end: %v", f, got, want)
+		}
+	}
+	if ends == 0 {
+		t.Error("no captured payload ends a session: the check above checked nothing")
 	}
 }
