@@ -12,15 +12,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // Version is the protocol version. A client states the version it speaks in its first message
 // (hello); the server refuses any other with CodeVersion.
-const Version = 1
+const Version = wire.Version
 
-// MaxMessage is the most bytes one message may hold, its newline included. A hook payload may
-// be up to 32 MiB (what 'replay hook' reads from stdin); the rest is the envelope.
-const MaxMessage = 33 << 20
+// MaxMessage is the most bytes one message may hold, its newline included (wire.MaxMessage).
+const MaxMessage = wire.MaxMessage
 
 // The operations a request names in "op".
 const (

@@ -29,8 +29,10 @@ const Version = 1
 // maxSocketPath is the longest socket path used as is (Linux allows 107 bytes, macOS 103).
 const maxSocketPath = 100
 
-// maxReply is the most bytes a response may hold (serve.MaxMessage).
-const maxReply = 33 << 20
+// MaxMessage is the most bytes one message of the protocol may hold, its newline included. A
+// hook payload may be up to 32 MiB (what 'replay hook' reads from stdin); the rest is the
+// envelope.
+const MaxMessage = 33 << 20
 
 // ErrUntrustedSocket is Hook's error when the socket, or its folder in the shared temporary
 // directory, is not this user's own: whoever listens there could answer the hooks.
@@ -237,15 +239,15 @@ func untrusted(detail string) error {
 	return &wrapped{err: ErrUntrustedSocket, text: detail, after: true}
 }
 
-// errTooLong is readLine's error for a response over maxReply.
+// errTooLong is readLine's error for a response over MaxMessage.
 var errTooLong = errors.New("response longer than the limit")
 
-// readLine reads one newline-terminated message of at most maxReply bytes.
+// readLine reads one newline-terminated message of at most MaxMessage bytes.
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxReply {
+		if len(buf)+len(chunk) > MaxMessage {
 			return nil, errTooLong
 		}
 		buf = append(buf, chunk...)
