@@ -26,11 +26,12 @@ const (
 	serveReserve   = hookconf.ServeReserve // budget/serveReserve is kept for the fallback
 )
 
-// viaServer hands the payload to the database's server ('replay serve'), starting it (detached)
-// when none listens (unless one did not come up in the last minute). ok is false when the server could not take the payload in time (none
-// could be started, it is shutting down, the connection broke, or it answered with an error
-// that leaves the payload unrecorded: timeout, internal, conflict): the caller then opens the
-// database itself, within what is left of ctx. A payload the server refused (not a hook of the
+// viaServer hands the payload to the database's server ('replay serve') as replay-hook does
+// (wire.Hook: the hello and the hook in one write), starting the server (detached) when none
+// listens, unless one did not come up in the last minute. ok is false when the server could not
+// take the payload in time (none could be started, it is shutting down, the connection broke,
+// or it answered with an error that leaves the payload unrecorded: timeout, internal,
+// conflict): the caller then opens the database itself, within what is left of ctx. A payload the server refused (not a hook of the
 // agent) gets the neutral reply, the error logged.
 //
 // $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
@@ -44,34 +45,30 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	callCtx, cancel := context.WithDeadline(ctx, dl.Add(-reserve))
 	defer cancel()
 	sock := serve.SocketPath(hc.db)
-	c, err := serve.Dial(callCtx, sock, "replay hook")
-	if err != nil && serverStarter != nil && wire.NothingListens(err) && !startFailedRecently(hc.db) {
+	res, err := wire.Hook(callCtx, sock, "replay hook", string(hc.hint), payload)
+	if serverStarter != nil && wire.NothingListens(err) && !startFailedRecently(hc.db) {
 		if serr := serverStarter(hc.loc.String()); serr != nil {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
 			return nil, false
 		}
-		if c, err = dialStarted(callCtx, sock); err != nil {
+		if res, err = hookStarted(callCtx, sock, string(hc.hint), payload); wire.NothingListens(err) {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve did not come up: %w", err))
 		}
 	}
-	if err != nil {
+	var we *wire.Error
+	switch {
+	case err == nil:
+		return []byte(res), true
+	case !errors.As(err, &we) || we.Code == serve.CodeShuttingDown:
+		return nil, false // no server could take it
+	case serverRecordedNothing(err):
+		hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve (opening the database instead): %w", err))
 		return nil, false
 	}
-	defer c.Close()
-	res, err := c.Hook(callCtx, string(hc.hint), payload)
-	if serve.Unreachable(err) || serverRecordedNothing(err) {
-		if err != nil && !serve.Unreachable(err) {
-			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve (opening the database instead): %w", err))
-		}
-		return nil, false
-	}
-	if err != nil {
-		hc.logError(stderr, h.Agent, h.Event, fmt.Errorf("replay serve: %w", err))
-		return agentlog.NeutralReply(h.Agent, h.Event), true
-	}
-	return []byte(res.Reply), true
+	hc.logError(stderr, h.Agent, h.Event, fmt.Errorf("replay serve: %w", err))
+	return agentlog.NeutralReply(h.Agent, h.Event), true
 }
 
 // serverStarter starts a server for a database; nil in test binaries, whose executable is not
@@ -113,7 +110,7 @@ func markStartFailed(db string) {
 // was locked or failed): the hook then goes to the database itself, as when no server answers.
 // Recording again is safe: every event has its idempotency key.
 func serverRecordedNothing(err error) bool {
-	var e *serve.Error
+	var e *wire.Error
 	if !errors.As(err, &e) {
 		return false
 	}
@@ -124,23 +121,20 @@ func serverRecordedNothing(err error) bool {
 	return false
 }
 
-// dialStarted waits for a server just started to listen.
-func dialStarted(ctx context.Context, sock string) (*serve.Client, error) {
+// hookStarted hands the payload to a server just started, trying again while it does not
+// listen yet, for serveStartWait at most.
+func hookStarted(ctx context.Context, sock, agent string, payload []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, serveStartWait)
 	defer cancel()
 	pause := time.Millisecond
 	for {
-		c, err := serve.Dial(ctx, sock, "replay hook")
-		if err == nil {
-			return c, nil
-		}
-		var se *serve.Error
-		if errors.As(err, &se) {
-			return nil, err
+		reply, err := wire.Hook(ctx, sock, "replay hook", agent, payload)
+		if !wire.NothingListens(err) {
+			return reply, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return "", err
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 20*time.Millisecond)
