@@ -408,13 +408,9 @@ func (s *Store) readHead(ctx context.Context, task uuid.UUID) (head, error) {
 	if err != nil || !ok {
 		return head{}, err
 	}
-	data, err := s.payload(ctx, m)
+	ev, err := s.eventOf(ctx, task, m)
 	if err != nil {
-		return head{}, fmt.Errorf("task %s: %w", task, err)
-	}
-	var ev events.Event
-	if err := ev.UnmarshalBinary(data); err != nil {
-		return head{}, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
+		return head{}, err
 	}
 	if ev.Task != task || ev.Seq == 0 {
 		return head{}, fmt.Errorf("task %s: stream seq %d: %w: the last event says it is task %s seq %d", task, m.Seq, store.ErrCorrupt, ev.Task, ev.Seq)

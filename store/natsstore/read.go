@@ -181,6 +181,20 @@ func decodeMsg(task uuid.UUID, seq uint64, m storedMsg, stream string) (events.E
 	return ev, nil
 }
 
+// eventOf decodes the event a message of task's subjects holds (read from the blob store when
+// it was spilled); a value that does not decode is ErrCorrupt, named by its stream sequence.
+func (s *Store) eventOf(ctx context.Context, task uuid.UUID, m storedMsg) (events.Event, error) {
+	data, err := s.payload(ctx, m)
+	if err != nil {
+		return events.Event{}, fmt.Errorf("task %s: %w", task, err)
+	}
+	var ev events.Event
+	if err := ev.UnmarshalBinary(data); err != nil {
+		return events.Event{}, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
+	}
+	return ev, nil
+}
+
 // findStreamSeq returns the stream sequence of task's event seq (1 ≤ seq ≤ h.seq), or one at
 // or before it on the task's filter: the first event is found at once, others by a binary
 // search over the stream, reading from the leader.
@@ -204,13 +218,9 @@ func (s *Store) findStreamSeq(ctx context.Context, task uuid.UUID, seq uint64, h
 		if !ok {
 			return 0, fmt.Errorf("task %s: %w: no event at or after stream seq %d, before the head at %d", task, store.ErrCorrupt, mid, h.sseq)
 		}
-		data, err := s.payload(ctx, m)
+		ev, err := s.eventOf(ctx, task, m)
 		if err != nil {
-			return 0, fmt.Errorf("task %s: %w", task, err)
-		}
-		var ev events.Event
-		if err := ev.UnmarshalBinary(data); err != nil {
-			return 0, fmt.Errorf("task %s: stream seq %d: %w: %w", task, m.Seq, store.ErrCorrupt, err)
+			return 0, err
 		}
 		switch {
 		case ev.Seq == seq:
