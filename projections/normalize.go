@@ -125,23 +125,7 @@ func (rs rootSet) primary() (absPath, bool) {
 
 // contains returns the index of the root with the longest match for the clean absolute path
 // abs, and the path relative to it ("" for the root itself), or -1.
-func (rs rootSet) contains(abs string) (int, string) {
-	best, rel := -1, ""
-	for i, r := range rs.strs {
-		if r == "" || len(r) > len(abs) || best >= 0 && len(r) <= len(rs.strs[best]) {
-			continue
-		}
-		switch {
-		case abs == r:
-			best, rel = i, ""
-		case strings.HasPrefix(abs, r) && strings.HasSuffix(r, "/"): // "/" or "c:/"
-			best, rel = i, abs[len(r):]
-		case strings.HasPrefix(abs, r) && abs[len(r)] == '/':
-			best, rel = i, abs[len(r)+1:]
-		}
-	}
-	return best, rel
-}
+func (rs rootSet) contains(abs string) (int, string) { return rs.containsJoined(abs, "") }
 
 // normalize is Normalize on prepared roots; it returns the root's index (-1 for a relative path
 // in a task without roots).
