@@ -74,6 +74,21 @@ func helloBinary(tb testing.TB) string {
 	return filepath.Join(dir, "hello")
 }
 
+// clientBenchServer builds replay and replay-hook, makes benchHookTask's task and has a first
+// hook start its server, stopped when b ends; it returns the binaries, the workspace, the
+// database and the hooks' environment.
+func clientBenchServer(b *testing.B) (replay, client, ws, db string, env []string) {
+	replay, client = hookClientBinaries(b)
+	dir, ws, db := benchHookTask(b)
+	env = []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
+	b.Cleanup(func() { exec.Command(replay, "serve", "--stop", "--db", db).Run() })
+	if r := hookProcess(replay, "claude-code", db, benchReadPayload(benchHookSession, ws, -1), env); r.code != 0 {
+		b.Fatalf("first hook: %+v", r)
+	}
+	waitServer(b, db)
+	return replay, client, ws, db, env
+}
+
 // BenchmarkHookClientRoundTrip is the hook round trip through a running server that holds the
 // database (process start, connect, record, decide, deliver, reply; PreToolUse on a task of
 // 10,000 events) two ways, alternating, so that both meet the same load: the small replay-hook
@@ -82,15 +97,8 @@ func helloBinary(tb testing.TB) string {
 // a Go program's start, and the same hook handed to the same server from this process
 // (socket-p50-ms, socket-p99-ms: connect, record, decide, deliver, reply, durable).
 func BenchmarkHookClientRoundTrip(b *testing.B) {
-	replay, client := hookClientBinaries(b)
-	dir, ws, db := benchHookTask(b)
-	env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
-	defer exec.Command(replay, "serve", "--stop", "--db", db).Run()
+	replay, client, ws, db, env := clientBenchServer(b)
 	payload := func(i int) []byte { return benchReadPayload(benchHookSession, ws, i) }
-	if r := hookProcess(replay, "claude-code", db, payload(-1), env); r.code != 0 {
-		b.Fatalf("first hook: %+v", r)
-	}
-	waitServer(b, db)
 	hello := helloBinary(b)
 	fast := make([]time.Duration, 0, b.N)
 	full := make([]time.Duration, 0, b.N)
@@ -135,15 +143,8 @@ func BenchmarkHookClientRoundTrip(b *testing.B) {
 // that the server opens the database again for it and carries the task's parked session on.
 // replay-hook (p50-ms, p99-ms) and replay hook (replay-p50-ms, replay-p99-ms) alternate.
 func BenchmarkHookClientCold(b *testing.B) {
-	replay, client := hookClientBinaries(b)
-	dir, ws, db := benchHookTask(b)
-	env := []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
-	defer exec.Command(replay, "serve", "--stop", "--db", db).Run()
+	replay, client, ws, db, env := clientBenchServer(b)
 	payload := func(i int) []byte { return benchReadPayload(benchHookSession, ws, i) }
-	if r := hookProcess(replay, "claude-code", db, payload(-1), env); r.code != 0 {
-		b.Fatalf("first hook: %+v", r)
-	}
-	waitServer(b, db)
 	fast := make([]time.Duration, 0, b.N)
 	full := make([]time.Duration, 0, b.N)
 	pause := func() {
