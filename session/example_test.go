@@ -7,8 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strings"
-	"testing"
 	"testing/fstest"
 	"time"
 
@@ -106,9 +104,8 @@ func ExampleSession_Watch() {
 	// inject no-any (matched ": any"): Do not type values as any.
 }
 
-// The README's walk through of embedding tasklog in a runtime (section "Embedding tasklog in an
-// agent runtime"), run: the body of embed between the README markers is the README's code block,
-// byte for byte (TestREADMEEmbedding).
+// The manual's walk through of embedding tasklog in a runtime (docs/embedding.md), run: the body
+// of embed between the doc markers is the page's code block, byte for byte (TestDocGoBlocks).
 func Example_embedding() {
 	dir, _ := os.MkdirTemp("", "tasklog-example")
 	defer os.RemoveAll(dir)
@@ -142,7 +139,7 @@ func Example_embedding() {
 
 func embed(ctx context.Context, dir, shop, home string, taskID uuid.UUID,
 	callModel func(prompt string) []string, notifyUser, inject func(string)) error {
-	// README: begin
+	// doc: begin
 	db, err := store.Open(filepath.Join(dir, "tasklog.db"), nil) // durable: fsync per commit, group-committed
 	if err != nil {
 		return err
@@ -197,40 +194,6 @@ func embed(ctx context.Context, dir, shop, home string, taskID uuid.UUID,
 		return err
 	}
 	fmt.Println(x.Rule.Name, "included:", x.Included, "—", x.Rule.Detail)
-	// README: end
+	// doc: end
 	return nil
-}
-
-// TestREADMEEmbedding checks that the README's embedding example is the code Example_embedding
-// runs.
-func TestREADMEEmbedding(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Embedding tasklog in an agent runtime\n")
-	if !ok {
-		t.Fatal("README.md has no section \"Embedding tasklog in an agent runtime\"")
-	}
-	_, block, ok := strings.Cut(section, "```go\n")
-	block, _, closed := strings.Cut(block, "```\n")
-	if !ok || !closed {
-		t.Fatal("the README's embedding section has no ```go block")
-	}
-	src, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, region, _ := strings.Cut(string(src), "\t// README: begin\n")
-	region, _, ok = strings.Cut(region, "\t// README: end\n")
-	if !ok {
-		t.Fatal("example_test.go has no README region")
-	}
-	var want strings.Builder
-	for _, line := range strings.SplitAfter(region, "\n") {
-		want.WriteString(strings.TrimPrefix(line, "\t"))
-	}
-	if block != want.String() {
-		t.Errorf("the README's embedding example differs from embed in session/example_test.go; copy it over.\nREADME:\n%s\nexample:\n%s", block, want.String())
-	}
 }

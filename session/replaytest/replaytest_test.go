@@ -13,7 +13,7 @@ import (
 var logs = filepath.Join("..", "..", "testdata", "logs")
 
 // This is the whole regression test a runtime writes for its recorded sessions.
-func TestRecordedSessions(t *testing.T) {
+func TestRepositoryLogs(t *testing.T) {
 	replaytest.Dir(t, logs)
 }
 

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docRunElsewhere names, for each command of the README and docs/ that is not a replay verb, the
+// test (a Go test function of this repository, or .ci/run) that runs it.
+var docRunElsewhere = map[string]string{
+	"go install github.com/tasklog/tasklog/cmd/replay/...@latest":             "TestInstallBinaries", // the same packages, from the checkout
+	"go install ./cmd/replay/...":                                             "TestInstallBinaries",
+	"go test -race ./...":                                                     ".ci/run",
+	"bash .ci/install-agents":                                                 ".ci/run",
+	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                         "TestAgentsEndToEnd",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":  "TestAgentHarness",
+	"go install github.com/nats-io/nats-server/v2@v2.15.2":                    ".ci/run",
+	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF": "TestNATSServerBinary", // the same configuration
+	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                      "TestNATSServerBinary",
+	"export TASKLOG_STORE=nats://127.0.0.1:4222":                              "TestNATSScripts", // the scripts' environment
+}
+
+// TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
+// shell block (or after "$ " in a transcript) is run by a script of testdata/script or
+// testdata/script_nats, either as it stands or under a "# doc: COMMAND" line naming it, and every
+// other command is one docRunElsewhere maps to an existing test.
+func TestDocCommands(t *testing.T) {
+	root := repoRoot(t)
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages = append(pages, filepath.Join(root, "README.md"))
+	run := scriptCommands(t)
+	sources := goTestSources(t, root)
+	n := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, page)
+		for _, cmd := range docCommands(string(b)) {
+			n++
+			if by, ok := docRunElsewhere[cmd]; ok {
+				if by != ".ci/run" && !strings.Contains(sources, "func "+by+"(") {
+					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file defines", rel, cmd, by)
+				}
+				continue
+			}
+			for _, part := range strings.Split(cmd, " && ") {
+				part = strings.TrimSpace(part)
+				if args, ok := replayArgs(part); ok {
+					if !run[strings.Join(args, " ")] {
+						t.Errorf("%s: %q is run by no script of testdata/script*: add it, or a \"# doc: %s\" line before the command that runs it", rel, part, part)
+					}
+					continue
+				}
+				by, ok := docRunElsewhere[part]
+				if !ok {
+					t.Errorf("%s: %q is no replay command and docRunElsewhere does not name the test that runs it", rel, part)
+					continue
+				}
+				if by != ".ci/run" && !strings.Contains(sources, "func "+by+"(") {
+					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file defines", rel, part, by)
+				}
+				break // the rest of a line run elsewhere is that test's
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d commands in the README and docs/; the parser lost them", n)
+	}
+}
+
+// docCommands returns the commands of a Markdown page: the lines of its sh blocks (continuations
+// joined, comments, heredoc bodies and "# " output lines dropped, a pipeline's last command) and
+// the "$ " lines of its other blocks.
+func docCommands(md string) []string {
+	var out []string
+	lines := strings.Split(md, "\n")
+	for i := 0; i < len(lines); i++ {
+		fence, ok := strings.CutPrefix(lines[i], "```")
+		if !ok {
+			continue
+		}
+		sh := fence == "sh"
+		heredoc := ""
+		var cont string
+		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+			line := lines[i]
+			if heredoc != "" {
+				if strings.TrimSpace(line) == heredoc {
+					heredoc = ""
+				}
+				continue
+			}
+			if !sh {
+				if c, ok := strings.CutPrefix(line, "$ "); ok {
+					out = append(out, strings.TrimSpace(c))
+				}
+				continue
+			}
+			line = cont + stripComment(line)
+			cont = ""
+			if strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|") || strings.Count(line, "'")%2 == 1 {
+				cont = strings.TrimSuffix(line, "\\") + " "
+				continue
+			}
+			line = strings.Join(strings.Fields(line), " ")
+			if line == "" {
+				continue
+			}
+			if _, tag, ok := strings.Cut(line, "<<"); ok {
+				heredoc = strings.Trim(tag, "'\" ")
+			}
+			if j := strings.LastIndex(line, "| "); j >= 0 && !strings.Contains(line, "<<") {
+				line = strings.TrimSpace(line[j+2:])
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// stripComment removes a shell comment: a # at the start or after a space, outside quotes.
+func stripComment(line string) string {
+	quote := rune(0)
+	for i, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '#' && (i == 0 || line[i-1] == ' '):
+			return strings.TrimRight(line[:i], " ")
+		}
+	}
+	return line
+}
+
+// replayArgs returns the arguments of a replay command ("replay …" or "go run ./cmd/replay …").
+func replayArgs(cmd string) ([]string, bool) {
+	f := strings.Fields(cmd)
+	switch {
+	case len(f) >= 1 && f[0] == "replay":
+		return f, true
+	case len(f) >= 3 && f[0] == "go" && f[1] == "run" && f[2] == "./cmd/replay":
+		return append([]string{"replay"}, f[3:]...), true
+	}
+	return nil, false
+}
+
+var scriptCommand = regexp.MustCompile(`^(?:\[[^\]]*\]\s*)*(?:!\s*)?(?:exec\s+)?(replay\b.*)$`)
+
+// scriptCommands returns the replay commands the CLI scripts run, as space-joined arguments, and
+// the commands their "# doc: " lines name.
+func scriptCommands(t *testing.T) map[string]bool {
+	run := map[string]bool{}
+	for _, dir := range []string{"script", "script_nats"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _, _ := strings.Cut(string(b), "\n-- ")
+			for _, line := range strings.Split(body, "\n") {
+				line = strings.TrimSpace(line)
+				if doc, ok := strings.CutPrefix(line, "# doc: "); ok {
+					if args, ok := replayArgs(doc); ok {
+						run[strings.Join(args, " ")] = true
+					}
+					continue
+				}
+				if m := scriptCommand.FindStringSubmatch(line); m != nil {
+					run[strings.Join(strings.Fields(m[1]), " ")] = true
+				}
+			}
+		}
+	}
+	return run
+}
+
+// goTestSources returns the text of every _test.go file of the repository, to find test names in.
+func goTestSources(t *testing.T, root string) string {
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b.Write(src)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
