@@ -4,19 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
 )
-
-// eventLookup is a store that tells whether a task's log holds events by their ids without
-// writing (store.DB does). A hook whose events are new records them, decides and delivers in
-// one commit only on such a store.
-type eventLookup interface {
-	HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error)
-}
 
 // hookInOneCommit is Hook's record, decide and deliver as one commit, for a hook that triggers a
 // delivery with events of its own that the log does not hold yet: the hook waits for one commit
@@ -27,7 +20,7 @@ type eventLookup interface {
 // that cannot look ids up, an agent that cannot be delivered to, rule files that cannot be
 // read): Hook then records and decides in two steps.
 func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (text string, done bool, err error) {
-	lookup, ok := a.db.(eventLookup)
+	lookup, ok := a.db.(store.EventLookup)
 	if !ok || h.Redeliver || a.knownAgent() != nil {
 		return "", false, nil
 	}

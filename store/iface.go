@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 )
@@ -45,5 +46,19 @@ type Store interface {
 	Close() error
 }
 
-// *DB is the default Store.
-var _ Store = (*DB)(nil)
+// EventLookup is the optional fast path of a Store: whether a task's log holds events, asked by
+// their ids without writing. A session records a hook whose events are all new, its decision and
+// its delivery in one commit only on a store that has it; on one that lacks it, each such hook
+// takes two commits (and two fsyncs). storetest.Run checks it on every store that has it, and
+// fails a store that lacks it unless its test says so with storetest.Lacks.
+type EventLookup interface {
+	// HasEvents reports whether task's log holds any event with one of the ids; a task not in
+	// the log holds none.
+	HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error)
+}
+
+// *DB is the default Store, with every optional interface.
+var (
+	_ Store       = (*DB)(nil)
+	_ EventLookup = (*DB)(nil)
+)

@@ -168,7 +168,10 @@ type head struct {
 	sseq uint64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.EventLookup = (*Store)(nil)
+)
 
 // IsURL reports whether s names a NATS store: it starts with nats://.
 func IsURL(s string) bool { return strings.HasPrefix(s, "nats://") }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -391,4 +392,23 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 		}
 	}
 	return nil
+}
+
+// HasEvents reports whether task's log holds any event with one of the ids, as
+// store.DB.HasEvents does: each id is its own subject, so it is a read of that subject's last
+// message from the leader, one per id until one is found, and nothing is written.
+func (s *Store) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		_, ok, err := s.getLast(context.Background(), s.eventSubject(task, id.String()))
+		if err != nil {
+			return false, s.errorf(fmt.Sprintf("look up event %s of task %s", id, task), err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }

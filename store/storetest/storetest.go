@@ -27,8 +27,9 @@ import (
 // Run runs the conformance suite. open must return a new, empty store each time it is called,
 // and arrange for it to be closed (and its resources removed) when t ends; the suite closes
 // some stores itself, so a second Close must be harmless. Subtests run one after another: open
-// may share an expensive resource, such as a server, between the stores it returns.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+// may share an expensive resource, such as a server, between the stores it returns. A store that
+// lacks one of the optional interfaces of package store says so with an Option (Lacks).
+func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	groups := []struct {
 		name string
 		run  func(t *testing.T, open func(t *testing.T) store.Store)
@@ -50,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, open) })
 	}
+	t.Run("optional interfaces", func(t *testing.T) { testOptional(t, open, opts) })
 }
 
 // ids makes the suite's event ids: unique and increasing, like a runtime's.
