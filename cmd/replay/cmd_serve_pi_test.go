@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,12 +18,21 @@ import (
 
 const piPackage = "@mariozechner/pi-coding-agent"
 
-// TestServePiExtension runs the real pi with testdata/pi/tasklog.ts, a TypeScript extension
-// that speaks replay serve's protocol over its socket, against the fake model: the always rule
-// reaches the model with the prompt, the rule scoped to src/api reaches it only after pi read
-// src/api/routes.ts (appended to the read's result), once; the log holds the prompt, the tool
-// call and the deliveries, and verify passes.
-func TestServePiExtension(t *testing.T) {
+// Rule texts of the pi workspace.
+const piScoped, piAlways = "API handlers return JSON errors", "Answer in short sentences."
+
+// piRun is a workspace with a rule scoped to src/api and an always rule, a fake model, pi's
+// settings pointing at it, and the replay binary: what each pi test starts from.
+type piRun struct {
+	t                      *testing.T
+	pi, bin, ext           string
+	ws, agentDir, home, db string
+	model                  *fakemodel.Server
+}
+
+// newPiRun skips without node or the pinned pi; steps is the fake model's script.
+func newPiRun(t *testing.T, db string, steps ...fakemodel.Step) *piRun {
+	t.Helper()
 	piBin := filepath.Join(e2eAgentsDir(), "node_modules", ".bin", "pi")
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
@@ -30,96 +40,199 @@ func TestServePiExtension(t *testing.T) {
 	if v, want := installedVersion(piPackage), pinnedVersion(t, piPackage); v != want {
 		t.Skipf("pi %s is not installed in %s (found %q; run .ci/install-agents)", want, e2eAgentsDir(), v)
 	}
-	bin := replayBinary(t)
 	dir := t.TempDir()
-	ws, agentDir, home := filepath.Join(dir, "shop"), filepath.Join(dir, "pi-agent"), filepath.Join(dir, "home")
+	r := &piRun{t: t, pi: piBin, bin: replayBinary(t), ws: filepath.Join(dir, "shop"),
+		agentDir: filepath.Join(dir, "pi-agent"), home: filepath.Join(dir, "home"), db: db}
+	if r.db == "" {
+		r.db = filepath.Join(dir, "tasklog.db")
+	}
 	for name, content := range map[string]string{
-		".clinerules/api.md":     "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
-		".clinerules/general.md": "Answer in short sentences.\n",
+		".clinerules/api.md":     "---\npaths: [\"src/api/**\"]\n---\n" + piScoped + " with a code.\n",
+		".clinerules/general.md": piAlways + "\n",
 		"src/api/routes.ts":      "export const routes = []\n",
 	} {
-		e2eWriteFile(t, filepath.Join(ws, name), content, 0o644)
+		e2eWriteFile(t, filepath.Join(r.ws, name), content, 0o644)
 	}
-	os.MkdirAll(home, 0o755)
-
-	model, err := fakemodel.Start([]fakemodel.Step{
-		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
-		fakemodel.Final("The routes are empty."),
-	})
+	os.MkdirAll(r.home, 0o755)
+	model, err := fakemodel.Start(steps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer model.Close()
+	t.Cleanup(func() { model.Close() })
+	r.model = model
 	models, _ := json.Marshal(map[string]any{"providers": map[string]any{"fake": map[string]any{
 		"baseUrl": model.URL() + "/v1", "api": "openai-completions", "apiKey": "dummy",
 		"models": []map[string]string{{"id": "fake-model"}}}}})
-	e2eWriteFile(t, filepath.Join(agentDir, "models.json"), string(models), 0o644)
-
-	db := filepath.Join(dir, "tasklog.db")
-	srv := exec.Command(bin, "serve", "--db", db, "--idle", "2m")
-	srv.Env = append(os.Environ(), "HOME="+home)
-	if err := srv.Start(); err != nil {
+	e2eWriteFile(t, filepath.Join(r.agentDir, "models.json"), string(models), 0o644)
+	if r.ext, err = filepath.Abs(filepath.Join("testdata", "pi", "tasklog.ts")); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	sock := serve.SocketPath(db)
+	return r
+}
+
+// serve starts replay serve for the run's database and waits until it answers.
+func (r *piRun) serve() *exec.Cmd {
+	r.t.Helper()
+	srv := exec.Command(r.bin, "serve", "--db", r.db, "--idle", "2m")
+	srv.Env = append(os.Environ(), "HOME="+r.home)
+	if err := srv.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { srv.Process.Signal(syscall.SIGCONT); srv.Process.Kill(); srv.Wait() })
+	sock := serve.SocketPath(r.db)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		c, err := serve.Dial(ctx, sock, "test")
 		cancel()
 		if err == nil {
 			c.Close()
-			break
+			return srv
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("replay serve did not listen: %v", err)
+			r.t.Fatalf("replay serve did not listen: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
 
-	ext, err := filepath.Abs(filepath.Join("testdata", "pi", "tasklog.ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// run runs pi in the workspace with the extension and returns its stderr; args go before the
+// prompt (-c continues the last session).
+func (r *piRun) run(env []string, args ...string) string {
+	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agentRunLimit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, piBin, "-p", "--mode", "json", "--provider", "fake", "--model", "fake-model",
-		"--no-session", "-e", ext, "Look at the API routes.")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+home, "PI_CODING_AGENT_DIR="+agentDir, "PI_OFFLINE=1", "TASKLOG_SOCKET="+sock)
+	cmd := exec.CommandContext(ctx, r.pi, append([]string{"-p", "--mode", "json", "--provider", "fake",
+		"--model", "fake-model", "-e", r.ext}, args...)...)
+	cmd.Dir = r.ws
+	cmd.Env = append(os.Environ(), append([]string{"HOME=" + r.home, "PI_CODING_AGENT_DIR=" + r.agentDir,
+		"PI_OFFLINE=1", "TASKLOG_DB=" + r.db, "TASKLOG_SOCKET="}, env...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("pi: %v\nstderr: %s\nstdout: %.2000s", err, stderr.String(), out)
+		r.t.Fatalf("pi: %v\nstderr: %s\nstdout: %.2000s", err, stderr.String(), out)
 	}
-	if strings.Contains(stderr.String(), "tasklog:") {
-		t.Errorf("the extension reported errors:\n%s", stderr.String())
-	}
+	return stderr.String()
+}
 
-	reqs := model.ModelRequests()
+// stop stops the database's server and returns the events of its one task; verify must pass.
+func (r *piRun) stop() []events.Event {
+	r.t.Helper()
+	if out, err := exec.Command(r.bin, "serve", "--stop", "--db", r.db).CombinedOutput(); err != nil {
+		r.t.Fatalf("serve --stop: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(r.bin, "verify", "--db", r.db).CombinedOutput(); err != nil {
+		r.t.Fatalf("verify: %v\n%s", err, out)
+	}
+	return taskEvents(r.t, r.db)
+}
+
+// TestServePiExtension runs the real pi with testdata/pi/tasklog.ts, a TypeScript extension
+// that speaks replay serve's protocol over its socket, against the fake model: the always rule
+// reaches the model with the prompt, the rule scoped to src/api reaches it only after pi read
+// src/api/routes.ts (appended to the read's result), once; the log holds the prompt, the tool
+// call and the deliveries, and verify passes.
+func TestServePiExtension(t *testing.T) {
+	r := newPiRun(t, "",
+		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
+		fakemodel.Final("The routes are empty."))
+	r.serve()
+	if stderr := r.run([]string{"TASKLOG_SOCKET=" + serve.SocketPath(r.db)}, "--no-session", "Look at the API routes."); strings.Contains(stderr, "tasklog:") {
+		t.Errorf("the extension reported errors:\n%s", stderr)
+	}
+	reqs := r.model.ModelRequests()
 	if len(reqs) < 2 {
 		t.Fatalf("the model got %d requests, want 2", len(reqs))
 	}
-	const scoped, always = "API handlers return JSON errors", "Answer in short sentences."
-	if first := reqs[0].Text(); !strings.Contains(first, always) || strings.Contains(first, scoped) {
+	if first := reqs[0].Text(); !strings.Contains(first, piAlways) || strings.Contains(first, piScoped) {
 		t.Errorf("first request: want the always rule and not the scoped one:\n%.3000s", first)
 	}
-	if last := reqs[len(reqs)-1].Text(); strings.Count(last, scoped) != 1 || strings.Count(last, always) != 1 {
+	if last := reqs[len(reqs)-1].Text(); strings.Count(last, piScoped) != 1 || strings.Count(last, piAlways) != 1 {
 		t.Errorf("request after the read: want each rule once (scoped %d, always %d):\n%.3000s",
-			strings.Count(last, scoped), strings.Count(last, always), last)
+			strings.Count(last, piScoped), strings.Count(last, piAlways), last)
 	}
-
-	if out, err := exec.Command(bin, "serve", "--stop", "--db", db).CombinedOutput(); err != nil {
-		t.Fatalf("serve --stop: %v\n%s", err, out)
-	}
-	evs := taskEvents(t, db)
+	evs := r.stop()
 	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
 		if n := countType(evs, typ); n != want {
 			t.Errorf("%d %s events, want %d", n, typ, want)
 		}
 	}
-	if out, err := exec.Command(bin, "verify", "--db", db).CombinedOutput(); err != nil {
-		t.Fatalf("verify: %v\n%s", err, out)
+}
+
+// TestServePiContinue runs pi twice on one session (pi -p, then pi -c -p): the second process's
+// prompt and stop are new events, not taken for the first's (the extension keys them by the
+// session entry the prompt follows, not by a counter that restarts with each process).
+func TestServePiContinue(t *testing.T) {
+	r := newPiRun(t, "",
+		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
+		fakemodel.Final("The routes are empty."))
+	r.serve()
+	if stderr := r.run(nil, "Look at the API routes."); strings.Contains(stderr, "tasklog:") {
+		t.Errorf("first run: the extension reported errors:\n%s", stderr)
+	}
+	if stderr := r.run(nil, "-c", "And the handlers?"); strings.Contains(stderr, "tasklog:") {
+		t.Errorf("continued run: the extension reported errors:\n%s", stderr)
+	}
+	evs := r.stop()
+	var prompts []string
+	for _, ev := range evs {
+		if ev.Type == events.TypeUserMessage {
+			p, _ := ev.Payload()
+			prompts = append(prompts, p.(*events.UserMessage).Text)
+		}
+	}
+	if len(prompts) != 2 || prompts[0] != "Look at the API routes." || prompts[1] != "And the handlers?" {
+		t.Errorf("prompts recorded %q, want both runs' prompts in order", prompts)
+	}
+	if n := countType(evs, events.TypeAgentStopped); n < 2 {
+		t.Errorf("%d agent_stopped events, want one per run's end at least", n)
+	}
+}
+
+// TestServePiHungServer runs pi while its server is stopped (SIGSTOP: it accepts connections
+// and never answers): pi finishes, the first event waits out the extension's budget, and the
+// events after it skip the server instead of waiting again.
+func TestServePiHungServer(t *testing.T) {
+	r := newPiRun(t, "",
+		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
+		fakemodel.Final("The routes are empty."))
+	srv := r.serve()
+	if err := srv.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stderr := r.run([]string{"TASKLOG_PI_BUDGET_MS=1000"}, "--no-session", "Look at the API routes.")
+	waited, skipped := strings.Count(stderr, "no answer from replay serve"), strings.Count(stderr, "skipping it for now")
+	if waited < 1 || skipped < 3 {
+		t.Errorf("want one wait for the hung server and the later events skipping it; %d waits, %d skips:\n%s", waited, skipped, stderr)
+	}
+	if len(r.model.ModelRequests()) < 2 {
+		t.Errorf("pi did not go on past the hung server")
+	}
+}
+
+// TestServePiStartsServer runs pi with no server: the extension starts replay serve for the
+// database ($TASKLOG_REPLAY names the binary), whose path is long enough that its socket is in
+// the private folder under a hash of the path, which the extension computes as the server does.
+func TestServePiStartsServer(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("a-folder-with-a-long-name-", 4))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(deep, "tasklog.db")
+	if len(db)+len(".sock") <= 100 || !strings.HasPrefix(serve.SocketPath(db), os.TempDir()) {
+		t.Fatalf("the database path %s does not make a hashed socket path", db)
+	}
+	r := newPiRun(t, db,
+		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
+		fakemodel.Final("The routes are empty."))
+	t.Cleanup(func() { exec.Command(r.bin, "serve", "--stop", "--db", db).Run() })
+	if stderr := r.run([]string{"TASKLOG_REPLAY=" + r.bin}, "--no-session", "Look at the API routes."); strings.Contains(stderr, "tasklog:") {
+		t.Errorf("the extension reported errors:\n%s", stderr)
+	}
+	evs := r.stop()
+	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
+		if n := countType(evs, typ); n != want {
+			t.Errorf("%d %s events, want %d", n, typ, want)
+		}
 	}
 }
