@@ -14,16 +14,17 @@ import (
 // installOptions says what install or uninstall does: for which agent, where, and with which
 // replay binary and database.
 type installOptions struct {
-	agent     string
-	project   string // the project folder as given ("." by default)
-	user      bool
-	exe       string // the replay binary the hooks run, absolute
-	db        string // the database baked into the command, absolute, or a NATS store's URL; "" for none
-	home      string // the user's home folder
-	codexHome string // $CODEX_HOME, or ""
-	clineMCP  string // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
-	noMCP     bool   // --no-mcp: the hooks only
-	mcpOnly   bool   // --mcp-only: the MCP server only
+	agent      string
+	project    string // the project folder as given ("." by default)
+	user       bool
+	exe        string // the replay binary the hooks run, absolute
+	db         string // the database baked into the command, absolute, or a NATS store's URL; "" for none
+	home       string // the user's home folder
+	codexHome  string // $CODEX_HOME, or ""
+	clineMCP   string // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
+	piAgentDir string // $PI_CODING_AGENT_DIR, or ""
+	noMCP      bool   // --no-mcp: the hooks only
+	mcpOnly    bool   // --mcp-only: the MCP server only
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -68,6 +69,9 @@ func installNotes(opts installOptions) []string {
 		}
 		notes = append(notes, fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
 			"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlString(dir), config))
+	}
+	if opts.agent == "pi" && !opts.noMCP {
+		notes = append(notes, "note: pi has no MCP client: the extension records, decides and delivers by itself")
 	}
 	if opts.agent == "cline" && !opts.user && !opts.noMCP {
 		notes = append(notes, "note: Cline reads MCP servers per user only: 'replay install cline --user' adds the tasklog server")
@@ -141,6 +145,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	opts.home, _ = os.UserHomeDir()
 	opts.codexHome = os.Getenv("CODEX_HOME")
 	opts.clineMCP = clineMCPSettings(os.Getenv)
+	opts.piAgentDir = os.Getenv("PI_CODING_AGENT_DIR")
 	return opts, -1
 }
 
@@ -197,6 +202,9 @@ func installHooks(opts installOptions, install bool) ([]string, error) {
 	if opts.mcpOnly && opts.agent == "cline" && !opts.user {
 		return nil, errClineProjectMCP
 	}
+	if opts.mcpOnly && opts.agent == "pi" {
+		return nil, errors.New("pi has no MCP client: install its extension without --mcp-only")
+	}
 	if !opts.noMCP {
 		ts, err := mcpTargets(opts.agent, s, opts.exe, opts.db)
 		if err != nil {
@@ -228,6 +236,13 @@ func (opts installOptions) scope() (scope, error) {
 			return scope{}, errors.New("--user: the home folder is unknown ($HOME is not set)")
 		}
 		s := scope{user: true, root: opts.home, clineMCP: opts.clineMCP}
+		if opts.piAgentDir != "" {
+			abs, err := filepath.Abs(opts.piAgentDir)
+			if err != nil {
+				return scope{}, err
+			}
+			s.piAgentDir = abs
+		}
 		if opts.codexHome != "" {
 			abs, err := filepath.Abs(opts.codexHome)
 			if err != nil {

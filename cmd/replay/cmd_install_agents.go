@@ -18,6 +18,8 @@ import (
 //   - Cursor: .cursor/hooks.json, {"version": 1, "hooks": {"event": [{"command", "timeout"}]}}.
 //   - VS Code (Copilot): .github/hooks/*.json in VS Code's own shape ({"type", "command",
 //     "timeout"} per event), and Claude's settings files.
+//   - pi: no command hooks; extensions in .pi/extensions/NAME/index.ts (project) and
+//     ~/.pi/agent/extensions/NAME/index.ts ($PI_CODING_AGENT_DIR), loaded by themselves.
 
 // hookTimeout is the budget, in seconds, install gives every hook.
 const hookTimeout = 10
@@ -69,7 +71,7 @@ var clineEvents = []string{
 }
 
 // installAgents are the agents install knows, in the order usage lists them.
-var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot"}
+var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "pi"}
 
 // errCopilotUser is returned for `install copilot --user`: VS Code has no user hook file of its
 // own and reads Claude's, where `replay install claude-code --user` puts the hooks.
@@ -78,11 +80,12 @@ var errCopilotUser = errors.New("VS Code reads user hooks from ~/.claude/setting
 
 // scope is where install writes: a project folder, or the user's home.
 type scope struct {
-	user      bool
-	root      string // the project folder or the home folder, absolute
-	shown     string // the project folder as the user gave it
-	codexHome string // $CODEX_HOME, absolute, or "" for ~/.codex
-	clineMCP  string // Cline CLI's MCP settings file, absolute, or "" for ~/.cline's
+	user       bool
+	root       string // the project folder or the home folder, absolute
+	shown      string // the project folder as the user gave it
+	codexHome  string // $CODEX_HOME, absolute, or "" for ~/.codex
+	clineMCP   string // Cline CLI's MCP settings file, absolute, or "" for ~/.cline's
+	piAgentDir string // $PI_CODING_AGENT_DIR, absolute, or "" for ~/.pi/agent
 }
 
 // file returns a file's path under the scope root and how it is printed.
@@ -130,6 +133,8 @@ func hookTargets(agent string, s scope, cmd hookCommand) ([]target, error) {
 			return nil, errCopilotUser
 		}
 		return jsonFile(".github/hooks/tasklog.json", hookEdit{vscodeEvents, cmd, flatShape(vscodeEntry), 0}), nil
+	case "pi":
+		return piTargets(s, cmd.exe, cmd.db, s.piAgentDir)
 	case "cline":
 		rel := ".clinerules/hooks"
 		if s.user {

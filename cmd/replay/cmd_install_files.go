@@ -174,8 +174,8 @@ func apply(changes []fileChange) error {
 				return err
 			}
 			for _, d := range c.prune {
-				if os.Remove(d) != nil { // not empty, or not there: leave it
-					break
+				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					break // not empty: leave it and the folders above it
 				}
 			}
 			continue

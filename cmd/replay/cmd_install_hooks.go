@@ -13,6 +13,9 @@ import (
 type hookCommand struct {
 	agent string
 	line  string
+	// exe and db are what the line runs: the replay binary and the database or store, for the
+	// agents that get them otherwise than in a command line (pi's extension settings).
+	exe, db string
 }
 
 // hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
@@ -37,7 +40,7 @@ func newHookCommand(exe, agent, db string) hookCommand {
 	if db != "" {
 		line += " " + storeFlagFor(db) + " " + shellQuote(db)
 	}
-	return hookCommand{agent: agent, line: line}
+	return hookCommand{agent: agent, line: line, exe: exe, db: db}
 }
 
 // ours reports whether a configured command line is a tasklog hook for this agent: a program

@@ -83,6 +83,8 @@ func mcpTargets(agent string, s scope, exe, db string) ([]target, error) {
 			return nil, errCopilotUserMCP
 		}
 		return jsonFile(".vscode/mcp.json", mcpEdit{"servers", launch, vscodeMCPEntry}), nil
+	case "pi":
+		return nil, nil // pi has no MCP client: see installNotes
 	case "cline":
 		if !s.user {
 			return nil, nil // Cline reads MCP servers per user only: see installNotes

@@ -64,7 +64,7 @@ func newPiRun(t *testing.T, db string, steps ...fakemodel.Step) *piRun {
 		"baseUrl": model.URL() + "/v1", "api": "openai-completions", "apiKey": "dummy",
 		"models": []map[string]string{{"id": "fake-model"}}}}})
 	e2eWriteFile(t, filepath.Join(r.agentDir, "models.json"), string(models), 0o644)
-	if r.ext, err = filepath.Abs(filepath.Join("testdata", "pi", "tasklog.ts")); err != nil {
+	if r.ext, err = filepath.Abs(filepath.Join("pi", "tasklog.ts")); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -95,17 +95,24 @@ func (r *piRun) serve() *exec.Cmd {
 	}
 }
 
-// run runs pi in the workspace with the extension and returns its stderr; args go before the
-// prompt (-c continues the last session).
+// run runs pi in the workspace with the extension (pi's own discovery of the installed one when
+// ext is "", with no tasklog variables set) and returns its stderr; args go before the prompt
+// (-c continues the last session).
 func (r *piRun) run(env []string, args ...string) string {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agentRunLimit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.pi, append([]string{"-p", "--mode", "json", "--provider", "fake",
-		"--model", "fake-model", "-e", r.ext}, args...)...)
+	flags := []string{"-p", "--mode", "json", "--provider", "fake", "--model", "fake-model"}
+	vars := []string{"HOME=" + r.home, "PI_CODING_AGENT_DIR=" + r.agentDir, "PI_OFFLINE=1", "TASKLOG_SOCKET="}
+	if r.ext != "" {
+		flags = append(flags, "-e", r.ext)
+		vars = append(vars, "TASKLOG_DB="+r.db)
+	} else {
+		vars = append(vars, "TASKLOG_DB=", "XDG_DATA_HOME="+filepath.Join(r.home, "no-data"))
+	}
+	cmd := exec.CommandContext(ctx, r.pi, append(flags, args...)...)
 	cmd.Dir = r.ws
-	cmd.Env = append(os.Environ(), append([]string{"HOME=" + r.home, "PI_CODING_AGENT_DIR=" + r.agentDir,
-		"PI_OFFLINE=1", "TASKLOG_DB=" + r.db, "TASKLOG_SOCKET="}, env...)...)
+	cmd.Env = append(os.Environ(), append(vars, env...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -127,7 +134,7 @@ func (r *piRun) stop() []events.Event {
 	return taskEvents(r.t, r.db)
 }
 
-// TestServePiExtension runs the real pi with testdata/pi/tasklog.ts, a TypeScript extension
+// TestServePiExtension runs the real pi with pi/tasklog.ts, a TypeScript extension
 // that speaks replay serve's protocol over its socket, against the fake model: the always rule
 // reaches the model with the prompt, the rule scoped to src/api reaches it only after pi read
 // src/api/routes.ts (appended to the read's result), once; the log holds the prompt, the tool
@@ -228,6 +235,32 @@ func TestServePiStartsServer(t *testing.T) {
 	t.Cleanup(func() { exec.Command(r.bin, "serve", "--stop", "--db", db).Run() })
 	if stderr := r.run([]string{"TASKLOG_REPLAY=" + r.bin}, "--no-session", "Look at the API routes."); strings.Contains(stderr, "tasklog:") {
 		t.Errorf("the extension reported errors:\n%s", stderr)
+	}
+	evs := r.stop()
+	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
+		if n := countType(evs, typ); n != want {
+			t.Errorf("%d %s events, want %d", n, typ, want)
+		}
+	}
+}
+
+// TestServePiInstalled runs pi on a project where 'replay install pi' put the extension: pi loads
+// it by itself, it finds the replay binary and the database in its tasklog.json (no tasklog
+// variable is set), starts the server, and the session is recorded.
+func TestServePiInstalled(t *testing.T) {
+	r := newPiRun(t, "",
+		fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"}),
+		fakemodel.Final("The routes are empty."))
+	r.ext = ""
+	if out, err := exec.Command(r.bin, "install", "pi", "--project", r.ws, "--db", r.db).CombinedOutput(); err != nil {
+		t.Fatalf("install pi: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(r.bin, "serve", "--stop", "--db", r.db).Run() })
+	if stderr := r.run(nil, "--no-session", "Look at the API routes."); strings.Contains(stderr, "tasklog:") {
+		t.Errorf("the extension reported errors:\n%s", stderr)
+	}
+	if last := r.model.ModelRequests(); len(last) < 2 || strings.Count(last[len(last)-1].Text(), piScoped) != 1 {
+		t.Errorf("the scoped rule did not reach the model once after the read")
 	}
 	evs := r.stop()
 	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
