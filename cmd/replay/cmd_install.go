@@ -17,14 +17,15 @@ type installOptions struct {
 	agent      string
 	project    string // the project folder as given ("." by default)
 	user       bool
-	exe        string // the replay binary the hooks run, absolute
-	db         string // the database baked into the command, absolute, or a NATS store's URL; "" for none
-	home       string // the user's home folder
-	codexHome  string // $CODEX_HOME, or ""
-	clineMCP   string // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
-	piAgentDir string // $PI_CODING_AGENT_DIR, or ""
-	noMCP      bool   // --no-mcp: the hooks only
-	mcpOnly    bool   // --mcp-only: the MCP server only
+	exe        string         // the replay binary the hooks run, absolute
+	db         string         // the database baked into the command, absolute, or a NATS store's URL; "" for none
+	home       string         // the user's home folder
+	codexHome  string         // $CODEX_HOME, or ""
+	clineMCP   string         // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
+	piAgentDir string         // $PI_CODING_AGENT_DIR, or ""
+	records    installRecords // where install remembers what it changed, for uninstall
+	noMCP      bool           // --no-mcp: the hooks only
+	mcpOnly    bool           // --mcp-only: the MCP server only
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -146,6 +147,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	opts.codexHome = os.Getenv("CODEX_HOME")
 	opts.clineMCP = clineMCPSettings(os.Getenv)
 	opts.piAgentDir = os.Getenv("PI_CODING_AGENT_DIR")
+	opts.records = installRecords(filepath.Join(userDataDir(), "tasklog", "install"))
 	return opts, -1
 }
 
@@ -220,14 +222,15 @@ func installHooks(opts installOptions, install bool) ([]string, error) {
 		}
 		changes = append(changes, c...)
 	}
-	if err := apply(changes); err != nil {
+	notes, err := applyRecorded(changes, install, opts.records)
+	if err != nil {
 		return nil, err
 	}
 	var lines []string
 	for _, c := range changes {
 		lines = append(lines, c.lines...)
 	}
-	return lines, nil
+	return append(lines, notes...), nil
 }
 
 func (opts installOptions) scope() (scope, error) {

@@ -48,6 +48,9 @@ func TestScripts(t *testing.T) {
 			dir, _ := testsamples.Find()
 			env.Setenv("SAMPLES", dir)
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
+			// The user's data folder (install's records): never the real one, nor testscript's
+			// /no-home, which root could create.
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".data"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
