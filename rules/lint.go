@@ -122,7 +122,8 @@ func Lint(ws Workspace, opt LintOptions) (LintReport, error) {
 	if err != nil {
 		return LintReport{}, fmt.Errorf("lint: %w", err)
 	}
-	rs := Load(files)
+	// A loader of its own: lint runs once over a workspace, and each run parses every file.
+	rs := NewLoader(len(files)).Load(files)
 	max := opt.MaxEntries
 	if max <= 0 {
 		max = DefaultLintEntries

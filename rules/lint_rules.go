@@ -230,7 +230,7 @@ func intentAt(lines []string, i int) string {
 		return ""
 	}
 	var items []string
-	if val := m[2]; val != "" {
+	if val := stripComment(m[2]); val != "" {
 		val = strings.TrimSuffix(strings.TrimPrefix(val, "["), "]") // a flow list, closed or not
 		items = splitTopLevel(val, ',')
 	} else {
@@ -248,10 +248,41 @@ func intentAt(lines []string, i int) string {
 			kept = append(kept, it)
 		}
 	}
-	if len(kept) == 0 {
+	if len(kept) == 0 || everything(kept) {
 		return ""
 	}
 	return m[1] + " " + strings.Join(kept, ", ")
+}
+
+// everything reports whether patterns are written to mean "every file" (globs: ["*"], as
+// many Cline rules have): such a rule is meant to be always on, and is.
+func everything(patterns []string) bool {
+	for _, p := range patterns {
+		switch strings.TrimPrefix(p, "./") {
+		case "*", "**", "**/*", "*.*", "**/*.*":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// stripComment drops a YAML comment (" #" outside quotes) from the end of a value.
+func stripComment(v string) string {
+	quote := byte(0)
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && (i == 0 || v[i-1] == ' ' || v[i-1] == '\t'):
+			return strings.TrimSpace(v[:i])
+		}
+	}
+	return strings.TrimSpace(v)
 }
 
 // patternOf finds the pattern a pattern diagnostic is about, among the rule's patterns.
@@ -261,7 +292,7 @@ func (l *ruleLint) patternOf(d Diagnostic) string {
 			continue
 		}
 		for _, v := range c.Values {
-			for _, pr := range defaultLoader.pattern(v).problems {
+			for _, pr := range CompilePattern(v).problems {
 				if pr.Code == d.Code && strings.HasSuffix(d.Message, pr.Message) {
 					return v
 				}
@@ -319,7 +350,7 @@ func (l *ruleLint) globs(out []Finding) []Finding {
 				fd.Pattern, fd.Message = v, fmt.Sprintf("%s %q: %s", c.From, v, msg)
 				out = append(out, fd)
 			}
-			p := defaultLoader.pattern(v)
+			p := CompilePattern(v)
 			if p.never || p.literalOnly {
 				continue // loading reported it
 			}

@@ -99,6 +99,11 @@ func TestLint(t *testing.T) {
 			"foreign-key error .clinerules/g.md:2",
 			"foreign-key warning .github/instructions/c.instructions.md:2",
 		}, msgs: []string{"Cursor and Windsurf's key", "meant for globs src/**, *.ts, the rule is always on", "meant for globs src/**, the rule is manual"}},
+		{name: "foreign globs meaning every file, and a comment", files: with(map[string]string{
+			".clinerules/all.md": "---\nglobs: [\"*\"] # always active\n---\nall",
+			".clinerules/doc.md": "---\nglobs: [\"docs/**\"] # docs only\n---\ndoc",
+		}), want: []string{"foreign-key warning .clinerules/all.md:2", "foreign-key error .clinerules/doc.md:2"},
+			msgs: []string{"globs is Cursor and Windsurf's key", "meant for globs docs/**, the rule is always on"}},
 		{name: "legacy single file", files: with(map[string]string{
 			".cursorrules":   "---\nglobs: src/**\n---\nlegacy",
 			".windsurfrules": "---\ndescription: d\n---\nlegacy two",
