@@ -201,6 +201,23 @@ func TestLintRoots(t *testing.T) {
 		t.Fatalf("findings:\n%s\nwant one starting %s", findingLines(rep.Findings), want)
 	}
 
+	// Global rules without a workspace root: only what no path could meet is reported.
+	home := mapFS(map[string]string{
+		".cursor/rules/ts.mdc":  "---\nglobs: src/**\n---\nts",
+		".cursor/rules/abs.mdc": "---\nglobs: /abs/**\n---\nabs",
+	})
+	rep, err = Lint(Workspace{Home: home}, LintOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, f := range rep.Findings {
+		kinds = append(kinds, string(f.Kind)+" "+f.File)
+	}
+	if got := strings.Join(kinds, "; "); got != "never-applicable ~/.cursor/rules/abs.mdc; glob ~/.cursor/rules/abs.mdc" || rep.Complete {
+		t.Fatalf("home only: %s, complete %v; want the absolute pattern's two findings, not complete", got, rep.Complete)
+	}
+
 	many := map[string]string{"src/x.ts": "x"}
 	for i := range 5 {
 		many[fmt.Sprintf(".clinerules/r%d.md", i)] = fmt.Sprintf("rule %d", i)

@@ -32,7 +32,8 @@ type listStats struct {
 // neverApplicable lists the roots' files and folders (at most max entries, stopping early
 // once every condition has a match) and reports every usable, unshadowed rule with a paths
 // condition that nothing listed matches: it can apply to no request about the workspace as
-// it is. A condition without a usable pattern is reported whatever the listing saw.
+// it is. A condition without a usable pattern is reported whatever the listing saw (and
+// without roots, only such a condition is).
 func (rs *RuleSet) neverApplicable(roots []Root, max int) ([]Finding, listStats) {
 	ix := rs.index
 	done := make([]bool, ix.places+1) // by the place of the condition's first pattern
@@ -55,7 +56,9 @@ func (rs *RuleSet) neverApplicable(roots []Root, max int) ([]Finding, listStats)
 		tw.root = root
 		tw.walk(".", 1)
 	}
-	st := listStats{listed: tw.listed, complete: !tw.stopped || tw.pending == 0}
+	// Without a root there is nothing to list, and nothing to call never applicable but the
+	// conditions no path could meet.
+	st := listStats{listed: tw.listed, complete: len(roots) > 0 && (!tw.stopped || tw.pending == 0)}
 	var out []Finding
 	unchecked := 0
 	for ri, r := range rs.rules {
