@@ -12,6 +12,7 @@
 //	replay explain TASK --turn N        why each rule was or was not in the prompt
 //	replay report TASK -o report.html   a self-contained HTML audit page
 //	replay rules --workspace D          every rule discovered, and whether it applies
+//	replay lint [--workspace D]         rules that never apply, are broken, shadowed, …
 //	replay install AGENT                run replay hook from an agent's hooks (uninstall removes it)
 //	replay hook AGENT                   record a hook event, decide, deliver rules (the agents run it)
 //	replay serve                        the resident server the hooks talk to over a Unix socket
@@ -59,6 +60,7 @@ var commands = map[string]command{
 	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a turn"},
 	"report":    {cmdReport, "write a self-contained HTML audit page"},
 	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
+	"lint":      {cmdLint, "what is wrong with a workspace's rules, without a session (exit 1 on findings)"},
 	"hook":      {cmdHook, "record one agent hook payload from stdin, deliver the rules it misses, reply"},
 	"install":   {cmdInstall, "write an agent's hook configuration and add the tasklog MCP server"},
 	"uninstall": {cmdUninstall, "remove the hook entries and the MCP server 'replay install' wrote"},
