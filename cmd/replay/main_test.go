@@ -60,6 +60,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(db.Close())
 			},
+			// expand IN OUT writes IN with $VAR and ${VAR} replaced by the script's variables:
+			// a captured hook payload moved into the script's folders.
+			"expand": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: expand IN OUT")
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
+			},
 		},
 		// [samples] holds when the real samples are there; a script needing them starts with
 		// [!samples] skip.
