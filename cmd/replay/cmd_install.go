@@ -113,7 +113,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	if !install {
 		name, what = "uninstall", "removes the hook entries and the MCP server 'replay install' wrote, and nothing else"
 	}
-	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr}
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr, args: "AGENT"}
 	f.SetOutput(stderr)
 	var opts installOptions
 	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")

@@ -68,6 +68,16 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
 			},
+			// holddb FILE opens a tasklog database and holds it, as another process would, until
+			// the script ends.
+			"holddb": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: holddb FILE")
+				}
+				db, err := store.Open(ts.MkAbs(args[0]), &store.Options{NoSync: true})
+				ts.Check(err)
+				ts.Defer(func() { db.Close() })
+			},
 		},
 		// [samples] holds when the real samples are there; a script needing them starts with
 		// [!samples] skip.
