@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -98,6 +99,9 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 				return hc, fmt.Errorf("replay hook: --budget %q is not a positive duration", val)
 			}
 		case strings.HasPrefix(a, "-"):
+			if s := closestFlag(name, []string{"db", "store", "budget"}); s != "" {
+				return hc, fmt.Errorf("replay hook: unknown flag %s (did you mean --%s?)", a, s)
+			}
 			return hc, fmt.Errorf("replay hook: unknown flag %s", a)
 		case agent == "":
 			agent = a
@@ -162,6 +166,7 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 		hc.logError(stderr, hc.hint, "", err)
 		return neutralFor(hc.hint, payload)
 	}
+	defer hc.warnMissingRoots(h)
 	budget := hc.budget
 	if h.Kind == agentlog.HookSessionEnd && budget > hookSessionEndBudget {
 		budget = hookSessionEndBudget
@@ -249,6 +254,23 @@ func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now
 	}
 	defer a.Close()
 	return a.Hook(ctx, h, now == nil)
+}
+
+// warnMissingRoots notes in the error log, and only there, each workspace root of the payload
+// that is not a folder on this machine. The hook records such a task all the same (what the
+// agent did is never dropped, and a hook must not fail the agent), but no rule file can be read
+// for it and 'replay tasks' run elsewhere does not list it: the log says why.
+func (hc *hookConfig) warnMissingRoots(h *agentlog.Hook) {
+	for _, root := range h.Roots {
+		if !filepath.IsAbs(root) {
+			continue
+		}
+		if st, err := os.Stat(root); err == nil && st.IsDir() {
+			continue
+		}
+		hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("warning: the workspace root %s is not a folder on this machine: "+
+			"the task is recorded, but no rule file is read for it, and 'replay tasks' lists it only in that folder or with --all", root))
+	}
 }
 
 // logError appends one line to the error log beside the database (the temporary folder's when

@@ -52,11 +52,41 @@ func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, l)
 	}
 	if install && len(lines) > 0 {
-		for _, l := range installNotes(opts) {
+		for _, l := range append(recordingNotes(opts), installNotes(opts)...) {
 			fmt.Fprintln(stdout, l)
 		}
 	}
 	return exitOK
+}
+
+// recordingNotes say where the hooks install wrote will record sessions (the store baked into
+// them, else the one they find in this environment, as they will) and what to run after the
+// next session to see it.
+func recordingNotes(opts installOptions) []string {
+	if opts.mcpOnly {
+		return nil
+	}
+	where, flag, from := opts.db, "", ""
+	if where != "" {
+		flag = " " + storeFlagFor(where) + " " + shellQuote(where)
+	} else {
+		loc, err := selectStore(defaultHookDB(), false, "", false, true)
+		if err != nil {
+			return nil // the hook logs this at its first run
+		}
+		where = loc.String()
+		switch {
+		case os.Getenv(storeEnv) != "":
+			from = " (from $" + storeEnv + ", which the agent must see too)"
+		case os.Getenv("TASKLOG_DB") != "":
+			from = " (from $TASKLOG_DB, which the agent must see too)"
+		}
+	}
+	return []string{
+		"sessions will be recorded in " + where + from,
+		"after the agent's next session, in the project folder: 'replay tasks" + flag + "' lists it, 'replay report TASK" + flag +
+			" -o report.html' writes its audit page",
+	}
 }
 
 // installNotes are what install leaves to the user, printed after the files it changed.
@@ -88,7 +118,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	if !install {
 		name, what = "uninstall", "removes the hook entries and the MCP server 'replay install' wrote, and nothing else"
 	}
-	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr}
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr, args: "AGENT"}
 	f.SetOutput(stderr)
 	var opts installOptions
 	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")

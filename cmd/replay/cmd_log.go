@@ -7,15 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
-	"github.com/tasklog/tasklog/store"
 )
 
 // blank reports whether in holds nothing but white space, and returns a reader of all of in
@@ -136,78 +132,6 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	return exitOK
-}
-
-func cmdTasks(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("tasks", "", stderr).withJSON()
-	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
-		return code
-	}
-	db, err := f.openReadOnly()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer db.Close()
-	tasks, err := db.Tasks()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	type row struct {
-		Task     string `json:"task"`
-		Events   uint64 `json:"events"`
-		LastTurn int    `json:"last_turn"`
-		Runtime  string `json:"runtime"`
-		Title    string `json:"title"`
-	}
-	rows := make([]row, len(tasks))
-	for i, t := range tasks {
-		runtime, title, err := taskHeadline(context.Background(), db, t.Task)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		rows[i] = row{t.Task.String(), t.Events, t.LastTurn, runtime, title}
-	}
-	if f.json {
-		if err := printJSON(stdout, rows); err != nil {
-			return fail(stderr, err)
-		}
-		return exitOK
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(stdout, "no tasks in %s\n", f.db)
-		return exitOK
-	}
-	w := safeWriter{stdout}
-	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "TITLE")
-	for _, r := range rows {
-		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16), r.Title)
-	}
-	return exitOK
-}
-
-// titleRunes is how much of the first user message a task's title keeps.
-const titleRunes = 60
-
-// taskHeadline reads a task's log up to its first user message: the runtime task_started
-// recorded ("" for none) and that message, on one line and cut, as the task's title.
-func taskHeadline(ctx context.Context, db store.Store, task uuid.UUID) (runtime, title string, err error) {
-	for ev, err := range db.Events(ctx, task, 1) {
-		if err != nil {
-			return "", "", err
-		}
-		switch ev.Type {
-		case events.TypeTaskStarted:
-			if p, err := ev.Payload(); err == nil {
-				rt := p.(*events.TaskStarted).Runtime
-				runtime = strings.TrimSpace(rt.Name + " " + rt.Version)
-			}
-		case events.TypeUserMessage:
-			if p, err := ev.Payload(); err == nil {
-				return runtime, cut(strings.Join(strings.Fields(p.(*events.UserMessage).Text), " "), titleRunes), nil
-			}
-		}
-	}
-	return runtime, "", nil
 }
 
 // cut shortens s to max runes, the last one an ellipsis when it was longer.

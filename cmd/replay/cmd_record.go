@@ -3,9 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
@@ -20,28 +24,90 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	// A script that cannot be read leaves no database behind.
-	if _, err := os.Stat(pos[0]); err != nil {
-		return fail(stderr, err)
-	}
-	db, err := f.open()
+	// A script that cannot be read, or holds nothing, leaves no database behind.
+	in, err := os.Open(pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
-	defer db.Close()
-	s, decisions, err := recordScript(db.Store, pos[0], &wf, nil)
+	_, empty := blank(in)
+	in.Close()
+	if empty {
+		fmt.Fprintf(safeWriter{stderr}, "replay record: %s is empty: a script holds one event per line, "+
+			"a task_started first and {\"type\":\"turn\"} where a prompt is built; nothing recorded\n", pos[0])
+		return exitUsage
+	}
+	rec, err := recordWhole(f, pos[0], &wf)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	if f.json {
-		err = printJSON(stdout, map[string]any{"task": s.Task().String(), "events": s.Version(), "decisions": decisions})
+		err = printJSON(stdout, map[string]any{"task": rec.task.String(), "events": rec.events, "decisions": rec.decisions})
 		if err != nil {
 			return fail(stderr, err)
 		}
 		return exitOK
 	}
-	fmt.Fprintln(stdout, s.Task())
+	fmt.Fprintln(stdout, rec.task)
 	return exitOK
+}
+
+// recorded is what recordWhole recorded.
+type recorded struct {
+	task      uuid.UUID
+	events    uint64
+	decisions int
+}
+
+// recordWhole runs the script into a scratch database in the temporary folder and, only once
+// every line has run, copies the task into the store the flags select: a script refused at any
+// line writes nothing there (and creates no database).
+func recordWhole(f *flags, name string, wf *workspaceFlags) (recorded, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "tasklog-record-")
+	if err != nil {
+		return recorded{}, fmt.Errorf("scratch folder: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	scratch, err := store.Open(filepath.Join(dir, "script.db"), &store.Options{NoSync: true})
+	if err != nil {
+		return recorded{}, fmt.Errorf("scratch database: %w", err)
+	}
+	defer scratch.Close()
+	s, decisions, err := recordScript(scratch, name, wf, nil)
+	if err != nil {
+		return recorded{}, err
+	}
+	rec := recorded{task: s.Task(), events: s.Version(), decisions: decisions}
+	log, err := os.Create(filepath.Join(dir, "script.jsonl"))
+	if err != nil {
+		return rec, fmt.Errorf("scratch log: %w", err)
+	}
+	defer log.Close()
+	bw := bufio.NewWriter(log)
+	if err := session.Export(ctx, scratch, rec.task, bw); err != nil {
+		return rec, err
+	}
+	if err := bw.Flush(); err != nil {
+		return rec, fmt.Errorf("scratch log: %w", err)
+	}
+	if _, err := log.Seek(0, io.SeekStart); err != nil {
+		return rec, fmt.Errorf("scratch log: %w", err)
+	}
+	db, err := f.open()
+	if err != nil {
+		return rec, err
+	}
+	if h, herr := db.Head(rec.task); herr == nil {
+		err = fmt.Errorf("%s: task %s already has %d events in %s; a script records a new task", name, rec.task, h.Seq, f.db)
+	} else if !errors.Is(herr, store.ErrTaskNotFound) {
+		err = herr
+	} else {
+		_, err = session.Import(ctx, db.Store, log, name, session.ImportOptions{})
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return rec, err
 }
 
 // recordScript runs one script against the folders the flags name and returns the session and

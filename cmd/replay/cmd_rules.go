@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace)")
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
 	fs.Var(&paths, "path", "candidate `PATH` the request is about, relative to the workspace (repeatable; a trailing / marks a directory)")
-	fs.Var(&disable, "disable", "disable the rule with this `ID` (repeatable)")
+	fs.Var(&disable, "disable", "disable the rule with this `ID` or the name the table shows (repeatable)")
 	fs.Var(&mention, "mention", "mention the rule `NAME`, as a manual rule needs (repeatable)")
 	mode := fs.String("mode", "", "agent mode (act or plan)")
 	model := fs.String("model", "", "model id")
@@ -86,18 +87,28 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctx := rules.EvaluationContext{Mode: *mode, Model: *model, Provider: *provider, OS: *osName, Rules: mention}
-	ctx.Paths = rulesContextPaths(paths, ws.Roots)
+	var outside []string
+	ctx.Paths, outside = rulesContextPaths(paths, ws.Roots)
+	for _, p := range outside {
+		fmt.Fprintf(safeWriter{stderr}, "replay rules: --path %s is outside the workspace (%s): ignored\n", p, rootNames(ws.Roots))
+	}
+	rs := rules.Load(files)
+	multiRoot := len(ws.Roots) > 1
 	toggles := rules.Toggles{}
 	for _, id := range disable {
 		toggles[id] = false
+		for _, r := range rs.Rules() {
+			if ruleLabel(r, multiRoot) == id {
+				toggles[r.ID] = false
+			}
+		}
 	}
-	rs := rules.Load(files)
 	d := rs.Evaluate(ctx, toggles)
 	if *asJSON {
 		return rulesPrintJSON(stdout, stderr, rs, d, ctx)
 	}
 	w := safeWriter{stdout}
-	rulesPrintTable(w, rs, d)
+	rulesPrintTable(w, rs, d, multiRoot)
 	if *prompt {
 		fmt.Fprintf(w, "\n--- prompt (Cline format) ---\n%s\n\n--- prompt (tagged) ---\n%s", d.RenderCline(), d.RenderTagged())
 	}
@@ -144,24 +155,37 @@ func rulesWorkspace(dirs []string, home, remote string) (rules.Workspace, error)
 }
 
 // rulesContextPaths turns --path values into context paths: backslashes folded, absolute
-// paths made relative to the root that holds them, deduplicated and sorted.
-func rulesContextPaths(paths []string, roots []rules.Root) []rules.ContextPath {
-	var out []rules.ContextPath
+// paths made relative to the root that holds them, "." and ".." segments resolved,
+// deduplicated and sorted. It returns apart, as given, the paths that lie outside every root
+// (absolute elsewhere, or climbing out with ".."), which no rule can match.
+func rulesContextPaths(paths []string, roots []rules.Root) (out []rules.ContextPath, outside []string) {
 	seen := map[string]bool{}
-	for _, p := range paths {
-		p = strings.ReplaceAll(strings.TrimSpace(p), `\`, "/")
+	for _, given := range paths {
+		p := strings.ReplaceAll(strings.TrimSpace(given), `\`, "/")
 		root := ""
 		if len(roots) == 1 {
 			root = roots[0].Name
 		}
+		inRoot := false
 		for _, r := range roots {
 			if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(r.Name, "/")+"/"); ok {
-				p, root = rel, r.Name
+				p, root, inRoot = rel, r.Name, true
 				break
 			}
 		}
-		for strings.HasPrefix(p, "./") {
-			p = p[2:]
+		if p != "" {
+			dir := strings.HasSuffix(p, "/")
+			p = path.Clean(p)
+			if dir && p != "/" {
+				p += "/"
+			}
+		}
+		if (!inRoot && path.IsAbs(p)) || p == ".." || strings.HasPrefix(p, "../") {
+			outside = append(outside, given)
+			continue
+		}
+		if p == "." || p == "./" {
+			p = ""
 		}
 		if p == "" || seen[root+"\x00"+p] {
 			continue
@@ -175,7 +199,34 @@ func rulesContextPaths(paths []string, roots []rules.Root) []rules.ContextPath {
 		}
 		return strings.Compare(a.Root, b.Root)
 	})
-	return out
+	return out, outside
+}
+
+// rootNames lists the workspace's roots for a message.
+func rootNames(roots []rules.Root) string {
+	names := make([]string, len(roots))
+	for i, r := range roots {
+		names[i] = r.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// ruleLabel is how the table names a rule: its id less the provider, which the SOURCE column
+// shows, and less its workspace root, so a workspace rule reads as its path inside the
+// workspace (led by the root's folder name when the workspace has several roots).
+func ruleLabel(r *rules.Rule, multiRoot bool) string {
+	label := strings.TrimPrefix(r.ID, r.Provider+":")
+	if r.Root == "" {
+		return label
+	}
+	rel, ok := strings.CutPrefix(label, strings.TrimSuffix(r.Root, "/")+"/")
+	if !ok {
+		return label
+	}
+	if multiRoot {
+		return path.Base(r.Root) + "/" + rel
+	}
+	return rel
 }
 
 func rulesPrintJSON(stdout, stderr io.Writer, rs *rules.RuleSet, d rules.Decision, ctx rules.EvaluationContext) int {
@@ -210,7 +261,7 @@ func rulesPrintJSON(stdout, stderr io.Writer, rs *rules.RuleSet, d rules.Decisio
 	return exitOK
 }
 
-func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision) {
+func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision, multiRoot bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RULE\tSOURCE\tCATEGORY\tAPPLIES\tREASON")
 	for _, res := range d.Results {
@@ -221,13 +272,13 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision) {
 		case res.Listed:
 			applies = "listed"
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", res.Rule.ID, res.Rule.Provider, res.Rule.Scope, res.Rule.Category, applies, res.Reason)
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", ruleLabel(res.Rule, multiRoot), res.Rule.Provider, res.Rule.Scope, res.Rule.Category, applies, res.Reason)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	for _, res := range d.Results {
 		r := res.Rule
-		fmt.Fprintf(w, "%s (rule://%s): %s\n", r.ID, r.Name, res.Detail)
+		fmt.Fprintf(w, "%s (rule://%s): %s\n", ruleLabel(r, multiRoot), r.Name, res.Detail)
 		if ps := r.Patterns(); len(ps) > 0 && !res.Included {
 			fmt.Fprintf(w, "    patterns: %s\n", strings.Join(ps, ", "))
 		}

@@ -45,6 +45,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		if s := didYouMean(fs, err); s != "" {
+			fmt.Fprintf(stderr, "replay serve: %v%s\n", err, s)
+		}
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,16 +35,16 @@ type flags struct {
 	// selects: parseOrExit sets loc (newFlags' verbs; install and uninstall bake --db and
 	// --store into commands as given).
 	selects bool
+	// dbSet: --db was given on the command line; args is the verb's positional arguments as
+	// its usage line shows them.
+	dbSet bool
+	args  string
 }
 
 func newFlags(name, args string, stderr io.Writer) *flags {
-	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr}
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr, args: args}
 	f.SetOutput(stderr)
-	def := os.Getenv("TASKLOG_DB")
-	if def == "" {
-		def = "tasklog.db"
-	}
-	f.StringVar(&f.db, "db", def, "task log database; $TASKLOG_DB sets the default")
+	f.StringVar(&f.db, "db", defaultHookDB(), "task log database, the one the hooks record to: $TASKLOG_DB, else tasklog/tasklog.db in the user's data folder ($XDG_DATA_HOME, default ~/.local/share)")
 	f.StringVar(&f.store, "store", "", "the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db (--timeout then bounds each server call, default 5s); $"+storeEnv+" sets the default")
 	f.DurationVar(&f.timeout, "timeout", time.Second, "how long to wait for a database another process holds")
 	f.selects = true
@@ -64,7 +65,7 @@ func (f *flags) withJSON() *flags {
 func (f *flags) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := f.Parse(args); err != nil {
+		if err := f.parseOnce(args); err != nil {
 			return nil, err
 		}
 		rest := f.Args()
@@ -88,7 +89,13 @@ func (f *flags) parseOrExit(args []string, min, max int) ([]string, int) {
 	if err != nil {
 		return nil, exitUsage
 	}
-	if len(pos) < min || (max >= 0 && len(pos) > max) {
+	if max >= 0 && len(pos) > max {
+		fmt.Fprintf(safeWriter{f.Output()}, "replay %s: unexpected argument %q\n", f.Name(), pos[max])
+		f.Usage()
+		return nil, exitUsage
+	}
+	if len(pos) < min {
+		fmt.Fprintf(f.Output(), "replay %s: missing %s\n", f.Name(), strings.Fields(f.args + " ARGUMENT")[0])
 		f.Usage()
 		return nil, exitUsage
 	}
@@ -109,6 +116,7 @@ func (f *flags) chooseStore() error {
 		switch fl.Name {
 		case "db":
 			dbSet = true
+			f.dbSet = true
 		case "store":
 			storeSet = true
 		case "timeout":
@@ -153,12 +161,19 @@ func (f *flags) open() (*writeDB, error) {
 	}
 	_, err := os.Stat(f.db)
 	created := errors.Is(err, fs.ErrNotExist)
+	if created && !f.dbSet {
+		// The default database (or $TASKLOG_DB) lives in a folder of its own, which the
+		// hooks create too.
+		if err := os.MkdirAll(filepath.Dir(f.db), 0o755); err != nil {
+			return nil, fmt.Errorf("create the database folder: %w", err)
+		}
+	}
 	db, err := store.Open(f.db, &store.Options{Timeout: f.timeout})
 	if err != nil {
 		if created {
 			os.Remove(f.db)
 		}
-		return nil, err
+		return nil, lockedHint(err, f.timeout)
 	}
 	return &writeDB{Store: db, created: created}, nil
 }
@@ -190,9 +205,22 @@ func (w *writeDB) Close() error {
 func (f *flags) openReadOnly() (store.Store, error) {
 	db, err := openExisting(f.loc, f.storeTimeout())
 	if errors.Is(err, errNoLog) {
-		return nil, fmt.Errorf("%w (create one with 'replay import' or 'replay record'; --db, --store, $TASKLOG_DB or $%s names another)", err, storeEnv)
+		return nil, fmt.Errorf("%w (create one with 'replay import' or 'replay record', or let an agent's hooks create it: "+
+			"'replay install AGENT'; --db, --store, $TASKLOG_DB or $%s names another)", err, storeEnv)
 	}
-	return db, err
+	return db, lockedHint(err, f.storeTimeout())
+}
+
+// lockedHint adds to the error of a database another process holds the flag that waits longer.
+func lockedHint(err error, waited time.Duration) error {
+	if !errors.Is(err, store.ErrLocked) {
+		return err
+	}
+	longer := 10 * waited
+	if longer < 10*time.Second {
+		longer = 10 * time.Second
+	}
+	return fmt.Errorf("%w: --timeout %v", err, longer)
 }
 
 // openTask opens the database read-only and resolves a task argument (an id or a unique

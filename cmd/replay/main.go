@@ -20,7 +20,8 @@
 //	replay help VERB                    a verb's usage and flags
 //	replay --version                    the module version it was built from
 //
-// Every verb takes --db PATH (default $TASKLOG_DB, else ./tasklog.db) or --store
+// Every verb takes --db PATH (default $TASKLOG_DB, else tasklog/tasklog.db in the user's data
+// folder, the database the hooks record to) or --store
 // nats://HOST:PORT[/STREAM] (default $TASKLOG_STORE) and, where it prints data, --json. Exit status: 0 success, 1 a check failed, 2 usage or I/O error.
 package main
 

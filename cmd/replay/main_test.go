@@ -63,6 +63,24 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(db.Close())
 			},
+			// expand IN OUT writes IN with $VAR and ${VAR} replaced by the script's variables:
+			// a captured hook payload moved into the script's folders.
+			"expand": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: expand IN OUT")
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
+			},
+			// holddb FILE opens a tasklog database and holds it, as another process would, until
+			// the script ends.
+			"holddb": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: holddb FILE")
+				}
+				db, err := store.Open(ts.MkAbs(args[0]), &store.Options{NoSync: true})
+				ts.Check(err)
+				ts.Defer(func() { db.Close() })
+			},
 		},
 		// [samples] holds when the real samples are there; a script needing them starts with
 		// [!samples] skip.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
+)
+
+// cmdTasks lists the tasks of the folder it runs in: those whose recorded workspace root (or,
+// for a task that records none, working directory) is that folder or holds it. Where no task
+// ran in the folder, and with --all, it lists every task.
+func cmdTasks(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("tasks", "", stderr).withJSON()
+	all := f.Bool("all", false, "list the tasks of every folder, not only of the one replay runs in")
+	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
+		return code
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	tasks, err := db.Tasks()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	type row struct {
+		Task     string   `json:"task"`
+		Events   uint64   `json:"events"`
+		LastTurn int      `json:"last_turn"`
+		Runtime  string   `json:"runtime"`
+		Title    string   `json:"title"`
+		Roots    []string `json:"roots"`
+	}
+	var rows, here []row
+	cwd := workingDirs()
+	for _, t := range tasks {
+		h, err := taskHeadline(context.Background(), db, t.Task)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		r := row{t.Task.String(), t.Events, t.LastTurn, h.runtime, h.title, h.roots}
+		if r.Roots == nil {
+			r.Roots = []string{}
+		}
+		rows = append(rows, r)
+		if h.ranIn(cwd) {
+			here = append(here, r)
+		}
+	}
+	switch {
+	case *all || len(rows) == 0:
+	case len(here) == 0:
+		fmt.Fprintf(safeWriter{stderr}, "replay tasks: no task ran in %s: listing the tasks of every folder\n", cwd[0])
+	default:
+		if others := len(rows) - len(here); others > 0 {
+			fmt.Fprintf(safeWriter{stderr}, "replay tasks: %s of other folders not listed ('replay tasks --all' lists them)\n",
+				plural(others, "task"))
+		}
+		rows = here
+	}
+	if f.json {
+		if rows == nil {
+			rows = []row{}
+		}
+		if err := printJSON(stdout, rows); err != nil {
+			return fail(stderr, err)
+		}
+		return exitOK
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(stdout, "no tasks in %s\n", f.db)
+		return exitOK
+	}
+	w := safeWriter{stdout}
+	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "TITLE")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16), r.Title)
+	}
+	return exitOK
+}
+
+// titleRunes is how much of the first user message a task's title keeps.
+const titleRunes = 60
+
+// headline is what the list of tasks shows of one.
+type headline struct {
+	runtime string   // the runtime task_started recorded, "" for none
+	title   string   // the first user message, on one line and cut
+	roots   []string // the workspace roots task_started recorded
+	cwd     string   // the working directory task_started recorded
+}
+
+// taskHeadline reads a task's log up to its first user message.
+func taskHeadline(ctx context.Context, db store.Store, task uuid.UUID) (headline, error) {
+	var h headline
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			return h, err
+		}
+		switch ev.Type {
+		case events.TypeTaskStarted:
+			if p, err := ev.Payload(); err == nil {
+				ts := p.(*events.TaskStarted)
+				h.runtime = strings.TrimSpace(ts.Runtime.Name + " " + ts.Runtime.Version)
+				h.roots, h.cwd = ts.Roots, ts.Cwd
+			}
+		case events.TypeUserMessage:
+			if p, err := ev.Payload(); err == nil {
+				h.title = cut(strings.Join(strings.Fields(p.(*events.UserMessage).Text), " "), titleRunes)
+				return h, nil
+			}
+		}
+	}
+	return h, nil
+}
+
+// ranIn reports whether the task ran in one of dirs (the spellings of one folder): a recorded
+// workspace root (the working directory when there is none) is that folder or holds it.
+func (h headline) ranIn(dirs []string) bool {
+	places := h.roots
+	if len(places) == 0 && h.cwd != "" {
+		places = []string{h.cwd}
+	}
+	for _, p := range places {
+		for _, d := range dirs {
+			if within(d, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within reports whether the slash path dir is root or inside it.
+func within(dir, root string) bool {
+	root = strings.TrimSuffix(root, "/")
+	return dir == root || strings.HasPrefix(dir, root+"/")
+}
+
+// workingDirs is the folder replay runs in as a slash path, and its spelling with symbolic
+// links resolved when that differs (a hook records the folder the agent reports).
+func workingDirs() []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return []string{"."}
+	}
+	dirs := []string{filepath.ToSlash(wd)}
+	if r, err := filepath.EvalSymlinks(wd); err == nil && r != wd {
+		dirs = append(dirs, filepath.ToSlash(r))
+	}
+	return dirs
+}
