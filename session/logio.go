@@ -98,6 +98,10 @@ type ImportOptions struct {
 	Now func() time.Time
 	// IDs makes ids for lines that carry none; nil means a new source on crypto/rand.
 	IDs *events.IDSource
+	// CopyTo creates the file that a reader Import cannot read twice (one that is not an
+	// io.Seeker, or whose Seek fails: a pipe) is copied to during the first pass; Import closes
+	// and removes it before it returns. nil creates it in os.TempDir().
+	CopyTo func() (*os.File, error)
 }
 
 // Imported describes one task an Import wrote.
@@ -130,13 +134,13 @@ type Imported struct {
 // the passes) can stop the second pass after some batches: what they wrote is a sound prefix of
 // the task's log, and importing the same file again completes it.
 //
-// A reader that is not an io.Seeker (a pipe, a bufio.Reader) is copied to a temporary file
-// during the first pass.
+// A reader that can seek (an *os.File of a regular file) is read twice; only one that cannot
+// (a pipe, a bufio.Reader) is copied, during the first pass, to the file opts.CopyTo creates.
 func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts ImportOptions) ([]Imported, error) {
 	if opts.IDs == nil {
 		opts.IDs = events.NewIDSource(nil)
 	}
-	src, err := readTwice(r)
+	src, err := readTwice(r, opts.CopyTo)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -168,8 +172,8 @@ type twoReads struct {
 }
 
 // readTwice seeks back a reader that can, and otherwise copies the first read to a temporary
-// file that the second read comes from.
-func readTwice(r io.Reader) (twoReads, error) {
+// file (made by copyTo, nil for os.TempDir()) that the second read comes from.
+func readTwice(r io.Reader, copyTo func() (*os.File, error)) (twoReads, error) {
 	if rs, ok := r.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
 			again := func() (io.Reader, error) {
@@ -179,7 +183,10 @@ func readTwice(r io.Reader) (twoReads, error) {
 			return twoReads{first: rs, again: again, close: func() {}}, nil
 		}
 	}
-	f, err := os.CreateTemp("", "tasklog-import-*.jsonl")
+	if copyTo == nil {
+		copyTo = func() (*os.File, error) { return os.CreateTemp("", "tasklog-import-*.jsonl") }
+	}
+	f, err := copyTo()
 	if err != nil {
 		return twoReads{}, fmt.Errorf("copy the input to read it twice: %w", err)
 	}

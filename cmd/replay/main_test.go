@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,6 +49,7 @@ func TestScripts(t *testing.T) {
 			dir, _ := testsamples.Find()
 			env.Setenv("SAMPLES", dir)
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
+			env.Setenv("UID", strconv.Itoa(os.Getuid()))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
