@@ -197,11 +197,16 @@ func (lr *LineReader) Raw() ([]byte, int, error) {
 }
 
 // ParseLine decodes one line of the authoring or export format: an event, a blob or an
-// export's closing line. A turn below 1 is refused. Unknown envelope fields,
+// export's closing line. A turn below 1 is refused, and so is what JSON readers read otherwise
+// or encoding/json would change silently: a key given twice in an object, a string that is not
+// valid Unicode, "data": null. Unknown envelope fields,
 // unknown event types, unknown payload fields and payloads that break their schema are errors.
 // A line that carries a hash keeps its data bytes verbatim, so the hash can be checked; other
 // lines get canonical data.
 func ParseLine(raw []byte) (Line, error) {
+	if err := checkStrict(raw); err != nil {
+		return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if bytes.HasPrefix(raw, []byte(`{"blob":`)) {
 		b, err := parseBlobLine(raw)
 		return Line{Blob: b}, err
@@ -261,8 +266,11 @@ func ParseLine(raw []byte) (Line, error) {
 			return Line{}, fmt.Errorf("%w: hash: %v", ErrInvalid, err)
 		}
 	}
-	if len(jl.Data) == 0 {
+	switch {
+	case len(jl.Data) == 0:
 		jl.Data = json.RawMessage("{}")
+	case string(jl.Data) == "null":
+		return Line{}, fmt.Errorf("%w: \"data\" is null: give the payload as an object ({} for none), or leave \"data\" out", ErrInvalid)
 	}
 	if e.Data, err = lineData(s, e.Type, e.V, jl.Data, l.HasHash); err != nil {
 		return Line{}, err
