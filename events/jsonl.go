@@ -147,6 +147,9 @@ type Line struct {
 	Blob *Blob
 	// End is set, and Event is zero, for an export's closing line.
 	End *End
+	// Sig is set, and Event is zero, for the signature line of a signed export, which follows
+	// its closing line.
+	Sig *Signature
 }
 
 // LineReader reads a JSON Lines log, one event per line. Blank lines are skipped. Every error
@@ -196,8 +199,8 @@ func (lr *LineReader) Raw() ([]byte, int, error) {
 	return nil, lr.no, io.EOF
 }
 
-// ParseLine decodes one line of the authoring or export format: an event, a blob or an
-// export's closing line. A turn below 1 is refused, and so is what JSON readers read otherwise
+// ParseLine decodes one line of the authoring or export format: an event, a blob, an
+// export's closing line or its signature line. A turn below 1 is refused, and so is what JSON readers read otherwise
 // or encoding/json would change silently: a key given twice in an object, a string that is not
 // valid Unicode, "data": null. Unknown envelope fields,
 // unknown event types, unknown payload fields and payloads that break their schema are errors.
@@ -214,6 +217,10 @@ func ParseLine(raw []byte) (Line, error) {
 	if bytes.HasPrefix(raw, []byte(`{"end":`)) {
 		e, err := parseEndLine(raw)
 		return Line{End: e}, err
+	}
+	if bytes.HasPrefix(raw, []byte(`{"sig":`)) {
+		s, err := parseSignatureLine(raw)
+		return Line{Sig: s}, err
 	}
 	var jl jsonLine
 	if err := decodeStrict(raw, &jl); err != nil {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -398,4 +399,33 @@ func benchLines(b *testing.B) [][]byte {
 	}
 	b.SetBytes(int64(n))
 	return lines
+}
+
+func TestSignatureLine(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := End{Task: sampleLog(t)[0].Task, Events: 3, Last: sampleLog(t)[2].Hash}
+	line, err := MarshalSignatureLine(end, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLine(line)
+	if err != nil || l.Sig == nil {
+		t.Fatalf("ParseLine(%s) = %+v, %v", line, l, err)
+	}
+	if err := l.Sig.Verify(end, pub); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+	other := end
+	other.Events = 2
+	if err := l.Sig.Verify(other, pub); !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), "changed after it was signed") {
+		t.Errorf("Verify of another closing line: %v", err)
+	}
+	for _, bad := range []string{`{"sig":"AAAA","key":"SHA256:x"}`, `{"sig":"` + strings.Repeat("A", 88) + `"}`, `{"sig":null,"key":"k"}`} {
+		if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseLine(%s) = %v, want ErrInvalid", bad, err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -100,6 +101,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("import", "FILE.jsonl|FOLDER|-... | --from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
 	from := f.String("from", "", "import sessions of this agent instead of JSON Lines logs: cline, claude-code, pi or codex")
 	keep := f.Bool("keep-content", false, "with --from: keep large payloads (file contents, tool outputs) instead of their length and SHA-256")
+	verifyKey := f.String("verify-key", "", "refuse a file unless every task in it is an export signed with the key of this public key file (ssh-keygen -t ed25519 writes KEY.pub)")
 	var wf workspaceFlags
 	wf.register(f)
 	args, code := f.parseOrExit(args, 1, -1)
@@ -107,7 +109,19 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *from != "" {
+		if *verifyKey != "" {
+			fmt.Fprintln(stderr, "replay import: --verify-key checks signed exports; an agent's sessions carry no signature")
+			return exitUsage
+		}
 		return importAgent(f, *from, *keep, &wf, args, stdout, stderr)
+	}
+	opts := session.ImportOptions{Now: time.Now}
+	if *verifyKey != "" {
+		key, err := readVerifyKey(*verifyKey)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		opts.VerifyKey = key
 	}
 	if *keep || wf.workspace != "" || len(wf.roots) > 0 || wf.home != "" || wf.remote != "" {
 		fmt.Fprintln(stderr, "replay import: --keep-content, --workspace, --root, --home and --remote-rules go with --from;"+
@@ -121,6 +135,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	spool := newImportSpool()
 	defer spool.close()
 	spool.sweep()
+	opts.CopyTo = spool.create
 	// Every file is opened, and an empty one said so, before the database is: a name that does
 	// not exist leaves no database behind.
 	inputs := make([]*os.File, 0, len(files))
@@ -166,14 +181,18 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 				return fail(stderr, err)
 			}
 		}
-		got, err := session.Import(context.Background(), db.Store, r, name, session.ImportOptions{Now: time.Now, CopyTo: spool.create})
+		got, err := session.Import(context.Background(), db.Store, r, name, opts)
 		if err != nil {
 			return fail(stderr, err)
 		}
 		all = append(all, got...)
 		if !f.json {
 			for _, t := range got {
-				fmt.Fprintf(safeWriter{stdout}, "%s\t%s\t%s, %d new\n", name, t.Task, plural(t.Events, "event"), t.Appended)
+				signed := ""
+				if t.Verified {
+					signed = ", signed by " + events.KeyFingerprint(opts.VerifyKey)
+				}
+				fmt.Fprintf(safeWriter{stdout}, "%s\t%s\t%s, %d new%s\n", name, t.Task, plural(t.Events, "event"), t.Appended, signed)
 			}
 		}
 	}
@@ -182,10 +201,14 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			Task     string `json:"task"`
 			Events   int    `json:"events"`
 			Appended int    `json:"appended"`
+			SignedBy string `json:"signed_by,omitempty"`
 		}
 		rows := make([]row, len(all))
 		for i, t := range all {
-			rows[i] = row{t.Task.String(), t.Events, t.Appended}
+			rows[i] = row{Task: t.Task.String(), Events: t.Events, Appended: t.Appended}
+			if t.Verified {
+				rows[i].SignedBy = events.KeyFingerprint(opts.VerifyKey)
+			}
 		}
 		if err := printJSON(stdout, rows); err != nil {
 			return fail(stderr, err)
@@ -197,9 +220,17 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "TASK", stderr)
 	out := f.String("o", "", "write to this file instead of standard output")
+	sign := f.String("sign", "", "sign the export with this Ed25519 private key file (ssh-keygen -t ed25519 -N '' writes one); import --verify-key KEY.pub checks it")
 	pos, code := f.parseOrExit(args, 1, 1)
 	if code >= 0 {
 		return code
+	}
+	var key ed25519.PrivateKey
+	if *sign != "" {
+		var err error
+		if key, err = readSigningKey(*sign); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	db, task, err := f.openTask(pos[0])
 	if err != nil {
@@ -207,6 +238,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	err = writeOutput(*out, stdout, func(w io.Writer) error {
+		if key != nil {
+			return session.ExportSigned(context.Background(), db, task, w, key)
+		}
 		return session.Export(context.Background(), db, task, w)
 	})
 	if err != nil {
