@@ -147,6 +147,9 @@ type Line struct {
 	Blob *Blob
 	// End is set, and Event is zero, for an export's closing line.
 	End *End
+	// Sig is set, and Event is zero, for the signature line of a signed export, which follows
+	// its closing line.
+	Sig *Signature
 }
 
 // LineReader reads a JSON Lines log, one event per line. Blank lines are skipped. Every error
@@ -196,12 +199,17 @@ func (lr *LineReader) Raw() ([]byte, int, error) {
 	return nil, lr.no, io.EOF
 }
 
-// ParseLine decodes one line of the authoring or export format: an event, a blob or an
-// export's closing line. A turn below 1 is refused. Unknown envelope fields,
+// ParseLine decodes one line of the authoring or export format: an event, a blob, an
+// export's closing line or its signature line. A turn below 1 is refused, and so is what JSON readers read otherwise
+// or encoding/json would change silently: a key given twice in an object, a string that is not
+// valid Unicode, "data": null. Unknown envelope fields,
 // unknown event types, unknown payload fields and payloads that break their schema are errors.
 // A line that carries a hash keeps its data bytes verbatim, so the hash can be checked; other
 // lines get canonical data.
 func ParseLine(raw []byte) (Line, error) {
+	if err := checkStrict(raw); err != nil {
+		return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if bytes.HasPrefix(raw, []byte(`{"blob":`)) {
 		b, err := parseBlobLine(raw)
 		return Line{Blob: b}, err
@@ -209,6 +217,10 @@ func ParseLine(raw []byte) (Line, error) {
 	if bytes.HasPrefix(raw, []byte(`{"end":`)) {
 		e, err := parseEndLine(raw)
 		return Line{End: e}, err
+	}
+	if bytes.HasPrefix(raw, []byte(`{"sig":`)) {
+		s, err := parseSignatureLine(raw)
+		return Line{Sig: s}, err
 	}
 	var jl jsonLine
 	if err := decodeStrict(raw, &jl); err != nil {
@@ -261,8 +273,11 @@ func ParseLine(raw []byte) (Line, error) {
 			return Line{}, fmt.Errorf("%w: hash: %v", ErrInvalid, err)
 		}
 	}
-	if len(jl.Data) == 0 {
+	switch {
+	case len(jl.Data) == 0:
 		jl.Data = json.RawMessage("{}")
+	case string(jl.Data) == "null":
+		return Line{}, fmt.Errorf("%w: \"data\" is null: give the payload as an object ({} for none), or leave \"data\" out", ErrInvalid)
 	}
 	if e.Data, err = lineData(s, e.Type, e.V, jl.Data, l.HasHash); err != nil {
 		return Line{}, err

@@ -2,12 +2,17 @@ package events
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestExportLineRoundTrip(t *testing.T) {
@@ -62,6 +67,29 @@ func TestAuthoringLines(t *testing.T) {
 		{"bad task", `{"task":"nope","type":"user_message","data":{"text":"x"}}`, "", ErrInvalid, "task"},
 		{"newer schema", `{"type":"mention","v":7,"data":{"path":"a"}}`, "", ErrNewerVersion, "v7"},
 		{"hash without id", `{"type":"user_message","data":{"text":"x"},"hash":"` + strings.Repeat("0", 64) + `"}`, "", ErrInvalid, "must also carry"},
+		{"data null", `{"type":"agent_stopped","data":null}`, "", ErrInvalid, `"data" is null`},
+		{"data null, spaced", `{"type":"agent_stopped","data" : null }`, "", ErrInvalid, `"data" is null`},
+		{"key twice in data", `{"type":"user_message","data":{"text":"a","text":"b"}}`, "", ErrInvalid,
+			`data: key "text" appears twice in one object`},
+		{"key twice, once escaped", `{"type":"user_message","data":{"text":"a","t\u0065xt":"b"}}`, "", ErrInvalid,
+			`data: key "text" appears twice`},
+		{"key twice in the envelope", `{"type":"user_message","type":"mention","data":{"path":"a"}}`, "", ErrInvalid,
+			`key "type" appears twice`},
+		{"key twice deep in params", `{"type":"tool_call","data":{"tool":"t","params":{"a":[0,{"b":1,"b":2}]}}}`, "", ErrInvalid,
+			`data.params.a[1]: key "b" appears twice`},
+		{"same key in two objects", `{"type":"tool_call","data":{"tool":"t","params":{"a":{"b":1},"c":{"b":2}}}}`,
+			`{"tool":"t","params":{"a":{"b":1},"c":{"b":2}}}`, nil, ""},
+		{"invalid UTF-8", "{\"type\":\"user_message\",\"data\":{\"text\":\"a\xffb\"}}", "", ErrInvalid,
+			"data.text: byte 0xff is not valid UTF-8"},
+		{"encoded surrogate", "{\"type\":\"user_message\",\"data\":{\"text\":\"\xed\xa0\x80\"}}", "", ErrInvalid,
+			"data.text: byte 0xed is not valid UTF-8"},
+		{"invalid UTF-8 in a key", "{\"type\":\"tool_call\",\"data\":{\"tool\":\"t\",\"params\":{\"\xc3\":1}}}", "", ErrInvalid,
+			"data.params.(key): byte 0xc3 is not valid UTF-8"},
+		{"lone high surrogate", `{"type":"user_message","data":{"text":"a\ud800b"}}`, "", ErrInvalid,
+			`data.text: \ud800 is half of a UTF-16 surrogate pair`},
+		{"lone low surrogate", `{"type":"user_message","data":{"text":"\udc00"}}`, "", ErrInvalid, `\udc00 is half`},
+		{"surrogate pair", `{"type":"user_message","data":{"text":"\ud83d\ude00 \u00e9"}}`, `{"text":"😀 é"}`, nil, ""},
+		{"bidi control kept", `{"type":"user_message","data":{"text":"a\u202eb"}}`, "{\"text\":\"a\u202eb\"}", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,6 +203,88 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
+// FuzzCheckStrict: checkStrict refuses exactly what encoding/json reads but changes or reads
+// one of two ways: a key given twice in an object, a string that is not valid Unicode. The
+// oracle is encoding/json's token stream (which keeps duplicate keys and unquotes strings,
+// turning what is not valid Unicode into U+FFFD).
+func FuzzCheckStrict(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":1},"c":[{"b":1,"\u0062":2}]}`, "\"\xff\"", `"\ud800"`,
+		`"\ud83d\ude00"`, `{"a":"\udc00\ud800"}`, `[1,2.5e3,true,null,"x"]`, "{\"\xc3\xa9\":\"\xef\xbf\xbd\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := checkStrict(b)
+		if !json.Valid(b) {
+			return // the decoder refuses it, whatever checkStrict said
+		}
+		ambiguous := oracleAmbiguous(t, b)
+		if (err != nil) != ambiguous {
+			t.Fatalf("%q: checkStrict says %v; encoding/json's tokens say ambiguous: %v", b, err, ambiguous)
+		}
+	})
+}
+
+// oracleAmbiguous reports whether valid JSON b gives a key twice in an object or holds a
+// string that unquotes to other text than it spells: U+FFFD where b has none.
+func oracleAmbiguous(t *testing.T, b []byte) bool {
+	if !utf8.Valid(b) {
+		return true
+	}
+	if bytes.Contains(b, []byte(`\\`)) {
+		t.Skip("an escaped backslash makes counting the escapes of U+FFFD ambiguous")
+	}
+	literalFFFD := bytes.Count(b, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(b), []byte(`\ufffd`))
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	type frame struct {
+		keys     map[string]bool
+		isObject bool
+		wantKey  bool
+	}
+	var stack []*frame
+	decodedFFFD := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%q: json.Valid accepts it but Token fails: %v", b, err)
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, isObject: true, wantKey: true})
+				continue
+			case '[':
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			decodedFFFD += strings.Count(v, "\uFFFD")
+			if top != nil && top.isObject && top.wantKey {
+				if top.keys[v] {
+					return true
+				}
+				top.keys[v] = true
+				top.wantKey = false
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].isObject {
+			stack[len(stack)-1].wantKey = true
+		}
+	}
+	return decodedFFFD != literalFFFD
+}
+
 func FuzzUnmarshalBinary(f *testing.F) {
 	for _, e := range sampleLog(f) {
 		b, _ := e.MarshalBinary()
@@ -248,5 +358,74 @@ func TestNegativeTurnIsRefused(t *testing.T) {
 	_, err := ParseLine([]byte(`{"type":"user_message","turn":-2,"data":{"text":"x"}}`))
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "turn -2") {
 		t.Errorf("err = %v, want ErrInvalid naming turn -2", err)
+	}
+}
+
+// BenchmarkParseLine parses the lines of a recorded log; BenchmarkCheckStrict is the share of
+// it that checkStrict takes.
+func BenchmarkParseLine(b *testing.B) {
+	lines := benchLines(b)
+	b.ResetTimer()
+	for range b.N {
+		for _, l := range lines {
+			if _, err := ParseLine(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkCheckStrict(b *testing.B) {
+	lines := benchLines(b)
+	b.ResetTimer()
+	for range b.N {
+		for _, l := range lines {
+			if err := checkStrict(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func benchLines(b *testing.B) [][]byte {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "logs", "monorepo.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	b.SetBytes(int64(n))
+	return lines
+}
+
+func TestSignatureLine(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := End{Task: sampleLog(t)[0].Task, Events: 3, Last: sampleLog(t)[2].Hash}
+	line, err := MarshalSignatureLine(end, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLine(line)
+	if err != nil || l.Sig == nil {
+		t.Fatalf("ParseLine(%s) = %+v, %v", line, l, err)
+	}
+	if err := l.Sig.Verify(end, pub); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+	other := end
+	other.Events = 2
+	if err := l.Sig.Verify(other, pub); !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), "changed after it was signed") {
+		t.Errorf("Verify of another closing line: %v", err)
+	}
+	for _, bad := range []string{`{"sig":"AAAA","key":"SHA256:x"}`, `{"sig":"` + strings.Repeat("A", 88) + `"}`, `{"sig":null,"key":"k"}`} {
+		if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseLine(%s) = %v, want ErrInvalid", bad, err)
+		}
 	}
 }

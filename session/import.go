@@ -35,6 +35,8 @@ type importer struct {
 	current *importTask
 	// blobs are the sums of the blob lines read so far (second pass: every line of the file).
 	blobs map[[32]byte]bool
+	// closed is the task whose closing line is the last line read, which a signature line may follow.
+	closed *importTask
 
 	// Second pass: what waits to be written.
 	batch      []events.Event
@@ -57,6 +59,8 @@ type importTask struct {
 	lastDecision uint64
 	state        *projections.Task
 	end          int // the line of its closing line, 0 until one is read
+	closing      events.End
+	signed       int // the line of its signature line, 0 until one is read
 	// done is set once another task's line follows the task's: its fold is dropped, so the
 	// memory Import holds per task is a few words, whatever the number of tasks.
 	done bool
@@ -101,7 +105,8 @@ func (t *importTask) release() {
 func (im *importer) results() []Imported {
 	out := make([]Imported, 0, len(im.order))
 	for _, t := range im.order {
-		out = append(out, Imported{Task: t.id, Events: int(t.n), Appended: t.appended, Closed: t.end != 0})
+		out = append(out, Imported{Task: t.id, Events: int(t.n), Appended: t.appended, Closed: t.end != 0,
+			Verified: t.signed != 0 && im.opts.VerifyKey != nil})
 	}
 	return out
 }
@@ -117,11 +122,15 @@ func (im *importer) pass(r io.Reader) error {
 		if err != nil {
 			return im.changed(err)
 		}
+		closed := im.closed
+		im.closed = nil
 		switch {
 		case l.Blob != nil:
 			err = im.blob(l.Blob)
 		case l.End != nil:
 			err = im.end(l)
+		case l.Sig != nil:
+			err = im.signature(l, closed)
 		default:
 			err = im.event(l)
 		}
@@ -176,7 +185,46 @@ func (im *importer) end(l events.Line) error {
 		return fmt.Errorf("%s:%d: %w: task %s: the closing line gives the last event's hash as %s, but seq %d in the file hashes to %s",
 			im.name, l.No, ErrIncomplete, e.Task, e.Last, t.n, t.prev)
 	}
-	t.end = l.No
+	t.end, t.closing = l.No, *e
+	im.closed = t
+	return nil
+}
+
+// signature checks a signature line, which must follow a closing line, against the key to
+// verify with, if any.
+func (im *importer) signature(l events.Line, t *importTask) error {
+	if t == nil {
+		return fmt.Errorf("%s:%d: %w: a signature line that does not follow a closing line", im.name, l.No, ErrInvalidLog)
+	}
+	if im.opts.VerifyKey != nil {
+		if err := l.Sig.Verify(t.closing, im.opts.VerifyKey); err != nil {
+			return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+		}
+	}
+	t.signed = l.No
+	return nil
+}
+
+// checkSigned refuses, when a key to verify with is set, a file with a task that is not
+// signed: every task must end with a closing line and a signature line.
+func (im *importer) checkSigned() error {
+	if im.opts.VerifyKey == nil {
+		return nil
+	}
+	if len(im.order) == 0 {
+		return fmt.Errorf("%s: %w: the file holds no task, so nothing signed", im.name, events.ErrSignature)
+	}
+	for _, t := range im.order {
+		switch {
+		case t.end == 0:
+			return fmt.Errorf("%s: %w: task %s is not signed: its lines do not end with a closing line and a signature line"+
+				" (a hand-written log, or an export cut short); only an export written with 'replay export --sign' verifies",
+				im.name, events.ErrSignature, t.id)
+		case t.signed == 0:
+			return fmt.Errorf("%s:%d: %w: task %s is not signed: no signature line follows its closing line;"+
+				" only an export written with 'replay export --sign' verifies", im.name, t.end, events.ErrSignature, t.id)
+		}
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,21 @@ var (
 // ends it with a closing line (task, event count, last hash) so that an import detects a file
 // cut short. Importing the output and exporting again gives the same bytes.
 func Export(ctx context.Context, db store.Store, task uuid.UUID, w io.Writer) error {
+	return export(ctx, db, task, w, nil)
+}
+
+// ExportSigned is Export, with a signature line after the closing line: key's Ed25519
+// signature of the closing line (see events.Signature), which Import with VerifyKey checks. As
+// the closing line's hash chains to every event, the signature covers the whole log: no event
+// can be changed, added or removed, and no closing line recomputed, without the key.
+func ExportSigned(ctx context.Context, db store.Store, task uuid.UUID, w io.Writer, key ed25519.PrivateKey) error {
+	if len(key) != ed25519.PrivateKeySize {
+		return fmt.Errorf("sign export of task %s: want an Ed25519 private key", task)
+	}
+	return export(ctx, db, task, w, key)
+}
+
+func export(ctx context.Context, db store.Store, task uuid.UUID, w io.Writer, key ed25519.PrivateKey) error {
 	written := map[string]bool{}
 	var last events.Event
 	for ev, err := range db.Events(ctx, task, 1) {
@@ -58,9 +74,17 @@ func Export(ctx context.Context, db store.Store, task uuid.UUID, w io.Writer) er
 	if last.Seq == 0 {
 		return nil
 	}
-	line, err := events.MarshalEndLine(events.End{Task: task, Events: last.Seq, Last: last.Hash})
+	end := events.End{Task: task, Events: last.Seq, Last: last.Hash}
+	line, err := events.MarshalEndLine(end)
 	if err != nil {
 		return err
+	}
+	if key != nil {
+		sig, err := events.MarshalSignatureLine(end, key)
+		if err != nil {
+			return err
+		}
+		line = append(append(line, '\n'), sig...)
 	}
 	_, err = w.Write(append(line, '\n'))
 	return err
@@ -98,6 +122,15 @@ type ImportOptions struct {
 	Now func() time.Time
 	// IDs makes ids for lines that carry none; nil means a new source on crypto/rand.
 	IDs *events.IDSource
+	// VerifyKey, when set, makes Import refuse a file unless every task in it ends with a
+	// closing line and a signature line made with this key (ExportSigned): a log rewritten,
+	// cut or extended after it was signed, or signed by another key, is refused. Without it a
+	// signature line is read but not checked.
+	VerifyKey ed25519.PublicKey
+	// CopyTo creates the file that a reader Import cannot read twice (one that is not an
+	// io.Seeker, or whose Seek fails: a pipe) is copied to during the first pass; Import closes
+	// and removes it before it returns. nil creates it in os.TempDir().
+	CopyTo func() (*os.File, error)
 }
 
 // Imported describes one task an Import wrote.
@@ -111,6 +144,9 @@ type Imported struct {
 	// file, or an export written before exports had closing lines) a file cut at a line
 	// boundary cannot be told from a shorter log.
 	Closed bool
+	// Verified is set when the task's signature line was checked against
+	// ImportOptions.VerifyKey.
+	Verified bool
 }
 
 // Import reads a JSON Lines log (export or hand-written authoring format) into db. Lines may
@@ -130,13 +166,13 @@ type Imported struct {
 // the passes) can stop the second pass after some batches: what they wrote is a sound prefix of
 // the task's log, and importing the same file again completes it.
 //
-// A reader that is not an io.Seeker (a pipe, a bufio.Reader) is copied to a temporary file
-// during the first pass.
+// A reader that can seek (an *os.File of a regular file) is read twice; only one that cannot
+// (a pipe, a bufio.Reader) is copied, during the first pass, to the file opts.CopyTo creates.
 func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts ImportOptions) ([]Imported, error) {
 	if opts.IDs == nil {
 		opts.IDs = events.NewIDSource(nil)
 	}
-	src, err := readTwice(r)
+	src, err := readTwice(r, opts.CopyTo)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -144,6 +180,9 @@ func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts 
 	im := newImporter(ctx, db, name, opts)
 	defer im.stop()
 	if err := im.pass(src.first); err != nil {
+		return nil, err
+	}
+	if err := im.checkSigned(); err != nil {
 		return nil, err
 	}
 	again, err := src.again()
@@ -168,8 +207,8 @@ type twoReads struct {
 }
 
 // readTwice seeks back a reader that can, and otherwise copies the first read to a temporary
-// file that the second read comes from.
-func readTwice(r io.Reader) (twoReads, error) {
+// file (made by copyTo, nil for os.TempDir()) that the second read comes from.
+func readTwice(r io.Reader, copyTo func() (*os.File, error)) (twoReads, error) {
 	if rs, ok := r.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
 			again := func() (io.Reader, error) {
@@ -179,7 +218,10 @@ func readTwice(r io.Reader) (twoReads, error) {
 			return twoReads{first: rs, again: again, close: func() {}}, nil
 		}
 	}
-	f, err := os.CreateTemp("", "tasklog-import-*.jsonl")
+	if copyTo == nil {
+		copyTo = func() (*os.File, error) { return os.CreateTemp("", "tasklog-import-*.jsonl") }
+	}
+	f, err := copyTo()
 	if err != nil {
 		return twoReads{}, fmt.Errorf("copy the input to read it twice: %w", err)
 	}

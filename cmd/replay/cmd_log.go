@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 	"unicode/utf8"
 
@@ -14,52 +16,137 @@ import (
 	"github.com/tasklog/tasklog/session"
 )
 
-// blank reports whether in holds nothing but white space, and returns a reader of all of in
-// (the white space it read is put back, so line numbers in errors stay right).
-func blank(in io.Reader) (io.Reader, bool) {
+// blank reports whether in holds nothing but white space, and returns a reader of all of in. A
+// file that can seek is put back where it was and returned itself, so that the import reads it
+// twice without a copy; otherwise the white space read is put back in front of the rest (line
+// numbers in errors stay right).
+func blank(in *os.File) (io.Reader, bool, error) {
+	start, seekErr := in.Seek(0, io.SeekCurrent)
 	r := bufio.NewReader(in)
 	var lead []byte
 	for {
 		b, err := r.ReadByte()
+		if err == io.EOF {
+			return nil, true, nil
+		}
 		if err != nil {
-			return nil, true
+			return nil, false, err
 		}
 		if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+			if seekErr == nil {
+				if _, err := in.Seek(start, io.SeekStart); err != nil {
+					return nil, false, err
+				}
+				return in, false, nil
+			}
 			r.UnreadByte()
-			return io.MultiReader(bytes.NewReader(lead), r), false
+			return io.MultiReader(bytes.NewReader(lead), r), false, nil
 		}
 		lead = append(lead, b)
 	}
 }
 
+// importNames expands the arguments of replay import: a folder stands for the .jsonl files in
+// it (not in its subfolders), in name order, and "-" for standard input. What a folder gave
+// is said on stderr.
+func importNames(args []string, stderr io.Writer) ([]string, error) {
+	var names []string
+	for _, a := range args {
+		if a == "-" {
+			names = append(names, a)
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil || !fi.IsDir() {
+			names = append(names, a) // opening it says what is wrong
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		var found []string
+		others := 0
+		for _, e := range entries { // ReadDir sorts by name
+			p := filepath.Join(a, e.Name())
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if filepath.Ext(e.Name()) != ".jsonl" {
+				others++
+				continue
+			}
+			found = append(found, p)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("folder %s holds no .jsonl file (its subfolders are not read): nothing to import; "+
+				"for an agent's sessions, pass --from AGENT", a)
+		}
+		msg := fmt.Sprintf("replay import: %s: %s, in name order", a, plural(len(found), ".jsonl file"))
+		if others > 0 {
+			msg += fmt.Sprintf("; %s not named .jsonl left alone", plural(others, "other file"))
+		}
+		fmt.Fprintln(safeWriter{stderr}, msg)
+		names = append(names, found...)
+	}
+	return names, nil
+}
+
 // cmdImport reads JSON Lines logs, or with --from an agent's sessions (cmd_import_agent.go).
 func cmdImport(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("import", "FILE.jsonl... | --from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
+	f := newFlags("import", "FILE.jsonl|FOLDER|-... | --from cline|claude-code|pi|codex PATH... [--workspace DIR | --root ORIGINAL=DIR]", stderr).withJSON()
 	from := f.String("from", "", "import sessions of this agent instead of JSON Lines logs: cline, claude-code, pi or codex")
 	keep := f.Bool("keep-content", false, "with --from: keep large payloads (file contents, tool outputs) instead of their length and SHA-256")
+	verifyKey := f.String("verify-key", "", "refuse a file unless every task in it is an export signed with the key of this public key file (ssh-keygen -t ed25519 writes KEY.pub)")
 	var wf workspaceFlags
 	wf.register(f)
-	files, code := f.parseOrExit(args, 1, -1)
+	args, code := f.parseOrExit(args, 1, -1)
 	if code >= 0 {
 		return code
 	}
 	if *from != "" {
-		return importAgent(f, *from, *keep, &wf, files, stdout, stderr)
+		if *verifyKey != "" {
+			fmt.Fprintln(stderr, "replay import: --verify-key checks signed exports; an agent's sessions carry no signature")
+			return exitUsage
+		}
+		return importAgent(f, *from, *keep, &wf, args, stdout, stderr)
+	}
+	opts := session.ImportOptions{Now: time.Now}
+	if *verifyKey != "" {
+		key, err := readVerifyKey(*verifyKey)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		opts.VerifyKey = key
 	}
 	if *keep || wf.workspace != "" || len(wf.roots) > 0 || wf.home != "" || wf.remote != "" {
 		fmt.Fprintln(stderr, "replay import: --keep-content, --workspace, --root, --home and --remote-rules go with --from;"+
 			" a JSON Lines log already holds its decisions")
 		return exitUsage
 	}
+	files, err := importNames(args, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	spool := newImportSpool()
+	defer spool.close()
+	spool.sweep()
+	opts.CopyTo = spool.create
 	// Every file is opened, and an empty one said so, before the database is: a name that does
 	// not exist leaves no database behind.
 	inputs := make([]*os.File, 0, len(files))
 	defer func() {
 		for _, in := range inputs {
-			in.Close()
+			if in != os.Stdin {
+				in.Close()
+			}
 		}
 	}()
 	for _, name := range files {
+		if name == "-" {
+			inputs = append(inputs, os.Stdin)
+			continue
+		}
 		in, err := os.Open(name)
 		if err != nil {
 			return fail(stderr, err)
@@ -74,25 +161,34 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	}()
 	var all []session.Imported
 	for i, name := range files {
-		r, empty := blank(inputs[i])
+		if name == "-" {
+			name = "standard input"
+		}
+		r, empty, err := blank(inputs[i])
+		if err != nil {
+			return fail(stderr, fmt.Errorf("read %s: %w", name, err))
+		}
 		if empty {
-			fmt.Fprintf(stderr, "replay import: %s holds no events: nothing imported from it\n", name)
+			fmt.Fprintf(safeWriter{stderr}, "replay import: %s holds no events: nothing imported from it\n", name)
 			continue
 		}
 		if db == nil {
-			var err error
 			if db, err = f.open(); err != nil {
 				return fail(stderr, err)
 			}
 		}
-		got, err := session.Import(context.Background(), db.Store, r, name, session.ImportOptions{Now: time.Now})
+		got, err := session.Import(context.Background(), db.Store, r, name, opts)
 		if err != nil {
 			return fail(stderr, err)
 		}
 		all = append(all, got...)
 		if !f.json {
 			for _, t := range got {
-				fmt.Fprintf(stdout, "%s\t%s\t%s, %d new\n", name, t.Task, plural(t.Events, "event"), t.Appended)
+				signed := ""
+				if t.Verified {
+					signed = ", signed by " + events.KeyFingerprint(opts.VerifyKey)
+				}
+				fmt.Fprintf(safeWriter{stdout}, "%s\t%s\t%s, %d new%s\n", name, t.Task, plural(t.Events, "event"), t.Appended, signed)
 			}
 		}
 	}
@@ -101,10 +197,14 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			Task     string `json:"task"`
 			Events   int    `json:"events"`
 			Appended int    `json:"appended"`
+			SignedBy string `json:"signed_by,omitempty"`
 		}
 		rows := make([]row, len(all))
 		for i, t := range all {
-			rows[i] = row{t.Task.String(), t.Events, t.Appended}
+			rows[i] = row{Task: t.Task.String(), Events: t.Events, Appended: t.Appended}
+			if t.Verified {
+				rows[i].SignedBy = events.KeyFingerprint(opts.VerifyKey)
+			}
 		}
 		if err := printJSON(stdout, rows); err != nil {
 			return fail(stderr, err)
@@ -116,9 +216,17 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "TASK", stderr)
 	out := f.String("o", "", "write to this file instead of standard output")
+	sign := f.String("sign", "", "sign the export with this Ed25519 private key file (ssh-keygen -t ed25519 -N '' writes one); import --verify-key KEY.pub checks it")
 	pos, code := f.parseOrExit(args, 1, 1)
 	if code >= 0 {
 		return code
+	}
+	var key ed25519.PrivateKey
+	if *sign != "" {
+		var err error
+		if key, err = readSigningKey(*sign); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	db, task, err := f.openTask(pos[0])
 	if err != nil {
@@ -126,6 +234,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	err = writeOutput(*out, stdout, func(w io.Writer) error {
+		if key != nil {
+			return session.ExportSigned(context.Background(), db, task, w, key)
+		}
 		return session.Export(context.Background(), db, task, w)
 	})
 	if err != nil {

@@ -29,8 +29,11 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	_, empty := blank(in)
+	_, empty, err := blank(in)
 	in.Close()
+	if err != nil {
+		return fail(stderr, fmt.Errorf("%s: %w", pos[0], err))
+	}
 	if empty {
 		fmt.Fprintf(safeWriter{stderr}, "replay record: %s is empty: a script holds one event per line, "+
 			"a task_started first and {\"type\":\"turn\"} where a prompt is built; nothing recorded\n", pos[0])

@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,6 +52,7 @@ func TestScripts(t *testing.T) {
 			// The user's data folder (install's records): never the real one, nor testscript's
 			// /no-home, which root could create.
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".data"))
+			env.Setenv("UID", strconv.Itoa(os.Getuid()))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -80,6 +82,30 @@ func TestScripts(t *testing.T) {
 				db, err := store.Open(ts.MkAbs(args[0]), &store.Options{NoSync: true})
 				ts.Check(err)
 				ts.Defer(func() { db.Close() })
+			},
+			// edkey NAME writes an Ed25519 key pair made in Go: NAME in OpenSSH's private key
+			// format, NAME.pub in the authorized_keys form, as ssh-keygen -t ed25519 does.
+			"edkey": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: edkey NAME")
+				}
+				priv, pub := writeEd25519Key(ts.MkAbs(args[0]))
+				ts.Check(priv)
+				ts.Check(pub)
+			},
+			// reseal IN OUT N OLD NEW rewrites an export as someone without the signing key
+			// can: keeps its first N events (all for 0), replaces OLD by NEW in their data,
+			// re-seals the hash chain, writes a closing line that matches, and keeps the
+			// original signature line.
+			"reseal": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 5 {
+					ts.Fatalf("usage: reseal IN OUT N OLD NEW")
+				}
+				n, err := strconv.Atoi(args[2])
+				ts.Check(err)
+				out, err := resealExport([]byte(ts.ReadFile(args[0])), n, args[3], args[4])
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o644))
 			},
 		},
 		// [samples] holds when the real samples are there; a script needing them starts with

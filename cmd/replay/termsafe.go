@@ -7,10 +7,12 @@ import (
 )
 
 // escapeControls returns s with every control character but newline and tab written as a Go
-// escape (\x1b, \r, \u007f, \u009b), and each byte of invalid UTF-8 as \xNN: text recorded from
-// an agent or a user is shown, never obeyed by the terminal (an ESC in a prompt must not recolour
-// or clear the screen). JSON passes through unchanged in meaning: its encoder escapes C0 itself,
-// and DEL and C1 come out as the \u escapes JSON reads.
+// escape (\x1b, \r, \u007f, \u009b), each bidirectional control (U+202E and the others of
+// isBidiControl) as \uNNNN, and each byte of invalid UTF-8 as \xNN: text recorded from an agent
+// or a user is shown, never obeyed by the terminal (an ESC in a prompt must not recolour or
+// clear the screen; a right-to-left override must not show a line in another order than its
+// bytes). JSON passes through unchanged in meaning: its encoder escapes C0 itself, and DEL, C1
+// and the bidirectional controls come out as the \u escapes JSON reads.
 func escapeControls(s string) string {
 	if !needsEscape(s) {
 		return s
@@ -33,12 +35,23 @@ func escapeControls(s string) string {
 		case r >= 0x7f && r <= 0x9f:
 			b.WriteString(`\u00`)
 			b.WriteString(hex2(byte(r)))
+		case isBidiControl(r):
+			b.WriteString(`\u`)
+			b.WriteString(hex2(byte(r >> 8)))
+			b.WriteString(hex2(byte(r)))
 		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}
 	return b.String()
+}
+
+// isBidiControl reports the characters that reorder how text around them is displayed (the
+// Unicode bidirectional formatting characters): U+061C, U+200E, U+200F, U+202A to U+202E and
+// U+2066 to U+2069. Shown raw, "a\u202eb.exe" prints as "aexe.b".
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 // hex2 is a byte in two lower-case hex digits.
@@ -69,7 +82,7 @@ func needsEscapeRunes(s string) bool {
 			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
 				return true
 			}
-		case r < 0x20 && r != '\n' && r != '\t', r >= 0x7f && r <= 0x9f:
+		case r < 0x20 && r != '\n' && r != '\t', r >= 0x7f && r <= 0x9f, isBidiControl(r):
 			return true
 		}
 	}

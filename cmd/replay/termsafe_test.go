@@ -12,6 +12,10 @@ func TestEscapeControls(t *testing.T) {
 		{"C1 CSI is shown", "a\u009b2J", `a\u009b2J`},
 		{"invalid UTF-8 byte", "a\x9bb", `a\x9bb`},
 		{"a real replacement character stays", "a\uFFFDb", "a\uFFFDb"},
+		{"right-to-left override is shown", "invoice\u202egpj.exe", `invoice\u202egpj.exe`},
+		{"every bidirectional control", "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069",
+			`\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069`},
+		{"right-to-left text itself stays", "שלום عربي \u2028", "שלום عربي \u2028"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
