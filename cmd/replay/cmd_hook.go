@@ -29,6 +29,7 @@ const (
 	hookMaxPayload       = hookconf.MaxPayload
 	hookLogName          = hookconf.LogName
 	hookStartEnv         = hookconf.StartEnv
+	hookAgainEnv         = hookconf.AgainEnv
 )
 
 // cmdHook is 'replay hook AGENT [--db PATH] [--budget D]': one hook payload on stdin, the
@@ -64,10 +65,14 @@ type hookConfig struct {
 	db     string
 	budget time.Duration
 	start  time.Time
+	// again: a server may have recorded this payload's delivery without the reply reaching
+	// the agent ($TASKLOG_HOOK_AGAIN, or the server was reached and did not answer); the hook
+	// then prints that delivery again (session.AgentSession.HookAgain).
+	again bool
 }
 
 func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
-	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB()}
+	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB(), again: os.Getenv(hookAgainEnv) == "1"}
 	var agent, storeVal string
 	dbSet, storeSet := false, false
 	for i := 0; i < len(args); i++ {
@@ -195,7 +200,7 @@ func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []by
 		return "", err
 	}
 	defer db.Close()
-	text, err := recordAndDeliver(ctx, db, h, nil)
+	text, err := recordAndDeliver(ctx, db, h, nil, hc.again)
 	if err != nil {
 		return "", hc.spoolPayload(h, payload, err)
 	}
@@ -236,8 +241,9 @@ func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 
 // recordAndDeliver records the hook's events in its task and, when the event's reply reaches
 // the model and it brought something new (or follows a compaction), decides and delivers. now,
-// when set, stamps the events (a spooled payload keeps the time it arrived).
-func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now func() time.Time) (string, error) {
+// when set, stamps the events (a spooled payload keeps the time it arrived, and delivers
+// nothing). again: the payload's delivery may be in the log unprinted; it is printed again.
+func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now func() time.Time, again bool) (string, error) {
 	var home fs.FS
 	if dir, err := os.UserHomeDir(); err == nil {
 		home = os.DirFS(dir)
@@ -248,6 +254,9 @@ func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now
 		return "", err
 	}
 	defer a.Close()
+	if again && now == nil {
+		return a.HookAgain(ctx, h)
+	}
 	return a.Hook(ctx, h, now == nil)
 }
 

@@ -58,6 +58,9 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 		}
 	}
 	var we *wire.Error
+	if err != nil && mayHaveRecorded(err) {
+		hc.again = true
+	}
 	switch {
 	case err == nil:
 		return []byte(res), true
@@ -119,6 +122,17 @@ func serverRecordedNothing(err error) bool {
 		return true
 	}
 	return false
+}
+
+// mayHaveRecorded tells whether a server that answered the hook with err may have recorded
+// its delivery all the same: it was reached and did not say it refused the payload (the
+// connection broke, the deadline passed, it failed).
+func mayHaveRecorded(err error) bool {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return serverRecordedNothing(err)
+	}
+	return !wire.NothingListens(err) && !errors.Is(err, wire.ErrNotJSON) && !errors.Is(err, wire.ErrUntrustedSocket)
 }
 
 // hookStarted hands the payload to a server just started, trying again while it does not

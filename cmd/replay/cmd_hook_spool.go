@@ -133,6 +133,6 @@ func drainOne(ctx context.Context, db store.Store, p string) error {
 		return fmt.Errorf("%w: %w", errSpoolUnparsable, err)
 	}
 	at := sp.Time
-	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at })
+	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at }, false)
 	return err
 }

@@ -187,7 +187,8 @@ func serverRecordedNothing(err error) bool {
 }
 
 // fallback runs replay hook with the arguments, the payload on its stdin and the time this
-// program started, and prints its reply; $TASKLOG_SERVE=off when serverOff. When replay cannot
+// program started, and prints its reply; $TASKLOG_SERVE=off and $TASKLOG_HOOK_AGAIN=1 when
+// serverOff. When replay cannot
 // be run, or does not exit 0 (killed killGrace after the budget at the latest), the reply
 // is neutral and the error is logged.
 func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer) int {
@@ -200,7 +201,8 @@ func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer
 	cmd := exec.CommandContext(ctx, exe, append([]string{"hook"}, c.args...)...)
 	cmd.Env = append(os.Environ(), startEnv+"="+strconv.FormatInt(c.start.UnixNano(), 10))
 	if serverOff {
-		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off")
+		// The server was reached and did not answer: it may have recorded the delivery.
+		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off", hookconf.AgainEnv+"=1")
 	}
 	// A process replay hook left behind holding its output (it starts its server detached, on
 	// the null device) does not hold this one up.
