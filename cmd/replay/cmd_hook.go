@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
@@ -191,9 +192,9 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 // the next hook.
 func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
 	db, err := hc.openDB(ctx)
-	if errors.Is(err, store.ErrLocked) || (err != nil && hc.loc.isNATS()) {
-		// Another process holds the file, or the NATS server is out of reach: the next hook
-		// that gets the store records the payload.
+	if errors.Is(err, store.ErrLocked) || diskRefused(err) || (err != nil && hc.loc.isNATS()) {
+		// Another process holds the file, its disk refuses the write, or the NATS server is
+		// out of reach: the next hook that gets the store records the payload.
 		return "", hc.spoolPayload(h, payload, err)
 	}
 	if err != nil {
@@ -212,6 +213,17 @@ func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []by
 	return text, nil
 }
 
+// diskRefused tells whether err is a disk refusing a write: full, over quota, read-only, or
+// failing.
+func diskRefused(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EFBIG, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // spoolDrainMinShare: a hook drains the spool only while more than budget/spoolDrainMinShare
 // is left after its own payload.
 const spoolDrainMinShare = 10
@@ -225,13 +237,21 @@ func (hc *hookConfig) spoolPayload(h *agentlog.Hook, payload []byte, cause error
 	return fmt.Errorf("%w; the payload was spooled for the next hook to record", cause)
 }
 
+// skipLockWait is how long a hook waits for another process's lock on the database while the
+// server is left alone (hookconf.ServerUnanswered): a hung server may hold it.
+const skipLockWait = 250 * time.Millisecond
+
 // openDB opens the database, creating its folder, waiting for another process's lock until
-// shortly before the budget ends.
+// shortly before the budget ends (skipLockWait at most while the server is left alone).
 func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 	wait := time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave time to record, decide and reply after the lock is had.
 		wait = time.Until(dl) - hc.budget/5
+	}
+	if hookconf.ServerUnanswered(hc.db) {
+		// A server that hangs may hold the file: waiting for it is the wait this hook skips.
+		wait = min(wait, skipLockWait)
 	}
 	if wait <= 0 {
 		wait = time.Millisecond

@@ -34,10 +34,12 @@ const (
 // conflict): the caller then opens the database itself, within what is left of ctx. A payload the server refused (not a hook of the
 // agent) gets the neutral reply, the error logged.
 //
-// $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
+// A server that did not answer a hook in time is left alone for hookconf.ServerSkip: the hooks
+// of that while go to the database at once. $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
 // hook starts. Test binaries never start one (their executable is not replay).
 func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload []byte, stderr io.Writer) (reply []byte, ok bool) {
-	if os.Getenv("TASKLOG_SERVE") == "off" {
+	if os.Getenv("TASKLOG_SERVE") == "off" || hookconf.ServerUnanswered(hc.db) {
+		// Off, or it did not answer a hook a moment ago: not worth this hook's wait.
 		return nil, false
 	}
 	dl, _ := ctx.Deadline()
@@ -60,6 +62,9 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	var we *wire.Error
 	if err != nil && mayHaveRecorded(err) {
 		hc.again = true
+	}
+	if err != nil && hookconf.ServerTimedOut(err) {
+		hookconf.MarkServerUnanswered(hc.db)
 	}
 	switch {
 	case err == nil:

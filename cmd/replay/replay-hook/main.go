@@ -68,16 +68,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	usual := c.parse()
 	payload, err := io.ReadAll(io.LimitReader(stdin, hookMaxPayload))
 	if err != nil || !usual || os.Getenv("TASKLOG_SERVE") == "off" {
-		return c.fallback(payload, false, stdout, stderr)
+		return c.fallback(payload, false, false, stdout, stderr)
 	}
 	if c.db == "" {
 		c.db = wire.DefaultDB()
+	}
+	if hookconf.ServerUnanswered(c.db) {
+		// The server did not answer a hook a moment ago: replay hook goes to the database.
+		return c.fallback(payload, true, false, stdout, stderr)
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budgetFor(payload)-c.budget/serveReserve))
 	defer cancel()
 	reply, err := wire.Hook(ctx, wire.SocketPath(c.db), "replay-hook", c.agent, payload)
 	if err != nil {
-		return c.fallback(payload, serverRecordedNothing(err), stdout, stderr)
+		if hookconf.ServerTimedOut(err) {
+			hookconf.MarkServerUnanswered(c.db)
+		}
+		reached := serverRecordedNothing(err)
+		return c.fallback(payload, reached, reached, stdout, stderr)
 	}
 	io.WriteString(stdout, reply)
 	return 0
@@ -187,11 +195,12 @@ func serverRecordedNothing(err error) bool {
 }
 
 // fallback runs replay hook with the arguments, the payload on its stdin and the time this
-// program started, and prints its reply; $TASKLOG_SERVE=off and $TASKLOG_HOOK_AGAIN=1 when
-// serverOff. When replay cannot
+// program started, and prints its reply; $TASKLOG_SERVE=off when serverOff, and
+// $TASKLOG_HOOK_AGAIN=1 when again (the server was reached but did not answer: it may have
+// recorded the delivery). When replay cannot
 // be run, or does not exit 0 (killed killGrace after the budget at the latest), the reply
 // is neutral and the error is logged.
-func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer) int {
+func (c *call) fallback(payload []byte, serverOff, again bool, stdout, stderr io.Writer) int {
 	exe, err := replayExecutable()
 	if err != nil {
 		return c.neutral(payload, err, stdout, stderr)
@@ -201,8 +210,10 @@ func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer
 	cmd := exec.CommandContext(ctx, exe, append([]string{"hook"}, c.args...)...)
 	cmd.Env = append(os.Environ(), startEnv+"="+strconv.FormatInt(c.start.UnixNano(), 10))
 	if serverOff {
-		// The server was reached and did not answer: it may have recorded the delivery.
-		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off", hookconf.AgainEnv+"=1")
+		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off")
+	}
+	if again {
+		cmd.Env = append(cmd.Env, hookconf.AgainEnv+"=1")
 	}
 	// A process replay hook left behind holding its output (it starts its server detached, on
 	// the null device) does not hold this one up.
