@@ -115,7 +115,7 @@ func markStartFailed(db string) {
 
 // serverRecordedNothing tells whether the server's error means the payload may not have been
 // recorded although it could be (the request timed out, the log changed under it, the database
-// was locked or failed): the hook then goes to the database itself, as when no server answers.
+// was locked or failed, the server was at a bound): the hook then goes to the database itself, as when no server answers.
 // Recording again is safe: every event has its idempotency key.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
@@ -123,7 +123,7 @@ func serverRecordedNothing(err error) bool {
 		return false
 	}
 	switch e.Code {
-	case serve.CodeTimeout, serve.CodeInternal, serve.CodeConflict, "locked":
+	case serve.CodeTimeout, serve.CodeInternal, serve.CodeConflict, serve.CodeBusy, "locked":
 		return true
 	}
 	return false

@@ -179,14 +179,14 @@ func endsSession(payload []byte) bool {
 
 // serverRecordedNothing tells whether the server was reached but did not take the payload
 // (the request timed out, the connection broke, the database was locked or failed, the log
-// changed under it): replay hook then opens the database at once rather than ask the server
+// changed under it, the server was at a bound): replay hook then opens the database at once rather than ask the server
 // again, as it does after the same answer. For anything else (no server, one shutting down, a
 // refused payload) replay hook goes to the server itself.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
 	if errors.As(err, &e) {
 		switch e.Code {
-		case "timeout", "internal", "conflict", "locked":
+		case "timeout", "internal", "conflict", "locked", "busy":
 			return true
 		}
 		return false
