@@ -178,6 +178,12 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 		return reply
 	}
 	text, err := hc.handle(ctx, h, payload)
+	if err != nil && hc.again && errors.Is(err, store.ErrLocked) {
+		// The payload is spooled; a server that took over the database may hold its delivery.
+		if reply, ok := hc.againViaServer(ctx, payload); ok {
+			return reply
+		}
+	}
 	if err != nil {
 		hc.logError(stderr, h.Agent, h.Event, err)
 		return agentlog.NeutralReply(h.Agent, h.Event)

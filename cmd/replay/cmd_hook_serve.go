@@ -129,6 +129,24 @@ func serverRecordedNothing(err error) bool {
 	return false
 }
 
+// againViaServer hands a payload handled again (hc.again) to the database's server, when the
+// database is held by another process (a server started after the one that died), with what
+// is left of ctx: the server prints the delivery the log holds again, as the hook would have.
+// Not when the server is left alone (hookconf.ServerUnanswered).
+func (hc *hookConfig) againViaServer(ctx context.Context, payload []byte) ([]byte, bool) {
+	if hookconf.ServerUnanswered(hc.db) {
+		return nil, false
+	}
+	res, err := wire.HookAgain(ctx, serve.SocketPath(hc.db), "replay hook", string(hc.hint), payload)
+	if err != nil {
+		if hookconf.ServerTimedOut(err) {
+			hookconf.MarkServerUnanswered(hc.db)
+		}
+		return nil, false
+	}
+	return []byte(res), true
+}
+
 // mayHaveRecorded tells whether a server that answered the hook with err may have recorded
 // its delivery all the same: it was reached and did not say it refused the payload (the
 // connection broke, the deadline passed, it failed).

@@ -26,7 +26,7 @@ const MaxMessage = wire.MaxMessage
 // The operations a request names in "op".
 const (
 	OpHello    = "hello"    // first message: {"version":1,"client":"name"}
-	OpHook     = "hook"     // {"agent":"claude-code","payload":{…}}: record, decide, deliver; reply
+	OpHook     = "hook"     // {"agent":"claude-code","payload":{…},"again":false}: record, decide, deliver; reply
 	OpOpen     = "open"     // {"agent":"pi","session":"…"} or {"task":"uuid"}, "roots", "cwd", "os"
 	OpRecord   = "record"   // {"task":…,"events":[{"key":…,"trigger":true,"type":…,"data":{…}}]}
 	OpDecide   = "decide"   // {"task":…}
@@ -66,6 +66,10 @@ type Request struct {
 	// hook
 	Agent   string          `json:"agent,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Again: the hook is handled a second time because a server may have recorded its
+	// delivery without the reply reaching the agent; the reply then carries that delivery
+	// again (session.AgentSession.HookAgain).
+	Again bool `json:"again,omitempty"`
 
 	// open, and every task operation
 	Task    string   `json:"task,omitempty"`
