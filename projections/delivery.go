@@ -102,6 +102,19 @@ func (d *Deliveries) DeliveredAt(ruleID string) (seq uint64, ok bool) {
 	return seq, ok
 }
 
+// DeliverySeqs are the sequence numbers of the deliveries that last sent a rule since the last
+// compaction, newest first.
+func (d *Deliveries) DeliverySeqs() []uint64 {
+	seqs := make([]uint64, 0, len(d.delivered))
+	for _, s := range d.delivered {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	slices.Reverse(seqs)
+	return seqs
+}
+
 // Loaded reports whether the agent reported loading the file at the absolute path itself.
 func (d *Deliveries) Loaded(path string) bool {
 	_, ok := slices.BinarySearch(d.loaded, path)

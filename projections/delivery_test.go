@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tasklog/tasklog/events"
@@ -107,5 +108,24 @@ func TestRestoreDeliveriesRejects(t *testing.T) {
 		if _, err := RestoreDeliveries([]byte(tc.data)); !errors.Is(err, tc.want) {
 			t.Errorf("RestoreDeliveries(%s) = %v, want %v", tc.data, err, tc.want)
 		}
+	}
+}
+
+func TestDeliverySeqs(t *testing.T) {
+	d := NewDeliveries()
+	for i, p := range []events.Payload{delivered("a", "b"), delivered("c"), delivered("a"), &events.UserMessage{Text: "hi"}} {
+		if err := d.Apply(deliveryEvent(t, uint64(i+2), p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a was sent again at 4: the delivery at 2 still last sent b.
+	if got, want := d.DeliverySeqs(), []uint64{4, 3, 2}; !slices.Equal(got, want) {
+		t.Errorf("DeliverySeqs = %v, want %v", got, want)
+	}
+	if err := d.Apply(deliveryEvent(t, 6, &events.Compaction{})); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.DeliverySeqs(); len(got) != 0 {
+		t.Errorf("after a compaction DeliverySeqs = %v, want none", got)
 	}
 }

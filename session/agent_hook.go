@@ -14,8 +14,22 @@ import (
 // decide and deliver. A hook whose events are all new records, decides and delivers in one
 // commit (see hookInOneCommit); otherwise the decision and the delivery are one commit after
 // the record's. It returns the delivered text, "" when nothing was delivered; the dialect's
-// reply is h.Reply of it.
+// reply is h.Reply of it. The same hook run again records nothing and returns "": an agent that
+// runs two hooks for one event (Codex runs its user and its project hooks) gives the model the
+// rules once.
 func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool) (string, error) {
+	return a.hook(ctx, h, deliver, false)
+}
+
+// HookAgain is Hook for a payload handled a second time because its first handling may have
+// recorded the delivery without the reply reaching the agent (the server died in the middle of
+// the request, or did not answer in time): when the log holds this hook's own delivery, it
+// returns its text again, so the log never claims a delivery no hook printed.
+func (a *AgentSession) HookAgain(ctx context.Context, h *agentlog.Hook) (string, error) {
+	return a.hook(ctx, h, true, true)
+}
+
+func (a *AgentSession) hook(ctx context.Context, h *agentlog.Hook, deliver, again bool) (string, error) {
 	if deliver && h.Channel != "" {
 		if text, done, err := a.hookInOneCommit(ctx, h); done || err != nil {
 			return text, err
@@ -26,10 +40,18 @@ func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool)
 		return "", err
 	}
 	trigger := h.Redeliver && a.redeliveryDue(h, fresh)
+	seen := h.Redeliver && !trigger
 	for i, r := range h.Records {
 		trigger = trigger || (r.Trigger && fresh[i])
+		seen = seen || (r.Trigger && !fresh[i])
 	}
-	if !deliver || h.Channel == "" || !trigger {
+	if !deliver || h.Channel == "" {
+		return "", nil
+	}
+	if !trigger {
+		if again && seen {
+			return a.deliveredBefore(ctx, h)
+		}
 		return "", nil
 	}
 	_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, HookDeliveryKey(h, a))
@@ -37,6 +59,48 @@ func (a *AgentSession) Hook(ctx context.Context, h *agentlog.Hook, deliver bool)
 		return "", err
 	}
 	return del.Text, nil
+}
+
+// deliveredBefore is the text of this hook's own delivery when the log holds it already (see
+// HookAgain). A delivery of another hook with the same key (the PreToolUse before this
+// PostToolUse) is not this hook's: "" then.
+func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (string, error) {
+	id := deliveryID(HookDeliveryKey(h, a))
+	if lookup, ok := a.db.(eventLookup); ok {
+		if found, err := lookup.HasEvents(a.task, id); err != nil || !found {
+			return "", err
+		}
+	}
+	for _, seq := range a.dlv.DeliverySeqs() {
+		ev, err := a.eventAt(ctx, seq)
+		if err != nil {
+			return "", err
+		}
+		if ev.ID != id {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return "", err
+		}
+		if d, ok := p.(*events.Delivery); !ok || d.Hook != h.Event || d.Channel != h.Channel {
+			return "", nil
+		}
+		text, err := DeliveryText(ctx, a.db, a.task, seq)
+		if err != nil {
+			return "", fmt.Errorf("print again the delivery at seq %d: %w", seq, err)
+		}
+		return text, nil
+	}
+	return "", nil
+}
+
+// eventAt reads the task's event at seq.
+func (a *AgentSession) eventAt(ctx context.Context, seq uint64) (events.Event, error) {
+	for ev, err := range a.db.Events(ctx, a.task, seq) {
+		return ev, err
+	}
+	return events.Event{}, fmt.Errorf("task %s has no event at seq %d", a.task, seq)
 }
 
 // redeliveryDue tells whether a hook that follows a compaction should deliver again: when it

@@ -273,12 +273,14 @@ func TestHookRepeatedCompactionIsRecordedOnce(t *testing.T) {
 		t.Fatalf("first delivery %q, %v", text, err)
 	}
 	compact := `{"session_id":"s1","cwd":"/ws","hook_event_name":"SessionStart","source":"compact"}`
-	if text, err := a.Hook(ctx, hook(compact), true); err != nil || !strings.Contains(text, "API handlers") {
-		t.Fatalf("after the compaction delivered %q, %v; want the api rule again", text, err)
+	redelivered, err := a.Hook(ctx, hook(compact), true)
+	if err != nil || !strings.Contains(redelivered, "API handlers") {
+		t.Fatalf("after the compaction delivered %q, %v; want the api rule again", redelivered, err)
 	}
 	head := a.Version()
-	if text, err := a.Hook(ctx, hook(compact), true); err != nil || text != "" {
-		t.Fatalf("the same compaction again delivered %q, %v", text, err)
+	// The same hook handled again prints its delivery again, and records nothing.
+	if text, err := a.HookAgain(ctx, hook(compact)); err != nil || text != redelivered {
+		t.Fatalf("the same compaction again printed %q, %v; want its delivery again", text, err)
 	}
 	if _, err := a.Hook(ctx, hook(compact), false); err != nil {
 		t.Fatal(err)
@@ -294,11 +296,86 @@ func TestHookRepeatedCompactionIsRecordedOnce(t *testing.T) {
 	if text, err := b.Hook(ctx, hook(compact), true); err != nil || text != "" || b.Version() != head {
 		t.Fatalf("reopened, the same compaction delivered %q, %v (head %d, was %d)", text, err, b.Version(), head)
 	}
+	if text, err := b.HookAgain(ctx, hook(compact)); err != nil || text != redelivered || b.Version() != head {
+		t.Fatalf("reopened, the same compaction printed %q, %v (head %d, was %d); want its delivery again, nothing written", text, err, b.Version(), head)
+	}
 	// A compaction after more work is a new one, and delivers again.
 	if _, err := b.Hook(ctx, hook(`{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/ws/src/api/y.ts"},"tool_use_id":"t2"}`), true); err != nil {
 		t.Fatal(err)
 	}
 	if text, err := b.Hook(ctx, hook(compact), true); err != nil || !strings.Contains(text, "API handlers") || b.Deliveries().Compactions() != 2 {
 		t.Fatalf("a later compaction delivered %q, %v (%d compactions)", text, err, b.Deliveries().Compactions())
+	}
+}
+
+// lookupless hides the store's id index: the hook then finds its delivery by reading the log.
+type lookupless struct{ store.Store }
+
+// TestHookAgainPrintsItsOwnDelivery runs a hook that delivered a second time, in the same
+// session and in another one (a hook handling the payload again after the server that
+// recorded the delivery died before replying): it prints the same text, and records nothing.
+// The PostToolUse of the same call shares the PreToolUse's key but is another hook: nothing.
+func TestHookAgainPrintsItsOwnDelivery(t *testing.T) {
+	pre := `{"session_id":"s1","cwd":"/ws","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/ws/src/api/x.ts"},"tool_use_id":"t1"}`
+	post := `{"session_id":"s1","cwd":"/ws","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/ws/src/api/x.ts"},"tool_use_id":"t1","tool_response":{}}`
+	prompt := `{"session_id":"s1","cwd":"/ws","hook_event_name":"UserPromptSubmit","prompt":"fix src/api/y.ts","prompt_id":"p1"}`
+	for _, tc := range []struct {
+		name string
+		wrap func(store.Store) store.Store
+	}{
+		{"id index", func(db store.Store) store.Store { return db }},
+		{"log read", func(db store.Store) store.Store { return lookupless{db} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := tc.wrap(openDB(t))
+			hook := func(payload string) *agentlog.Hook {
+				t.Helper()
+				h, err := agentlog.ParseHook(agentlog.ClaudeCode, []byte(payload))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h
+			}
+			a := openAgent(t, db, agentlog.ClaudeCode)
+			first, err := a.Hook(ctx, hook(pre), true)
+			if err != nil || !strings.Contains(first, "API handlers") {
+				t.Fatalf("first run delivered %q, %v", first, err)
+			}
+			if text, err := a.Hook(ctx, hook(pre), true); err != nil || text != "" {
+				t.Fatalf("a second hook for the same event printed %q, %v; want nothing", text, err)
+			}
+			if text, err := a.HookAgain(ctx, hook(pre)); err != nil || text != first {
+				t.Fatalf("handled again in the same session it printed %q, %v; want %q", text, err, first)
+			}
+			a.Close()
+			b := openAgent(t, db, agentlog.ClaudeCode)
+			defer b.Close()
+			if text, err := b.HookAgain(ctx, hook(pre)); err != nil || text != first {
+				t.Fatalf("handled again in another session it printed %q, %v; want %q", text, err, first)
+			}
+			if text, err := b.HookAgain(ctx, hook(post)); err != nil || text != "" {
+				t.Fatalf("the PostToolUse of the call printed %q, %v; want nothing", text, err)
+			}
+			// A prompt that delivered nothing new prints nothing when run again.
+			if text, err := b.Hook(ctx, hook(prompt), true); err != nil || text != "" {
+				t.Fatalf("the prompt delivered %q, %v; want nothing (every rule was delivered)", text, err)
+			}
+			if text, err := b.HookAgain(ctx, hook(prompt)); err != nil || text != "" {
+				t.Fatalf("the prompt handled again printed %q, %v; want nothing", text, err)
+			}
+			n := 0
+			for ev, err := range db.Events(ctx, b.Task(), 1) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type == events.TypeDelivery {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%d deliveries recorded, want 1", n)
+			}
+		})
 	}
 }

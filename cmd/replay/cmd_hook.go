@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
@@ -30,6 +31,7 @@ const (
 	hookMaxPayload       = hookconf.MaxPayload
 	hookLogName          = hookconf.LogName
 	hookStartEnv         = hookconf.StartEnv
+	hookAgainEnv         = hookconf.AgainEnv
 )
 
 // cmdHook is 'replay hook AGENT [--db PATH] [--budget D]': one hook payload on stdin, the
@@ -65,10 +67,14 @@ type hookConfig struct {
 	db     string
 	budget time.Duration
 	start  time.Time
+	// again: a server may have recorded this payload's delivery without the reply reaching
+	// the agent ($TASKLOG_HOOK_AGAIN, or the server was reached and did not answer); the hook
+	// then prints that delivery again (session.AgentSession.HookAgain).
+	again bool
 }
 
 func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
-	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB()}
+	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB(), again: os.Getenv(hookAgainEnv) == "1"}
 	var agent, storeVal string
 	dbSet, storeSet := false, false
 	for i := 0; i < len(args); i++ {
@@ -177,6 +183,12 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 		return reply
 	}
 	text, err := hc.handle(ctx, h, payload)
+	if err != nil && hc.again && errors.Is(err, store.ErrLocked) {
+		// The payload is spooled; a server that took over the database may hold its delivery.
+		if reply, ok := hc.againViaServer(ctx, payload); ok {
+			return reply
+		}
+	}
 	if err != nil {
 		hc.logError(stderr, h.Agent, h.Event, err)
 		return agentlog.NeutralReply(h.Agent, h.Event)
@@ -191,16 +203,16 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 // the next hook.
 func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
 	db, err := hc.openDB(ctx)
-	if errors.Is(err, store.ErrLocked) || (err != nil && hc.loc.isNATS()) {
-		// Another process holds the file, or the NATS server is out of reach: the next hook
-		// that gets the store records the payload.
+	if errors.Is(err, store.ErrLocked) || diskRefused(err) || (err != nil && hc.loc.isNATS()) {
+		// Another process holds the file, its disk refuses the write, or the NATS server is
+		// out of reach: the next hook that gets the store records the payload.
 		return "", hc.spoolPayload(h, payload, err)
 	}
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	text, err := recordAndDeliver(ctx, db, h, nil)
+	text, err := recordAndDeliver(ctx, db, h, nil, hc.again)
 	if err != nil {
 		return "", hc.spoolPayload(h, payload, err)
 	}
@@ -210,6 +222,17 @@ func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []by
 		}
 	}
 	return text, nil
+}
+
+// diskRefused tells whether err is a disk refusing a write: full, over quota, read-only, or
+// failing.
+func diskRefused(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EFBIG, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // spoolDrainMinShare: a hook drains the spool only while more than budget/spoolDrainMinShare
@@ -225,13 +248,21 @@ func (hc *hookConfig) spoolPayload(h *agentlog.Hook, payload []byte, cause error
 	return fmt.Errorf("%w; the payload was spooled for the next hook to record", cause)
 }
 
+// skipLockWait is how long a hook waits for another process's lock on the database while the
+// server is left alone (hookconf.ServerUnanswered): a hung server may hold it.
+const skipLockWait = 250 * time.Millisecond
+
 // openDB opens the database, creating its folder, waiting for another process's lock until
-// shortly before the budget ends.
+// shortly before the budget ends (skipLockWait at most while the server is left alone).
 func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 	wait := time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave time to record, decide and reply after the lock is had.
 		wait = time.Until(dl) - hc.budget/5
+	}
+	if hookconf.ServerUnanswered(hc.db) {
+		// A server that hangs may hold the file: waiting for it is the wait this hook skips.
+		wait = min(wait, skipLockWait)
 	}
 	if wait <= 0 {
 		wait = time.Millisecond
@@ -241,8 +272,9 @@ func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 
 // recordAndDeliver records the hook's events in its task and, when the event's reply reaches
 // the model and it brought something new (or follows a compaction), decides and delivers. now,
-// when set, stamps the events (a spooled payload keeps the time it arrived).
-func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now func() time.Time) (string, error) {
+// when set, stamps the events (a spooled payload keeps the time it arrived, and delivers
+// nothing). again: the payload's delivery may be in the log unprinted; it is printed again.
+func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now func() time.Time, again bool) (string, error) {
 	var home fs.FS
 	if dir, err := os.UserHomeDir(); err == nil {
 		home = os.DirFS(dir)
@@ -253,6 +285,9 @@ func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now
 		return "", err
 	}
 	defer a.Close()
+	if again && now == nil {
+		return a.HookAgain(ctx, h)
+	}
 	return a.Hook(ctx, h, now == nil)
 }
 

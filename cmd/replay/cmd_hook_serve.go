@@ -34,10 +34,12 @@ const (
 // conflict): the caller then opens the database itself, within what is left of ctx. A payload the server refused (not a hook of the
 // agent) gets the neutral reply, the error logged.
 //
-// $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
+// A server that did not answer a hook in time is left alone for hookconf.ServerSkip: the hooks
+// of that while go to the database at once. $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
 // hook starts. Test binaries never start one (their executable is not replay).
 func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload []byte, stderr io.Writer) (reply []byte, ok bool) {
-	if os.Getenv("TASKLOG_SERVE") == "off" {
+	if os.Getenv("TASKLOG_SERVE") == "off" || hookconf.ServerUnanswered(hc.db) {
+		// Off, or it did not answer a hook a moment ago: not worth this hook's wait.
 		return nil, false
 	}
 	dl, _ := ctx.Deadline()
@@ -58,6 +60,12 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 		}
 	}
 	var we *wire.Error
+	if err != nil && mayHaveRecorded(err) {
+		hc.again = true
+	}
+	if err != nil && hookconf.ServerTimedOut(err) {
+		hookconf.MarkServerUnanswered(hc.db)
+	}
 	switch {
 	case err == nil:
 		return []byte(res), true
@@ -107,7 +115,7 @@ func markStartFailed(db string) {
 
 // serverRecordedNothing tells whether the server's error means the payload may not have been
 // recorded although it could be (the request timed out, the log changed under it, the database
-// was locked or failed): the hook then goes to the database itself, as when no server answers.
+// was locked or failed, the server was at a bound): the hook then goes to the database itself, as when no server answers.
 // Recording again is safe: every event has its idempotency key.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
@@ -115,10 +123,39 @@ func serverRecordedNothing(err error) bool {
 		return false
 	}
 	switch e.Code {
-	case serve.CodeTimeout, serve.CodeInternal, serve.CodeConflict, "locked":
+	case serve.CodeTimeout, serve.CodeInternal, serve.CodeConflict, serve.CodeBusy, "locked":
 		return true
 	}
 	return false
+}
+
+// againViaServer hands a payload handled again (hc.again) to the database's server, when the
+// database is held by another process (a server started after the one that died), with what
+// is left of ctx: the server prints the delivery the log holds again, as the hook would have.
+// Not when the server is left alone (hookconf.ServerUnanswered).
+func (hc *hookConfig) againViaServer(ctx context.Context, payload []byte) ([]byte, bool) {
+	if hookconf.ServerUnanswered(hc.db) {
+		return nil, false
+	}
+	res, err := wire.HookAgain(ctx, serve.SocketPath(hc.db), "replay hook", string(hc.hint), payload)
+	if err != nil {
+		if hookconf.ServerTimedOut(err) {
+			hookconf.MarkServerUnanswered(hc.db)
+		}
+		return nil, false
+	}
+	return []byte(res), true
+}
+
+// mayHaveRecorded tells whether a server that answered the hook with err may have recorded
+// its delivery all the same: it was reached and did not say it refused the payload (the
+// connection broke, the deadline passed, it failed).
+func mayHaveRecorded(err error) bool {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return serverRecordedNothing(err)
+	}
+	return !wire.NothingListens(err) && !errors.Is(err, wire.ErrNotJSON) && !errors.Is(err, wire.ErrUntrustedSocket)
 }
 
 // hookStarted hands the payload to a server just started, trying again while it does not

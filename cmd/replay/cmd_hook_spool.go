@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/store"
 )
 
 // The spool holds the payloads of hooks that could not get the database within their budget
-// (another process held it): one file each, in a folder beside the database, recorded by the
-// next hook that gets it. Only the events are recorded then: the moment to deliver has passed.
+// (another process held it, its disk refused the write): one file each, in a folder beside the
+// database, or, when that cannot be written, in the user's private runtime folder
+// (hookconf.RuntimeDir), recorded by the next hook that gets the database. Only the events are
+// recorded then: the moment to deliver has passed.
 const (
 	spoolDirName = "tasklog-spool"
 	// spoolDrainMax bounds the spooled payloads one hook records, to keep it within its budget.
@@ -32,21 +36,46 @@ type spooled struct {
 
 func spoolDir(dbPath string) string { return filepath.Join(filepath.Dir(dbPath), spoolDirName) }
 
-// spool writes the payload to the spool, atomically (a temporary file renamed), so a draining
-// hook never reads half of one.
+// privateSpoolDir is the database's spool in the user's private runtime folder, for when the
+// database's disk refuses the write.
+func privateSpoolDir(dbPath string) (string, error) {
+	dir, err := hookconf.RuntimeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, spoolDirName+"-"+hookconf.DBKey(dbPath)), nil
+}
+
+// spool writes the payload to the spool beside the database, else to the private one, each
+// atomically (a temporary file renamed), so a draining hook never reads half of one.
 func spool(dbPath string, agent agentlog.Agent, payload []byte, at time.Time) error {
 	if !json.Valid(payload) {
 		return errors.New("the payload is not JSON")
-	}
-	dir := spoolDir(dbPath)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
 	}
 	data, err := json.Marshal(spooled{Agent: agent, Time: at.UTC(), Payload: payload})
 	if err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%020d-%d.json", at.UnixNano(), os.Getpid())
+	err = spoolTo(spoolDir(dbPath), name, data)
+	if err == nil {
+		return nil
+	}
+	private, perr := privateSpoolDir(dbPath)
+	if perr == nil {
+		perr = spoolTo(private, name, data)
+	}
+	if perr != nil {
+		return fmt.Errorf("beside the database: %w; in the private runtime folder: %w", err, perr)
+	}
+	return nil
+}
+
+// spoolTo writes one spooled payload into dir.
+func spoolTo(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err
@@ -72,26 +101,34 @@ var errSpoolUnparsable = errors.New("not a recordable spooled payload")
 // be parsed is moved aside (".bad"); on any other error (the deadline, a conflict, the
 // database) the drain stops and leaves the file for the next hook.
 func drainSpool(ctx context.Context, db store.Store, dbPath string) error {
-	dir := spoolDir(dbPath)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
+	dirs := []string{spoolDir(dbPath)}
+	if private, err := privateSpoolDir(dbPath); err == nil {
+		dirs = append(dirs, private)
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
-			names = append(names, n)
+	var files []spoolFile
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+				files = append(files, spoolFile{n, dir})
+			}
 		}
 	}
-	slices.Sort(names)
+	// Oldest first, whichever folder holds it: the names start with the time.
+	slices.SortFunc(files, func(a, b spoolFile) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.dir, b.dir))
+	})
 	var errs []error
-	for i, n := range names {
+	for i, f := range files {
 		if i >= spoolDrainMax || ctx.Err() != nil {
 			break
 		}
-		p := filepath.Join(dir, n)
+		n, p := f.name, filepath.Join(f.dir, f.name)
 		if err := drainOne(ctx, db, p); errors.Is(err, errSpoolUnparsable) {
 			errs = append(errs, fmt.Errorf("%s (moved aside): %w", n, err))
 			os.Rename(p, p+".bad")
@@ -109,6 +146,9 @@ func drainSpool(ctx context.Context, db store.Store, dbPath string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// spoolFile is a spooled payload's file name and folder.
+type spoolFile struct{ name, dir string }
 
 // spoolGiveUp is how long a spooled payload that parses but cannot be recorded is tried again
 // before it is moved aside (as NAME.failed, beside the spool, with the error in the hook log).
@@ -133,6 +173,6 @@ func drainOne(ctx context.Context, db store.Store, p string) error {
 		return fmt.Errorf("%w: %w", errSpoolUnparsable, err)
 	}
 	at := sp.Time
-	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at })
+	_, err = recordAndDeliver(ctx, db, h, func() time.Time { return at }, false)
 	return err
 }

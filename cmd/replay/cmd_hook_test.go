@@ -402,6 +402,7 @@ func TestHookServerErrorFallsBack(t *testing.T) {
 		{serve.CodeTimeout, 1},
 		{serve.CodeInternal, 1},
 		{serve.CodeConflict, 1},
+		{serve.CodeBusy, 1},
 		{"locked", 1},
 		{serve.CodeBadRequest, 0},
 	} {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,8 +37,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "for a NATS store: how long each server call may take (default 5s)")
 	logPath := fs.String("log", "", "append the server's log here (default: "+serveLogName+" beside the database)")
 	stop := fs.Bool("stop", false, "ask the running server to finish what it accepted and exit")
+	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "the most connections at once; past it the one idle longest is closed, or the new one answered busy")
+	inFlight := byteSize(serve.DefaultMaxInFlight)
+	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
+	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--idle D] [--hold D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -52,6 +58,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "replay serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *maxConns < 1 {
+		fmt.Fprintf(stderr, "replay serve: --max-conns %d: give at least 1\n", *maxConns)
 		return exitUsage
 	}
 	dbSet, storeSet := false, false
@@ -80,7 +90,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, side)
-	}}
+	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle}
+	if *connIdle == 0 {
+		opts.ConnIdle = -1
+	}
 	if *idle == 0 {
 		opts.Idle = -1
 	}
@@ -165,4 +178,34 @@ func stopServer(loc storeLoc, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "replay serve: the server (pid %d) did not exit within 10s\n", c.Server.PID)
 	return exitFailed
+}
+
+// byteSize is a flag's number of bytes: digits, optionally followed by KiB, MiB or GiB.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if *b != 0 && int64(*b)%u.n == 0 {
+			return strconv.FormatInt(int64(*b)/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(*b), 10)
+}
+
+func (b *byteSize) Set(s string) error {
+	num, unit := s, int64(1)
+	for suffix, n := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if v, ok := strings.CutSuffix(s, suffix); ok {
+			num, unit = v, n
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/unit {
+		return errors.New("want a positive size: bytes, or a number with KiB, MiB or GiB")
+	}
+	*b = byteSize(n * unit)
+	return nil
 }

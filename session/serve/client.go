@@ -70,7 +70,7 @@ func (c *Client) Call(ctx context.Context, req *Request, out any) error {
 	if err := writeMessage(c.nc, req); err != nil {
 		return fmt.Errorf("send %s: %w", req.Op, err)
 	}
-	msg, err := readMessage(c.r, MaxMessage)
+	msg, err := readMessage(c.r, MaxMessage, nil)
 	if err != nil {
 		return fmt.Errorf("receive %s: %w", req.Op, err)
 	}

@@ -113,7 +113,11 @@ func (s *Server) hook(ctx context.Context, db store.Store, req *Request) (HookRe
 	var text string
 	err = s.tasks.with(ctx, db, h.TaskID(), openSpec{agent: h.Agent, started: h.Started(goos)}, func(a *session.AgentSession) error {
 		var err error
-		text, err = a.Hook(ctx, h, true)
+		if req.Again {
+			text, err = a.HookAgain(ctx, h)
+		} else {
+			text, err = a.Hook(ctx, h, true)
+		}
 		return err
 	})
 	if err != nil {

@@ -26,7 +26,7 @@ const MaxMessage = wire.MaxMessage
 // The operations a request names in "op".
 const (
 	OpHello    = "hello"    // first message: {"version":1,"client":"name"}
-	OpHook     = "hook"     // {"agent":"claude-code","payload":{…}}: record, decide, deliver; reply
+	OpHook     = "hook"     // {"agent":"claude-code","payload":{…},"again":false}: record, decide, deliver; reply
 	OpOpen     = "open"     // {"agent":"pi","session":"…"} or {"task":"uuid"}, "roots", "cwd", "os"
 	OpRecord   = "record"   // {"task":…,"events":[{"key":…,"trigger":true,"type":…,"data":{…}}]}
 	OpDecide   = "decide"   // {"task":…}
@@ -46,6 +46,7 @@ const (
 	CodeShuttingDown = "shutting_down" // the server is exiting: go to the database directly
 	CodeTimeout      = "timeout"       // the request's deadline passed
 	CodeInternal     = "internal"      // anything else: the database failed, a bug
+	CodeBusy         = "busy"          // at a bound of connections or bytes: go to the database directly
 )
 
 // Request is one message from a client. Op selects the fields that matter; unknown fields are
@@ -65,6 +66,10 @@ type Request struct {
 	// hook
 	Agent   string          `json:"agent,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Again: the hook is handled a second time because a server may have recorded its
+	// delivery without the reply reaching the agent; the reply then carries that delivery
+	// again (session.AgentSession.HookAgain).
+	Again bool `json:"again,omitempty"`
 
 	// open, and every task operation
 	Task    string   `json:"task,omitempty"`
@@ -185,17 +190,31 @@ type (
 	}
 )
 
-// errLineTooLong is readMessage's error for a message over the bound.
-var errLineTooLong = errors.New("message longer than the limit")
+// errLineTooLong is readMessage's error for a message over the bound, errNoRoom for one its
+// grow refused.
+var (
+	errLineTooLong = errors.New("message longer than the limit")
+	errNoRoom      = errors.New("no room for the message")
+)
 
-// readMessage reads one newline-terminated message of at most max bytes. A message cut off by
-// the end of the stream is io.ErrUnexpectedEOF; a stream that ends between messages is io.EOF.
-func readMessage(r *bufio.Reader, max int) ([]byte, error) {
+// readMessage reads one newline-terminated message of at most limit bytes. grow, when set, is
+// asked before the message's buffer grows to size bytes, and stops the read (errNoRoom) when
+// it says no. A message cut off by the end of the stream is io.ErrUnexpectedEOF; a stream that
+// ends between messages is io.EOF.
+func readMessage(r *bufio.Reader, limit int, grow func(size int) bool) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > max {
+		if len(buf)+len(chunk) > limit {
 			return nil, errLineTooLong
+		}
+		if need := len(buf) + len(chunk); need > cap(buf) {
+			// Grow by doubling, as append does, but asking grow for what is allocated.
+			size := min(max(2*cap(buf), need), limit)
+			if grow != nil && !grow(size) {
+				return nil, errNoRoom
+			}
+			buf = append(make([]byte, 0, size), buf...)
 		}
 		buf = append(buf, chunk...)
 		switch {

@@ -48,6 +48,18 @@ type Options struct {
 	// at least this long after it last ran: 'replay serve' of a NATS stream records what hooks
 	// spooled while the server was out of reach. Zero: only when the store is opened.
 	OpenedAgain time.Duration
+	// MaxConns bounds the open connections; zero means DefaultMaxConns. A connection past it
+	// closes the one that has waited longest for its next message; when every one is in the
+	// middle of a request, the new one is answered CodeBusy and closed.
+	MaxConns int
+	// MaxInFlight bounds the bytes of the messages being read and answered at once, over all
+	// connections; zero means DefaultMaxInFlight. The first SmallMessage bytes of each message
+	// do not count, so hooks of the usual size are answered whatever the larger ones hold; a
+	// message that would pass the bound is answered CodeBusy and its connection closed.
+	MaxInFlight int64
+	// ConnIdle is how long a connection may wait for its next message before it is closed;
+	// zero means DefaultConnIdle, negative never. Clients reconnect when they need to.
+	ConnIdle time.Duration
 }
 
 // DefaultIdle is how long a server without connections waits before it exits, and DefaultHold
@@ -55,6 +67,15 @@ type Options struct {
 const (
 	DefaultIdle = 5 * time.Minute
 	DefaultHold = 500 * time.Millisecond
+)
+
+// The defaults of the server's bounds (Options.MaxConns, MaxInFlight, ConnIdle), and the share
+// of each message that is not counted against MaxInFlight.
+const (
+	DefaultMaxConns    = 128
+	DefaultMaxInFlight = 64 << 20
+	DefaultConnIdle    = time.Minute
+	SmallMessage       = 64 << 10
 )
 
 // messageReadTimeout is how long a started message may take to arrive in full; a client that
@@ -83,13 +104,15 @@ type Server struct {
 	// openedAt is when Opened last ran.
 	openedAt time.Time
 
-	mu       sync.Mutex
-	closing  bool
-	conns    map[*conn]struct{}
-	inflight sync.WaitGroup
-	idle     *time.Timer
-	done     chan struct{}
-	stopOnce sync.Once
+	mu      sync.Mutex
+	closing bool
+	conns   map[*conn]struct{}
+	// heldBytes counts the bytes of messages reserved against Options.MaxInFlight.
+	heldBytes int64
+	inflight  sync.WaitGroup
+	idle      *time.Timer
+	done      chan struct{}
+	stopOnce  sync.Once
 }
 
 // Listen takes the database's server lock and listens on its socket (SocketPath(dbPath)); the
@@ -104,6 +127,15 @@ func Listen(dbPath string, opts Options) (*Server, error) {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = 64
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.ConnIdle == 0 {
+		opts.ConnIdle = DefaultConnIdle
 	}
 	lg := opts.Log
 	if lg == nil {
@@ -232,18 +264,29 @@ func (s *Server) stop() {
 	})
 }
 
-// conn is one client connection.
+// conn is one client connection. busy and waitingSince are guarded by Server.mu.
 type conn struct {
 	nc    net.Conn
 	hello bool
+	// busy: a message is being read or answered; else the connection has waited for its
+	// next one since waitingSince.
+	busy         bool
+	waitingSince time.Time
+	// evicted: closed to make room for a new connection.
+	evicted bool
 }
 
 func (s *Server) track(nc net.Conn) {
-	c := &conn{nc: nc}
+	c := &conn{nc: nc, waitingSince: time.Now()}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		nc.Close()
+		return
+	}
+	if len(s.conns) >= s.opts.MaxConns && !s.evictLocked() {
+		s.mu.Unlock()
+		go s.refuse(nc, fmt.Sprintf("the server has %d connections in the middle of a request, its bound (--max-conns); open the database directly", len(s.conns)))
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -279,37 +322,18 @@ func (s *Server) handle(c *conn) {
 	r := bufio.NewReaderSize(dr, 64<<10)
 	w := bufio.NewWriterSize(c.nc, 64<<10)
 	for {
-		// Wait for a message as long as it takes; once one starts, it must arrive in time.
+		// Wait for a message up to ConnIdle; once one starts, it must arrive in time.
+		if !s.waitNext(c) {
+			return
+		}
 		if _, err := r.Peek(1); err != nil {
 			return
 		}
-		dr.on = true
-		msg, err := readMessage(r, MaxMessage)
-		dr.on = false
-		if errors.Is(err, errLineTooLong) {
-			s.reply(w, Response{Error: &Error{Code: CodeTooLarge,
-				Message: fmt.Sprintf("a message may hold at most %d bytes; closing the connection", MaxMessage)}})
-			dr.on = true
-			s.drain(c.nc, dr)
+		s.setBusy(c, true)
+		if !s.message(c, r, w, dr) {
 			return
 		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.log.Printf("read: %v", err)
-			}
-			return
-		}
-		c.nc.SetReadDeadline(time.Time{})
-		if len(msg) == 0 {
-			continue
-		}
-		if !s.begin() {
-			s.reply(w, Response{ID: peekID(msg), Error: &Error{Code: CodeShuttingDown, Message: "the server is shutting down; open the database directly"}})
-			return
-		}
-		resp := s.serve(c, msg)
-		s.reply(w, resp)
-		s.inflight.Done()
+		s.setBusy(c, false)
 		s.mu.Lock()
 		closing := s.closing
 		s.mu.Unlock()
@@ -317,6 +341,62 @@ func (s *Server) handle(c *conn) {
 			return
 		}
 	}
+}
+
+// message reads one message and answers it; false when the connection is to be closed.
+func (s *Server) message(c *conn, r *bufio.Reader, w *bufio.Writer, dr *deadlineReader) bool {
+	var reserved int64
+	defer func() { s.unreserve(reserved) }()
+	grow := func(size int) bool {
+		need := int64(size) - SmallMessage
+		if need <= reserved {
+			return true
+		}
+		if !s.reserve(need - reserved) {
+			return false
+		}
+		reserved = need
+		return true
+	}
+	dr.on = true
+	msg, err := readMessage(r, MaxMessage, grow)
+	dr.on = false
+	switch {
+	case errors.Is(err, errLineTooLong):
+		s.reply(w, Response{Error: &Error{Code: CodeTooLarge,
+			Message: fmt.Sprintf("a message may hold at most %d bytes; closing the connection", MaxMessage)}})
+	case errors.Is(err, errNoRoom):
+		s.mu.Lock()
+		held := s.heldBytes
+		s.mu.Unlock()
+		s.reply(w, Response{Error: &Error{Code: CodeBusy,
+			Message: fmt.Sprintf("the server holds %d bytes of messages, near its bound of %d (--max-in-flight); send this one to the database directly", held, s.opts.MaxInFlight)}})
+	}
+	if errors.Is(err, errLineTooLong) || errors.Is(err, errNoRoom) {
+		s.unreserve(reserved)
+		reserved = 0
+		dr.on = true
+		s.drain(c.nc, dr)
+		return false
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			s.log.Printf("read: %v", err)
+		}
+		return false
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	if len(msg) == 0 {
+		return true
+	}
+	if !s.begin() {
+		s.reply(w, Response{ID: peekID(msg), Error: &Error{Code: CodeShuttingDown, Message: "the server is shutting down; open the database directly"}})
+		return false
+	}
+	resp := s.serve(c, msg)
+	s.reply(w, resp)
+	s.inflight.Done()
+	return true
 }
 
 func (s *Server) reply(w *bufio.Writer, resp Response) {

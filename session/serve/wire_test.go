@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -118,5 +120,46 @@ func TestWireDeadline(t *testing.T) {
 	_, err = wire.Hook(ctx, sock, "test", "claude-code", []byte(`{"session_id":"s","hook_event_name":"Stop"}`))
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("a mute server: %v, want the deadline exceeded", err)
+	}
+}
+
+// TestWireDeadlineMargin: the server is told to give up on a hook an eighth of the client's
+// time before the client does, so that it records no delivery after the client stopped
+// waiting; HookAgain says so in the request.
+func TestWireDeadlineMargin(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "mute.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	reqs := make(chan Request, 2)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReader(c)
+			r.ReadBytes('\n') // hello
+			line, _ := r.ReadBytes('\n')
+			var req Request
+			json.Unmarshal(line, &req)
+			reqs <- req
+			c.Close()
+		}
+	}()
+	for _, again := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		call := wire.Hook
+		if again {
+			call = wire.HookAgain
+		}
+		call(ctx, sock, "test", "claude-code", []byte(`{"session_id":"s","hook_event_name":"Stop"}`))
+		cancel()
+		req := <-reqs
+		if req.DeadlineMS <= 0 || req.DeadlineMS > 7000 || req.Again != again {
+			t.Errorf("again %v: the server was told deadline_ms %d, again %v; want at most 7000 of the client's 8000", again, req.DeadlineMS, req.Again)
+		}
 	}
 }

@@ -68,16 +68,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	usual := c.parse()
 	payload, err := io.ReadAll(io.LimitReader(stdin, hookMaxPayload))
 	if err != nil || !usual || os.Getenv("TASKLOG_SERVE") == "off" {
-		return c.fallback(payload, false, stdout, stderr)
+		return c.fallback(payload, false, false, stdout, stderr)
 	}
 	if c.db == "" {
 		c.db = wire.DefaultDB()
+	}
+	if hookconf.ServerUnanswered(c.db) {
+		// The server did not answer a hook a moment ago: replay hook goes to the database.
+		return c.fallback(payload, true, false, stdout, stderr)
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), c.start.Add(c.budgetFor(payload)-c.budget/serveReserve))
 	defer cancel()
 	reply, err := wire.Hook(ctx, wire.SocketPath(c.db), "replay-hook", c.agent, payload)
 	if err != nil {
-		return c.fallback(payload, serverRecordedNothing(err), stdout, stderr)
+		if hookconf.ServerTimedOut(err) {
+			hookconf.MarkServerUnanswered(c.db)
+		}
+		reached := serverRecordedNothing(err)
+		return c.fallback(payload, reached, reached, stdout, stderr)
 	}
 	io.WriteString(stdout, reply)
 	return 0
@@ -171,14 +179,14 @@ func endsSession(payload []byte) bool {
 
 // serverRecordedNothing tells whether the server was reached but did not take the payload
 // (the request timed out, the connection broke, the database was locked or failed, the log
-// changed under it): replay hook then opens the database at once rather than ask the server
+// changed under it, the server was at a bound): replay hook then opens the database at once rather than ask the server
 // again, as it does after the same answer. For anything else (no server, one shutting down, a
 // refused payload) replay hook goes to the server itself.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
 	if errors.As(err, &e) {
 		switch e.Code {
-		case "timeout", "internal", "conflict", "locked":
+		case "timeout", "internal", "conflict", "locked", "busy":
 			return true
 		}
 		return false
@@ -187,10 +195,12 @@ func serverRecordedNothing(err error) bool {
 }
 
 // fallback runs replay hook with the arguments, the payload on its stdin and the time this
-// program started, and prints its reply; $TASKLOG_SERVE=off when serverOff. When replay cannot
+// program started, and prints its reply; $TASKLOG_SERVE=off when serverOff, and
+// $TASKLOG_HOOK_AGAIN=1 when again (the server was reached but did not answer: it may have
+// recorded the delivery). When replay cannot
 // be run, or does not exit 0 (killed killGrace after the budget at the latest), the reply
 // is neutral and the error is logged.
-func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer) int {
+func (c *call) fallback(payload []byte, serverOff, again bool, stdout, stderr io.Writer) int {
 	exe, err := replayExecutable()
 	if err != nil {
 		return c.neutral(payload, err, stdout, stderr)
@@ -201,6 +211,9 @@ func (c *call) fallback(payload []byte, serverOff bool, stdout, stderr io.Writer
 	cmd.Env = append(os.Environ(), startEnv+"="+strconv.FormatInt(c.start.UnixNano(), 10))
 	if serverOff {
 		cmd.Env = append(cmd.Env, "TASKLOG_SERVE=off")
+	}
+	if again {
+		cmd.Env = append(cmd.Env, hookconf.AgainEnv+"=1")
 	}
 	// A process replay hook left behind holding its output (it starts its server detached, on
 	// the null device) does not hold this one up.

@@ -118,6 +118,7 @@ func TestServerRecordedNothing(t *testing.T) {
 		{&wire.Error{Code: "timeout"}, true},
 		{&wire.Error{Code: "internal"}, true},
 		{&wire.Error{Code: "conflict"}, true},
+		{&wire.Error{Code: "busy"}, true},
 		{&wire.Error{Code: "bad_request"}, false},
 		{&wire.Error{Code: "shutting_down"}, false},
 		{&os.PathError{Op: "connect", Path: "x", Err: syscall.ENOENT}, false},

@@ -143,8 +143,25 @@ func NothingListens(err error) bool {
 //
 // A request the server answered with an error is an *Error; a payload that is not JSON is
 // ErrNotJSON (nothing is sent); an untrusted socket wraps ErrUntrustedSocket; anything else
-// is the connection's error (NothingListens tells the two that mean no server).
+// is the connection's error (NothingListens tells the two that mean no server). The server is
+// told to give up on the request an eighth of the time left before the deadline.
 func Hook(ctx context.Context, sock, client, agent string, payload []byte) (string, error) {
+	return hook(ctx, sock, client, agent, payload, false)
+}
+
+// HookAgain is Hook for a payload handled a second time because a server may have recorded
+// its delivery without the reply reaching the agent (it died, or did not answer in time): the
+// server then replies with that delivery again ("again" in the request).
+func HookAgain(ctx context.Context, sock, client, agent string, payload []byte) (string, error) {
+	return hook(ctx, sock, client, agent, payload, true)
+}
+
+// serverMargin: the server is told to give up on a request this share of the time left before
+// the client does, so that it does not record a delivery after the client stopped waiting for
+// it (the store writes nothing once the request's deadline has passed).
+const serverMargin = 8
+
+func hook(ctx context.Context, sock, client, agent string, payload []byte, again bool) (string, error) {
 	msg := make([]byte, 0, len(payload)+160)
 	msg = append(msg, `{"id":1,"op":"hello","version":`...)
 	msg = strconv.AppendInt(msg, Version, 10)
@@ -159,7 +176,10 @@ func Hook(ctx context.Context, sock, client, agent string, payload []byte) (stri
 			return "", context.DeadlineExceeded
 		}
 		msg = append(msg, `,"deadline_ms":`...)
-		msg = strconv.AppendInt(msg, max(left.Milliseconds(), 1), 10)
+		msg = strconv.AppendInt(msg, max((left-left/serverMargin).Milliseconds(), 1), 10)
+	}
+	if again {
+		msg = append(msg, `,"again":true`...)
 	}
 	msg = append(msg, `,"payload":`...)
 	msg, err := jsonlite.Compact(msg, payload)

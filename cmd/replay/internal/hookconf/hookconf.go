@@ -28,6 +28,11 @@ const LogName = "tasklog-hook.log"
 // it): the time it started, in nanoseconds since 1970, so that the two share one budget.
 const StartEnv = "TASKLOG_HOOK_START"
 
+// AgainEnv is set to 1 by replay-hook when it runs 'replay hook' after the server was reached
+// but did not answer (it may have recorded the delivery before it died or ran out of time):
+// replay hook then prints the hook's delivery again when the log holds it.
+const AgainEnv = "TASKLOG_HOOK_AGAIN"
+
 // ServeReserve: budget/ServeReserve is what a hook keeps for opening the database itself when
 // the server does not answer in time.
 const ServeReserve = 5
