@@ -141,3 +141,62 @@ func FuzzParseHook(f *testing.F) {
 		_ = h.Reply("x")
 	})
 }
+
+// TestDetectCursor: Cursor's payloads are Cursor's whether or not they carry a session_id (its
+// sessionStart and sessionEnd always do); Claude Code's event names keep a payload Claude's.
+func TestDetectCursor(t *testing.T) {
+	for _, tc := range []struct {
+		payload string
+		want    Agent
+	}{
+		{`{"conversation_id":"c","hook_event_name":"stop","status":"completed"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"sessionStart","model":"m"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"postToolUse","tool_name":"Shell"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"PostToolUse","tool_name":"Bash"}`, ClaudeCode},
+		{`{"session_id":"s","hook_event_name":"SessionStart"}`, ClaudeCode},
+	} {
+		for _, hint := range []Agent{Cursor, ClaudeCode} {
+			h, err := ParseHook(hint, []byte(tc.payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Agent != tc.want {
+				t.Errorf("ParseHook(%s, %s) reads %s, want %s", hint, tc.payload, h.Agent, tc.want)
+			}
+		}
+	}
+}
+
+// TestCursorWrites: a postToolUse of one of Cursor's file tools records the file it changed,
+// under whichever path key it names; reads, searches and shell calls record no write.
+func TestCursorWrites(t *testing.T) {
+	for _, tc := range []struct {
+		tool, input string
+		want        string // "path op", or "" for no write
+	}{
+		{"Write", `{"file_path":"/w/a.ts","content":"x"}`, "/w/a.ts edit"},
+		{"Write", `{"path":"src/b.ts","content":"x"}`, "/w/src/b.ts edit"},
+		{"StrReplace", `{"file_path":"c.ts","old_string":"a","new_string":"b"}`, "/w/c.ts edit"},
+		{"Delete", `{"target_file":"old.ts"}`, "/w/old.ts delete"},
+		{"Write", `{"content":"x"}`, ""},
+		{"Read", `{"file_path":"/w/a.ts"}`, ""},
+		{"Grep", `{"pattern":"x","path":"/w"}`, ""},
+		{"Shell", `{"command":"rm old.ts","working_directory":"/w"}`, ""},
+	} {
+		payload := `{"conversation_id":"c","generation_id":"g","hook_event_name":"postToolUse","workspace_roots":["/w"],` +
+			`"cwd":"/w","tool_use_id":"t1","tool_name":"` + tc.tool + `","tool_input":` + tc.input + `}`
+		h, err := ParseHook(Cursor, []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range h.Records {
+			if w, ok := r.Payload.(*events.FileWrite); ok {
+				got = w.Path + " " + w.Op
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s %s: write %q, want %q", tc.tool, tc.input, got, tc.want)
+		}
+	}
+}
