@@ -6,6 +6,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
 )
 
 // Hook is what one hook payload does to its task, whoever runs it ('replay hook' with the
@@ -66,7 +67,7 @@ func (a *AgentSession) hook(ctx context.Context, h *agentlog.Hook, deliver, agai
 // PostToolUse) is not this hook's: "" then.
 func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (string, error) {
 	id := deliveryID(HookDeliveryKey(h, a))
-	if lookup, ok := a.db.(eventLookup); ok {
+	if lookup, ok := a.db.(store.EventLookup); ok {
 		if found, err := lookup.HasEvents(a.task, id); err != nil || !found {
 			return "", err
 		}
