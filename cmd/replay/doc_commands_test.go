@@ -26,7 +26,7 @@ var docRunElsewhere = map[string]string{
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
 // shell block (or after "$ " in a transcript) is run by a script of testdata/script or
 // testdata/script_nats, either as it stands or under a "# doc: COMMAND" line naming it, and every
-// other command is one docRunElsewhere maps to an existing test.
+// other command is one a script runs with exec, or one docRunElsewhere maps to an existing test.
 func TestDocCommands(t *testing.T) {
 	root := repoRoot(t)
 	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -55,6 +55,9 @@ func TestDocCommands(t *testing.T) {
 						t.Errorf("%s: %q is run by no script of testdata/script*: add it, or a \"# doc: %s\" line before the command that runs it", rel, part, part)
 					}
 					continue
+				}
+				if run[strings.Join(strings.Fields(part), " ")] {
+					continue // a script runs it as it stands
 				}
 				by, ok := docRunElsewhere[part]
 				if !ok {
@@ -153,7 +156,10 @@ func replayArgs(cmd string) ([]string, bool) {
 	return nil, false
 }
 
-var scriptCommand = regexp.MustCompile(`^(?:\[[^\]]*\]\s*)*(?:!\s*)?(?:exec\s+)?(replay\b.*)$`)
+var (
+	scriptCommand = regexp.MustCompile(`^(?:\[[^\]]*\]\s*)*(?:!\s*)?(?:exec\s+)?(replay\b.*)$`)
+	scriptExec    = regexp.MustCompile(`^(?:\[[^\]]*\]\s*)*(?:!\s*)?exec\s+(.*)$`)
+)
 
 // scriptCommands returns the replay commands the CLI scripts run, as space-joined arguments, and
 // the commands their "# doc: " lines name.
@@ -177,6 +183,16 @@ func scriptCommands(t *testing.T) map[string]bool {
 				}
 				if m := scriptCommand.FindStringSubmatch(line); m != nil {
 					run[strings.Join(strings.Fields(m[1]), " ")] = true
+				} else if m := scriptExec.FindStringSubmatch(line); m != nil {
+					run[strings.Join(strings.Fields(m[1]), " ")] = true
+					// sh -c 'A | replay …': the shell line, and the command a pipe feeds.
+					if inner, ok := strings.CutPrefix(m[1], "sh -c '"); ok && strings.HasSuffix(inner, "'") {
+						inner = strings.TrimSuffix(inner, "'")
+						if i := strings.LastIndex(inner, "| "); i >= 0 {
+							inner = inner[i+2:]
+						}
+						run[strings.Join(strings.Fields(inner), " ")] = true
+					}
 				}
 			}
 		}
