@@ -250,7 +250,7 @@ func (u unreadableFS) ReadDir(name string) ([]fs.DirEntry, error) {
 // match anywhere is.
 func TestLintUnreadableFolder(t *testing.T) {
 	ws := unreadableFS{MapFS: mapFS(map[string]string{
-		".claude/rules/private.md": "---\npaths: [\"private/**\"]\n---\nprivate",
+		".claude/rules/private.md": "---\npaths: [\"private/**/*.rs\"]\n---\nprivate",
 		".claude/rules/rust.md":    "---\npaths: [\"**/*.rs\"]\n---\nrust",
 		"private/a.rs":             "x",
 	}), dir: "private"}
