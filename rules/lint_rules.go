@@ -345,14 +345,16 @@ func (l *ruleLint) globs(out []Finding) []Finding {
 		}
 		for _, v := range c.Values {
 			s := strings.TrimSpace(v)
+			if !strings.ContainsAny(s, "[(){") && !strings.HasSuffix(s, "/") {
+				continue // the common case, settled without compiling
+			}
+			if p := CompilePattern(v); p.never || p.literalOnly {
+				continue // loading reported it
+			}
 			add := func(sev Severity, msg string) {
 				fd := l.finding(FindGlob, sev, 0, "")
 				fd.Pattern, fd.Message = v, fmt.Sprintf("%s %q: %s", c.From, v, msg)
 				out = append(out, fd)
-			}
-			p := CompilePattern(v)
-			if p.never || p.literalOnly {
-				continue // loading reported it
 			}
 			if bracketNotRE.MatchString(s) {
 				add(SeverityInfo, "[!…] matches any character but those listed, as in shells; picomatch 4.0 (Cline) read it as a set holding !")

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -228,6 +229,37 @@ func TestLintRoots(t *testing.T) {
 	}
 	if len(rep.Findings) != 1 || rep.Findings[0].Kind != FindLimit || !strings.Contains(rep.Findings[0].Message, "more than 2 rule files") {
 		t.Fatalf("findings:\n%s\nwant one limit finding for the rules folder", findingLines(rep.Findings))
+	}
+}
+
+// unreadableFS fails to list one folder.
+type unreadableFS struct {
+	fstest.MapFS
+	dir string
+}
+
+func (u unreadableFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name == u.dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	return u.MapFS.ReadDir(name)
+}
+
+// TestLintUnreadableFolder: a folder that cannot be listed may hold what a pattern pointing
+// into it looks for, so such a rule is not called never applicable; one that merely could
+// match anywhere is.
+func TestLintUnreadableFolder(t *testing.T) {
+	ws := unreadableFS{MapFS: mapFS(map[string]string{
+		".claude/rules/private.md": "---\npaths: [\"private/**/*.rs\"]\n---\nprivate",
+		".claude/rules/rust.md":    "---\npaths: [\"**/*.rs\"]\n---\nrust",
+		"private/a.rs":             "x",
+	}), dir: "private"}
+	rep, err := Lint(Workspace{Roots: []Root{{Name: "/ws", FS: ws}}}, LintOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != FindNeverApplicable || rep.Findings[0].Path != ".claude/rules/rust.md" {
+		t.Fatalf("findings:\n%s\nwant only rust.md never applicable", findingLines(rep.Findings))
 	}
 }
 

@@ -135,18 +135,19 @@ type treeWalk struct {
 	stopped bool // at the entry bound
 }
 
-func (tw *treeWalk) walk(dir string, depth int) {
-	entries, err := fs.ReadDir(tw.root.FS, dir)
+// walk lists folder dir; false when it cannot be read.
+func (tw *treeWalk) walk(dir string, depth int) bool {
+	entries, err := listDir(tw.root.FS, dir) // as discovery lists: sorted, never blocking on a pipe
 	if err != nil {
-		return // an unreadable folder holds nothing a rule could be shown to match
+		return false
 	}
 	for _, e := range entries {
 		if tw.pending == 0 || tw.stopped {
-			return
+			return true
 		}
 		if tw.listed >= tw.max {
 			tw.stopped = true
-			return
+			return true
 		}
 		tw.listed++
 		p := e.Name()
@@ -165,9 +166,13 @@ func (tw *treeWalk) walk(dir string, depth int) {
 			tw.match(p+"/", true)
 		default:
 			tw.match(p+"/", false)
-			tw.walk(p, depth+1)
+			if !tw.walk(p, depth+1) {
+				// What it holds is unknown: a pattern pointing below it is taken as applicable.
+				tw.match(p+"/", true)
+			}
 		}
 	}
+	return true
 }
 
 // match marks the conditions a pattern of which matches path p; below accepts a pattern that
