@@ -152,14 +152,16 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 	return h, nil
 }
 
-// detectHook recognises the dialect: Cline's hookName and taskId, Cursor's conversation_id,
-// VS Code's camelCase hookEventName and sessionId, Codex's turn_id, model or apply_patch; the
-// hint decides between Claude Code and Codex otherwise.
+// detectHook recognises the dialect: Cline's hookName and taskId, Cursor's conversation_id
+// (with Cursor's lowerCamel event names, which come with a session_id too: sessionStart and
+// sessionEnd name it, and Cursor documents it on every agent hook), VS Code's camelCase
+// hookEventName and sessionId, Codex's turn_id, model or apply_patch; the hint decides between
+// Claude Code and Codex otherwise.
 func detectHook(hint Agent, v any) Agent {
 	switch {
 	case get(v, "hookName") != nil || get(v, "taskId") != nil:
 		return Cline
-	case get(v, "conversation_id") != nil && get(v, "session_id") == nil:
+	case get(v, "conversation_id") != nil && (get(v, "session_id") == nil || cursorEvent(gets(v, "hook_event_name"))):
 		return Cursor
 	case get(v, "hookEventName") != nil && get(v, "hook_event_name") == nil:
 		return Copilot
@@ -175,6 +177,10 @@ func detectHook(hint Agent, v any) Agent {
 	}
 	return ClaudeCode
 }
+
+// cursorEvent reports whether name is spelled as Cursor spells its hook events (sessionStart,
+// preToolUse, stop), not as Claude Code does (SessionStart, PreToolUse, Stop).
+func cursorEvent(name string) bool { return name != "" && name[0] >= 'a' && name[0] <= 'z' }
 
 // key joins the parts of an idempotency key.
 func key(parts ...string) string { return strings.Join(parts, "\x00") }

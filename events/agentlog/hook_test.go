@@ -141,3 +141,28 @@ func FuzzParseHook(f *testing.F) {
 		_ = h.Reply("x")
 	})
 }
+
+// TestDetectCursor: Cursor's payloads are Cursor's whether or not they carry a session_id (its
+// sessionStart and sessionEnd always do); Claude Code's event names keep a payload Claude's.
+func TestDetectCursor(t *testing.T) {
+	for _, tc := range []struct {
+		payload string
+		want    Agent
+	}{
+		{`{"conversation_id":"c","hook_event_name":"stop","status":"completed"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"sessionStart","model":"m"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"postToolUse","tool_name":"Shell"}`, Cursor},
+		{`{"conversation_id":"c","session_id":"c","hook_event_name":"PostToolUse","tool_name":"Bash"}`, ClaudeCode},
+		{`{"session_id":"s","hook_event_name":"SessionStart"}`, ClaudeCode},
+	} {
+		for _, hint := range []Agent{Cursor, ClaudeCode} {
+			h, err := ParseHook(hint, []byte(tc.payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Agent != tc.want {
+				t.Errorf("ParseHook(%s, %s) reads %s, want %s", hint, tc.payload, h.Agent, tc.want)
+			}
+		}
+	}
+}

@@ -248,15 +248,18 @@ func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int 
 // neutralReply is what agentlog.NeutralReply answers for the payload's dialect and event:
 // replay-hook falls back on it only when replay itself cannot be run. The dialect is told as
 // agentlog tells it (Cline's hookName or taskId, Cursor's conversation_id without a
-// session_id, VS Code's camelCase hookEventName), else it is the agent named on the command line.
+// session_id or with a lowerCamel event name, VS Code's camelCase hookEventName), else it is the
+// agent named on the command line.
 func neutralReply(agent string, payload []byte) []byte {
 	parsed, err := jsonlite.Parse(payload)
 	if v, ok := parsed.(map[string]any); err == nil && ok {
 		has := func(k string) bool { x, ok := v[k]; return ok && x != nil }
+		name, _ := v["hook_event_name"].(string)
+		lowerCamel := name != "" && name[0] >= 'a' && name[0] <= 'z' // Cursor's event names
 		switch {
 		case has("hookName") || has("taskId"):
 			agent = "cline"
-		case has("conversation_id") && !has("session_id"):
+		case has("conversation_id") && (!has("session_id") || lowerCamel):
 			agent = "cursor"
 		case has("hookEventName") && !has("hook_event_name"):
 			agent = "copilot"

@@ -69,6 +69,8 @@ func TestNeutralReply(t *testing.T) {
 		{agentlog.Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
 		{agentlog.ClaudeCode, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
 		{agentlog.Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"stop","status":"completed"}`},
+		{agentlog.Cursor, `{"conversation_id":"c","session_id":"c","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
+		{agentlog.ClaudeCode, `{"conversation_id":"c","session_id":"c","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`},
 		{agentlog.Copilot, `{"sessionId":"s","hookEventName":"Stop","cwd":"/w"}`},
 		{agentlog.ClaudeCode, `{"sessionId":"s","hookEventName":"Stop","cwd":"/w"}`}, // VS Code through Claude's settings
 		{agentlog.Cline, `not json`},
