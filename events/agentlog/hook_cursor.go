@@ -7,11 +7,13 @@ import (
 )
 
 // parseCursorHook reads Cursor's hook payload (.cursor/hooks.json), as Cursor's documentation
-// describes it: conversation_id, generation_id, hook_event_name, workspace_roots on every event;
-// prompt and attachments (beforeSubmitPrompt), file_path (beforeReadFile, afterFileEdit),
-// command and cwd (before/afterShellExecution), tool_name and tool_input (MCP and the generic
-// tool events), status (stop). Cursor gives no tool call ids to the file and shell events:
-// their key is the generation and what they name.
+// describes it (cursor.com/docs/hooks): conversation_id, generation_id, model, hook_event_name,
+// workspace_roots on every event, and session_id (the conversation id again) on sessionStart and
+// sessionEnd; prompt and attachments (beforeSubmitPrompt), tool_name, tool_input, tool_use_id
+// and cwd (preToolUse, postToolUse), trigger (preCompact), status (stop), reason (sessionEnd);
+// and for the events install does not subscribe to, file_path (beforeReadFile, afterFileEdit),
+// command and cwd (before/afterShellExecution), tool_name and tool_input (MCP). Cursor gives no
+// tool call ids to the file and shell events: their key is the generation and what they name.
 func parseCursorHook(v any) (*Hook, error) {
 	event := gets(v, "hook_event_name")
 	sid := gets(v, "conversation_id")
@@ -30,6 +32,9 @@ func parseCursorHook(v any) (*Hook, error) {
 	switch event {
 	case "sessionStart":
 		h.Kind, h.Channel = HookSessionStart, events.ChannelSession
+		if h.Model != "" {
+			h.Records = []Record{{Key: key(base, "model", h.Model), Payload: &events.SettingsChanged{Model: h.Model}}}
+		}
 	case "beforeSubmitPrompt":
 		// Cursor's answer to this event cannot add text; the prompt is recorded only.
 		h.Kind = HookPrompt
@@ -77,16 +82,21 @@ func parseCursorHook(v any) (*Hook, error) {
 		id := "e" + digest(gen+"\x00"+p+"\x00"+string(raw))
 		h.Records = append([]Record{toolRecord(base, "edit_file", id, map[string]any{"path": p}, h.Cwd, root)},
 			writeRecords(base, id, []events.FileWrite{resolveWrite(p, events.OpEdit, h.Cwd)})...)
-	case "preToolUse", "postToolUse":
+	case "preToolUse":
+		// Cursor's answer here allows, denies or rewrites the call; its agent_message reaches the
+		// model only with a denial, which tasklog never gives.
 		h.Kind = HookPreTool
-		if event == "postToolUse" {
-			h.Kind, h.Channel = HookPostTool, events.ChannelTool
+		h.Records = []Record{cursorToolCall(base, v, h.Cwd, root)}
+	case "postToolUse":
+		// Cursor calls it after a call that succeeded only; additional_context is added to the
+		// conversation after the tool's result.
+		h.Kind, h.Channel = HookPostTool, events.ChannelTool
+		rec := cursorToolCall(base, v, h.Cwd, root)
+		h.Records = []Record{rec}
+		tc := rec.Payload.(*events.ToolCall)
+		if w, ok := cursorWrite(tc.Tool, get(v, "tool_input"), h.Cwd); ok {
+			h.Records = append(h.Records, writeRecords(base, tc.ID, []events.FileWrite{w})...)
 		}
-		ev := "PreToolUse"
-		if event == "postToolUse" {
-			ev = "PostToolUse"
-		}
-		h.Records = claudeToolRecords(Cursor, base, ev, v, h.Cwd, root)
 	case "preCompact":
 		h.Kind = HookCompact
 		h.Records = []Record{{Key: key(base, "compaction", gen), Payload: &events.Compaction{Trigger: gets(v, "trigger")}}}
@@ -98,4 +108,44 @@ func parseCursorHook(v any) (*Hook, error) {
 		h.Records = []Record{{Key: key(base, "session_end"), Payload: &events.AgentStopped{Scope: events.StopTask, Reason: gets(v, "reason")}}}
 	}
 	return h, nil
+}
+
+// cursorToolCall is the tool_call of a preToolUse or postToolUse payload, keyed by its
+// tool_use_id, so the two events of one call record it once.
+func cursorToolCall(base string, v any, cwd, root string) Record {
+	tool, input := gets(v, "tool_name"), get(v, "tool_input")
+	id := gets(v, "tool_use_id")
+	if id == "" {
+		raw, _ := marshal(input)
+		id = "h" + digest(tool+"\x00"+string(raw))
+	}
+	return toolRecord(base, tool, id, input, cwd, root)
+}
+
+// cursorWriteTools are Cursor's tools that change the file they name, with the operation.
+// Cursor's hooks page names Write and Delete among its tools (Shell, Read, Write, Grep, Delete,
+// Task, MCP:<name>), and maps both Claude Code's Write and its Edit onto Write, so a Write is
+// taken for an edit; StrReplace and Edit, which some Cursor builds name, edit too.
+var cursorWriteTools = map[string]string{
+	"Write":      events.OpEdit,
+	"StrReplace": events.OpEdit,
+	"Edit":       events.OpEdit,
+	"Delete":     events.OpDelete,
+}
+
+// cursorPathKeys are the tool_input keys a Cursor file tool may name its file under: the page
+// documents none, so Claude Code's file_path (what Cursor maps Claude's tools from) comes first.
+var cursorPathKeys = []string{"file_path", "path", "target_file"}
+
+// cursorWrite is the file a successful call of one of Cursor's file tools changed.
+func cursorWrite(tool string, input any, cwd string) (events.FileWrite, bool) {
+	op, ok := cursorWriteTools[tool]
+	if !ok {
+		return events.FileWrite{}, false
+	}
+	p := firstString(input, cursorPathKeys...)
+	if p == "" {
+		return events.FileWrite{}, false
+	}
+	return resolveWrite(p, op, cwd), true
 }

@@ -166,3 +166,37 @@ func TestDetectCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorWrites: a postToolUse of one of Cursor's file tools records the file it changed,
+// under whichever path key it names; reads, searches and shell calls record no write.
+func TestCursorWrites(t *testing.T) {
+	for _, tc := range []struct {
+		tool, input string
+		want        string // "path op", or "" for no write
+	}{
+		{"Write", `{"file_path":"/w/a.ts","content":"x"}`, "/w/a.ts edit"},
+		{"Write", `{"path":"src/b.ts","content":"x"}`, "/w/src/b.ts edit"},
+		{"StrReplace", `{"file_path":"c.ts","old_string":"a","new_string":"b"}`, "/w/c.ts edit"},
+		{"Delete", `{"target_file":"old.ts"}`, "/w/old.ts delete"},
+		{"Write", `{"content":"x"}`, ""},
+		{"Read", `{"file_path":"/w/a.ts"}`, ""},
+		{"Grep", `{"pattern":"x","path":"/w"}`, ""},
+		{"Shell", `{"command":"rm old.ts","working_directory":"/w"}`, ""},
+	} {
+		payload := `{"conversation_id":"c","generation_id":"g","hook_event_name":"postToolUse","workspace_roots":["/w"],` +
+			`"cwd":"/w","tool_use_id":"t1","tool_name":"` + tc.tool + `","tool_input":` + tc.input + `}`
+		h, err := ParseHook(Cursor, []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range h.Records {
+			if w, ok := r.Payload.(*events.FileWrite); ok {
+				got = w.Path + " " + w.Op
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s %s: write %q, want %q", tc.tool, tc.input, got, tc.want)
+		}
+	}
+}
