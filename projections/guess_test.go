@@ -59,6 +59,8 @@ func TestShellGuesses(t *testing.T) {
 			[]string{"assets/Screen Shot 1.png", "out/x.txt"}, true},
 		{"workdir applies", "shell", `{"command":["bash","-lc","cat a/b.ts"],"workdir":"pkg"}`, []string{"pkg/a/b.ts"}, true},
 		{"a shell call with nothing path-like", "Bash", `{"command":"ls"}`, nil, true},
+		{"cursor Shell, in its working_directory", "Shell", `{"command":"cat src/a.ts","working_directory":"/ws/app"}`,
+			[]string{"/ws/app/src/a.ts"}, true},
 		{"not a shell tool", "Read", `{"file_path":"src/a.ts"}`, nil, false},
 	}
 	for _, tt := range tests {

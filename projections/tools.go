@@ -148,6 +148,8 @@ var toolTable = map[string]toolHandler{
 	"bash":  shellTool,
 	// Cline SDK
 	"run_commands": shellTool,
+	// Cursor, whose other tools (Read, Write, Grep, Delete) take Claude Code's names
+	"Shell": shellTool,
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
@@ -245,14 +247,17 @@ func patchTargets(patch string, c *collector) {
 var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
 
 // shellTool harvests a shell call: an apply_patch it runs names its files outright; any other
-// path-like string in the command line is Shell evidence. Codex's workdir, when given, is what
-// the command's relative paths are relative to.
+// path-like string in the command line is Shell evidence. Codex's workdir (Cursor's
+// working_directory), when given, is what the command's relative paths are relative to.
 func shellTool(p toolParams, c *collector) {
 	var parts []string
 	for _, key := range []string{"command", "cmd", "commands"} {
 		parts = append(parts, p.strs(key)...)
 	}
 	workdir := p.str("workdir")
+	if workdir == "" {
+		workdir = p.str("working_directory")
+	}
 	cmd := strings.Join(parts, "\n")
 	if strings.Contains(cmd, "*** ") {
 		var patch collector

@@ -50,6 +50,10 @@ func TestToolTargets(t *testing.T) {
 			shell("src/a.test.ts")},
 		{"cline sdk read_files", "read_files", `{"files":[{"path":"a/b.ts","start_line":1},{"path":"c.md"}]}`, files("a/b.ts", "c.md")},
 
+		// Cursor, shapes from its hooks page (cursor.com/docs/hooks).
+		{"cursor Shell", "Shell", `{"command":"npm test -- src/a.test.ts","working_directory":"/project"}`,
+			shell("/project/src/a.test.ts")},
+
 		// Claude Code, shapes from the claude-code samples.
 		{"claude Read", "Read", `{"file_path":"/tmp/tmpw6sk2trg/src/math_utils.py"}`, files("/tmp/tmpw6sk2trg/src/math_utils.py")},
 		{"claude Write", "Write", `{"file_path":"/p/a.py","content":"import os"}`, files("/p/a.py")},
