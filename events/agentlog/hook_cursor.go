@@ -10,7 +10,7 @@ import (
 // describes it (cursor.com/docs/hooks): conversation_id, generation_id, model, hook_event_name,
 // workspace_roots on every event, and session_id (the conversation id again) on sessionStart and
 // sessionEnd; prompt and attachments (beforeSubmitPrompt), tool_name, tool_input, tool_use_id
-// and cwd (preToolUse, postToolUse), trigger (preCompact), status (stop), reason (sessionEnd);
+// and cwd (postToolUse; preToolUse records nothing), trigger (preCompact), status (stop), reason (sessionEnd);
 // and for the events install does not subscribe to, file_path (beforeReadFile, afterFileEdit),
 // command and cwd (before/afterShellExecution), tool_name and tool_input (MCP). Cursor gives no
 // tool call ids to the file and shell events: their key is the generation and what they name.
@@ -84,9 +84,10 @@ func parseCursorHook(v any) (*Hook, error) {
 			writeRecords(base, id, []events.FileWrite{resolveWrite(p, events.OpEdit, h.Cwd)})...)
 	case "preToolUse":
 		// Cursor's answer here allows, denies or rewrites the call; its agent_message reaches the
-		// model only with a denial, which tasklog never gives.
+		// model only with a denial, which tasklog never gives. The call is recorded when it ends,
+		// by postToolUse: recorded here, it would leave postToolUse, whose reply does reach the
+		// model, nothing new to decide on, and no rule would ever be delivered.
 		h.Kind = HookPreTool
-		h.Records = []Record{cursorToolCall(base, v, h.Cwd, root)}
 	case "postToolUse":
 		// Cursor calls it after a call that succeeded only; additional_context is added to the
 		// conversation after the tool's result.
@@ -110,8 +111,7 @@ func parseCursorHook(v any) (*Hook, error) {
 	return h, nil
 }
 
-// cursorToolCall is the tool_call of a preToolUse or postToolUse payload, keyed by its
-// tool_use_id, so the two events of one call record it once.
+// cursorToolCall is the tool_call of a postToolUse payload, keyed by its tool_use_id.
 func cursorToolCall(base string, v any, cwd, root string) Record {
 	tool, input := gets(v, "tool_name"), get(v, "tool_input")
 	id := gets(v, "tool_use_id")
