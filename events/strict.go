@@ -50,8 +50,8 @@ func (e *strictError) Error() string {
 	return b.String() + ": " + e.what
 }
 
-// in adds a key or an index to the path of a strictError, on its way out.
-func in(err error, elem string) error {
+// within adds a key or an index to the path of a strictError, on its way out.
+func within(err error, elem string) error {
 	if se, ok := err.(*strictError); ok && !se.syntax {
 		se.path = append(se.path, elem)
 	}
@@ -92,7 +92,7 @@ func (s *strictScanner) value(depth int) error {
 		}
 		for n := 0; ; n++ {
 			if err := s.value(depth + 1); err != nil {
-				return in(err, "["+strconv.Itoa(n)+"]")
+				return within(err, "["+strconv.Itoa(n)+"]")
 			}
 			switch s.peek() {
 			case ',':
@@ -131,7 +131,7 @@ func (s *strictScanner) object(depth int) error {
 		}
 		key, err := s.str(true)
 		if err != nil {
-			return in(err, "(key)")
+			return within(err, "(key)")
 		}
 		seen := index[key]
 		if index == nil {
@@ -156,7 +156,7 @@ func (s *strictScanner) object(depth int) error {
 		}
 		s.i++
 		if err := s.value(depth + 1); err != nil {
-			return in(err, key)
+			return within(err, key)
 		}
 		switch s.peek() {
 		case ',':

@@ -160,6 +160,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	var all []session.Imported
+	var fileOf []string // the file of each task in all
 	for i, name := range files {
 		if name == "-" {
 			name = "standard input"
@@ -182,6 +183,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 		all = append(all, got...)
+		for range got {
+			fileOf = append(fileOf, name)
+		}
 		if !f.json {
 			for _, t := range got {
 				signed := ""
@@ -194,6 +198,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.json {
 		type row struct {
+			File     string `json:"file"`
 			Task     string `json:"task"`
 			Events   int    `json:"events"`
 			Appended int    `json:"appended"`
@@ -201,7 +206,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		}
 		rows := make([]row, len(all))
 		for i, t := range all {
-			rows[i] = row{Task: t.Task.String(), Events: t.Events, Appended: t.Appended}
+			rows[i] = row{File: fileOf[i], Task: t.Task.String(), Events: t.Events, Appended: t.Appended}
 			if t.Verified {
 				rows[i].SignedBy = events.KeyFingerprint(opts.VerifyKey)
 			}

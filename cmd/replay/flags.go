@@ -300,7 +300,10 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // writeOutput writes through a buffer to the named file, or to stdout for "" or "-", and
-// reports the first error of writing, flushing or closing.
+// reports the first error of writing, flushing or closing. A regular file is written whole or
+// not at all: into a temporary file beside it, renamed over it once complete (keeping the mode
+// of a file it replaces; 0644 for a new one), removed on an error or on SIGINT or SIGTERM. So a
+// failed or interrupted export neither leaves half a file nor clobbers the last good one.
 func writeOutput(name string, stdout io.Writer, write func(io.Writer) error) error {
 	if name == "" || name == "-" {
 		bw := bufio.NewWriter(stdout)
@@ -309,7 +312,43 @@ func writeOutput(name string, stdout io.Writer, write func(io.Writer) error) err
 		}
 		return bw.Flush()
 	}
-	file, err := os.Create(name)
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(name); err == nil {
+		if !fi.Mode().IsRegular() { // a device or a pipe: written as it is
+			return writeFile(name, write)
+		}
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	temps.add(tmp)
+	defer temps.forget(tmp)
+	bw := bufio.NewWriter(f)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// writeFile writes to a file that is not a regular one (/dev/stdout, a named pipe).
+func writeFile(name string, write func(io.Writer) error) error {
+	file, err := os.OpenFile(name, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}

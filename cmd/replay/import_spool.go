@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,12 +15,11 @@ import (
 // of the user's own, $TMPDIR/tasklog-UID, created 0700. Each copy is locked (flock) by the
 // process that writes it, so a copy whose lock can be taken belongs to a process that is gone
 // (killed, even with SIGKILL) and the next import removes it. SIGINT and SIGTERM remove the
-// process's copies before it dies of the signal.
+// process's copies before it exits (see tempFiles).
 type importSpool struct {
 	dir   string
 	mu    sync.Mutex
 	files map[string]*os.File // this process's copies, by name
-	stop  func()              // ends the signal handling, once a copy was made
 }
 
 // spoolPrefix and spoolSuffix frame the name of a copy in the spool folder.
@@ -88,8 +86,8 @@ func (s *importSpool) sweep() {
 }
 
 // create makes a copy file for session.ImportOptions.CopyTo: in the private folder (made when
-// missing, refused when it is not private), locked for as long as it is open, and removed
-// should the process get SIGINT or SIGTERM before the import removes it.
+// missing, refused when it is not private), locked for as long as it is open, and one of the
+// process's temporary files until the import removes it.
 func (s *importSpool) create() (*os.File, error) {
 	if err := os.Mkdir(s.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create the folder for the copy: %w; set TMPDIR to a folder you can write", err)
@@ -100,60 +98,29 @@ func (s *importSpool) create() (*os.File, error) {
 	s.sweep()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stop == nil {
-		s.stop = s.removeOnSignal()
-	}
 	f, err := os.CreateTemp(s.dir, spoolPrefix+"*"+spoolSuffix)
 	if err != nil {
 		return nil, err
 	}
+	temps.add(f.Name())
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		os.Remove(f.Name())
+		temps.forget(f.Name())
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	s.files[f.Name()] = f
 	return f, nil
 }
 
-// removeOnSignal removes the process's copies on SIGINT or SIGTERM, then exits with the status
-// a shell gives a process that signal ended (130, 143). It returns the function that ends the
-// handling.
-func (s *importSpool) removeOnSignal() func() {
-	ch := make(chan os.Signal, 1)
-	done := make(chan struct{})
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		select {
-		case sig := <-ch:
-			s.mu.Lock()
-			s.removeLocked()
-			fmt.Fprintf(os.Stderr, "replay import: stopped by %v; the copy of the input was removed; what was written is a sound prefix of each task, and importing the same input again completes it\n", sig)
-			os.Exit(128 + int(sig.(syscall.Signal)))
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
-}
-
-// close removes what is left of this process's copies and ends the signal handling.
+// close removes what is left of this process's copies.
 func (s *importSpool) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.removeLocked()
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
-	}
-}
-
-func (s *importSpool) removeLocked() {
 	for name, f := range s.files {
 		f.Close()
 		os.Remove(name)
 		delete(s.files, name)
+		temps.forget(name)
 	}
 }

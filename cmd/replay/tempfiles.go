@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// tempFiles are this process's temporary files (import's copy of a pipe, an output file being
+// written): SIGINT or SIGTERM removes them before the process exits, with the status a shell
+// gives a process that signal ended (130, 143). The signal handling runs only while there are
+// some, so that otherwise the signals act as they always do.
+type tempFiles struct {
+	mu    sync.Mutex
+	paths map[string]bool
+	stop  func()
+}
+
+// temps are the process's temporary files.
+var temps tempFiles
+
+// add registers a temporary file.
+func (t *tempFiles) add(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paths == nil {
+		t.paths = map[string]bool{}
+	}
+	t.paths[path] = true
+	if t.stop == nil {
+		t.stop = t.handle()
+	}
+}
+
+// forget drops a file that was removed or renamed into place.
+func (t *tempFiles) forget(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.paths, path)
+	if len(t.paths) == 0 && t.stop != nil {
+		t.stop()
+		t.stop = nil
+	}
+}
+
+func (t *tempFiles) handle() func() {
+	ch := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-ch:
+			t.mu.Lock()
+			for p := range t.paths {
+				os.Remove(p)
+			}
+			fmt.Fprintf(os.Stderr, "replay: stopped by %v; its temporary files were removed\n", sig)
+			os.Exit(128 + int(sig.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
