@@ -141,12 +141,12 @@ func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 			if tc.via == "replay hook" {
 				t.Setenv("TASKLOG_SERVE", "")
 				var code int
-				if out, _, code = runHook(t, "claude-code", db, payload, "--budget", "3s"); code != 0 {
+				if out, _, code = runHook(t, "claude-code", db, payload); code != 0 {
 					t.Fatalf("exit %d", code)
 				}
 			} else {
 				_, client := hookClientBinaries(t)
-				r := clientProcess(client, "claude-code", db, payload, []string{"HOME=" + home, "TASKLOG_SERVE=on", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR")}, "--budget", "3s")
+				r := clientProcess(client, "claude-code", db, payload, []string{"HOME=" + home, "TASKLOG_SERVE=on", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR")})
 				if r.code != 0 {
 					t.Fatalf("replay-hook: %+v", r)
 				}

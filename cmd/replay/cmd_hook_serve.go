@@ -35,8 +35,10 @@ const (
 // agent) gets the neutral reply, the error logged.
 //
 // A server that did not answer a hook in time is left alone for hookconf.ServerSkip: the hooks
-// of that while go to the database at once. $TASKLOG_SERVE=off skips the server; $TASKLOG_SERVE_IDLE sets the idle period of a server a
-// hook starts. Test binaries never start one (their executable is not replay).
+// of that while go to the database at once. A server that was reached but did not answer may
+// have recorded the delivery: hc.again is set. $TASKLOG_SERVE=off skips the server;
+// $TASKLOG_SERVE_IDLE sets the idle period of a server a hook starts. Test binaries never
+// start one (their executable is not replay).
 func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload []byte, stderr io.Writer) (reply []byte, ok bool) {
 	if os.Getenv("TASKLOG_SERVE") == "off" || hookconf.ServerUnanswered(hc.db) {
 		// Off, or it did not answer a hook a moment ago: not worth this hook's wait.
@@ -115,8 +117,8 @@ func markStartFailed(db string) {
 
 // serverRecordedNothing tells whether the server's error means the payload may not have been
 // recorded although it could be (the request timed out, the log changed under it, the database
-// was locked or failed, the server was at a bound): the hook then goes to the database itself, as when no server answers.
-// Recording again is safe: every event has its idempotency key.
+// was locked or failed, the server was at a bound): the hook then goes to the database itself,
+// as when no server answers. Recording again is safe: every event has its idempotency key.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
 	if !errors.As(err, &e) {

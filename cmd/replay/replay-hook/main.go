@@ -8,7 +8,8 @@
 // initialisation cost page faults at every start) and the protocol's client
 // (session/serve/wire), so it starts in a few milliseconds where the full replay binary takes
 // tens. Whenever the fast path does not apply — no server listens (starting one is replay's
-// job), $TASKLOG_SERVE=off, an argument it does not know (--store among them) or
+// job), the server did not answer a hook in the last minute (hookconf.ServerUnanswered),
+// $TASKLOG_SERVE=off, an argument it does not know (--store among them) or
 // $TASKLOG_STORE without --db, a payload that is not JSON, any error from the server or the
 // connection — it runs 'replay hook' with the same arguments and payload, within the same
 // budget, and prints what that prints: the behaviour is replay hook's in every case. The replay
@@ -179,9 +180,9 @@ func endsSession(payload []byte) bool {
 
 // serverRecordedNothing tells whether the server was reached but did not take the payload
 // (the request timed out, the connection broke, the database was locked or failed, the log
-// changed under it, the server was at a bound): replay hook then opens the database at once rather than ask the server
-// again, as it does after the same answer. For anything else (no server, one shutting down, a
-// refused payload) replay hook goes to the server itself.
+// changed under it, the server was at a bound): replay hook then opens the database at once
+// rather than ask the server again, as it does after the same answer. For anything else (no
+// server, one shutting down, a refused payload) replay hook goes to the server itself.
 func serverRecordedNothing(err error) bool {
 	var e *wire.Error
 	if errors.As(err, &e) {
@@ -197,9 +198,8 @@ func serverRecordedNothing(err error) bool {
 // fallback runs replay hook with the arguments, the payload on its stdin and the time this
 // program started, and prints its reply; $TASKLOG_SERVE=off when serverOff, and
 // $TASKLOG_HOOK_AGAIN=1 when again (the server was reached but did not answer: it may have
-// recorded the delivery). When replay cannot
-// be run, or does not exit 0 (killed killGrace after the budget at the latest), the reply
-// is neutral and the error is logged.
+// recorded the delivery). When replay cannot be run, or does not exit 0 (killed killGrace after
+// the budget at the latest), the reply is neutral and the error is logged.
 func (c *call) fallback(payload []byte, serverOff, again bool, stdout, stderr io.Writer) int {
 	exe, err := replayExecutable()
 	if err != nil {

@@ -19,13 +19,19 @@ var ErrNotPrivate = errors.New("not a private folder of this user")
 // on most systems, on no disk the database shares), else the user's socket folder in the
 // temporary directory (wire.PrivateDir). It is made, mode 0700, when missing, and refused
 // (ErrNotPrivate) unless it is a real folder of this user that no one else may enter.
-func RuntimeDir() (string, error) {
+func RuntimeDir() (string, error) { return runtimeDir(true) }
+
+// runtimeDir is RuntimeDir, made when missing only if create is set (else a missing folder is
+// the error of os.Lstat).
+func runtimeDir(create bool) (string, error) {
 	dir := wire.PrivateDir()
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
 		dir = filepath.Join(x, "tasklog")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
 	}
 	st, err := os.Lstat(dir)
 	if err != nil {

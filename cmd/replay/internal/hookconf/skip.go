@@ -16,8 +16,8 @@ const ServerSkip = 60 * time.Second
 
 // serverMarker is the file, in RuntimeDir, whose modification time says when the server of
 // the database at db last did not answer.
-func serverMarker(db string) (string, error) {
-	dir, err := RuntimeDir()
+func serverMarker(db string, create bool) (string, error) {
+	dir, err := runtimeDir(create)
 	if err != nil {
 		return "", err
 	}
@@ -27,7 +27,7 @@ func serverMarker(db string) (string, error) {
 // MarkServerUnanswered notes that the server of the database at db did not answer a hook in
 // time. It fails silently: a hook that cannot note it only costs the next hook its wait.
 func MarkServerUnanswered(db string) {
-	p, err := serverMarker(db)
+	p, err := serverMarker(db, true)
 	if err != nil {
 		return
 	}
@@ -40,7 +40,7 @@ func MarkServerUnanswered(db string) {
 // ServerUnanswered tells whether the server of the database at db did not answer a hook in
 // the last ServerSkip.
 func ServerUnanswered(db string) bool {
-	p, err := serverMarker(db)
+	p, err := serverMarker(db, false)
 	if err != nil {
 		return false
 	}
