@@ -51,17 +51,19 @@ type reportRow struct {
 }
 
 type reportTurn struct {
-	Turn    int
-	Seq     uint64
-	Context []events.ContextPath
+	Turn     int
+	Position session.Position
+	Seq      uint64
+	Context  []events.ContextPath
 }
 
 type reportEvent struct {
-	Seq     uint64
-	Turn    int
-	Type    string
-	Time    string
-	Summary string
+	Seq      uint64
+	Turn     int
+	Position session.Position // the request the event belongs to
+	Type     string
+	Time     string
+	Summary  string
 }
 
 type reportData struct {
@@ -73,7 +75,12 @@ type reportData struct {
 	Timeline    []reportEvent
 	// Delivered counts the cells whose rule a hook delivered at that turn.
 	Delivered int
+	// requests names the requests of the evidence.
+	requests *session.Requests
 }
+
+// sourceName describes a piece of evidence with its request.
+func (d reportData) sourceName(s events.Source) string { return d.requests.Source(s) }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("report", "TASK -o report.html", stderr)
@@ -109,6 +116,7 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 	}
 	// dels holds each decision's deliveries by the rules they carried: decision seq → rule id.
 	dels := map[uint64]map[string][]reportDelivery{}
+	var reqs session.Requests
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
@@ -123,9 +131,10 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 		if !ev.Time.IsZero() {
 			t = ev.Time.Format("2006-01-02 15:04:05")
 		}
-		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Type: string(ev.Type),
+		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Position: reqs.Add(ev), Type: string(ev.Type),
 			Time: t, Summary: escapeControls(eventSummary(ev, summaries))})
 	}
+	data.requests = &reqs
 	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return data, err
@@ -137,7 +146,7 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 	seenDiag := map[string]bool{}
 	for i, rec := range ds {
 		d := rec.Decision
-		data.Turns = append(data.Turns, reportTurn{Turn: d.Turn, Seq: rec.Seq, Context: d.Context})
+		data.Turns = append(data.Turns, reportTurn{Turn: d.Turn, Position: rec.Position, Seq: rec.Seq, Context: d.Context})
 		add := func(o events.RuleOutcome, in bool) {
 			r := rows[o.ID]
 			if r == nil {
@@ -256,7 +265,7 @@ func escapeSources(srcs []events.Source) []events.Source {
 
 func renderReport(w io.Writer, data reportData) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"source": session.SourceString,
+		"source": data.sourceName,
 		"add1":   func(i int) int { return i + 1 },
 		"plural": plural,
 	}).Parse(reportTemplate)
