@@ -1,0 +1,92 @@
+package session
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+)
+
+// TestAuditLoadsAndHeld follows two rules through a hook-driven task: the API rule tasklog
+// delivers, then a compaction takes out of the model's context, and Claude Code's own rule the
+// agent reports loading at the session's start (late, after the first request). An agent that
+// reports no loads (Codex) gets null, never a guess, and no missed_by_agent finding.
+func TestAuditLoadsAndHeld(t *testing.T) {
+	type cell struct {
+		loaded, held *bool
+		delivered    bool
+		findings     []audit.Kind
+	}
+	yes, no := true, false
+	tests := []struct {
+		agent agentlog.Agent
+		load  bool
+		// want[request][rule name]
+		want []map[string]cell
+	}{
+		{agentlog.ClaudeCode, true, []map[string]cell{
+			{"api": {&no, &yes, true, []audit.Kind{audit.MissedByAgent}}, "testing": {&yes, &yes, false, nil}},
+			{"api": {&no, &no, false, []audit.Kind{audit.MissedByAgent}}, "testing": {&yes, &yes, false, nil}},
+		}},
+		{agentlog.Codex, false, []map[string]cell{
+			{"api": {nil, &yes, true, nil}, "testing": {nil, &yes, true, nil}},
+			{"api": {nil, nil, false, nil}, "testing": {nil, nil, false, nil}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.agent), func(t *testing.T) {
+			ctx := context.Background()
+			db := openDB(t)
+			a := openAgent(t, db, tt.agent)
+			deliverAfter(t, a, "t1", "/ws/src/api/a.ts")
+			recs := []agentlog.Record{{Key: "compact", Payload: &events.Compaction{Trigger: "auto"}}}
+			if tt.load {
+				recs = append([]agentlog.Record{{Key: "load", Payload: &events.InstructionsLoaded{
+					Path: "/ws/.claude/rules/testing.md", MemoryType: "Project", Reason: "session_start"}}}, recs...)
+			}
+			recs = append(recs, toolRecord("t2", "/ws/src/api/b.ts"))
+			if _, err := a.RecordHook(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Decide(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Requests) != len(tt.want) {
+				t.Fatalf("%d requests, want %d", len(rep.Requests), len(tt.want))
+			}
+			str := func(b *bool) string { return yesNoString(b) }
+			for i, want := range tt.want {
+				for _, e := range rep.Requests[i].Rules {
+					w, ok := want[e.Rule]
+					if !ok {
+						continue
+					}
+					if str(e.AgentLoaded) != str(w.loaded) || str(e.Held) != str(w.held) || e.Delivered != w.delivered ||
+						len(e.Findings) != len(w.findings) || len(w.findings) > 0 && e.Findings[0] != w.findings[0] {
+						t.Errorf("request %d, %s: loaded %s, held %s, delivered %v, findings %v; want %s, %s, %v, %v", i+1, e.Rule,
+							str(e.AgentLoaded), str(e.Held), e.Delivered, e.Findings, str(w.loaded), str(w.held), w.delivered, w.findings)
+					}
+				}
+			}
+			if rep.Workspace.Source != "none" || rep.Workspace.Note == "" {
+				t.Errorf("without a workspace the never_applicable check says it did not run: %+v", rep.Workspace)
+			}
+		})
+	}
+}
+
+func yesNoString(b *bool) string {
+	switch {
+	case b == nil:
+		return "null"
+	case *b:
+		return "true"
+	}
+	return "false"
+}
