@@ -217,9 +217,15 @@ func decisionOutcomes(ev events.Event) (*events.Decision, error) {
 // Audit answers, for every request of a task, whether each rule applied, whether the agent
 // loaded it, whether tasklog delivered it, and lists the findings.
 func Audit(ctx context.Context, lr LogReader, task uuid.UUID, opts AuditOptions) (*AuditReport, error) {
+	rep, _, err := runAudit(ctx, lr, task, opts)
+	return rep, err
+}
+
+// runAudit is Audit, also handing out the auditor for Why.
+func runAudit(ctx context.Context, lr LogReader, task uuid.UUID, opts AuditOptions) (*AuditReport, *auditor, error) {
 	l, err := readAudit(ctx, lr, task)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := newAuditor(l)
 	rep := &AuditReport{Version: AuditVersion, Task: task.String(), Agent: l.agent, AgentLoads: "unknown",
@@ -232,12 +238,14 @@ func Audit(ctx context.Context, lr LogReader, task uuid.UUID, opts AuditOptions)
 	}
 	rs, raw, err := a.ruleSet(lr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	a.rules = rs
 	a.broken(rs, raw)
-	rep.Workspace = a.neverApplicable(rs, opts)
+	rep.Workspace = a.listWorkspace(opts)
+	a.neverApplicable(rs, rep.Workspace)
 	rep.Findings = a.findings()
-	return rep, nil
+	return rep, a, nil
 }
 
 // auditor computes an audit's rows and findings from what readAudit read.
@@ -254,6 +262,9 @@ type auditor struct {
 	found    map[findingKey]*audit.Finding
 	firstRow map[string]audit.Moment // by rule id: the first request that decided it
 	included map[string]int          // by rule id: how many requests included it
+	rules    *rules.RuleSet          // the rules of the last snapshot
+	paths    []string                // the workspace's files and folders ("dir/"), sorted
+	listed   bool                    // paths were listed
 }
 
 type findingKey struct {

@@ -53,10 +53,10 @@ func (a *auditor) broken(rs *rules.RuleSet, raw map[string][]byte) {
 // errTooManyFiles stops a workspace listing past its cap.
 var errTooManyFiles = errors.New("too many files")
 
-// neverApplicable notes a finding for each scoped rule whose patterns match no file or folder
-// of the workspace, or lie outside every root. The log does not record the workspace's files,
+// listWorkspace lists the files and folders ("dir/") of every root of opts the audit may read,
+// into a.paths, and says where they came from. The log does not record the workspace's files,
 // so they are listed from the live workspace now.
-func (a *auditor) neverApplicable(rs *rules.RuleSet, opts AuditOptions) AuditWorkspace {
+func (a *auditor) listWorkspace(opts AuditOptions) AuditWorkspace {
 	var roots []Root
 	for _, r := range opts.Workspace {
 		if r.FS != nil {
@@ -70,7 +70,7 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, opts AuditOptions) AuditWor
 	if limit <= 0 {
 		limit = DefaultAuditMaxFiles
 	}
-	var paths []string // files and folders ("dir/"), of every root
+	var paths []string
 	files := 0
 	for _, root := range roots {
 		err := fs.WalkDir(root.FS, ".", func(p string, d fs.DirEntry, err error) error {
@@ -95,6 +95,36 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, opts AuditOptions) AuditWor
 				Note: fmt.Sprintf("the workspace has more than %d files: the never_applicable check did not run", limit)}
 		}
 	}
+	slices.Sort(paths)
+	a.paths, a.listed = paths, true
+	return AuditWorkspace{Source: "live", Files: files}
+}
+
+// matching lists up to n workspace paths the rule's patterns match, and the patterns that lie
+// outside every root.
+func (a *auditor) matching(pats []string, n int) (paths, outside []string) {
+	for _, raw := range pats {
+		p := rules.CompilePattern(raw)
+		if !p.Usable() {
+			outside = append(outside, fmt.Sprintf("%q", raw))
+			continue
+		}
+		for _, path := range a.paths {
+			if len(paths) < n && p.Match(path) && !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	return paths, outside
+}
+
+// neverApplicable notes a finding for each scoped rule whose patterns match no file or folder
+// of the listed workspace, or lie outside every root.
+func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
+	if !a.listed {
+		return
+	}
+	files := ws.Files
 	for _, r := range rs.Rules() {
 		if r.Category != rules.CategoryScoped || r.ShadowedBy != "" || r.Unusable != "" {
 			continue
@@ -103,20 +133,8 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, opts AuditOptions) AuditWor
 		if len(pats) == 0 {
 			continue
 		}
-		var outside []string
-		matched := false
-		for _, raw := range pats {
-			p := rules.CompilePattern(raw)
-			if !p.Usable() {
-				outside = append(outside, fmt.Sprintf("%q", raw))
-				continue
-			}
-			if slices.ContainsFunc(paths, p.Match) {
-				matched = true
-				break
-			}
-		}
-		if matched {
+		matched, outside := a.matching(pats, 1)
+		if len(matched) > 0 {
 			continue
 		}
 		quoted := make([]string, len(pats))
@@ -133,5 +151,4 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, opts AuditOptions) AuditWor
 		}
 		a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
 	}
-	return AuditWorkspace{Source: "live", Files: files}
 }

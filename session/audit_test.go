@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tasklog/tasklog/audit"
@@ -73,6 +74,15 @@ func TestAuditLoadsAndHeld(t *testing.T) {
 							str(e.AgentLoaded), str(e.Held), e.Delivered, e.Findings, str(w.loaded), str(w.held), w.delivered, w.findings)
 					}
 				}
+			}
+			w, err := Why(ctx, db, a.Task(), 2, "api", AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(w.Delivery, "tasklog delivered it at seq ") ||
+				!strings.Contains(w.Delivery, " into prompt 0, request 1, but a compaction (seq ") ||
+				!strings.HasSuffix(w.Delivery, ") took it out of the model's context since.") {
+				t.Errorf("why api at request 2: %q, want the delivery a compaction took out", w.Delivery)
 			}
 			if rep.Workspace.Source != "none" || rep.Workspace.Note == "" {
 				t.Errorf("without a workspace the never_applicable check says it did not run: %+v", rep.Workspace)

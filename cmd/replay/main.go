@@ -59,6 +59,7 @@ var commands = map[string]command{
 	"verify":    {cmdVerify, "check hash chains and recompute every recorded decision"},
 	"diff":      {cmdDiff, "what-if: the decisions that change under other rules or settings"},
 	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a prompt or turn"},
+	"why":       {cmdWhy, "one rule at one prompt or turn in plain sentences: applied or not and why, loaded, delivered"},
 	"audit":     {cmdAudit, "did the agent get each rule: decisions, its loads and deliveries side by side, and findings (exit 1)"},
 	"report":    {cmdReport, "write a self-contained HTML audit page"},
 	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
