@@ -36,7 +36,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	ctx := context.Background()
-	roots, err := auditRoots(ctx, db, task, &wf)
+	roots, err := auditRoots(ctx, db, task, &wf, false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -73,14 +73,18 @@ func auditTask(db store.Store, pos []string) (uuid.UUID, error) {
 }
 
 // auditRoots are the folders whose files the never_applicable check lists: those the flags
-// name, else each recorded root that is a folder on this machine.
-func auditRoots(ctx context.Context, db store.Store, task uuid.UUID, wf *workspaceFlags) ([]session.Root, error) {
+// name, else each recorded root that is a folder on this machine. With lenient, flags that do
+// not fit the task's roots (an MCP server's workspace, another task's) fall back to the latter.
+func auditRoots(ctx context.Context, db store.Store, task uuid.UUID, wf *workspaceFlags, lenient bool) ([]session.Root, error) {
 	recorded, err := recordedRoots(ctx, db, task)
 	if err != nil {
 		return nil, err
 	}
 	if wf.workspace != "" || len(wf.roots) > 0 {
-		return wf.sessionRoots(recorded)
+		roots, err := wf.sessionRoots(recorded)
+		if err == nil || !lenient {
+			return roots, err
+		}
 	}
 	var out []session.Root
 	for _, r := range recorded {

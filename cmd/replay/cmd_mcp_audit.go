@@ -76,9 +76,9 @@ func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAud
 		if err != nil {
 			return err
 		}
-		roots, err := auditRoots(ctx, db, task, &s.cfg.wf)
+		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
 		if err != nil {
-			roots = nil // the workspace given is another task's: the check says it did not run
+			return err
 		}
 		rep, err := session.Audit(ctx, db, task, session.AuditOptions{Workspace: roots})
 		if err != nil {
@@ -121,9 +121,9 @@ func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn
 		if err != nil {
 			return err
 		}
-		roots, err := auditRoots(ctx, db, task, &s.cfg.wf)
+		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
 		if err != nil {
-			roots = nil
+			return err
 		}
 		w, err := session.Why(ctx, db, task, turn, in.Rule, session.AuditOptions{Workspace: roots})
 		if errors.Is(err, session.ErrNoRule) {

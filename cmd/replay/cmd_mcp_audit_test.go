@@ -23,7 +23,7 @@ func TestMCPAuditWhyAndDeliveries(t *testing.T) {
 		ex.Deliveries[0].Rules[0] != "db" || ex.Deliveries[0].Prompt != 1 || ex.Deliveries[0].Request != 3 {
 		t.Errorf("explain prompt 1: deliveries %+v", ex.Deliveries)
 	}
-	if !strings.Contains(text, "delivered at seq 14 into prompt 1, request 3: claude-code via tool (PreToolUse hook, full)") {
+	if !strings.Contains(text, "delivered at seq 14 into prompt 1, request 3: claude-code via tool (PreToolUse hook, full), 233 bytes: db") {
 		t.Errorf("explain prompt 1 text lacks its delivery:\n%s", text)
 	}
 	ex = mcpExplainOut{}

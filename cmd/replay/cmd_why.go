@@ -49,7 +49,7 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 	} else if turn, code = at.resolve(ctx, "why", db, task, stderr); code >= 0 {
 		return code
 	}
-	roots, err := auditRoots(ctx, db, task, &wf)
+	roots, err := auditRoots(ctx, db, task, &wf, false)
 	if err != nil {
 		return fail(stderr, err)
 	}
