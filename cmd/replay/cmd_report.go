@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
@@ -29,6 +30,9 @@ type reportCell struct {
 	// Delivered are the deliveries of this turn's decision that carried the rule: an included
 	// rule a hook put in front of the model at this turn.
 	Delivered []reportDelivery
+	// AgentLoaded and Held are the audit's columns ("yes", "no", "?"); Findings its findings.
+	AgentLoaded, Held string
+	Findings          []string
 }
 
 // reportDelivery is a delivery event as the evidence panel shows it.
@@ -77,6 +81,9 @@ type reportData struct {
 	Delivered int
 	// requests names the requests of the evidence.
 	requests *session.Requests
+	// Findings and AgentLoads are the audit's (replay audit).
+	Findings   []audit.Finding
+	AgentLoads string
 }
 
 // sourceName describes a piece of evidence with its request.
@@ -189,6 +196,9 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 			}
 		}
 	}
+	if err := addAudit(ctx, db, task, &data, rows); err != nil {
+		return data, err
+	}
 	ids := make([]string, 0, len(rows))
 	for id := range rows {
 		ids = append(ids, id)
@@ -252,6 +262,37 @@ func escapeDecision(d *events.Decision) {
 		dgs[i] = dg
 	}
 	d.Diagnostics = dgs
+}
+
+// addAudit puts the audit's columns into the cells and its findings into the page.
+func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *reportData, rows map[string]*reportRow) error {
+	roots, err := auditRoots(ctx, db, task, &workspaceFlags{}, true)
+	if err != nil {
+		return err
+	}
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{Workspace: roots})
+	if err != nil {
+		return err
+	}
+	data.AgentLoads = rep.AgentLoads
+	for i, req := range rep.Requests {
+		for _, e := range req.Rules {
+			r := rows[e.ID]
+			if r == nil || i >= len(r.Cells) {
+				continue
+			}
+			c := &r.Cells[i]
+			c.AgentLoaded, c.Held = yesNo(e.AgentLoaded), yesNo(e.Held)
+			for _, k := range e.Findings {
+				c.Findings = append(c.Findings, string(k))
+			}
+		}
+	}
+	for _, f := range rep.Findings {
+		f.Evidence, f.Rule, f.Path = escapeControls(f.Evidence), escapeControls(f.Rule), escapeControls(f.Path)
+		data.Findings = append(data.Findings, f)
+	}
+	return nil
 }
 
 func escapeSources(srcs []events.Source) []events.Source {
