@@ -68,11 +68,12 @@ type AuditWorkspace struct {
 
 // AuditRequest is one request: every rule the task could see, side by side.
 type AuditRequest struct {
-	Prompt  int          `json:"prompt"`
-	Request int          `json:"request"`
-	Turn    int          `json:"turn"`
-	Seq     uint64       `json:"seq"`
-	Rules   []AuditEntry `json:"rules"`
+	Prompt  int    `json:"prompt"`
+	Request int    `json:"request"`
+	Turn    int    `json:"turn"`
+	Seq     uint64 `json:"seq"`
+	// Rules has every rule the decision decided about, sorted by path, then id.
+	Rules []AuditEntry `json:"rules"`
 }
 
 // AuditEntry is one rule at one request.
@@ -322,7 +323,7 @@ func (a *auditor) request(i int) AuditRequest {
 	row := AuditRequest{Prompt: at.Prompt, Request: at.Request, Turn: at.Turn, Seq: at.Seq}
 	outcomes := make([]events.RuleOutcome, 0, len(d.Included)+len(d.Excluded))
 	outcomes = append(append(outcomes, d.Included...), d.Excluded...)
-	slices.SortFunc(outcomes, func(x, y events.RuleOutcome) int { return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.ID, y.ID)) })
+	slices.SortFunc(outcomes, func(x, y events.RuleOutcome) int { return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.ID, y.ID)) })
 	nIncluded := len(d.Included)
 	for _, o := range outcomes {
 		e := AuditEntry{Rule: o.Name, ID: o.ID, Path: o.Path, Category: o.Category, Decision: AuditExcluded,
