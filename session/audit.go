@@ -347,7 +347,8 @@ func (a *auditor) request(i int) AuditRequest {
 				dl, delivered = prev, true
 			}
 		}
-		if held := delivered || loaded; held || a.reportsLoads {
+		// A delivery by name gives the model the rule's rule:// address, not its text.
+		if held := delivered && dl.del.Form == events.FormFull || loaded; held || a.reportsLoads {
 			e.Held = &held
 		}
 		if applies && a.reportsLoads && !loaded {
@@ -404,8 +405,12 @@ func (a *auditor) missed(o events.RuleOutcome, rec Recorded, dl auditDelivery, d
 	why := fmt.Sprintf("the rule applies (%s: %s), and %s reported no load of it", o.Reason, o.Detail, orWord(a.l.agent, "the agent"))
 	if delivered {
 		pos, _ := rec.Requests.OfDecision(dl.del.Decision)
-		return findingText{audit.Warning, fmt.Sprintf("%s; tasklog delivered it (%s hook, %s channel, seq %d) into %s",
-			why, dl.del.Hook, dl.del.Channel, dl.seq, pos)}
+		how := ""
+		if dl.del.Form == events.FormNames {
+			how = " by name and rule:// address only (its text did not fit in the hook's reply)"
+		}
+		return findingText{audit.Warning, fmt.Sprintf("%s; tasklog delivered it%s (%s hook, %s channel, seq %d) into %s",
+			why, how, dl.del.Hook, dl.del.Channel, dl.seq, pos)}
 	}
 	switch {
 	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), o.Source, o.Path):

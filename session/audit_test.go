@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
@@ -99,4 +102,52 @@ func yesNoString(b *bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// TestAuditByNameAndDuplicate: a rule delivered by name only is delivered but not held (the
+// model has its address, not its text); a rule whose text another included rule carries is a
+// duplicate finding.
+func TestAuditByNameAndDuplicate(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	if got := deliverAfter(t, a, "d1", "/ws/docs/guide.md"); !slices.Contains(got, "docs") {
+		t.Fatalf("delivered %v, want docs by name", got)
+	}
+	rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rep.Requests[0].Rules {
+		if e.Rule == "docs" && (!e.Delivered || e.Held == nil || *e.Held) {
+			t.Errorf("docs delivered by name: delivered %v, held %s; want delivered, not held", e.Delivered, yesNoString(e.Held))
+		}
+	}
+	byName := false
+	for _, f := range rep.Findings {
+		byName = byName || f.Rule == "docs" && f.Kind == audit.MissedByAgent && strings.Contains(f.Evidence, "by name and rule:// address only")
+	}
+	if !byName {
+		t.Errorf("no missed_by_agent finding saying docs went by name: %+v", rep.Findings)
+	}
+
+	db2 := openDB(t)
+	same := fstest.MapFS{
+		".clinerules/style.md":     {Data: []byte("Use tabs.\n")},
+		".tasklog/rules/style2.md": {Data: []byte("Use tabs.\n")},
+	}
+	b, err := OpenAgent(ctx, db2, agentlog.TaskID(agentlog.Codex, "s2"), AgentOptions{Agent: agentlog.Codex,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: string(agentlog.Codex)}},
+		RootFS:  func(string) fs.FS { return same }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliverAfter(t, b, "x1", "/ws/a.ts")
+	rep, err = Audit(ctx, db2, b.Task(), AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != audit.Duplicate || !strings.Contains(rep.Findings[0].Evidence, "its text is the same as that of ") {
+		t.Errorf("findings %+v, want one duplicate", rep.Findings)
+	}
 }
