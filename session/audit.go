@@ -351,28 +351,36 @@ func (a *auditor) request(i int) AuditRequest {
 		if held := delivered && dl.del.Form == events.FormFull || loaded; held || a.reportsLoads {
 			e.Held = &held
 		}
-		if applies && a.reportsLoads && !loaded {
-			a.note(&e, at, o, audit.MissedByAgent, a.missed(o, rec, dl, delivered))
-		}
-		if loaded && ld.from == d.Turn && !applies && conditionReason(o.Reason) {
-			a.note(&e, at, o, audit.LoadedNotApplicable, findingText{audit.Error, fmt.Sprintf(
-				"the agent loaded %s by itself (%s at seq %d) into this request, but the rule does not apply here: %s — %s",
-				ld.p.Path, orWord(ld.p.Reason, "a load"), ld.seq, o.Reason, o.Detail)})
-		}
-		switch o.Reason {
-		case rules.ReasonShadowed:
-			a.note(&e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
-				", a rule of the same name with higher precedence: its text never reaches the model"})
-		case rules.ReasonDuplicate:
-			a.note(&e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
-				", which is included: it goes into the prompt once"})
-		}
+		a.noteEntry(&e, at, o, rec, ld, loaded, dl, delivered)
 		row.Rules = append(row.Rules, e)
 	}
 	if row.Rules == nil {
 		row.Rules = []AuditEntry{}
 	}
 	return row
+}
+
+// noteEntry notes the findings about one rule at one request: missed by the agent, loaded where
+// it does not apply, shadowed, duplicate.
+func (a *auditor) noteEntry(e *AuditEntry, at audit.Moment, o events.RuleOutcome, rec Recorded, ld auditLoad, loaded bool,
+	dl auditDelivery, delivered bool) {
+	applies := e.Decision == AuditApplies
+	if applies && a.reportsLoads && !loaded {
+		a.note(e, at, o, audit.MissedByAgent, a.missed(o, rec, dl, delivered))
+	}
+	if loaded && ld.from == at.Turn && !applies && conditionReason(o.Reason) {
+		a.note(e, at, o, audit.LoadedNotApplicable, findingText{audit.Error, fmt.Sprintf(
+			"the agent loaded %s by itself (%s at seq %d) into this request, but the rule does not apply here: %s — %s",
+			ld.p.Path, orWord(ld.p.Reason, "a load"), ld.seq, o.Reason, o.Detail)})
+	}
+	switch o.Reason {
+	case rules.ReasonShadowed:
+		a.note(e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
+			", a rule of the same name with higher precedence: its text never reaches the model"})
+	case rules.ReasonDuplicate:
+		a.note(e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
+			", which is included: it goes into the prompt once"})
+	}
 }
 
 // conditionReason reports whether an exclusion reason is the rule's own conditions failing.

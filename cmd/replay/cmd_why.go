@@ -22,9 +22,12 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	last := !at.promptSet && at.turn == 0
-	if code := at.check("why", stderr); code >= 0 && !last {
-		return code
+	// Without --prompt or --turn, the task's last request.
+	last := !at.promptSet && at.turn == 0 && at.request == 0
+	if !last {
+		if code := at.check("why", stderr); code >= 0 {
+			return code
+		}
 	}
 	db, err := f.openReadOnly()
 	if err != nil {
