@@ -298,3 +298,13 @@ func DeliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint6
 	}
 	return out, nil
 }
+
+// Deliveries lists the deliveries of the recorded decision (DeliveriesOf), each named by the
+// request it was delivered into: the decision's.
+func (rec Recorded) Deliveries(ctx context.Context, er EventReader, task uuid.UUID) ([]DeliveryNote, error) {
+	ns, err := DeliveriesOf(ctx, er, task, rec.Seq)
+	for i := range ns {
+		ns[i].Position = rec.Position
+	}
+	return ns, err
+}

@@ -55,8 +55,8 @@ func ExampleSession_Decide() {
 	// .clinerules/general.md
 	// Run the tests before you finish.
 	// conditional rule applied: .clinerules/frontend.md
-	// turn 1: frontend (cline:/home/me/shop/.clinerules/frontend.md) was included: matched — paths "apps/web/**" matched apps/web/src/Header.tsx
-	//   paths apps/web/** matched apps/web/src/Header.tsx, from prose at seq 2, turn 1
+	// prompt 1, request 1 (turn 1): frontend (cline:/home/me/shop/.clinerules/frontend.md) was included: matched — paths "apps/web/**" matched apps/web/src/Header.tsx
+	//   paths apps/web/** matched apps/web/src/Header.tsx, from prose at seq 2, prompt 1, request 1
 }
 
 // Replay recomputes every recorded decision from the log; with other rules it is a what-if.

@@ -24,6 +24,11 @@ type Recorded struct {
 	// Decision is the decision in full, rebuilt when the log holds it written against the one
 	// before it.
 	Decision events.Decision
+	// Position is the decision's prompt and request.
+	Position Position
+	// Requests numbers the log's decisions up to this one at least, to name the requests of
+	// its evidence.
+	Requests *Requests
 }
 
 // chain follows a log's decisions in order and rebuilds each in full.
@@ -66,9 +71,13 @@ func (c *chain) resolve(ev events.Event, d *events.Decision) (*events.Decision, 
 func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
 	var out []Recorded
 	var c chain
+	reqs := &Requests{}
 	for ev, err := range er.Events(ctx, task, 1) {
 		if err != nil {
 			return nil, err
+		}
+		if ev.Type == events.TypeUserMessage {
+			reqs.Add(ev)
 		}
 		if ev.Type != events.TypeDecision {
 			continue
@@ -77,7 +86,7 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Recorded{Seq: ev.Seq, Decision: *d})
+		out = append(out, Recorded{Seq: ev.Seq, Decision: *d, Position: reqs.Add(ev), Requests: reqs})
 	}
 	return out, nil
 }
@@ -89,14 +98,19 @@ func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (
 	n := 0
 	var pending []events.Event // the decisions since the last full one
 	var prev uint64
+	reqs := &Requests{}
 	for ev, err := range er.Events(ctx, task, 1) {
 		if err != nil {
 			return Recorded{}, err
+		}
+		if ev.Type == events.TypeUserMessage {
+			reqs.Add(ev)
 		}
 		if ev.Type != events.TypeDecision {
 			continue
 		}
 		n++
+		pos := reqs.Add(ev)
 		h, err := events.Head(ev)
 		if err != nil {
 			return Recorded{}, err
@@ -119,14 +133,16 @@ func DecisionAt(ctx context.Context, er EventReader, task uuid.UUID, turn int) (
 				return Recorded{}, err
 			}
 		}
-		return Recorded{Seq: ev.Seq, Decision: *d}, nil
+		return Recorded{Seq: ev.Seq, Decision: *d, Position: pos, Requests: reqs}, nil
 	}
 	return Recorded{}, fmt.Errorf("task %s turn %d: %w (the task has %d decisions)", task, turn, ErrNoDecision, n)
 }
 
 // Explanation says why one rule was or was not in the prompt at a turn.
 type Explanation struct {
-	Turn     int
+	Turn int
+	// Position is the turn's prompt and request.
+	Position Position
 	Seq      uint64
 	Included bool
 	Rule     events.RuleOutcome
@@ -140,12 +156,16 @@ type Explanation struct {
 	// hooks, up to this decision's own (Explain fills them in; empty for a task no hook drove
 	// or a rule never delivered, such as one the agent loads itself).
 	Deliveries []DeliveryNote
+	// Requests names the requests of the evidence; nil names them by turn only.
+	Requests *Requests `json:"-"`
 }
 
 // DeliveryNote is one delivery of a rule: where it is in the log and what it was.
 type DeliveryNote struct {
-	Seq      uint64
-	Turn     int
+	Seq  uint64
+	Turn int
+	// Position is the request the delivery was delivered into: its decision's.
+	Position Position
 	Delivery events.Delivery
 }
 
@@ -160,13 +180,13 @@ func Explain(ctx context.Context, er EventReader, task uuid.UUID, turn int, rule
 	if err != nil {
 		return x, err
 	}
-	x.Deliveries, err = deliveriesOf(ctx, er, task, rec.Seq, x.Rule.ID)
+	x.Deliveries, err = deliveriesOf(ctx, er, task, rec.Seq, x.Rule.ID, rec.Requests)
 	return x, err
 }
 
 // deliveriesOf lists the deliveries that carried the rule, from the start of the log up to the
 // decision after the one at seq (a decision's delivery follows it).
-func deliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint64, ruleID string) ([]DeliveryNote, error) {
+func deliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint64, ruleID string, reqs *Requests) ([]DeliveryNote, error) {
 	var out []DeliveryNote
 	for ev, err := range er.Events(ctx, task, 1) {
 		if err != nil {
@@ -185,7 +205,8 @@ func deliveriesOf(ctx context.Context, er EventReader, task uuid.UUID, seq uint6
 		d := p.(*events.Delivery)
 		for _, r := range d.Rules {
 			if r.ID == ruleID {
-				out = append(out, DeliveryNote{Seq: ev.Seq, Turn: ev.Turn, Delivery: *d})
+				pos, _ := reqs.OfDecision(d.Decision)
+				out = append(out, DeliveryNote{Seq: ev.Seq, Turn: ev.Turn, Position: pos, Delivery: *d})
 				break
 			}
 		}
@@ -200,7 +221,7 @@ func (s *Session) Explain(ctx context.Context, turn int, rule string) (Explanati
 
 func explainIn(rec Recorded, rule string) (Explanation, error) {
 	d := rec.Decision
-	x := Explanation{Turn: d.Turn, Seq: rec.Seq, Context: d.Context}
+	x := Explanation{Turn: d.Turn, Position: rec.Position, Seq: rec.Seq, Context: d.Context, Requests: rec.Requests}
 	for _, c := range d.Dropped {
 		if c.Name == projections.ReasonUnconfirmed {
 			x.Unconfirmed = c.N
@@ -240,7 +261,7 @@ func (x Explanation) String() string {
 	if x.Included {
 		verdict = "included"
 	}
-	fmt.Fprintf(&b, "turn %d: %s (%s) was %s: %s", x.Turn, r.Name, r.ID, verdict, r.Reason)
+	fmt.Fprintf(&b, "%s: %s (%s) was %s: %s", x.moment(), r.Name, r.ID, verdict, r.Reason)
 	if r.Detail != "" {
 		fmt.Fprintf(&b, " — %s", r.Detail)
 	}
@@ -256,7 +277,7 @@ func (x Explanation) String() string {
 			if i > 0 {
 				sep = "; "
 			}
-			fmt.Fprintf(&b, "%s%s", sep, SourceString(s))
+			fmt.Fprintf(&b, "%s%s", sep, x.Requests.Source(s))
 		}
 		b.WriteString("\n")
 	}
@@ -270,8 +291,8 @@ func (x Explanation) String() string {
 		if d.Decision != x.Seq {
 			when = fmt.Sprintf("with the decision at seq %d", d.Decision)
 		}
-		fmt.Fprintf(&b, "  delivered to the model %s: %s via %s (%s hook), %d bytes, at seq %d, turn %d\n",
-			when, how, d.Channel, d.Hook, d.Bytes, n.Seq, n.Turn)
+		fmt.Fprintf(&b, "  delivered to the model %s: %s via %s (%s hook), %d bytes, at seq %d, into %s\n",
+			when, how, d.Channel, d.Hook, d.Bytes, n.Seq, x.Requests.name(n.Position, n.Turn))
 	}
 	if !x.Included && x.Context != nil && r.Reason != "shadowed" && r.Reason != "toggled_off" {
 		if len(x.Context) == 0 {
@@ -291,13 +312,47 @@ func (x Explanation) String() string {
 	return b.String()
 }
 
-// SourceString describes a piece of evidence: "tool_call write_to_file at seq 41, turn 6".
+// SourceString describes a piece of evidence by its turn: "tool_call write_to_file at seq 41,
+// turn 6". [Requests.Source] names the request instead.
 func SourceString(s events.Source) string {
+	return (*Requests)(nil).Source(s)
+}
+
+// Source describes a piece of evidence with the request it leads up to: "tool_call
+// write_to_file at seq 41, prompt 2, request 3"; a nil Requests names the turn.
+func (r *Requests) Source(s events.Source) string {
 	kind := s.Kind
 	if s.Detail != "" {
 		kind += " " + s.Detail
 	}
-	return fmt.Sprintf("%s at seq %d, turn %d", kind, s.Seq, s.Turn)
+	return fmt.Sprintf("%s at seq %d, %s", kind, s.Seq, r.turnName(s.Turn))
+}
+
+// turnName is a turn's "prompt P, request R", or "turn N" for a nil Requests or an unknown turn.
+func (r *Requests) turnName(turn int) string {
+	if r != nil {
+		if p := r.At(turn); p.Request > 0 {
+			return p.String()
+		}
+	}
+	return fmt.Sprintf("turn %d", turn)
+}
+
+// name is a known position's "prompt P, request R", else "turn N".
+func (r *Requests) name(p Position, turn int) string {
+	if r != nil && p.Request > 0 {
+		return p.String()
+	}
+	return fmt.Sprintf("turn %d", turn)
+}
+
+// moment names the explanation's decision: "prompt 1, request 2 (turn 2)", or "turn 2" when its
+// position is unknown.
+func (x Explanation) moment() string {
+	if x.Position.Request > 0 {
+		return fmt.Sprintf("%s (turn %d)", x.Position, x.Turn)
+	}
+	return fmt.Sprintf("turn %d", x.Turn)
 }
 
 func pick(n int, one, many string) string {

@@ -376,7 +376,7 @@ func TestExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := x.String()
-	for _, want := range []string{"frontend", "included", "apps/web/**", "apps/web/src/pages", "prose at seq 2, turn 1"} {
+	for _, want := range []string{"frontend", "included", "apps/web/**", "apps/web/src/pages", "prose at seq 2, prompt 1, request 1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("explanation lacks %q:\n%s", want, text)
 		}

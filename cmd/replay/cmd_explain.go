@@ -14,11 +14,13 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
-// explainJSON is the contract scripts rely on: {"task", "turn", "context", "included",
-// "excluded", "deliveries"}, each rule with its reason and what matched.
+// explainJSON is the contract scripts rely on: {"task", "turn", "prompt", "request", "context",
+// "included", "excluded", "deliveries"}, each rule with its reason and what matched.
 type explainJSON struct {
 	Task        string               `json:"task"`
 	Turn        int                  `json:"turn"`
+	Prompt      int                  `json:"prompt"`
+	Request     int                  `json:"request"`
 	Seq         uint64               `json:"seq"`
 	Engine      string               `json:"engine"`
 	Context     []events.ContextPath `json:"context"`
@@ -30,17 +32,20 @@ type explainJSON struct {
 	Deliveries []explainDelivery `json:"deliveries,omitempty"`
 }
 
-// explainDelivery is a delivery event with where it is in the log.
+// explainDelivery is a delivery event with where it is in the log and the request it was
+// delivered into.
 type explainDelivery struct {
-	Seq  uint64 `json:"seq"`
-	Turn int    `json:"turn"`
+	Seq     uint64 `json:"seq"`
+	Turn    int    `json:"turn"`
+	Prompt  int    `json:"prompt"`
+	Request int    `json:"request"`
 	events.Delivery
 }
 
 func deliveriesJSON(ns []session.DeliveryNote) []explainDelivery {
 	var out []explainDelivery
 	for _, n := range ns {
-		out = append(out, explainDelivery{n.Seq, n.Turn, n.Delivery})
+		out = append(out, explainDelivery{n.Seq, n.Turn, n.Position.Prompt, n.Position.Request, n.Delivery})
 	}
 	return out
 }
@@ -69,16 +74,16 @@ func withSources(os []events.RuleOutcome, context []events.ContextPath) []explai
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("explain", "TASK --turn N [--rule NAME]", stderr).withJSON()
-	turn := f.Int("turn", 0, "the turn to explain (1 is the first prompt)")
+	f := newFlags("explain", "TASK --prompt N | --turn N [--rule NAME]", stderr).withJSON()
+	var at momentFlags
+	at.register(f)
 	rule := f.String("rule", "", "explain only this rule (name or id)")
 	pos, code := f.parseOrExit(args, 1, 1)
 	if code >= 0 {
 		return code
 	}
-	if *turn < 1 {
-		fmt.Fprintln(stderr, "replay explain: --turn N is required (N ≥ 1)")
-		return exitUsage
+	if code := at.check("explain", stderr); code >= 0 {
+		return code
 	}
 	db, task, err := f.openTask(pos[0])
 	if err != nil {
@@ -86,11 +91,15 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	ctx := context.Background()
+	turn, code := at.resolve(ctx, "explain", db, task, stderr)
+	if code >= 0 {
+		return code
+	}
 	// A turn without a decision and a rule the decision does not name are usage errors (exit
 	// 2): the question was wrong, no check failed.
-	rec, err := session.DecisionAt(ctx, db, task, *turn)
+	rec, err := session.DecisionAt(ctx, db, task, turn)
 	if errors.Is(err, session.ErrNoDecision) {
-		fmt.Fprintf(stderr, "replay explain: %s\n", noDecisionAt(ctx, db, task, *turn))
+		fmt.Fprintf(stderr, "replay explain: %s\n", noDecisionAt(ctx, db, task, turn))
 		return exitUsage
 	} else if err != nil {
 		return fail(stderr, err)
@@ -98,7 +107,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	d := rec.Decision
 	var dels []session.DeliveryNote
 	if *rule != "" {
-		x, err := session.Explain(ctx, db, task, *turn, *rule)
+		x, err := session.Explain(ctx, db, task, turn, *rule)
 		if errors.Is(err, session.ErrNoRule) {
 			fmt.Fprintf(safeWriter{stderr}, "replay explain: %v\n", err)
 			return exitUsage
@@ -115,11 +124,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(safeWriter{stdout}, x)
 			return exitOK
 		}
-	} else if dels, err = session.DeliveriesOf(ctx, db, task, rec.Seq); err != nil {
+	} else if dels, err = rec.Deliveries(ctx, db, task); err != nil {
 		return fail(stderr, err)
 	}
 	if f.json {
-		out := explainJSON{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine, Context: d.Context,
+		out := explainJSON{Task: task.String(), Turn: d.Turn, Prompt: rec.Position.Prompt, Request: rec.Position.Request, Seq: rec.Seq, Engine: d.Engine, Context: d.Context,
 			Included: withSources(d.Included, d.Context), Excluded: withSources(d.Excluded, d.Context),
 			Diagnostics: d.Diagnostics, Deliveries: deliveriesJSON(dels)}
 		if err := printJSON(stdout, out); err != nil {
@@ -150,7 +159,7 @@ func noDecisionAt(ctx context.Context, db store.Store, task uuid.UUID, turn int)
 // included one with the deliveries of this decision that carried it), then the deliveries.
 func printDecision(w io.Writer, rec session.Recorded, dels []session.DeliveryNote) {
 	d := rec.Decision
-	fmt.Fprintf(w, "turn %d (decision at seq %d, engine %s)\n", d.Turn, rec.Seq, d.Engine)
+	fmt.Fprintf(w, "%s, turn %d (decision at seq %d, engine %s)\n", rec.Position, d.Turn, rec.Seq, d.Engine)
 	if len(d.Context) == 0 {
 		fmt.Fprintln(w, "context: no candidate paths")
 	} else {
@@ -162,17 +171,17 @@ func printDecision(w io.Writer, rec session.Recorded, dels []session.DeliveryNot
 				if i > 0 {
 					sep = "; "
 				}
-				fmt.Fprintf(w, "%s%s", sep, session.SourceString(s))
+				fmt.Fprintf(w, "%s%s", sep, rec.Requests.Source(s))
 			}
 			fmt.Fprintln(w)
 		}
 	}
 	for _, o := range d.Included {
-		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Included: true, Rule: o, Context: d.Context,
-			Deliveries: carrying(dels, o.ID)})
+		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Position: rec.Position, Seq: rec.Seq, Included: true, Rule: o,
+			Context: d.Context, Deliveries: carrying(dels, o.ID), Requests: rec.Requests})
 	}
 	for _, o := range d.Excluded {
-		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Seq: rec.Seq, Rule: o})
+		fmt.Fprint(w, session.Explanation{Turn: d.Turn, Position: rec.Position, Seq: rec.Seq, Rule: o, Requests: rec.Requests})
 	}
 	for _, dg := range d.Diagnostics {
 		loc := dg.File

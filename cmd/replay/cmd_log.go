@@ -280,7 +280,20 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 	defer bw.Flush()
 	w := io.Writer(safeWriter{bw})
 	if !f.json {
-		fmt.Fprintf(w, "%4s %6s  %-16s %s\n", "TURN", "SEQ", "TYPE", "SUMMARY")
+		fmt.Fprintf(w, "%6s %3s %4s %6s  %-16s %s\n", "PROMPT", "REQ", "TURN", "SEQ", "TYPE", "SUMMARY")
+	}
+	// Numbering needs the log from its start; with --from the events before are folded unprinted.
+	var reqs session.Requests
+	if !f.json && *from > 1 {
+		for ev, err := range db.Events(context.Background(), task, 1) {
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if ev.Seq >= *from {
+				break
+			}
+			reqs.Add(ev)
+		}
 	}
 	for ev, err := range db.Events(context.Background(), task, *from) {
 		if err != nil {
@@ -295,7 +308,8 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 			bw.Write(append(line, '\n'))
 			continue
 		}
-		fmt.Fprintf(w, "%4d %6d  %-16s %s\n", ev.Turn, ev.Seq, ev.Type, eventSummary(ev, decisions))
+		at := reqs.Add(ev)
+		fmt.Fprintf(w, "%6d %3d %4d %6d  %-16s %s\n", at.Prompt, at.Request, ev.Turn, ev.Seq, ev.Type, eventSummary(ev, decisions))
 	}
 	return exitOK
 }

@@ -37,7 +37,7 @@ const mcpUsage = `[--workspace DIR] [--root ROOT=DIR]... [--db PATH] [--task TAS
 Serves the rules of the workspace and the decisions of the current task over the Model Context
 Protocol, on stdin and stdout:
   resources  rule://NAME for every rule (rule://ID for a shadowed one)
-  tools      rules_for, explain, whatif, timeline
+  tools      rules_for, explain, whatif, timeline, audit, why
 
 The current task is --task, else the task the agent's hooks write for this agent session
 (--agent and --session, whose default is $CLAUDE_CODE_SESSION_ID), else one a call names.
@@ -119,11 +119,13 @@ type mcpServer struct {
 const mcpInstructions = `tasklog decides which of the workspace's rule files go into the prompt and records why.
 Read a rule with resources/read rule://NAME (the prompt lists on-request rules by name and description only).
 rules_for(paths): the rules that apply to those paths now, with the pattern that matched.
-explain(turn, rule?): why a rule was or was not in the prompt at a turn of this task.
+explain(prompt|turn, rule?): why a rule was or was not in the prompt at a prompt or turn of this task.
 whatif(rule_file, content): the past turns of this task whose rules would change if that rule file read so.
-timeline(last?, cursor?): the latest turns of this task, one line each.`
+timeline(last?, cursor?): the latest turns of this task, one line each.
+audit(prompt?|turn?): did the agent get each rule: tasklog's decision, the agent's own loads and the deliveries side by side, and the findings.
+why(rule, prompt?|turn?): one rule at one request, in sentences.`
 
-// newMCPServer builds the server: the rule:// resources and the four tools. release stops
+// newMCPServer builds the server: the rule:// resources and the tools. release stops
 // watching the workspace's folders.
 func newMCPServer(cfg mcpConfig) (srv *mcp.Server, release func()) {
 	s := &mcpServer{cfg: cfg, reader: &rules.Reader{}}

@@ -73,7 +73,7 @@ func TestMCPProcess(t *testing.T) {
 		}
 		names = append(names, m["name"].(string))
 	}
-	if want := []string{"explain", "rules_for", "timeline", "whatif"}; !slices.Equal(names, want) {
+	if want := []string{"audit", "explain", "rules_for", "timeline", "whatif", "why"}; !slices.Equal(names, want) {
 		t.Errorf("tools/list: %q, want %q", names, want)
 	}
 	stdin.Close()

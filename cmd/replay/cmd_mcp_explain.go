@@ -17,16 +17,18 @@ import (
 )
 
 type mcpExplainIn struct {
-	Turn int    `json:"turn" jsonschema:"the turn to explain: 1 is the first prompt"`
-	Rule string `json:"rule,omitempty" jsonschema:"explain only this rule, by name or id"`
-	Task string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
+	Turn    int    `json:"turn,omitempty" jsonschema:"the decision to explain by its ordinal in the task (1 is the first request); or give prompt"`
+	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message) to explain, at its last request unless request is given; 0 is before the first prompt"`
+	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
+	Rule    string `json:"rule,omitempty" jsonschema:"explain only this rule, by name or id"`
+	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
 }
 
 // mcpEvidence is a context path with the events that put it there.
 type mcpEvidence struct {
 	Path     string   `json:"path"`
 	Root     string   `json:"root,omitempty"`
-	Evidence []string `json:"evidence" jsonschema:"the events that put the path into the context: kind, seq and turn"`
+	Evidence []string `json:"evidence" jsonschema:"the events that put the path into the context: kind, seq, prompt and request"`
 }
 
 // mcpOutcome is a recorded rule outcome, its matched paths with their evidence.
@@ -44,12 +46,71 @@ type mcpOutcome struct {
 type mcpExplainOut struct {
 	Task     string         `json:"task"`
 	Turn     int            `json:"turn"`
+	Prompt   int            `json:"prompt" jsonschema:"the prompt (user message) the decision served; 0 before the first"`
+	Request  int            `json:"request" jsonschema:"the decision's model request within its prompt, from 1"`
 	Seq      uint64         `json:"seq" jsonschema:"the decision event's sequence number"`
 	Engine   string         `json:"engine"`
 	Context  []mcpEvidence  `json:"context" jsonschema:"the candidate paths of the decision"`
 	Included []mcpOutcome   `json:"included"`
 	Excluded []mcpOutcome   `json:"excluded"`
 	Omitted  map[string]int `json:"omitted,omitempty" jsonschema:"how many entries each list left out to bound the answer, by list; name a rule in rule to see it"`
+	// Deliveries are those of replay explain --json: the decision's, or with rule those that
+	// carried the rule up to this decision's own.
+	Deliveries []mcpDelivery `json:"deliveries,omitempty" jsonschema:"the deliveries of the decision: which rules an agent's hook put in front of the model, through which channel and hook, in full or by name; with rule, those that carried it up to this decision"`
+}
+
+// mcpDelivery is a delivery event as replay explain --json prints it.
+type mcpDelivery struct {
+	Seq      uint64   `json:"seq"`
+	Prompt   int      `json:"prompt" jsonschema:"the prompt of the request the rules were delivered into"`
+	Request  int      `json:"request" jsonschema:"the request the rules were delivered into"`
+	Agent    string   `json:"agent"`
+	Hook     string   `json:"hook"`
+	Channel  string   `json:"channel"`
+	Form     string   `json:"form"`
+	Rules    []string `json:"rules" jsonschema:"the names of the rules delivered"`
+	Bytes    int      `json:"bytes"`
+	Decision uint64   `json:"decision" jsonschema:"the seq of the decision that chose the rules"`
+}
+
+func mcpDeliveries(ns []session.DeliveryNote) []mcpDelivery {
+	var out []mcpDelivery
+	for _, n := range ns {
+		d := n.Delivery
+		names := make([]string, len(d.Rules))
+		for i, r := range d.Rules {
+			names[i] = r.Name
+		}
+		out = append(out, mcpDelivery{Seq: n.Seq, Prompt: n.Position.Prompt, Request: n.Position.Request, Agent: d.Agent,
+			Hook: d.Hook, Channel: d.Channel, Form: d.Form, Rules: names, Bytes: d.Bytes, Decision: d.Decision})
+	}
+	return out
+}
+
+// mcpTurn is the turn the input names, by turn or by prompt and request.
+func mcpTurn(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
+	if prompt == nil {
+		if turn < 1 {
+			return 0, fmt.Errorf("give turn (1 or more) or prompt")
+		}
+		return turn, nil
+	}
+	if turn != 0 {
+		return 0, fmt.Errorf("give turn or prompt, not both")
+	}
+	reqs, err := session.RequestsOf(ctx, db, task)
+	if err != nil {
+		return 0, err
+	}
+	p := session.Position{Prompt: *prompt, Request: request}
+	if t, ok := reqs.Turn(p); ok {
+		return t, nil
+	}
+	what := fmt.Sprintf("prompt %d", *prompt)
+	if request > 0 {
+		what = p.String()
+	}
+	return 0, fmt.Errorf("task %s has no decision at %s; %s", task, what, reqs.Describe())
 }
 
 func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpExplainIn) (*mcp.CallToolResult, mcpExplainOut, error) {
@@ -60,6 +121,9 @@ func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpE
 		if err != nil {
 			return err
 		}
+		if in.Turn, err = mcpTurn(ctx, db, task, in.Turn, in.Prompt, in.Request); err != nil {
+			return err
+		}
 		rec, err := session.DecisionAt(ctx, db, task, in.Turn)
 		if errors.Is(err, session.ErrNoDecision) {
 			return fmt.Errorf("task %s has no decision at turn %d; %s", task, in.Turn, mcpTurnsOf(ctx, db, task))
@@ -68,6 +132,11 @@ func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpE
 		}
 		out = mcpExplainAnswer(task, rec)
 		if in.Rule == "" {
+			dels, err := rec.Deliveries(ctx, db, task)
+			if err != nil {
+				return err
+			}
+			out.Deliveries = mcpDeliveries(dels)
 			text = mcpExplainText(out)
 			return nil
 		}
@@ -79,12 +148,13 @@ func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpE
 			return err
 		}
 		out.Included, out.Excluded, out.Omitted = []mcpOutcome{}, []mcpOutcome{}, nil
-		o := mcpOutcomeOf(x.Rule, rec.Decision.Context)
+		o := mcpOutcomeOf(x.Rule, rec.Decision.Context, rec.Requests)
 		if x.Included {
 			out.Included = append(out.Included, o)
 		} else {
 			out.Excluded = append(out.Excluded, o)
 		}
+		out.Deliveries = mcpDeliveries(x.Deliveries)
 		text = x.String()
 		return nil
 	})
@@ -97,35 +167,35 @@ func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpE
 // mcpExplainAnswer is a recorded decision as explain answers it, the excluded rules mcpBounded.
 func mcpExplainAnswer(task uuid.UUID, rec session.Recorded) mcpExplainOut {
 	d := rec.Decision
-	out := mcpExplainOut{Task: task.String(), Turn: d.Turn, Seq: rec.Seq, Engine: d.Engine,
+	out := mcpExplainOut{Task: task.String(), Turn: d.Turn, Prompt: rec.Position.Prompt, Request: rec.Position.Request, Seq: rec.Seq, Engine: d.Engine,
 		Context: []mcpEvidence{}, Included: []mcpOutcome{}, Excluded: []mcpOutcome{}}
 	for _, p := range d.Context {
-		out.Context = mcpKeep(out.Context, mcpEvidenceOf(p.Path, p.Root, p.Sources), &out.Omitted, "context")
+		out.Context = mcpKeep(out.Context, mcpEvidenceOf(p.Path, p.Root, p.Sources, rec.Requests), &out.Omitted, "context")
 	}
 	for _, o := range d.Included {
-		out.Included = mcpKeep(out.Included, mcpOutcomeOf(o, d.Context), &out.Omitted, "included")
+		out.Included = mcpKeep(out.Included, mcpOutcomeOf(o, d.Context, rec.Requests), &out.Omitted, "included")
 	}
 	for _, o := range d.Excluded {
-		out.Excluded = mcpKeep(out.Excluded, mcpOutcomeOf(o, d.Context), &out.Omitted, "excluded")
+		out.Excluded = mcpKeep(out.Excluded, mcpOutcomeOf(o, d.Context, rec.Requests), &out.Omitted, "excluded")
 	}
 	return out
 }
 
-func mcpEvidenceOf(path, root string, sources []events.Source) mcpEvidence {
+func mcpEvidenceOf(path, root string, sources []events.Source, reqs *session.Requests) mcpEvidence {
 	e := mcpEvidence{Path: path, Root: root, Evidence: make([]string, len(sources))}
 	for i, src := range sources {
-		e.Evidence[i] = session.SourceString(src)
+		e.Evidence[i] = reqs.Source(src)
 	}
 	return e
 }
 
-func mcpOutcomeOf(o events.RuleOutcome, context []events.ContextPath) mcpOutcome {
+func mcpOutcomeOf(o events.RuleOutcome, context []events.ContextPath, reqs *session.Requests) mcpOutcome {
 	out := mcpOutcome{Name: o.Name, ID: o.ID, Category: o.Category, Reason: o.Reason, Detail: o.Detail, ShadowedBy: o.ShadowedBy}
 	for _, m := range o.Matches {
 		if m.Path == "" {
 			continue
 		}
-		out.Matched = append(out.Matched, mcpEvidenceOf(m.Path, m.Root, events.SourcesOf(context, m.Root, m.Path)))
+		out.Matched = append(out.Matched, mcpEvidenceOf(m.Path, m.Root, events.SourcesOf(context, m.Root, m.Path), reqs))
 		out.Patterns = append(out.Patterns, m.Pattern)
 	}
 	return out
@@ -170,8 +240,8 @@ func mcpTurnsOf(ctx context.Context, db store.Store, task uuid.UUID) string {
 // excluded rules by reason.
 func mcpExplainText(out mcpExplainOut) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "turn %d of task %s (decision at seq %d): %d rules included, %d excluded\n",
-		out.Turn, out.Task, out.Seq, len(out.Included)+out.Omitted["included"], len(out.Excluded)+out.Omitted["excluded"])
+	fmt.Fprintf(&b, "prompt %d, request %d (turn %d) of task %s (decision at seq %d): %d rules included, %d excluded\n",
+		out.Prompt, out.Request, out.Turn, out.Task, out.Seq, len(out.Included)+out.Omitted["included"], len(out.Excluded)+out.Omitted["excluded"])
 	paths := make([]string, len(out.Context))
 	for i, p := range out.Context {
 		paths[i] = p.Path
@@ -194,6 +264,10 @@ func mcpExplainText(out mcpExplainOut) string {
 	}
 	for _, r := range reasons {
 		fmt.Fprintf(&b, "- %s: %s\n", r, mcpBounded(byReason[r], mcpNamesShown))
+	}
+	for _, d := range out.Deliveries {
+		fmt.Fprintf(&b, "delivered at seq %d into prompt %d, request %d: %s via %s (%s hook, %s), %d bytes: %s\n",
+			d.Seq, d.Prompt, d.Request, d.Agent, d.Channel, d.Hook, d.Form, d.Bytes, strings.Join(d.Rules, ", "))
 	}
 	for _, list := range slices.Sorted(maps.Keys(out.Omitted)) {
 		fmt.Fprintf(&b, "(%d more left out of %s)\n", out.Omitted[list], list)

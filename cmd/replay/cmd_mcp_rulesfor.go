@@ -68,7 +68,7 @@ func (s *mcpServer) addTools(srv *mcp.Server) {
 		Description: "Which of the workspace's rules apply now to these paths, with the reason and the pattern that matched; on-request rules are listed with their rule:// address."},
 		s.rulesFor)
 	mcp.AddTool(srv, &mcp.Tool{Name: "explain", Title: "Explain a turn",
-		Description: "Why each rule (or the one named) was or was not in the prompt at a turn of the current task: the condition, the pattern, the path and the events that put the path there."},
+		Description: "Why each rule (or the one named) was or was not in the prompt at a prompt (user message) or turn of the current task: the condition, the pattern, the path and the events that put the path there, and the deliveries of the decision."},
 		s.explain)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whatif", Title: "What if a rule file read so",
 		Description: "Which past turns of the current task would have had other rules if the rule file rule_file (new or existing) held content. Nothing is written."},
@@ -76,6 +76,7 @@ func (s *mcpServer) addTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "timeline", Title: "The task's latest turns",
 		Description: "The latest turns of the current task, one line each (prompt, tool calls, writes, rules decided), newest last; pass next_cursor back as cursor for the turns before."},
 		s.timeline)
+	s.addAuditTools(srv)
 }
 
 func (s *mcpServer) rulesFor(ctx context.Context, _ *mcp.CallToolRequest, in mcpRulesForIn) (*mcp.CallToolResult, mcpRulesForOut, error) {

@@ -16,7 +16,7 @@ func TestMCPExplain(t *testing.T) {
 
 	var out mcpExplainOut
 	text := mcpCallTool(t, cs, "explain", map[string]any{"turn": 2, "rule": "backend"}, &out)
-	if !strings.Contains(text, "turn 2: backend (cline:/ws/.clinerules/backend.md) was included: matched") ||
+	if !strings.Contains(text, "prompt 1, request 2 (turn 2): backend (cline:/ws/.clinerules/backend.md) was included: matched") ||
 		!strings.Contains(text, "paths services/api/** matched services/api/routes.ts, from tool_call read_file at seq") {
 		t.Errorf("explain turn 2 backend:\n%s", text)
 	}
@@ -40,6 +40,18 @@ func TestMCPExplain(t *testing.T) {
 		t.Errorf("turn 5 text:\n%s", text)
 	}
 
+	// A prompt names its last request; prompt and request name one.
+	out = mcpExplainOut{}
+	text = mcpCallTool(t, cs, "explain", map[string]any{"prompt": 1}, &out)
+	if out.Turn != 3 || out.Prompt != 1 || out.Request != 3 || !strings.HasPrefix(text, "prompt 1, request 3 (turn 3) of task") {
+		t.Errorf("explain prompt 1: turn %d, prompt %d, request %d:\n%s", out.Turn, out.Prompt, out.Request, text)
+	}
+	out = mcpExplainOut{}
+	mcpCallTool(t, cs, "explain", map[string]any{"prompt": 1, "request": 2}, &out)
+	if out.Turn != 2 {
+		t.Errorf("explain prompt 1, request 2: turn %d, want 2", out.Turn)
+	}
+
 	// Another task named in the call wins over the current one.
 	if text, isErr := mcpCallToolRaw(t, cs, "explain", map[string]any{"turn": 1, "task": "ffff"}, nil); !isErr ||
 		!strings.Contains(text, `the call names task "ffff"`) || !strings.Contains(text, mcpTask) {
@@ -57,6 +69,10 @@ func TestMCPExplainErrors(t *testing.T) {
 	}{
 		{"no such turn", func(c *mcpConfig) { c.task = mcpTask }, map[string]any{"turn": 9},
 			[]string{"has no decision at turn 9", "it has decisions at turns 1 to 5"}},
+		{"no such prompt", func(c *mcpConfig) { c.task = mcpTask }, map[string]any{"prompt": 7},
+			[]string{"has no decision at prompt 7", "its decisions are in prompts 1 to 2"}},
+		{"turn and prompt", func(c *mcpConfig) { c.task = mcpTask }, map[string]any{"prompt": 1, "turn": 2},
+			[]string{"give turn or prompt, not both"}},
 		{"no such rule", func(c *mcpConfig) { c.task = mcpTask }, map[string]any{"turn": 2, "rule": "nope"},
 			[]string{`decided about no rule "nope"`, "backend", "frontend", "style"}},
 		{"no current task", func(*mcpConfig) {}, map[string]any{"turn": 1},

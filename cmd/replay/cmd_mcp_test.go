@@ -295,7 +295,7 @@ func TestMCPTools(t *testing.T) {
 			t.Errorf("tool %s: want an input schema, an output schema and a description", tool.Name)
 		}
 	}
-	if want := []string{"explain", "rules_for", "timeline", "whatif"}; !slices.Equal(names, want) {
+	if want := []string{"audit", "explain", "rules_for", "timeline", "whatif", "why"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
 }

@@ -35,6 +35,8 @@ type mcpTimelineIn struct {
 // mcpTimelineTurn is one turn in one line.
 type mcpTimelineTurn struct {
 	Turn     int    `json:"turn"`
+	Prompt   int    `json:"prompt" jsonschema:"the prompt (user message) the turn's request serves; 0 before the first"`
+	Request  int    `json:"request" jsonschema:"the turn's model request within its prompt, from 1"`
 	FirstSeq uint64 `json:"first_seq"`
 	LastSeq  uint64 `json:"last_seq"`
 	Line     string `json:"line"`
@@ -125,6 +127,7 @@ func mcpTimelineCursorEnd(cursor string, task uuid.UUID, n int) (int, error) {
 // mcpTurnSummary gathers what one turn's events did.
 type mcpTurnSummary struct {
 	turn        int
+	pos         session.Position
 	first, last uint64
 	prompts     []string
 	calls       []string
@@ -151,6 +154,13 @@ func mcpTaskTurns(ctx context.Context, db store.Store, task uuid.UUID) ([]*mcpTu
 	recs, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return nil, err
+	}
+	reqs := &session.Requests{}
+	if len(recs) > 0 {
+		reqs = recs[0].Requests
+	}
+	for _, t := range turns {
+		t.pos = reqs.At(t.turn)
 	}
 	i := 0
 	for _, rec := range recs {
@@ -191,7 +201,7 @@ func (t *mcpTurnSummary) add(ev events.Event) {
 
 // line is the turn in one line: prompt, the rules decided, tool calls, writes, the rest counted.
 func (t *mcpTurnSummary) line() mcpTimelineTurn {
-	parts := []string{fmt.Sprintf("turn %d", t.turn)}
+	parts := []string{fmt.Sprintf("turn %d (%s)", t.turn, t.pos)}
 	if len(t.prompts) > 0 {
 		parts = append(parts, strings.Join(t.prompts, " / "))
 	}
@@ -221,5 +231,5 @@ func (t *mcpTurnSummary) line() mcpTimelineTurn {
 		r := []rune(line)
 		line = string(r[:mcpTimelineLine-1]) + "…"
 	}
-	return mcpTimelineTurn{Turn: t.turn, FirstSeq: t.first, LastSeq: t.last, Line: line}
+	return mcpTimelineTurn{Turn: t.turn, Prompt: t.pos.Prompt, Request: t.pos.Request, FirstSeq: t.first, LastSeq: t.last, Line: line}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
@@ -29,6 +30,9 @@ type reportCell struct {
 	// Delivered are the deliveries of this turn's decision that carried the rule: an included
 	// rule a hook put in front of the model at this turn.
 	Delivered []reportDelivery
+	// AgentLoaded and Held are the audit's columns ("yes", "no", "?"); Findings its findings.
+	AgentLoaded, Held string
+	Findings          []string
 }
 
 // reportDelivery is a delivery event as the evidence panel shows it.
@@ -51,17 +55,19 @@ type reportRow struct {
 }
 
 type reportTurn struct {
-	Turn    int
-	Seq     uint64
-	Context []events.ContextPath
+	Turn     int
+	Position session.Position
+	Seq      uint64
+	Context  []events.ContextPath
 }
 
 type reportEvent struct {
-	Seq     uint64
-	Turn    int
-	Type    string
-	Time    string
-	Summary string
+	Seq      uint64
+	Turn     int
+	Position session.Position // the request the event belongs to
+	Type     string
+	Time     string
+	Summary  string
 }
 
 type reportData struct {
@@ -73,7 +79,15 @@ type reportData struct {
 	Timeline    []reportEvent
 	// Delivered counts the cells whose rule a hook delivered at that turn.
 	Delivered int
+	// requests names the requests of the evidence.
+	requests *session.Requests
+	// Findings and AgentLoads are the audit's (replay audit).
+	Findings   []audit.Finding
+	AgentLoads string
 }
+
+// sourceName describes a piece of evidence with its request.
+func (d reportData) sourceName(s events.Source) string { return d.requests.Source(s) }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("report", "TASK -o report.html", stderr)
@@ -109,6 +123,7 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 	}
 	// dels holds each decision's deliveries by the rules they carried: decision seq → rule id.
 	dels := map[uint64]map[string][]reportDelivery{}
+	var reqs session.Requests
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
@@ -123,9 +138,10 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 		if !ev.Time.IsZero() {
 			t = ev.Time.Format("2006-01-02 15:04:05")
 		}
-		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Type: string(ev.Type),
+		data.Timeline = append(data.Timeline, reportEvent{Seq: ev.Seq, Turn: ev.Turn, Position: reqs.Add(ev), Type: string(ev.Type),
 			Time: t, Summary: escapeControls(eventSummary(ev, summaries))})
 	}
+	data.requests = &reqs
 	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return data, err
@@ -137,7 +153,7 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 	seenDiag := map[string]bool{}
 	for i, rec := range ds {
 		d := rec.Decision
-		data.Turns = append(data.Turns, reportTurn{Turn: d.Turn, Seq: rec.Seq, Context: d.Context})
+		data.Turns = append(data.Turns, reportTurn{Turn: d.Turn, Position: rec.Position, Seq: rec.Seq, Context: d.Context})
 		add := func(o events.RuleOutcome, in bool) {
 			r := rows[o.ID]
 			if r == nil {
@@ -179,6 +195,9 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 				data.Diagnostics = append(data.Diagnostics, dg)
 			}
 		}
+	}
+	if err := addAudit(ctx, db, task, &data, rows); err != nil {
+		return data, err
 	}
 	ids := make([]string, 0, len(rows))
 	for id := range rows {
@@ -245,6 +264,37 @@ func escapeDecision(d *events.Decision) {
 	d.Diagnostics = dgs
 }
 
+// addAudit puts the audit's columns into the cells and its findings into the page.
+func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *reportData, rows map[string]*reportRow) error {
+	roots, err := auditRoots(ctx, db, task, &workspaceFlags{}, true)
+	if err != nil {
+		return err
+	}
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{Workspace: roots})
+	if err != nil {
+		return err
+	}
+	data.AgentLoads = rep.AgentLoads
+	for i, req := range rep.Requests {
+		for _, e := range req.Rules {
+			r := rows[e.ID]
+			if r == nil || i >= len(r.Cells) {
+				continue
+			}
+			c := &r.Cells[i]
+			c.AgentLoaded, c.Held = yesNo(e.AgentLoaded), yesNo(e.Held)
+			for _, k := range e.Findings {
+				c.Findings = append(c.Findings, string(k))
+			}
+		}
+	}
+	for _, f := range rep.Findings {
+		f.Evidence, f.Rule, f.Path = escapeControls(f.Evidence), escapeControls(f.Rule), escapeControls(f.Path)
+		data.Findings = append(data.Findings, f)
+	}
+	return nil
+}
+
 func escapeSources(srcs []events.Source) []events.Source {
 	out := make([]events.Source, len(srcs))
 	for i, s := range srcs {
@@ -256,7 +306,7 @@ func escapeSources(srcs []events.Source) []events.Source {
 
 func renderReport(w io.Writer, data reportData) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"source": session.SourceString,
+		"source": data.sourceName,
 		"add1":   func(i int) int { return i + 1 },
 		"plural": plural,
 	}).Parse(reportTemplate)

@@ -24,7 +24,7 @@ func decisionSummaries(ctx context.Context, db store.Store, task uuid.UUID) (map
 	var prev *events.Decision
 	for i := range ds {
 		d := &ds[i].Decision
-		out[ds[i].Seq] = summarizeDecision(d, prev)
+		out[ds[i].Seq] = summarizeDecision(ds[i].Position, d, prev)
 		prev = d
 	}
 	return out, nil
@@ -35,8 +35,8 @@ func decisionSummaries(ctx context.Context, db store.Store, task uuid.UUID) (map
 // left it, how many others were excluded, and the candidate paths with how many are new and how
 // many left.
 //
-//	turn 3: in the prompt: backend (new), general · left it: frontend · 1 excluded · 2 paths (1 new, 1 gone)
-func summarizeDecision(d, prev *events.Decision) string {
+//	prompt 1, request 3: in the prompt: backend (new), general · left it: frontend · 1 excluded · 2 paths (1 new, 1 gone)
+func summarizeDecision(at session.Position, d, prev *events.Decision) string {
 	wasIn := map[string]bool{}
 	hadPath := map[string]bool{}
 	if prev != nil {
@@ -66,7 +66,7 @@ func summarizeDecision(d, prev *events.Decision) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "turn %d: in the prompt: ", d.Turn)
+	fmt.Fprintf(&b, "%s: in the prompt: ", at)
 	if len(in) == 0 {
 		b.WriteString("no rule")
 	}

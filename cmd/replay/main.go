@@ -9,7 +9,9 @@
 //	replay log TASK                     one line per event
 //	replay verify [TASK...|--all]       check hash chains and recompute every decision
 //	replay diff TASK --workspace D      what-if: which decisions change under other rules
-//	replay explain TASK --turn N        why each rule was or was not in the prompt
+//	replay explain TASK --prompt N      why each rule was or was not in the prompt
+//	replay audit [TASK]                 did the agent get each rule: decisions, loads, deliveries, findings
+//	replay why RULE --prompt N          one rule at one moment, in plain sentences
 //	replay report TASK -o report.html   a self-contained HTML audit page
 //	replay rules --workspace D          every rule discovered, and whether it applies
 //	replay lint [--workspace D]         rules that never apply, are broken, shadowed, …
@@ -58,7 +60,9 @@ var commands = map[string]command{
 	"log":       {cmdLog, "print a task's events, one line each"},
 	"verify":    {cmdVerify, "check hash chains and recompute every recorded decision"},
 	"diff":      {cmdDiff, "what-if: the decisions that change under other rules or settings"},
-	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a turn"},
+	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a prompt or turn"},
+	"why":       {cmdWhy, "one rule at one prompt or turn in plain sentences: applied or not and why, loaded, delivered"},
+	"audit":     {cmdAudit, "did the agent get each rule: decisions, its loads and deliveries side by side, and findings (exit 1)"},
 	"report":    {cmdReport, "write a self-contained HTML audit page"},
 	"rules":     {cmdRules, "list every rule discovered in a workspace and whether it applies"},
 	"lint":      {cmdLint, "what is wrong with a workspace's rules, without a session (exit 1 on findings)"},

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+type mcpAuditIn struct {
+	Prompt  *int   `json:"prompt,omitempty" jsonschema:"show the rules of this prompt (user message) at its last request, unless request is given; default: the task's last request"`
+	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
+	Turn    int    `json:"turn,omitempty" jsonschema:"show the rules of the decision of this turn instead"`
+	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
+}
+
+type mcpAuditOut struct {
+	Task       string                 `json:"task"`
+	Agent      string                 `json:"agent"`
+	AgentLoads string                 `json:"agent_loads" jsonschema:"reported: the agent reports the files it loads; unknown: agent_loaded is null"`
+	Workspace  session.AuditWorkspace `json:"workspace" jsonschema:"where the file list of the never_applicable check came from (the log does not record it)"`
+	Requests   int                    `json:"requests" jsonschema:"how many requests the task has"`
+	// Request is the one request shown: every rule side by side.
+	Request  *session.AuditRequest `json:"request,omitempty" jsonschema:"the request shown: every rule with tasklog's decision, the agent's load, the delivery, whether the model held it, and the findings"`
+	Findings []audit.Finding       `json:"findings" jsonschema:"every finding of the task, errors first"`
+}
+
+type mcpWhyIn struct {
+	Rule    string `json:"rule" jsonschema:"the rule, by name or id"`
+	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message), at its last request unless request is given; default: the task's last request"`
+	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
+	Turn    int    `json:"turn,omitempty" jsonschema:"the decision of this turn instead"`
+	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
+}
+
+// addAuditTools adds the audit and why tools.
+func (s *mcpServer) addAuditTools(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "audit", Title: "Did the agent get each rule",
+		Description: "For a request of the current task (default the last), every rule side by side: tasklog's decision, whether the agent loaded it, whether tasklog delivered it, whether the model held it; and every finding of the task (broken, missed_by_agent, loaded_not_applicable, never_applicable, shadowed, duplicate)."},
+		s.audit)
+	mcp.AddTool(srv, &mcp.Tool{Name: "why", Title: "Why a rule was or was not in the prompt",
+		Description: "One rule at one request of the current task, in sentences: applied or not and why (pattern, path, the event that put it there; or what was missing and which paths would match), whether the agent loaded it, whether tasklog delivered it."},
+		s.why)
+}
+
+// mcpMoment is the turn a call names (by turn, or prompt and request), or the last one.
+func mcpMoment(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
+	if prompt != nil || turn != 0 {
+		return mcpTurn(ctx, db, task, turn, prompt, request)
+	}
+	reqs, err := session.RequestsOf(ctx, db, task)
+	if err != nil {
+		return 0, err
+	}
+	if reqs.Decided() == 0 {
+		return 0, fmt.Errorf("task %s has no decision yet", task)
+	}
+	return reqs.Decided(), nil
+}
+
+func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAuditIn) (*mcp.CallToolResult, mcpAuditOut, error) {
+	var out mcpAuditOut
+	err := s.withDB(func(db store.Store) error {
+		task, err := s.taskFor(db, in.Task)
+		if err != nil {
+			return err
+		}
+		turn, err := mcpMoment(ctx, db, task, in.Turn, in.Prompt, in.Request)
+		if err != nil {
+			return err
+		}
+		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+		if err != nil {
+			return err
+		}
+		rep, err := session.Audit(ctx, db, task, session.AuditOptions{Workspace: roots})
+		if err != nil {
+			return err
+		}
+		out = mcpAuditOut{Task: rep.Task, Agent: rep.Agent, AgentLoads: rep.AgentLoads, Workspace: rep.Workspace,
+			Requests: len(rep.Requests), Request: &rep.Requests[turn-1], Findings: rep.Findings}
+		return nil
+	})
+	if err != nil {
+		return nil, out, err
+	}
+	var b strings.Builder
+	r := out.Request
+	fmt.Fprintf(&b, "task %s (%s, agent loads %s), prompt %d, request %d (turn %d):\n", out.Task, out.Agent, out.AgentLoads, r.Prompt, r.Request, r.Turn)
+	for _, e := range r.Rules {
+		fmt.Fprintf(&b, "- %s: %s (%s); agent loaded %s; delivered %s; held %s\n", orDefault(e.Path, e.Rule), e.Decision, e.Reason,
+			yesNo(e.AgentLoaded), yesNo(&e.Delivered), yesNo(e.Held))
+	}
+	if len(out.Findings) == 0 {
+		b.WriteString("no findings\n")
+	}
+	for _, f := range out.Findings {
+		fmt.Fprintf(&b, "%s: %s\n", f.Severity, f)
+	}
+	return mcpTextResult(b.String()), out, nil
+}
+
+func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn) (*mcp.CallToolResult, session.WhyAnswer, error) {
+	var out session.WhyAnswer
+	if in.Rule == "" {
+		return nil, out, errors.New("rule: name the rule, by name or id")
+	}
+	err := s.withDB(func(db store.Store) error {
+		task, err := s.taskFor(db, in.Task)
+		if err != nil {
+			return err
+		}
+		turn, err := mcpMoment(ctx, db, task, in.Turn, in.Prompt, in.Request)
+		if err != nil {
+			return err
+		}
+		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+		if err != nil {
+			return err
+		}
+		w, err := session.Why(ctx, db, task, turn, in.Rule, session.AuditOptions{Workspace: roots})
+		if errors.Is(err, session.ErrNoRule) {
+			rec, _ := session.DecisionAt(ctx, db, task, turn)
+			return fmt.Errorf("turn %d of task %s decided about no rule %q; the rules are: %s", turn, task, in.Rule,
+				mcpBounded(mcpOutcomeNames(rec.Decision), mcpNamesShown))
+		} else if err != nil {
+			return err
+		}
+		out = *w
+		return nil
+	})
+	if err != nil {
+		return nil, out, err
+	}
+	return mcpTextResult(out.String()), out, nil
+}

@@ -1,0 +1,154 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// frontmatterBroken are the diagnostics of a frontmatter that failed to parse: the engine then
+// keeps the file as a rule that applies to every request, with the whole file as its text.
+var frontmatterBroken = []string{rules.DiagParseError, rules.DiagNotMapping, rules.DiagUnquotedStar,
+	rules.DiagYAMLLimits, rules.DiagNoDelimiters}
+
+// scopeKey finds a key that scopes a rule to paths in a file's first lines.
+var scopeKey = regexp.MustCompile(`(?m)^\s*(paths|globs|applyTo)\s*:`)
+
+// broken notes a finding for each rule whose frontmatter failed to parse, saying what that made
+// of it; a file that meant to scope itself and now applies always is an error.
+func (a *auditor) broken(rs *rules.RuleSet, raw map[string][]byte) {
+	for _, r := range rs.Rules() {
+		i := slices.IndexFunc(r.Diagnostics, func(d rules.Diagnostic) bool { return slices.Contains(frontmatterBroken, d.Code) })
+		if i < 0 {
+			continue
+		}
+		d := r.Diagnostics[i]
+		where := d.Code
+		if d.Line > 0 {
+			where = fmt.Sprintf("%s at line %d", d.Code, d.Line)
+		}
+		head := raw[r.ID]
+		if len(head) > 4096 {
+			head = head[:4096]
+		}
+		became := fmt.Sprintf("the engine kept it as a %s rule", r.Category)
+		if r.Category == rules.CategoryAlways {
+			became = "the engine kept it as a rule that applies to every request, with the whole file as its text"
+		}
+		t := findingText{audit.Warning, fmt.Sprintf("its frontmatter did not parse (%s: %s); %s", where, d.Message, became)}
+		if m := scopeKey.FindSubmatch(head); m != nil && r.Category == rules.CategoryAlways {
+			t = findingText{audit.Error, fmt.Sprintf("A SCOPED RULE TURNED ALWAYS-ON: its frontmatter names %s, but did not parse (%s: %s), so the rule goes into every request, with its frontmatter as text; fix the frontmatter",
+				m[1], where, d.Message)}
+		}
+		a.noteRule(r, audit.Broken, t)
+	}
+}
+
+// errTooManyFiles stops a workspace listing past its cap.
+var errTooManyFiles = errors.New("too many files")
+
+// listWorkspace lists the files and folders ("dir/") of every root of opts the audit may read,
+// into a.paths, and says where they came from. The log does not record the workspace's files,
+// so they are listed from the live workspace now.
+func (a *auditor) listWorkspace(opts AuditOptions) AuditWorkspace {
+	var roots []Root
+	for _, r := range opts.Workspace {
+		if r.FS != nil {
+			roots = append(roots, r)
+		}
+	}
+	if len(roots) == 0 {
+		return AuditWorkspace{Source: "none", Note: "no workspace to list: the never_applicable check did not run"}
+	}
+	limit := opts.MaxFiles
+	if limit <= 0 {
+		limit = DefaultAuditMaxFiles
+	}
+	var paths []string
+	files := 0
+	for _, root := range roots {
+		err := fs.WalkDir(root.FS, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == "." {
+				return nil
+			}
+			if d.IsDir() {
+				if d.Name() == ".git" {
+					return fs.SkipDir
+				}
+				paths = append(paths, p+"/")
+				return nil
+			}
+			if files++; files > limit {
+				return errTooManyFiles
+			}
+			paths = append(paths, p)
+			return nil
+		})
+		if errors.Is(err, errTooManyFiles) {
+			return AuditWorkspace{Source: "none", Files: files - 1,
+				Note: fmt.Sprintf("the workspace has more than %d files: the never_applicable check did not run", limit)}
+		}
+	}
+	slices.Sort(paths)
+	a.paths, a.listed = paths, true
+	return AuditWorkspace{Source: "live", Files: files}
+}
+
+// matching lists up to n workspace paths the rule's patterns match, and the patterns that lie
+// outside every root.
+func (a *auditor) matching(pats []string, n int) (paths, outside []string) {
+	for _, raw := range pats {
+		p := rules.CompilePattern(raw)
+		if !p.Usable() {
+			outside = append(outside, fmt.Sprintf("%q", raw))
+			continue
+		}
+		for _, path := range a.paths {
+			if len(paths) < n && p.Match(path) && !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	return paths, outside
+}
+
+// neverApplicable notes a finding for each scoped rule whose patterns match no file or folder
+// of the listed workspace, or lie outside every root.
+func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
+	if !a.listed {
+		return
+	}
+	files := ws.Files
+	for _, r := range rs.Rules() {
+		if r.Category != rules.CategoryScoped || r.ShadowedBy != "" || r.Unusable != "" {
+			continue
+		}
+		pats := r.Patterns()
+		if len(pats) == 0 {
+			continue
+		}
+		matched, outside := a.matching(pats, 1)
+		if len(matched) > 0 {
+			continue
+		}
+		quoted := make([]string, len(pats))
+		for i, p := range pats {
+			quoted[i] = fmt.Sprintf("%q", p)
+		}
+		ev := fmt.Sprintf("its patterns %s match no file or folder of the workspace (%d files, listed from the live workspace when the audit ran, not from the log)",
+			strings.Join(quoted, ", "), files)
+		if len(outside) == len(pats) {
+			ev = fmt.Sprintf("its patterns %s lie outside every workspace root (absolute, or leaving the root with ..): no candidate path can match them",
+				strings.Join(outside, ", "))
+		} else if len(outside) > 0 {
+			ev += "; " + strings.Join(outside, ", ") + " lie outside every root"
+		}
+		a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
+	}
+}

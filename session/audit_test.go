@@ -1,0 +1,153 @@
+package session
+
+import (
+	"context"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+)
+
+// TestAuditLoadsAndHeld follows two rules through a hook-driven task: the API rule tasklog
+// delivers, then a compaction takes out of the model's context, and Claude Code's own rule the
+// agent reports loading at the session's start (late, after the first request). An agent that
+// reports no loads (Codex) gets null, never a guess, and no missed_by_agent finding.
+func TestAuditLoadsAndHeld(t *testing.T) {
+	type cell struct {
+		loaded, held *bool
+		delivered    bool
+		findings     []audit.Kind
+	}
+	yes, no := true, false
+	tests := []struct {
+		agent agentlog.Agent
+		load  bool
+		// want[request][rule name]
+		want []map[string]cell
+	}{
+		{agentlog.ClaudeCode, true, []map[string]cell{
+			{"api": {&no, &yes, true, []audit.Kind{audit.MissedByAgent}}, "testing": {&yes, &yes, false, nil}},
+			{"api": {&no, &no, false, []audit.Kind{audit.MissedByAgent}}, "testing": {&yes, &yes, false, nil}},
+		}},
+		{agentlog.Codex, false, []map[string]cell{
+			{"api": {nil, &yes, true, nil}, "testing": {nil, &yes, true, nil}},
+			{"api": {nil, nil, false, nil}, "testing": {nil, nil, false, nil}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.agent), func(t *testing.T) {
+			ctx := context.Background()
+			db := openDB(t)
+			a := openAgent(t, db, tt.agent)
+			deliverAfter(t, a, "t1", "/ws/src/api/a.ts")
+			recs := []agentlog.Record{{Key: "compact", Payload: &events.Compaction{Trigger: "auto"}}}
+			if tt.load {
+				recs = append([]agentlog.Record{{Key: "load", Payload: &events.InstructionsLoaded{
+					Path: "/ws/.claude/rules/testing.md", MemoryType: "Project", Reason: "session_start"}}}, recs...)
+			}
+			recs = append(recs, toolRecord("t2", "/ws/src/api/b.ts"))
+			if _, err := a.RecordHook(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Decide(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Requests) != len(tt.want) {
+				t.Fatalf("%d requests, want %d", len(rep.Requests), len(tt.want))
+			}
+			str := func(b *bool) string { return yesNoString(b) }
+			for i, want := range tt.want {
+				for _, e := range rep.Requests[i].Rules {
+					w, ok := want[e.Rule]
+					if !ok {
+						continue
+					}
+					if str(e.AgentLoaded) != str(w.loaded) || str(e.Held) != str(w.held) || e.Delivered != w.delivered ||
+						len(e.Findings) != len(w.findings) || len(w.findings) > 0 && e.Findings[0] != w.findings[0] {
+						t.Errorf("request %d, %s: loaded %s, held %s, delivered %v, findings %v; want %s, %s, %v, %v", i+1, e.Rule,
+							str(e.AgentLoaded), str(e.Held), e.Delivered, e.Findings, str(w.loaded), str(w.held), w.delivered, w.findings)
+					}
+				}
+			}
+			w, err := Why(ctx, db, a.Task(), 2, "api", AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(w.Delivery, "tasklog delivered it at seq ") ||
+				!strings.Contains(w.Delivery, " into prompt 0, request 1, but a compaction (seq ") ||
+				!strings.HasSuffix(w.Delivery, ") took it out of the model's context since.") {
+				t.Errorf("why api at request 2: %q, want the delivery a compaction took out", w.Delivery)
+			}
+			if rep.Workspace.Source != "none" || rep.Workspace.Note == "" {
+				t.Errorf("without a workspace the never_applicable check says it did not run: %+v", rep.Workspace)
+			}
+		})
+	}
+}
+
+func yesNoString(b *bool) string {
+	switch {
+	case b == nil:
+		return "null"
+	case *b:
+		return "true"
+	}
+	return "false"
+}
+
+// TestAuditByNameAndDuplicate: a rule delivered by name only is delivered but not held (the
+// model has its address, not its text); a rule whose text another included rule carries is a
+// duplicate finding.
+func TestAuditByNameAndDuplicate(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	a := openAgent(t, db, agentlog.ClaudeCode)
+	if got := deliverAfter(t, a, "d1", "/ws/docs/guide.md"); !slices.Contains(got, "docs") {
+		t.Fatalf("delivered %v, want docs by name", got)
+	}
+	rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rep.Requests[0].Rules {
+		if e.Rule == "docs" && (!e.Delivered || e.Held == nil || *e.Held) {
+			t.Errorf("docs delivered by name: delivered %v, held %s; want delivered, not held", e.Delivered, yesNoString(e.Held))
+		}
+	}
+	byName := false
+	for _, f := range rep.Findings {
+		byName = byName || f.Rule == "docs" && f.Kind == audit.MissedByAgent && strings.Contains(f.Evidence, "by name and rule:// address only")
+	}
+	if !byName {
+		t.Errorf("no missed_by_agent finding saying docs went by name: %+v", rep.Findings)
+	}
+
+	db2 := openDB(t)
+	same := fstest.MapFS{
+		".clinerules/style.md":     {Data: []byte("Use tabs.\n")},
+		".tasklog/rules/style2.md": {Data: []byte("Use tabs.\n")},
+	}
+	b, err := OpenAgent(ctx, db2, agentlog.TaskID(agentlog.Codex, "s2"), AgentOptions{Agent: agentlog.Codex,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: string(agentlog.Codex)}},
+		RootFS:  func(string) fs.FS { return same }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliverAfter(t, b, "x1", "/ws/a.ts")
+	rep, err = Audit(ctx, db2, b.Task(), AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != audit.Duplicate || !strings.Contains(rep.Findings[0].Evidence, "its text is the same as that of ") {
+		t.Errorf("findings %+v, want one duplicate", rep.Findings)
+	}
+}

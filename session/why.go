@@ -1,0 +1,224 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// WhyAnswer is one rule at one request in plain sentences: whether tasklog applied it and why,
+// whether the agent loaded it, whether tasklog delivered it, and the audit's findings there.
+type WhyAnswer struct {
+	Task     string   `json:"task"`
+	Position Position `json:"position"`
+	Turn     int      `json:"turn"`
+	Seq      uint64   `json:"seq"`
+	// Entry is the rule's row of the audit at this request.
+	Entry AuditEntry `json:"entry"`
+	// Decision, Agent and Delivery are the sentences: why tasklog applied the rule or not,
+	// what the agent loaded, what tasklog delivered.
+	Decision []string `json:"decision"`
+	Agent    string   `json:"agent"`
+	Delivery string   `json:"delivery"`
+	// Findings are the audit's findings about the rule at this request.
+	Findings []audit.Finding `json:"findings"`
+	// Workspace says where the workspace's files came from.
+	Workspace AuditWorkspace `json:"workspace"`
+}
+
+// whyPaths is how many matching workspace paths an answer names.
+const whyPaths = 5
+
+// Why explains one rule, by id or name, at the request of a turn.
+func Why(ctx context.Context, lr LogReader, task uuid.UUID, turn int, rule string, opts AuditOptions) (*WhyAnswer, error) {
+	rec, err := DecisionAt(ctx, lr, task, turn)
+	if err != nil {
+		return nil, err
+	}
+	x, err := explainIn(rec, rule)
+	if err != nil {
+		return nil, err
+	}
+	rep, a, err := runAudit(ctx, lr, task, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &WhyAnswer{Task: task.String(), Position: rec.Position, Turn: turn, Seq: rec.Seq, Workspace: rep.Workspace,
+		Findings: []audit.Finding{}}
+	for _, e := range rep.Requests[turn-1].Rules {
+		if e.ID == x.Rule.ID {
+			w.Entry = e
+		}
+	}
+	w.Decision = a.whyDecision(x, rec)
+	w.Agent = a.whyAgent(x.Rule, turn)
+	w.Delivery = a.whyDelivery(x.Rule, rec, w.Entry)
+	for _, f := range rep.Findings {
+		if f.ID != x.Rule.ID {
+			continue
+		}
+		if f.At == nil || slices.Contains(w.Entry.Findings, f.Kind) || f.Kind == audit.Broken || f.Kind == audit.NeverApplicable {
+			w.Findings = append(w.Findings, f)
+		}
+	}
+	return w, nil
+}
+
+// whyDecision says why tasklog applied the rule or not.
+func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
+	o := x.Rule
+	var out []string
+	if x.Included {
+		out = append(out, fmt.Sprintf("tasklog applied it (%s): %s.", o.Reason, o.Detail))
+		for _, m := range o.Matches {
+			if m.Pattern == "" {
+				continue
+			}
+			s := fmt.Sprintf("Its pattern %q matched %s", m.Pattern, m.Path)
+			for i, src := range events.SourcesOf(x.Context, m.Root, m.Path) {
+				sep := ", put into the context by "
+				if i > 0 {
+					sep = "; "
+				}
+				s += sep + rec.Requests.Source(src)
+			}
+			out = append(out, s+".")
+		}
+		return out
+	}
+	r := ruleByID(a.rules, o.ID)
+	var pats []string
+	if r != nil {
+		pats = r.Patterns()
+	}
+	switch o.Reason {
+	case rules.ReasonNoEvidence:
+		out = append(out, "tasklog did not apply it: no evidence yet, the context had no candidate path.")
+	case rules.ReasonNoMatch:
+		paths := make([]string, len(x.Context))
+		for i, p := range x.Context {
+			paths[i] = p.Path
+		}
+		out = append(out, fmt.Sprintf("tasklog did not apply it: no candidate path matched (%s); the candidate paths were %s.",
+			o.Detail, strings.Join(paths, ", ")))
+	case rules.ReasonToggledOff:
+		out = append(out, "tasklog did not apply it: the rule is toggled off.")
+	case rules.ReasonShadowed:
+		out = append(out, fmt.Sprintf("tasklog did not apply it: it is shadowed by %s, a rule of the same name with higher precedence.", o.ShadowedBy))
+	case rules.ReasonConditionFailed:
+		out = append(out, fmt.Sprintf("tasklog did not apply it: a condition is false (%s).", o.Detail))
+	default:
+		out = append(out, fmt.Sprintf("tasklog did not apply it (%s): %s.", o.Reason, o.Detail))
+	}
+	if len(pats) == 0 || !slices.Contains([]string{rules.ReasonNoEvidence, rules.ReasonNoMatch}, o.Reason) {
+		return out
+	}
+	if !a.listed {
+		return append(out, "Which workspace files would match was not checked: no workspace to list.")
+	}
+	match, outside := a.matching(pats, whyPaths)
+	if len(outside) > 0 {
+		out = append(out, fmt.Sprintf("Its pattern %s lies outside every workspace root: no path can match it.", strings.Join(outside, ", ")))
+	}
+	if len(match) == 0 && len(outside) < len(pats) {
+		return append(out, "Its patterns match nothing in the workspace (listed now, not from the log): a path under them would apply it once the agent touches it.")
+	}
+	if len(match) == 0 {
+		return out
+	}
+	return append(out, fmt.Sprintf("A path the patterns match would apply it, in the workspace now: %s.", strings.Join(match, ", ")))
+}
+
+// whyAgent says whether the agent loaded the rule by itself by the request of turn.
+func (a *auditor) whyAgent(o events.RuleOutcome, turn int) string {
+	agent := orWord(a.l.agent, "the agent")
+	if !a.reportsLoads {
+		return fmt.Sprintf("Whether %s loaded it is unknown: %s reports no loads.", agent, agent)
+	}
+	ld, loaded := a.loaded(o, turn)
+	switch {
+	case loaded:
+		return fmt.Sprintf("%s loaded it by itself (%s, instructions_loaded at seq %d).", agent, orWord(ld.p.Reason, "a load"), ld.seq)
+	case ld.p != nil:
+		return fmt.Sprintf("%s had not loaded it yet: it loaded it later (%s, instructions_loaded at seq %d).", agent, orWord(ld.p.Reason, "a load"), ld.seq)
+	}
+	return fmt.Sprintf("%s did not report loading it.", agent)
+}
+
+// whyDelivery says whether tasklog delivered the rule into the request, or holds it there from
+// an earlier delivery, or why not.
+func (a *auditor) whyDelivery(o events.RuleOutcome, rec Recorded, e AuditEntry) string {
+	compacted := a.lastCompactionBefore(rec.Seq)
+	var here, earlier, later *auditDelivery
+	for i := range a.l.deliveries {
+		d := &a.l.deliveries[i]
+		if !slices.ContainsFunc(d.del.Rules, func(r events.DeliveredRule) bool { return r.ID == o.ID }) {
+			continue
+		}
+		switch {
+		case d.del.Decision == rec.Seq && here == nil:
+			here = d
+		case d.del.Decision < rec.Seq:
+			earlier = d
+		case d.del.Decision > rec.Seq && later == nil:
+			later = d
+		}
+	}
+	into := func(d *auditDelivery) string {
+		p, _ := rec.Requests.OfDecision(d.del.Decision)
+		return p.String()
+	}
+	switch {
+	case here != nil:
+		return fmt.Sprintf("tasklog delivered it into this request: %s, %s hook through the %s channel, at seq %d.",
+			here.del.Form, here.del.Hook, here.del.Channel, here.seq)
+	case earlier != nil && earlier.seq > compacted:
+		return fmt.Sprintf("tasklog delivered it before, at seq %d into %s; no compaction has taken it out since.", earlier.seq, into(earlier))
+	case earlier != nil:
+		return fmt.Sprintf("tasklog delivered it at seq %d into %s, but a compaction (seq %d) took it out of the model's context since.",
+			earlier.seq, into(earlier), compacted)
+	case later != nil:
+		return fmt.Sprintf("tasklog had not delivered it by this request; it did later, at seq %d into %s.", later.seq, into(later))
+	}
+	switch {
+	case e.Decision != AuditApplies:
+		return "tasklog did not deliver it: it does not apply here."
+	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), o.Source, o.Path):
+		return fmt.Sprintf("tasklog did not deliver it: %s loads %s rules by itself, so tasklog leaves them to it.", a.l.agent, o.Source)
+	case len(a.l.deliveries) == 0:
+		return "tasklog did not deliver it: no hook delivered rules in this task."
+	}
+	return "tasklog did not deliver it: no hook that reaches the model ran after this decision."
+}
+
+// String is the answer in sentences.
+func (w *WhyAnswer) String() string {
+	var b strings.Builder
+	e := w.Entry
+	fmt.Fprintf(&b, "%s (turn %d): %s (%s)\n", w.Position, w.Turn, e.Rule, orWord(e.Path, e.ID))
+	for _, s := range w.Decision {
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	fmt.Fprintf(&b, "  %s\n", w.Agent)
+	fmt.Fprintf(&b, "  %s\n", w.Delivery)
+	switch {
+	case e.Held == nil:
+		b.WriteString("  Whether the model had its text in this request is unknown.\n")
+	case *e.Held:
+		b.WriteString("  The model had its text in this request.\n")
+	default:
+		b.WriteString("  The model did not have its text in this request.\n")
+	}
+	for _, f := range w.Findings {
+		fmt.Fprintf(&b, "  %s: %s\n", f.Severity, f)
+	}
+	return b.String()
+}
