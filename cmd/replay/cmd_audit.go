@@ -31,7 +31,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := auditTask(db, pos)
+	task, err := taskOrLatest(db, pos, "audit", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -55,21 +55,6 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// auditTask is the task named, or the database's only one.
-func auditTask(db store.Store, pos []string) (uuid.UUID, error) {
-	if len(pos) == 1 {
-		return resolveTask(db, pos[0])
-	}
-	tasks, err := db.Tasks()
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if len(tasks) == 1 {
-		return tasks[0].Task, nil
-	}
-	return uuid.Nil, fmt.Errorf("%s holds %s: name the one to audit ('replay tasks' lists them)", db.Path(), plural(len(tasks), "task"))
 }
 
 // auditRoots are the folders whose files the never_applicable check lists: those the flags

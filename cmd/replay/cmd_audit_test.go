@@ -60,8 +60,8 @@ func runAudited(t *testing.T, ws string, args ...string) (stdout, stderr string,
 func TestAuditJSON(t *testing.T) {
 	ws, db := auditScenario(t, "claude-code")
 	out, errOut, code := runAudited(t, ws, "audit", "--json", "--db", db)
-	if code != exitFailed || errOut != "" {
-		t.Fatalf("audit --json: exit %d (want 1: there are findings), stderr %q", code, errOut)
+	if code != exitFailed || !strings.HasPrefix(errOut, "replay audit: task ") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("audit --json: exit %d (want 1: there are findings), stderr %q (want only the line naming the task)", code, errOut)
 	}
 	golden := filepath.Join(repoRoot(t), "testdata", "audit", "claude-code", "audit.golden.json")
 	if *update {

@@ -74,22 +74,26 @@ func withSources(os []events.RuleOutcome, context []events.ContextPath) []explai
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("explain", "TASK --prompt N | --turn N [--rule NAME]", stderr).withJSON()
+	f := newFlags("explain", "[TASK] --prompt N | --turn N [--rule NAME]", stderr).withJSON()
 	var at momentFlags
 	at.register(f)
 	rule := f.String("rule", "", "explain only this rule (name or id)")
-	pos, code := f.parseOrExit(args, 1, 1)
+	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
 		return code
 	}
 	if code := at.check("explain", stderr); code >= 0 {
 		return code
 	}
-	db, task, err := f.openTask(pos[0])
+	db, err := f.openReadOnly()
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
+	task, err := taskOrLatest(db, pos, "explain", stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	ctx := context.Background()
 	turn, code := at.resolve(ctx, "explain", db, task, stderr)
 	if code >= 0 {

@@ -90,17 +90,21 @@ type reportData struct {
 func (d reportData) sourceName(s events.Source) string { return d.requests.Source(s) }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("report", "TASK -o report.html", stderr)
+	f := newFlags("report", "[TASK] -o report.html", stderr)
 	out := f.String("o", "report.html", "the HTML file to write ('-' for standard output)")
-	pos, code := f.parseOrExit(args, 1, 1)
+	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
 		return code
 	}
-	db, task, err := f.openTask(pos[0])
+	db, err := f.openReadOnly()
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
+	task, err := taskOrLatest(db, pos, "report", stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	data, err := gatherReport(context.Background(), db, task)
 	if err != nil {
 		return fail(stderr, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -158,4 +159,62 @@ func workingDirs() []string {
 		dirs = append(dirs, filepath.ToSlash(r))
 	}
 	return dirs
+}
+
+// taskOrLatest resolves the task a verb was given (an id or a unique prefix), or, given none,
+// picks the task whose last event is the newest among those that ran in the folder replay runs
+// in (the database's only task when none ran there), and says which on stderr.
+func taskOrLatest(db store.Store, pos []string, verb string, stderr io.Writer) (uuid.UUID, error) {
+	if len(pos) > 0 && pos[0] != "" {
+		return resolveTask(db, pos[0])
+	}
+	tasks, err := db.Tasks()
+	if err != nil {
+		return uuid.Nil, err
+	}
+	ctx := context.Background()
+	cwd := workingDirs()
+	var best uuid.UUID
+	var bestTime time.Time
+	here := 0
+	for _, t := range tasks {
+		h, err := taskHeadline(ctx, db, t.Task)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if !h.ranIn(cwd) {
+			continue
+		}
+		here++
+		last, err := lastEventTime(ctx, db, t)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if here == 1 || last.After(bestTime) || (last.Equal(bestTime) && t.Task.String() > best.String()) {
+			best, bestTime = t.Task, last
+		}
+	}
+	switch {
+	case here > 0:
+		fmt.Fprintf(safeWriter{stderr}, "replay %s: task %s, the latest of %s that ran in %s\n", verb, best, plural(here, "task"), cwd[0])
+		return best, nil
+	case len(tasks) == 1:
+		fmt.Fprintf(safeWriter{stderr}, "replay %s: task %s, the only one in %s\n", verb, tasks[0].Task, db.Path())
+		return tasks[0].Task, nil
+	case len(tasks) == 0:
+		return uuid.Nil, fmt.Errorf("%s holds no task yet: run a session with the agent's hooks installed ('replay install AGENT')", db.Path())
+	}
+	return uuid.Nil, fmt.Errorf("no task ran in %s, and %s holds %s: name one ('replay tasks --all' lists them)",
+		cwd[0], db.Path(), plural(len(tasks), "task"))
+}
+
+// lastEventTime is the recorded time of a task's last event.
+func lastEventTime(ctx context.Context, db store.Store, t store.TaskInfo) (time.Time, error) {
+	for ev, err := range db.Events(ctx, t.Task, t.Events) {
+		if err != nil {
+			return time.Time{}, err
+		}
+		return ev.Time, nil
+	}
+	return time.Time{}, nil
 }

@@ -34,7 +34,7 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := auditTask(db, pos[1:])
+	task, err := taskOrLatest(db, pos[1:], "why", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
