@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 	"github.com/tasklog/tasklog/events"
@@ -63,18 +62,10 @@ func TestServePiExtension(t *testing.T) {
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	sock := serve.SocketPath(db)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := serve.Dial(ctx, sock, "test")
-		cancel()
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replay serve did not listen: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if c, err := dialWhenUp(sock); err != nil {
+		t.Fatalf("replay serve did not listen: %v", err)
+	} else {
+		c.Close()
 	}
 
 	ext, err := filepath.Abs(filepath.Join("testdata", "pi", "tasklog.ts"))
