@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,19 +35,20 @@ func hookClientBinaries(tb testing.TB) (replay, client string) {
 }
 
 // clientProcess runs replay-hook with the payload on stdin and the environment added to this
-// process's (the last value of a variable wins).
+// process's (the last value of a variable wins), with slowBudget unless extra sets a budget.
 func clientProcess(bin, agent, db string, payload []byte, env []string, extra ...string) hookResult {
-	cmd := exec.Command(bin, append([]string{agent, "--db", db}, extra...)...)
+	cmd := exec.Command(bin, withBudget(append([]string{agent, "--db", db}, extra...))...)
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.Env = append(os.Environ(), env...)
 	return runHookCommand(cmd)
 }
 
-// waitServer waits up to 10 s for the server of the database db (or of a NATS store's side
-// file) to answer and returns its pid; failing, it shows the server's and the hooks' logs.
+// waitServer waits for the server of the database db (or of a NATS store's side file) to
+// answer and returns its pid; failing, after serverWait, it shows the server's and the hooks'
+// logs.
 func waitServer(tb testing.TB, db string) int {
 	tb.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(serverWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if pid := serverPID(db); pid != 0 {
 			return pid
 		}
@@ -55,6 +57,33 @@ func waitServer(tb testing.TB, db string) int {
 	hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName))
 	tb.Fatalf("no server answers for %s; its log:\n%s\nthe hooks' log:\n%s", db, log, hlog)
 	return 0
+}
+
+// serverAgain waits for a server to answer db again after the one of pid killed was killed. The
+// hooks that find nothing listening start one; but on a busy machine all of them may have met
+// the dying server (a connection that breaks sends a hook to the database itself), so once its
+// socket refuses connections, the payload through run starts one if none came up.
+func serverAgain(t *testing.T, db string, killed int, run func(payload []byte) hookResult, payload []byte) int {
+	t.Helper()
+	for deadline := time.Now().Add(serverWait); ; time.Sleep(20 * time.Millisecond) {
+		if pid := serverPID(db); pid != 0 && pid != killed {
+			return pid
+		}
+		c, err := net.Dial("unix", serve.SocketPath(db))
+		if err == nil {
+			c.Close()
+		} else if wire.NothingListens(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed server's socket still takes connections after %v", serverWait)
+		}
+	}
+	t.Logf("no server came up after the kill; one more hook starts it")
+	if r := run(payload); r.code != 0 {
+		t.Fatalf("a hook after the server was killed: %+v", r)
+	}
+	return waitServer(t, db)
 }
 
 // helloBinary builds a Go program that prints one line: the floor of any Go program's start on
@@ -221,13 +250,13 @@ func TestHookClient(t *testing.T) {
 	}
 	first := waitServer(t, db)
 
-	hooksThroughKilledServer(t, db, ws, "s-client", first, "replay-hook", func(payload []byte) hookResult {
-		return clientProcess(client, "claude-code", db, payload, env)
-	})
+	hook := func(payload []byte) hookResult { return clientProcess(client, "claude-code", db, payload, env) }
+	hooksThroughKilledServer(t, db, ws, "s-client", first, "replay-hook", hook)
 
 	// The fast path alone: a replay-hook with no replay beside it nor on $PATH can answer only
-	// through the server, which the killed round's hooks started again.
-	waitServer(t, db)
+	// through the server, which the hooks start again.
+	stop := `{"session_id":"s-client","cwd":"` + ws + `","hook_event_name":"Stop","stop_hook_active":false}`
+	serverAgain(t, db, first, hook, []byte(stop))
 	alone := filepath.Join(t.TempDir(), "replay-hook")
 	if bin, err := os.ReadFile(client); err != nil || os.WriteFile(alone, bin, 0o755) != nil {
 		t.Fatalf("copy replay-hook: %v", err)

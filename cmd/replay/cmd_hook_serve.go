@@ -18,12 +18,12 @@ import (
 	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
-// Reaching the server from a hook: how long a hook waits for a server it started to listen, at
-// most, and the share of its budget it keeps for opening the database itself when the server
-// does not answer in time.
+// Reaching the server from a hook: the share of its budget a hook waits for a server it started
+// to listen, at most (2 s of the usual 5 s: a slower machine is given a longer --budget), and
+// the share it keeps for opening the database itself when the server does not answer in time.
 const (
-	serveStartWait = 2 * time.Second
-	serveReserve   = hookconf.ServeReserve // budget/serveReserve is kept for the fallback
+	serveStartShare = 5                     // budget*2/serveStartShare
+	serveReserve    = hookconf.ServeReserve // budget/serveReserve is kept for the fallback
 )
 
 // viaServer hands the payload to the database's server ('replay serve') as replay-hook does
@@ -56,7 +56,7 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
 			return nil, false
 		}
-		if res, err = hookStarted(callCtx, sock, string(hc.hint), payload); wire.NothingListens(err) {
+		if res, err = hookStarted(callCtx, hc.budget*2/serveStartShare, sock, string(hc.hint), payload); wire.NothingListens(err) {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("replay serve did not come up: %w", err))
 		}
@@ -161,16 +161,23 @@ func mayHaveRecorded(err error) bool {
 }
 
 // hookStarted hands the payload to a server just started, trying again while it does not
-// listen yet, for serveStartWait at most.
-func hookStarted(ctx context.Context, sock, agent string, payload []byte) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, serveStartWait)
+// listen yet, for wait at most. A try that fails because the wait is over (the pause and the
+// wait may end together) counts as nothing listening.
+func hookStarted(ctx context.Context, wait time.Duration, sock, agent string, payload []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	dl, _ := ctx.Deadline()
 	pause := time.Millisecond
+	var nothing error // the last try's: nothing listens
 	for {
 		reply, err := wire.Hook(ctx, sock, "replay hook", agent, payload)
+		if err != nil && nothing != nil && !time.Now().Before(dl) && !errors.As(err, new(*wire.Error)) {
+			return "", nothing
+		}
 		if !wire.NothingListens(err) {
 			return reply, err
 		}
+		nothing = err
 		select {
 		case <-ctx.Done():
 			return "", err

@@ -63,14 +63,15 @@ func hookPayload(t *testing.T, file, ws string) []byte {
 
 var digestID = regexp.MustCompile(`"id":"([hsrme])[0-9a-f]{24}"`)
 
-// runHook runs 'replay hook' in this process with payload on stdin.
+// runHook runs 'replay hook' in this process with payload on stdin, with slowBudget unless extra
+// sets a budget.
 func runHook(t *testing.T, agent, db string, payload []byte, extra ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	old := hookStdin
 	hookStdin = bytes.NewReader(payload)
 	defer func() { hookStdin = old }()
 	var out, errb bytes.Buffer
-	code = run(append([]string{"hook", agent, "--db", db}, extra...), &out, &errb)
+	code = run(withBudget(append([]string{"hook", agent, "--db", db}, extra...)), &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -431,7 +432,9 @@ func TestHookServerErrorFallsBack(t *testing.T) {
 // TestHookStartsServerOnlyWhenNothingListens runs hooks with a server starter that starts
 // nothing: a hook starts a server only when no socket listens (none there, or a stale one), not
 // when one answers badly, and after a start that did not come up the hooks of the next minute
-// go to the database at once. Every payload is recorded all the same.
+// go to the database at once. Every payload is recorded all the same. The hooks' budget of 10 s
+// has them wait 4 s for the server that never comes, and leaves the rest of the budget room
+// for a slow machine before and after.
 func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -482,7 +485,7 @@ func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
 			tc.setup(t, db)
 			fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")
 			for i, f := range []string{"05-PostToolUse.json", "07-PostToolUse.json"} {
-				if _, _, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, f), ws)); code != 0 {
+				if _, _, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, f), ws), "--budget", "10s"); code != 0 {
 					t.Fatalf("exit %d", code)
 				}
 				if started != tc.starts[i] {

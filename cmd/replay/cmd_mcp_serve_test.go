@@ -20,7 +20,7 @@ func TestMCPBesideServe(t *testing.T) {
 		timeout time.Duration // the MCP server's wait
 		wantErr string
 	}{
-		{"serve lets go", 300 * time.Millisecond, 5 * time.Second, ""},
+		{"serve lets go", 300 * time.Millisecond, time.Minute, ""},
 		{"serve holds on", -1, 200 * time.Millisecond, "locked by another process"},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 	"github.com/tasklog/tasklog/events"
@@ -79,20 +78,12 @@ func (r *piRun) serve() *exec.Cmd {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { srv.Process.Signal(syscall.SIGCONT); srv.Process.Kill(); srv.Wait() })
-	sock := serve.SocketPath(r.db)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := serve.Dial(ctx, sock, "test")
-		cancel()
-		if err == nil {
-			c.Close()
-			return srv
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("replay serve did not listen: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	c, err := dialWhenUp(serve.SocketPath(r.db))
+	if err != nil {
+		r.t.Fatalf("replay serve did not listen: %v", err)
 	}
+	c.Close()
+	return srv
 }
 
 // run runs pi in the workspace with the extension (pi's own discovery of the installed one when

@@ -14,9 +14,29 @@ import (
 // serverPID asks the database's server for its pid; 0 when none answers.
 func serverPID(db string) int { return serverPIDAt(serve.SocketPath(db)) }
 
-// serverPIDAt asks the server on sock for its pid; 0 when none answers.
+// serverWait is how long a test waits for a server to answer: its start on a machine many
+// times slower than usual.
+const serverWait = time.Minute
+
+// dialWhenUp waits for a server to answer on sock, for serverWait at most, and returns the
+// connection; the error is the last try's.
+func dialWhenUp(sock string) (*serve.Client, error) {
+	deadline := time.Now().Add(serverWait)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := serve.Dial(ctx, sock, "test")
+		cancel()
+		if err == nil || time.Now().After(deadline) {
+			return c, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serverPIDAt asks the server on sock for its pid; 0 when none answers (within 10 s, for a
+// server that accepts and is slow to answer on a busy machine).
 func serverPIDAt(sock string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := serve.Dial(ctx, sock, "test")
 	if err != nil {

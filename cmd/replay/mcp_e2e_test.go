@@ -175,7 +175,7 @@ func mcpFindRulesFor(text string) (mcpRulesForOut, bool) {
 // mcpDelivered reports whether the task's log records a delivery of the rule named name.
 func mcpDelivered(t *testing.T, path string, task [16]byte, name string) bool {
 	t.Helper()
-	db, err := store.Open(path, &store.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	db, err := store.Open(path, &store.Options{ReadOnly: true, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

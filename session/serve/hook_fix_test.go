@@ -157,7 +157,7 @@ func TestServeCloseUsesTheDatabase(t *testing.T) {
 		defer s.dbmu.Unlock()
 		return s.db != nil
 	}
-	for i := 0; held() && i < 1000; i++ {
+	for deadline := time.Now().Add(slow); held() && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if held() {

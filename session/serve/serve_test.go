@@ -92,6 +92,11 @@ func dial(t testing.TB, s *Server) *Client {
 	return c
 }
 
+// slow bounds what a test waits for (a server's answer, the database let go, the server gone):
+// room for a machine many times slower than usual. A test waits on the condition and meets the
+// bound only when it fails.
+const slow = time.Minute
+
 func preToolUse(ws, session, id string) []byte {
 	return fmt.Appendf(nil, `{"session_id":%q,"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
 		session, ws, filepath.Join(ws, "src/api/routes.ts"), id)
@@ -231,7 +236,7 @@ func rawDial(t *testing.T, s *Server) *rawConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	nc.SetDeadline(time.Now().Add(slow))
 	return &rawConn{Conn: nc, r: bufio.NewReader(nc)}
 }
 
@@ -375,7 +380,7 @@ func TestShutdownWhileHooking(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, slow)
 			defer cancel()
 			c, err := Dial(cctx, s.Socket(), "test")
 			if err == nil {
@@ -475,7 +480,7 @@ func TestIdleExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Held for 50ms after the request, then free for another process.
-	d, err := store.Open(db, &store.Options{Timeout: 5 * time.Second})
+	d, err := store.Open(db, &store.Options{Timeout: slow})
 	if err != nil {
 		t.Fatalf("the server did not let go of the database: %v", err)
 	}
@@ -486,7 +491,7 @@ func TestIdleExit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(slow):
 		t.Fatal("the idle server did not exit")
 	}
 	if _, err := os.Stat(s.Socket()); !errors.Is(err, os.ErrNotExist) {
@@ -625,10 +630,10 @@ func TestParkedSessions(t *testing.T) {
 	}
 }
 
-// waitReleased waits up to 5 s for the server to let go of its database.
+// waitReleased waits for the server to let go of its database (for slow at most).
 func waitReleased(t *testing.T, s *Server) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(slow); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		s.dbmu.Lock()
 		held := s.db != nil
 		s.dbmu.Unlock()

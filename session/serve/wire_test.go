@@ -21,7 +21,7 @@ import (
 func TestWireHook(t *testing.T) {
 	ws := workspace(t)
 	s, _ := start(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), slow)
 	defer cancel()
 
 	first, err := wire.Hook(ctx, s.Socket(), "test", "claude-code", preToolUse(ws, "s-wire", "toolu_1"))

@@ -53,7 +53,7 @@ func TestRealServer(t *testing.T) {
 	})
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	var s *Store
-	for deadline := time.Now().Add(15 * time.Second); ; {
+	for deadline := time.Now().Add(slow); ; {
 		if s, err = Open(url, &Options{Timeout: 10 * time.Second}); err == nil {
 			break
 		}

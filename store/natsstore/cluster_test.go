@@ -53,7 +53,7 @@ func startCluster(t *testing.T, n int) ([]*server.Server, string) {
 		})
 	}
 	for _, s := range servers {
-		if !s.ReadyForConnections(10 * time.Second) {
+		if !s.ReadyForConnections(slow) {
 			t.Fatal("a cluster node did not start")
 		}
 	}
@@ -75,7 +75,7 @@ func connectCluster(t *testing.T, urls string) *nats.Conn {
 // openWhenReady opens the store, waiting for the cluster to elect its leaders.
 func openWhenReady(t *testing.T, url string, o *Options) *Store {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(slow)
 	for {
 		s, err := Open(url, o)
 		if err == nil {
@@ -160,11 +160,19 @@ func TestClusterLeaderStops(t *testing.T) {
 	got := &acks{seqs: map[uuid.UUID]map[uint64]events.Event{}}
 	var conflicts, acked atomic.Int64
 	var wg sync.WaitGroup
+	// The writers go past a third of their appends only once the leader is stopped, so that
+	// it stops while they append however fast they are.
+	gate := make(chan struct{})
+	open := sync.OnceFunc(func() { close(gate) })
+	defer open()
 	writer := func(w int, task uuid.UUID) {
 		// Each writer has its own connection, as the hooks of different machines do.
 		ws := openWhenReady(t, "nats://127.0.0.1:1/R3", &Options{Timeout: 2 * time.Second, Conn: connectCluster(t, urls)})
 		var expected uint64
 		for i := range perWriter {
+			if i == perWriter/3 {
+				<-gate
+			}
 			batch := []events.Event{note(t, i+1, fmt.Sprintf("writer %d event %d", w, i))}
 			if i%5 == 4 {
 				batch = append(batch, note(t, i+1, fmt.Sprintf("writer %d event %d, second of a batch", w, i)))
@@ -208,6 +216,7 @@ func TestClusterLeaderStops(t *testing.T) {
 		t.Fatalf("no node is the stream leader %q", leader)
 	}
 	ackedAtStop := acked.Load()
+	open()
 	wg.Wait()
 	if t.Failed() {
 		return

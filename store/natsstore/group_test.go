@@ -81,7 +81,7 @@ func TestQueuedAppendsShareOneBatch(t *testing.T) {
 			errs <- err
 		}()
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(slow); ; time.Sleep(time.Millisecond) {
 		s.gmu.Lock()
 		n := len(s.queue)
 		s.gmu.Unlock()

@@ -26,6 +26,11 @@ func startServerIn(t testing.TB, dir string) *server.Server {
 	return runServer(t, &server.Options{ServerName: "tasklog-test", StoreDir: dir, DontListen: true})
 }
 
+// slow bounds what a test waits for (a server to start, a cluster to elect its leaders):
+// room for a machine many times slower than usual. A test waits on the condition and meets the
+// bound only when it fails.
+const slow = time.Minute
+
 // runServer starts a JetStream server of opts, syncing every write, without logs or signal
 // handlers, and stops it when t ends.
 func runServer(t testing.TB, opts *server.Options) *server.Server {
@@ -40,7 +45,7 @@ func runServer(t testing.TB, opts *server.Options) *server.Server {
 		s.Shutdown()
 		s.WaitForShutdown()
 	})
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(slow) {
 		t.Fatalf("the NATS server %s did not start", opts.ServerName)
 	}
 	return s
