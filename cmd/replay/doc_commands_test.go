@@ -11,16 +11,17 @@ import (
 // docRunElsewhere names, for each command of the README and docs/ that is not a replay verb, the
 // test (a Go test function of this repository, or .ci/run) that runs it.
 var docRunElsewhere = map[string]string{
-	"go install github.com/tasklog/tasklog/cmd/replay/...@latest":             "TestInstallBinaries", // the same packages, from the checkout
-	"go install ./cmd/replay/...":                                             "TestInstallBinaries",
-	"go test -race ./...":                                                     ".ci/run",
-	"bash .ci/install-agents":                                                 ".ci/run",
-	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                         "TestAgentsEndToEnd",
-	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":  "TestAgentHarness",
-	"go install github.com/nats-io/nats-server/v2@v2.15.2":                    ".ci/run",
-	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF": "TestNATSServerBinary", // the same configuration
-	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                      "TestNATSServerBinary",
-	"export TASKLOG_STORE=nats://127.0.0.1:4222":                              "TestNATSScripts", // the scripts' environment
+	"go install github.com/tasklog/tasklog/cmd/replay/...@latest":                   "TestInstallBinaries", // the same packages, from the checkout
+	"go install ./cmd/replay/...":                                                   "TestInstallBinaries",
+	"go test -race ./...":                                                           ".ci/run",
+	"go test -race -count=1 ./cmd/replay/... ./session/serve/... ./store/natsstore": ".ci/run",
+	"bash .ci/install-agents":                                                       ".ci/run",
+	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                               "TestAgentsEndToEnd",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":        "TestAgentHarness",
+	"go install github.com/nats-io/nats-server/v2@v2.15.2":                          ".ci/run",
+	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
+	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",
+	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                    "TestNATSScripts", // the scripts' environment
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
