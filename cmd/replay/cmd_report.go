@@ -59,6 +59,18 @@ type reportTurn struct {
 	Position session.Position
 	Seq      uint64
 	Context  []events.ContextPath
+	// Changed is whether any rule's cell differs from the request before (the first always does).
+	Changed bool
+}
+
+// reportPrompt is one prompt of the task: the grid's columns it spans and the timeline's events
+// that belong to it.
+type reportPrompt struct {
+	Prompt      int
+	Title       string // its user message, on one line and cut ("" for prompt 0)
+	First, Span int    // its requests: the grid's columns First to First+Span-1
+	Changed     int    // how many of them changed a rule
+	Events      []reportEvent
 }
 
 type reportEvent struct {
@@ -71,9 +83,11 @@ type reportEvent struct {
 }
 
 type reportData struct {
-	Task        string
-	Events      int
-	Turns       []reportTurn
+	Task   string
+	Events int
+	Turns  []reportTurn
+	// Prompts group the grid's requests and the timeline's events by the prompt they belong to.
+	Prompts     []reportPrompt
 	Rows        []reportRow
 	Diagnostics []events.Diagnostic
 	Timeline    []reportEvent
@@ -113,8 +127,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *out != "-" {
-		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s\n", *out, plural(len(data.Turns), "turn"), plural(len(data.Rows), "rule"),
-			plural(data.Events, "event"))
+		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s, %s\n", *out, plural(len(data.Prompts), "prompt"), plural(len(data.Turns), "request"),
+			plural(len(data.Rows), "rule"), plural(data.Events, "event"))
 	}
 	return exitOK
 }
@@ -211,7 +225,52 @@ func gatherReport(ctx context.Context, db store.Store, task uuid.UUID) (reportDa
 	for _, id := range ids {
 		data.Rows = append(data.Rows, *rows[id])
 	}
+	groupPrompts(&data)
 	return data, nil
+}
+
+// groupPrompts marks the requests where a rule changed and groups the requests and the
+// timeline's events by prompt, in the order they came.
+func groupPrompts(data *reportData) {
+	for t := range data.Turns {
+		changed := t == 0
+		for _, r := range data.Rows {
+			if changed {
+				break
+			}
+			a, b := r.Cells[t-1], r.Cells[t]
+			changed = a.State != b.State || a.Label != b.Label
+		}
+		data.Turns[t].Changed = changed
+	}
+	at := map[int]int{} // prompt → index in data.Prompts
+	group := func(p int) *reportPrompt {
+		i, ok := at[p]
+		if !ok {
+			i = len(data.Prompts)
+			at[p] = i
+			data.Prompts = append(data.Prompts, reportPrompt{Prompt: p, First: -1})
+		}
+		return &data.Prompts[i]
+	}
+	for t, turn := range data.Turns {
+		g := group(turn.Position.Prompt)
+		if g.First < 0 {
+			g.First = t
+		}
+		g.Span++
+		if turn.Changed {
+			g.Changed++
+		}
+	}
+	for _, ev := range data.Timeline {
+		g := group(ev.Position.Prompt)
+		if ev.Type == string(events.TypeUserMessage) && g.Title == "" {
+			g.Title = cut(ev.Summary, titleRunes)
+		}
+		g.Events = append(g.Events, ev)
+	}
+	sort.SliceStable(data.Prompts, func(i, j int) bool { return data.Prompts[i].Prompt < data.Prompts[j].Prompt })
 }
 
 // addDelivery files the delivery event ev under its decision and each rule it carried.

@@ -121,6 +121,23 @@ type pageLayout struct {
 	RuleColumn    rect `json:"ruleCol"`
 	Focused       rect `json:"focused"`
 	Detail        string
+	Wide          string // the first elements that reach past the viewport, for a message
+	DocHeight     int    `json:"docH"`
+	// The tools: rows left by a filter on the last rule's name (and whether that row is one),
+	// requests left by "only requests where a rule changed", where End goes then, and a jump to
+	// the last prompt (the request wanted, the one focused).
+	FilterRows   int  `json:"filterRows"`
+	FilterLast   bool `json:"filterLast"`
+	ChangedTurns int  `json:"changedTurns"`
+	AllTurns     int  `json:"allTurns"`
+	ChangedEnd   cell `json:"changedEnd"`
+	EndVisible   bool `json:"endVisible"`
+	JumpWant     int  `json:"jumpWant"`
+	JumpGot      int  `json:"jumpGot"`
+	Prompts      int  `json:"prompts"`
+	// The first timeline row's summary and first column.
+	Summary  rect `json:"summary"`
+	FirstCol rect `json:"firstCol"`
 }
 
 type rect struct{ L, T, R, B float64 }
@@ -138,7 +155,7 @@ func checkLayout(t *testing.T, m pageLayout, width int, wide, long bool) {
 		t.Fatalf("viewport is %d px wide, want %d (did chromium take --window-size?)", m.ViewportWidth, width)
 	}
 	if m.PageWidth > m.ViewportWidth {
-		t.Errorf("the page is %d px wide in a %d px viewport: it scrolls sideways", m.PageWidth, m.ViewportWidth)
+		t.Errorf("the page is %d px wide in a %d px viewport: it scrolls sideways (%s)", m.PageWidth, m.ViewportWidth, m.Wide)
 	}
 	if m.Grid.R > float64(m.ViewportWidth)+0.5 {
 		t.Errorf("the grid ends at x=%.0f, past the viewport's %d px", m.Grid.R, m.ViewportWidth)
@@ -171,7 +188,28 @@ func checkLayout(t *testing.T, m pageLayout, width int, wide, long bool) {
 	if !strings.Contains(m.Detail, fmt.Sprintf("turn %d", m.Turns)) {
 		t.Errorf("the evidence panel does not follow the focus to turn %d: %q", m.Turns, m.Detail)
 	}
+	if !m.FilterLast || m.FilterRows < 1 || m.FilterRows >= m.Rows {
+		t.Errorf("filtering on the last rule's name left %d of %d rows (the last one shown: %v)", m.FilterRows, m.Rows, m.FilterLast)
+	}
+	if m.ChangedTurns < 1 || m.ChangedTurns > m.Turns || m.AllTurns != m.Turns || !m.EndVisible {
+		t.Errorf("only changed requests: %d of %d shown (%d after), End on a shown one: %v", m.ChangedTurns, m.Turns, m.AllTurns, m.EndVisible)
+	}
+	if m.Prompts < 1 || m.JumpGot != m.JumpWant {
+		t.Errorf("the jump to the last of %d prompts focused request %d, want %d", m.Prompts, m.JumpGot, m.JumpWant)
+	}
+	if m.Summary.L < -0.5 || m.Summary.R > float64(m.ViewportWidth)+0.5 {
+		t.Errorf("the timeline's summary %+v is not on screen in a %d px viewport", m.Summary, m.ViewportWidth)
+	}
+	if !wide && m.Summary.T > m.FirstCol.T {
+		t.Errorf("on a narrow screen the timeline's summary should be read first: it is at y=%.0f, below the row's first column at y=%.0f", m.Summary.T, m.FirstCol.T)
+	}
 	if long {
+		if m.ChangedTurns >= m.Turns {
+			t.Errorf("every one of the %d requests changed a rule? only changed shows %d", m.Turns, m.ChangedTurns)
+		}
+		if m.DocHeight > 4*900 {
+			t.Errorf("a %d-request report is %d px tall: more than four screens", m.Turns, m.DocHeight)
+		}
 		if m.GridScrollW <= m.GridClientW {
 			t.Errorf("400 turns fit in %d px without scrolling (%d px of grid)?", m.GridClientW, m.GridScrollW)
 		}
@@ -210,11 +248,31 @@ const probe = `<script>
   var g = document.querySelector('table.grid').parentElement; // the grid's scrolling box
   var m = {vw: window.innerWidth, docW: document.documentElement.scrollWidth, grid: box(g),
     panel: box(document.getElementById('detail')), gridScrollW: g.scrollWidth, gridClientW: g.clientWidth,
-    Rows: document.querySelectorAll('.grid tbody tr').length, Turns: document.querySelectorAll('.grid thead th').length - 1,
+    Rows: document.querySelectorAll('.grid tbody tr').length, Turns: document.querySelectorAll('.grid thead th.req').length,
     loaded: pos(window.firstFocus)};
   if (current()) { m.End = key('End'); m.Home = key('Home'); m.Right = key('ArrowRight'); m.ctrlEnd = key('End', true); }
   m.ScrollLeft = g.scrollLeft; m.ruleCol = box(document.querySelector('.grid tbody tr:last-child td.rule'));
   m.focused = box(current() || document.body); m.Detail = document.getElementById('detail').textContent.replace(/\s+/g, ' ');
+  // The tools: a rule filter, the requests that changed, a jump to a prompt.
+  m.docH = document.documentElement.scrollHeight;
+  var vis = function (sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)).filter(function (el) { return el.offsetParent !== null; }).length; };
+  var last = document.querySelector('.grid tbody tr:last-child');
+  var filter = document.getElementById('filter');
+  filter.value = last.dataset.name.split(' ')[0]; filter.dispatchEvent(new Event('input'));
+  m.filterRows = vis('.grid tbody tr'); m.filterLast = last.offsetParent !== null;
+  filter.value = ''; filter.dispatchEvent(new Event('input'));
+  var changed = document.getElementById('changed');
+  changed.checked = true; changed.dispatchEvent(new Event('change'));
+  m.changedTurns = vis('.grid thead th.req'); m.afterChanged = pos(current()); m.changedEnd = key('End');
+  m.endVisible = current().offsetParent !== null;
+  changed.checked = false; changed.dispatchEvent(new Event('change'));
+  m.allTurns = vis('.grid thead th.req');
+  var jump = document.getElementById('jump');
+  jump.selectedIndex = jump.options.length - 1; jump.dispatchEvent(new Event('change'));
+  m.jumpWant = +jump.value; m.jumpGot = pos(current()).T; m.prompts = jump.options.length;
+  var row = document.querySelector('.timeline tbody tr:not(.prompt-head)');
+  m.summary = box(row.lastElementChild); m.firstCol = box(row.firstElementChild);
+  m.Wide = Array.prototype.slice.call(document.querySelectorAll('body *')).filter(function (el) { return el.getBoundingClientRect().right > window.innerWidth + 1; }).slice(0, 5).map(function (el) { return el.tagName + '.' + el.className + '#' + el.id; }).join(' ');
   var pre = parent.document.createElement('pre'); pre.id = 'probe-' + window.name; pre.textContent = JSON.stringify(m);
   parent.document.body.appendChild(pre);
 })();
