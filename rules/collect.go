@@ -345,7 +345,7 @@ func (sw *sourceWalk) walk(dir string, depth int, info fs.FileInfo) {
 		c.arm(dir, watchRules)
 	}
 	entries, err := c.readDir(sw.fsys, sw.scope, sw.root, dir, info)
-	if out := (*outsideError)(nil); errors.As(err, &out) {
+	if out := asOutside(err); out != nil {
 		sw.notes = append(sw.notes, outsideNote(File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir}, out))
 		return
 	}
@@ -549,7 +549,7 @@ func readFile(fsys fs.FS, f File, b *bound) File {
 	if errors.Is(err, errNotRegular) {
 		return notRegular(f, info.Mode())
 	}
-	if out := (*outsideError)(nil); errors.As(err, &out) {
+	if out := asOutside(err); out != nil {
 		return outsideNote(f, out)
 	}
 	if err != nil {

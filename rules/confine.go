@@ -36,6 +36,19 @@ func (e *outsideError) Error() string {
 
 func (e *outsideError) Unwrap() error { return errOutside }
 
+// asOutside returns err as an *outsideError, or nil. It is called on every read's result, so it
+// allocates nothing for a nil error.
+func asOutside(err error) *outsideError {
+	if err == nil {
+		return nil
+	}
+	var out *outsideError
+	if errors.As(err, &out) {
+		return out
+	}
+	return nil
+}
+
 // outsideNote is the File a collection reports for a rule file or folder that leads out of its
 // place: [Load] turns it into a diagnostic, not a rule.
 func outsideNote(f File, err *outsideError) File {
