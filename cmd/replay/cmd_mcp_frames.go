@@ -65,7 +65,10 @@ func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
 		case over:
 		case len(line)+len(chunk) > max:
 			over = true
-			head = append(append(head[:0], line[:min(len(line), mcpIDScan)]...), chunk[:min(len(chunk), mcpIDScan-min(len(line), mcpIDScan))]...)
+			head = append([]byte(nil), line[:min(len(line), mcpIDScan)]...)
+			if room := mcpIDScan - len(head); room > 0 {
+				head = append(head, chunk[:min(len(chunk), room)]...)
+			}
 			line = nil
 		default:
 			line = append(line, chunk...)
