@@ -151,6 +151,9 @@ type collector struct {
 	bytes int64
 	// dirFD is the folder of an os.DirFS the collection's files are looked up in (see stat).
 	dirFD dirFD
+	// bound is the real path of the folder of an os.DirFS being read, that every file and
+	// folder read must lie in (see confine.go).
+	bound bound
 }
 
 // arm watches a folder of the root being collected for changes of the kind. Only the root
@@ -342,6 +345,10 @@ func (sw *sourceWalk) walk(dir string, depth int, info fs.FileInfo) {
 		c.arm(dir, watchRules)
 	}
 	entries, err := c.readDir(sw.fsys, sw.scope, sw.root, dir, info)
+	if out := asOutside(err); out != nil {
+		sw.notes = append(sw.notes, outsideNote(File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir}, out))
+		return
+	}
 	if err != nil {
 		c.files = append(c.files, File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir,
 			ReadError: "read folder: " + err.Error()})
@@ -474,7 +481,7 @@ func (c *collector) read(fsys fs.FS, f File) {
 
 func (c *collector) readOne(fsys fs.FS, f File) File {
 	if c.cache == nil {
-		return readFile(fsys, f) // which checks the file's type itself
+		return readFile(fsys, f, &c.bound) // which checks the file's type itself
 	}
 	info, statErr := c.stat(fsys, f.Path)
 	if statErr == nil && !info.mode.IsRegular() {
@@ -486,7 +493,7 @@ func (c *collector) readOne(fsys fs.FS, f File) File {
 		}
 	}
 	readAt := c.cache.now()
-	f = readFile(fsys, f)
+	f = readFile(fsys, f, &c.bound)
 	if statErr == nil && f.ReadError == "" {
 		c.cache.remember(f, info, readAt)
 	}
@@ -511,7 +518,7 @@ func (c *collector) budget(f File) File {
 // caller has just read it.
 func (c *collector) readDir(fsys fs.FS, scope, root, dir string, info fs.FileInfo) ([]fs.DirEntry, error) {
 	if c.cache == nil {
-		return listDir(fsys, dir)
+		return listDir(fsys, dir, &c.bound)
 	}
 	key := fileKey{scope, root, dir}
 	var si statInfo
@@ -520,25 +527,30 @@ func (c *collector) readDir(fsys fs.FS, scope, root, dir string, info fs.FileInf
 	} else {
 		var err error
 		if si, err = c.stat(fsys, dir); err != nil {
-			return listDir(fsys, dir)
+			return listDir(fsys, dir, &c.bound)
 		}
 	}
 	if entries, ok := c.cache.dir(key, si); ok {
 		return entries, nil
 	}
 	readAt := c.cache.now()
-	entries, err := listDir(fsys, dir)
+	entries, err := listDir(fsys, dir, &c.bound)
 	if err == nil {
 		c.cache.rememberDir(key, si, readAt, entries)
 	}
 	return entries, err
 }
 
-// readFile reads at most MaxFileSize bytes of one regular file and sets its Digest.
-func readFile(fsys fs.FS, f File) File {
-	fh, info, err := openRegular(fsys, f.Path)
+// readFile reads at most MaxFileSize bytes of one regular file and sets its Digest. A file that
+// is not regular, or whose real path leaves its folder, is not read (see [DiagNotRegular],
+// [DiagOutsideRoot]).
+func readFile(fsys fs.FS, f File, b *bound) File {
+	fh, info, err := openRegular(fsys, f.Path, b)
 	if errors.Is(err, errNotRegular) {
 		return notRegular(f, info.Mode())
+	}
+	if out := asOutside(err); out != nil {
+		return outsideNote(f, out)
 	}
 	if err != nil {
 		f.ReadError = err.Error()

@@ -63,6 +63,9 @@ const (
 	DiagImportMissing = "import_missing" // an @path import names no file that was read; the token stays as written
 	DiagImportCycle   = "import_cycle"   // an @path import leads back to a file being expanded
 	DiagImportDepth   = "import_depth"   // an @path import more than MaxImportDepth hops away
+	// DiagOutsideRoot: a rule file, rules folder or import whose real path, links resolved,
+	// leaves the workspace root (the home folder, for the user's own rules); not read.
+	DiagOutsideRoot = "outside_root"
 )
 
 // Diagnostic is one anomaly found in a rule file.

@@ -126,19 +126,19 @@ func TestOpenRegularDoesNotBlockOnANamedPipe(t *testing.T) {
 	var err error
 	within(t, "openRegular", func() {
 		var fh interface{ Close() error }
-		if fh, _, err = openRegular(fsys, "x.md"); fh != nil {
+		if fh, _, err = openRegular(fsys, "x.md", nil); fh != nil {
 			fh.Close()
 		}
 	})
 	if !errors.Is(err, errNotRegular) {
 		t.Errorf("openRegular of a named pipe: %v, want %v", err, errNotRegular)
 	}
-	within(t, "listDir", func() { _, err = listDir(fsys, "x.md") })
+	within(t, "listDir", func() { _, err = listDir(fsys, "x.md", nil) })
 	if err == nil {
 		t.Error("listDir of a named pipe: no error")
 	}
 	var f File
-	within(t, "readFile", func() { f = readFile(fsys, File{Path: "x.md"}) })
+	within(t, "readFile", func() { f = readFile(fsys, File{Path: "x.md"}, nil) })
 	if !strings.HasPrefix(f.ReadError, DiagNotRegular+":") {
 		t.Errorf("readFile of a named pipe: %+v", f)
 	}

@@ -132,12 +132,13 @@ type treeWalk struct {
 	pending int
 	max     int
 	listed  int
-	stopped bool // at the entry bound
+	stopped bool  // at the entry bound
+	b       bound // the root's real path, for the check that a listed folder stays inside it
 }
 
 // walk lists folder dir; false when it cannot be read.
 func (tw *treeWalk) walk(dir string, depth int) bool {
-	entries, err := listDir(tw.root.FS, dir) // as discovery lists: sorted, never blocking on a pipe
+	entries, err := listDir(tw.root.FS, dir, &tw.b) // as discovery lists: sorted, never blocking on a pipe
 	if err != nil {
 		return false
 	}

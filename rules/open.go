@@ -24,10 +24,12 @@ func osDir(fsys fs.FS) (string, bool) {
 }
 
 // openRegular opens a file that must be a regular file, checking its type before the open and
-// again on the open file. errNotRegular comes with the file's info.
-func openRegular(fsys fs.FS, name string) (fs.File, fs.FileInfo, error) {
+// again on the open file. errNotRegular comes with the file's info. On an OS folder, a file
+// whose real path leaves the folder (through a link) is an *outsideError; b remembers the
+// folder's real path for the collection (nil: resolved at each call).
+func openRegular(fsys fs.FS, name string, b *bound) (fs.File, fs.FileInfo, error) {
 	if dir, ok := osDir(fsys); ok && fs.ValidPath(name) {
-		if fh, info, done, err := openRegularOS(dir, name); done {
+		if fh, info, done, err := openRegularOS(dir, name, b); done {
 			return fh, info, err
 		}
 	}
@@ -53,10 +55,10 @@ func openRegular(fsys fs.FS, name string) (fs.File, fs.FileInfo, error) {
 }
 
 // listDir is fs.ReadDir, except that a folder of an os.DirFS swapped for a named pipe cannot
-// block the open.
-func listDir(fsys fs.FS, name string) ([]fs.DirEntry, error) {
+// block the open, and one whose real path leaves the os.DirFS's folder is an *outsideError.
+func listDir(fsys fs.FS, name string, b *bound) ([]fs.DirEntry, error) {
 	if dir, ok := osDir(fsys); ok && fs.ValidPath(name) {
-		if entries, done, err := listDirOS(dir, name); done {
+		if entries, done, err := listDirOS(dir, name, b); done {
 			if err == nil {
 				slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 			}

@@ -69,7 +69,7 @@ func Load(files []File) *RuleSet { return defaultLoader.Load(files) }
 // walkNote splits what a collection reported about a place it did not read (a File whose
 // ReadError starts with one of these codes) into a diagnostic's code and message.
 func walkNote(readError string) (code, msg string, ok bool) {
-	for _, code := range []string{DiagWalkLimit, DiagNotRegular, DiagLinkLoop, DiagMemorySkipped} {
+	for _, code := range []string{DiagWalkLimit, DiagNotRegular, DiagLinkLoop, DiagMemorySkipped, DiagOutsideRoot} {
 		if rest, ok := strings.CutPrefix(readError, code+":"); ok {
 			return code, strings.TrimSpace(rest), true
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,9 +218,25 @@ func TestHookBadInput(t *testing.T) {
 		if _, err := os.Stat(db); err == nil {
 			t.Fatal("a database was written in a read-only folder")
 		}
-		log, err := os.ReadFile(filepath.Join(tmp, hookLogName))
+		// The log goes to the hook's user's private folder of the temporary folder, owner-only,
+		// never to a fixed name in the shared one.
+		uid := os.Getuid()
+		if cmd.SysProcAttr != nil {
+			uid = 65534
+		}
+		private := filepath.Join(tmp, "tasklog-"+strconv.Itoa(uid), hookLogName)
+		log, err := os.ReadFile(private)
 		if err != nil || !strings.Contains(string(log), "tasklog.db") {
-			t.Fatalf("error log in the temporary folder: %q, %v", log, err)
+			t.Fatalf("error log in the private folder of the temporary folder: %q, %v", log, err)
+		}
+		if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("private log: %v, %v; want mode 0600", st.Mode(), err)
+		}
+		if st, err := os.Stat(filepath.Dir(private)); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("private folder: %v, %v; want mode 0700", st.Mode(), err)
+		}
+		if _, err := os.Lstat(filepath.Join(tmp, hookLogName)); err == nil {
+			t.Errorf("%s written in the shared temporary folder", hookLogName)
 		}
 	})
 }

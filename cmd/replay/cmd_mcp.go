@@ -93,7 +93,11 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: mcpNopWriteCloser{stdout}}
+	// A bad line on stdin is answered with an error by mcpFrames and never reaches the SDK,
+	// which would end the session on it (see cmd_mcp_frames.go); the SDK's own bound stays, with
+	// room, behind it.
+	out := &lockedWriter{w: stdout}
+	t := &mcp.IOTransport{Reader: mcpFrames(os.Stdin, out, mcpMaxFrame), Writer: out, MaxLineLength: 2 * mcpMaxFrame}
 	srv, release := newMCPServer(cfg)
 	defer release()
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
@@ -102,11 +106,6 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-
-// mcpNopWriteCloser lets the server write to stdout without closing it.
-type mcpNopWriteCloser struct{ io.Writer }
-
-func (mcpNopWriteCloser) Close() error { return nil }
 
 // mcpServer answers the MCP requests. Every call reads the rule files as they are and opens
 // the log anew; between calls it keeps only what the rule files held, to read again only those

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpMaxFrame bounds one JSON-RPC message on stdin, its newline included: the SDK's own bound.
+// A longer line is answered with an error and the rest of it discarded unread into memory.
+const mcpMaxFrame = mcp.DefaultMaxLineLength
+
+// mcpIDScan is how much of an over-long line is kept to find the request's id in.
+const mcpIDScan = 64 << 10
+
+// The SDK's stdio transport ends the session, and with it the server, on the first line that
+// is not a JSON-RPC message or is longer than its bound; requests sent before it then get no
+// answer. mcpFrames stands between stdin and the SDK: it hands the SDK only well-formed
+// messages, one a line, and answers every other line itself with a JSON-RPC error, so that one
+// bad frame costs one error reply and the server goes on.
+
+// lockedWriter serializes whole writes: the SDK writes each message in one Write, and the
+// errors mcpFrames answers must not land in the middle of one.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close leaves the writer open: it is the process's stdout.
+func (l *lockedWriter) Close() error { return nil }
+
+// mcpFrames returns what the SDK should read instead of r: the well-formed messages of r, each
+// on its line. The other lines are answered on w. Reading r ends at its end (EOF for the SDK)
+// or when the SDK closes the returned reader.
+func mcpFrames(r io.Reader, w io.Writer, max int) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(mcpCopyFrames(r, pw, w, max))
+	}()
+	return pr
+}
+
+// mcpCopyFrames copies the well-formed messages of r to to, one a line, answering the others on
+// answers. It returns nil at the end of r.
+func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line, head []byte
+	over := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case over:
+		case len(line)+len(chunk) > max:
+			over = true
+			head = append([]byte(nil), line[:min(len(line), mcpIDScan)]...)
+			if room := mcpIDScan - len(head); room > 0 {
+				head = append(head, chunk[:min(len(chunk), room)]...)
+			}
+			line = nil
+		default:
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		var ferr error
+		if over {
+			ferr = mcpAnswer(answers, mcpRequestID(head), jsonrpc.CodeInvalidRequest,
+				"the message is longer than the "+mcpSize(max)+" one message may hold; it was discarded")
+			over, head = false, nil
+		} else {
+			ferr = mcpFrame(line, to, answers)
+		}
+		if cap(line) > 1<<20 {
+			line = nil // what a large message took goes back
+		} else {
+			line = line[:0]
+		}
+		if ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// mcpFrame hands one line to the SDK when it is a JSON-RPC message (or a batch of them) and
+// answers it with an error otherwise. Blank lines are skipped, as the SDK skips them.
+func mcpFrame(line []byte, to, answers io.Writer) error {
+	msg := bytes.TrimSpace(line)
+	if len(msg) == 0 {
+		return nil
+	}
+	if !json.Valid(msg) {
+		return mcpAnswer(answers, nil, jsonrpc.CodeParseError, "the line is not JSON")
+	}
+	if id, why := mcpInvalidMessage(msg); why != "" {
+		return mcpAnswer(answers, id, jsonrpc.CodeInvalidRequest, why)
+	}
+	if _, err := to.Write(append(msg, '\n')); err != nil {
+		return err
+	}
+	return nil
+}
+
+// mcpInvalidMessage says why msg, valid JSON, is not a JSON-RPC message or batch the SDK reads
+// (and the request's id, when it has one); "" when it is one.
+func mcpInvalidMessage(msg []byte) (id json.RawMessage, why string) {
+	if msg[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(msg, &batch); err != nil || len(batch) == 0 {
+			return nil, "an empty batch"
+		}
+		for _, m := range batch {
+			if _, err := jsonrpc.DecodeMessage(m); err != nil {
+				return nil, "a message of the batch is not a JSON-RPC 2.0 message: " + err.Error()
+			}
+		}
+		return nil, ""
+	}
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		return mcpRequestID(msg), "not a JSON-RPC 2.0 message: " + err.Error()
+	}
+	return nil, ""
+}
+
+// mcpRequestID finds the "id" member of a JSON object that may be cut short; nil when there is
+// none before the cut, or it is not a string or a number.
+func mcpRequestID(msg []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key == "id" {
+			switch v, err := dec.Token(); v.(type) {
+			case json.Number:
+				if err == nil {
+					return json.RawMessage(v.(json.Number))
+				}
+			case string:
+				if err == nil {
+					raw, _ := json.Marshal(v)
+					return raw
+				}
+			}
+			return nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// mcpAnswer writes a JSON-RPC error response for id (null when nil).
+func mcpAnswer(w io.Writer, id json.RawMessage, code int, message string) error {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: message}})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// mcpSize writes a bound in MiB when it is whole MiB.
+func mcpSize(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
