@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,30 +28,110 @@ const mcpIDScan = 64 << 10
 // bad frame costs one error reply and the server goes on.
 
 // lockedWriter serializes whole writes: the SDK writes each message in one Write, and the
-// errors mcpFrames answers must not land in the middle of one.
+// errors mcpFrames answers must not land in the middle of one. Each response written settles
+// its request in pending.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending mcpPending
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok {
+			l.pending.settle(r.ID)
+		}
+	}
+	return n, err
 }
+
+// mcpPending counts the requests handed to the SDK that it has not answered yet, so that the
+// end of stdin ends the session only once every request read before it has its answer (a
+// client may write its requests and close its end at once).
+type mcpPending struct {
+	mu    sync.Mutex
+	ids   map[string]bool
+	empty chan struct{} // closed while nothing is pending; nil when never waited on
+}
+
+func mcpIDKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (p *mcpPending) add(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	p.ids[mcpIDKey(id)] = true
+}
+
+func (p *mcpPending) settle(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.ids, mcpIDKey(id))
+	if len(p.ids) == 0 && p.empty != nil {
+		close(p.empty)
+		p.empty = nil
+	}
+}
+
+// wait returns once no request is pending, or after d.
+func (p *mcpPending) wait(d time.Duration) {
+	p.mu.Lock()
+	if len(p.ids) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	if p.empty == nil {
+		p.empty = make(chan struct{})
+	}
+	ch := p.empty
+	p.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(d):
+	}
+}
+
+// mcpDrain bounds how long the end of stdin waits for the answers still owed: a request the
+// SDK never answers must not keep the server up for good.
+const mcpDrain = 5 * time.Minute
 
 // Close leaves the writer open: it is the process's stdout.
 func (l *lockedWriter) Close() error { return nil }
 
 // mcpFrames returns what the SDK should read instead of r: the well-formed messages of r, each
-// on its line. The other lines are answered on w. Reading r ends at its end (EOF for the SDK)
-// or when the SDK closes the returned reader.
-func mcpFrames(r io.Reader, w io.Writer, max int) io.ReadCloser {
+// on its line. The other lines are answered on w. Reading r ends at its end (EOF for the SDK,
+// once every request handed to it has been answered on w) or when the SDK closes the returned
+// reader.
+func mcpFrames(r io.Reader, w *lockedWriter, max int) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(mcpCopyFrames(r, pw, w, max))
+		err := mcpCopyFrames(r, &pendingWriter{pw, &w.pending}, w, max)
+		if err == nil {
+			w.pending.wait(mcpDrain)
+		}
+		pw.CloseWithError(err)
 	}()
 	return pr
+}
+
+// pendingWriter hands messages to the SDK, counting the requests among them as pending.
+type pendingWriter struct {
+	w       io.Writer
+	pending *mcpPending
+}
+
+func (p *pendingWriter) Write(line []byte) (int, error) {
+	if msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(line)); err == nil {
+		if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+			p.pending.add(r.ID)
+		}
+	}
+	return p.w.Write(line)
 }
 
 // mcpCopyFrames copies the well-formed messages of r to to, one a line, answering the others on
