@@ -174,8 +174,13 @@ func scriptCommands(t *testing.T) map[string]bool {
 				t.Fatal(err)
 			}
 			body, _, _ := strings.Cut(string(b), "\n-- ")
+			stdin := "" // the file a "stdin FILE" line gives the next command
 			for _, line := range strings.Split(body, "\n") {
 				line = strings.TrimSpace(line)
+				if f, ok := strings.CutPrefix(line, "stdin "); ok {
+					stdin = strings.TrimSpace(f)
+					continue
+				}
 				if doc, ok := strings.CutPrefix(line, "# doc: "); ok {
 					if args, ok := replayArgs(doc); ok {
 						run[strings.Join(args, " ")] = true
@@ -184,6 +189,10 @@ func scriptCommands(t *testing.T) map[string]bool {
 				}
 				if m := scriptCommand.FindStringSubmatch(line); m != nil {
 					run[strings.Join(strings.Fields(m[1]), " ")] = true
+					if stdin != "" { // as a shell writes it: the command < FILE
+						run[strings.Join(strings.Fields(m[1]), " ")+" < "+stdin] = true
+						stdin = ""
+					}
 				} else if m := scriptExec.FindStringSubmatch(line); m != nil {
 					run[strings.Join(strings.Fields(m[1]), " ")] = true
 					// sh -c 'A | replay …': the shell line, and the command a pipe feeds.
