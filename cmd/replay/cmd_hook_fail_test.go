@@ -123,10 +123,14 @@ func recordForDeath(db string, req serve.Request) (string, error) {
 // hook and replay-hook (which runs replay hook) alike.
 func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 	payloadFile := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code", "04-PreToolUse.json")
+	client := "" // replay-hook, built for the first case that runs it
 	for _, tc := range []struct {
 		via      string
 		takeOver bool
 	}{{"replay hook", false}, {"replay hook", true}, {"replay-hook", false}, {"replay-hook", true}} {
+		if tc.via == "replay-hook" && client == "" {
+			_, client = hookClientBinaries(t)
+		}
 		name := tc.via
 		if tc.takeOver {
 			name += " another server takes over"
@@ -145,7 +149,6 @@ func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 					t.Fatalf("exit %d", code)
 				}
 			} else {
-				_, client := hookClientBinaries(t)
 				r := clientProcess(client, "claude-code", db, payload, []string{"HOME=" + home, "TASKLOG_SERVE=on", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR")})
 				if r.code != 0 {
 					t.Fatalf("replay-hook: %+v", r)

@@ -75,15 +75,15 @@ func privateRuntime(t *testing.T) string {
 // tool call is recorded once. replay hook and replay-hook alike.
 func TestHookLeavesAServerThatDidNotAnswerAlone(t *testing.T) {
 	for _, via := range []string{"replay hook", "replay-hook"} {
+		client := ""
+		if via == "replay-hook" {
+			_, client = hookClientBinaries(t)
+		}
 		t.Run(via, func(t *testing.T) {
 			ws, home := hookWorkspace(t)
 			runtime := privateRuntime(t)
 			db := filepath.Join(t.TempDir(), "tasklog.db")
 			conns := silentServer(t, db)
-			client := ""
-			if via == "replay-hook" {
-				_, client = hookClientBinaries(t)
-			}
 			t.Setenv("TASKLOG_SERVE", "")
 			hook := func(payload []byte, budget string) hookResult {
 				if client == "" {
