@@ -26,15 +26,11 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTaskOrLatest(pos, "audit", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := taskOrLatest(db, pos, "audit", stderr)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	ctx := context.Background()
 	roots, err := auditRoots(ctx, db, task, &wf, false)
 	if err != nil {

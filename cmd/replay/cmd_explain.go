@@ -85,15 +85,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	if code := at.check("explain", stderr); code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTaskOrLatest(pos, "explain", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := taskOrLatest(db, pos, "explain", stderr)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	ctx := context.Background()
 	turn, code := at.resolve(ctx, "explain", db, task, stderr)
 	if code >= 0 {

@@ -100,6 +100,18 @@ type reportData struct {
 	AgentLoads string
 }
 
+// UserPrompts counts the prompts that are user messages (prompt 0 holds what came before the
+// first one).
+func (d reportData) UserPrompts() int {
+	n := 0
+	for _, p := range d.Prompts {
+		if p.Prompt > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // sourceName describes a piece of evidence with its request.
 func (d reportData) sourceName(s events.Source) string { return d.requests.Source(s) }
 
@@ -110,15 +122,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTaskOrLatest(pos, "report", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := taskOrLatest(db, pos, "report", stderr)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	data, err := gatherReport(context.Background(), db, task)
 	if err != nil {
 		return fail(stderr, err)
@@ -127,7 +135,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *out != "-" {
-		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s, %s\n", *out, plural(len(data.Prompts), "prompt"), plural(len(data.Turns), "request"),
+		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s, %s\n", *out, plural(data.UserPrompts(), "prompt"), plural(len(data.Turns), "request"),
 			plural(len(data.Rows), "rule"), plural(data.Events, "event"))
 	}
 	return exitOK

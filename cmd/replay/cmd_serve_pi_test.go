@@ -150,11 +150,7 @@ func TestServePiExtension(t *testing.T) {
 			strings.Count(last, piScoped), strings.Count(last, piAlways), last)
 	}
 	evs := r.stop()
-	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
-		if n := countType(evs, typ); n != want {
-			t.Errorf("%d %s events, want %d", n, typ, want)
-		}
-	}
+	wantOneReadTwoDeliveries(t, evs)
 }
 
 // TestServePiContinue runs pi twice on one session (pi -p, then pi -c -p): the second process's
@@ -228,11 +224,7 @@ func TestServePiStartsServer(t *testing.T) {
 		t.Errorf("the extension reported errors:\n%s", stderr)
 	}
 	evs := r.stop()
-	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
-		if n := countType(evs, typ); n != want {
-			t.Errorf("%d %s events, want %d", n, typ, want)
-		}
-	}
+	wantOneReadTwoDeliveries(t, evs)
 }
 
 // TestServePiInstalled runs pi on a project where 'replay install pi' put the extension: pi loads
@@ -254,6 +246,13 @@ func TestServePiInstalled(t *testing.T) {
 		t.Errorf("the scoped rule did not reach the model once after the read")
 	}
 	evs := r.stop()
+	wantOneReadTwoDeliveries(t, evs)
+}
+
+// wantOneReadTwoDeliveries checks the log of a pi run that read one file: the prompt, the read
+// and the two rules' deliveries, once each.
+func wantOneReadTwoDeliveries(t *testing.T, evs []events.Event) {
+	t.Helper()
 	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
 		if n := countType(evs, typ); n != want {
 			t.Errorf("%d %s events, want %d", n, typ, want)

@@ -29,15 +29,11 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	db, err := f.openReadOnly()
+	db, task, err := f.openTaskOrLatest(pos[1:], "why", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	task, err := taskOrLatest(db, pos[1:], "why", stderr)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	ctx := context.Background()
 	turn := at.turn
 	if last {

@@ -226,11 +226,20 @@ func lockedHint(err error, waited time.Duration) error {
 // openTask opens the database read-only and resolves a task argument (an id or a unique
 // prefix of one).
 func (f *flags) openTask(arg string) (store.Store, uuid.UUID, error) {
+	if arg == "" {
+		return nil, uuid.Nil, errors.New("name a task: an id or a unique prefix of one ('replay tasks' lists them)")
+	}
+	return f.openTaskOrLatest([]string{arg}, "", io.Discard)
+}
+
+// openTaskOrLatest opens the database read-only and resolves the task a verb was given, or the
+// latest that ran in this folder when none was (taskOrLatest).
+func (f *flags) openTaskOrLatest(pos []string, verb string, stderr io.Writer) (store.Store, uuid.UUID, error) {
 	db, err := f.openReadOnly()
 	if err != nil {
 		return nil, uuid.Nil, err
 	}
-	task, err := resolveTask(db, arg)
+	task, err := taskOrLatest(db, pos, verb, stderr)
 	if err != nil {
 		db.Close()
 		return nil, uuid.Nil, err
