@@ -24,8 +24,11 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		if h.Model != "" {
 			h.Records = append(h.Records, Record{Key: key(base, "model", h.Model), Payload: &events.SettingsChanged{Model: h.Model}})
 		}
-		if gets(v, "source") == "compact" {
-			h.Records = append(h.Records, Record{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: "compact"}})
+		// After a compaction, and after a resume ('claude --continue', '--resume'), the model no
+		// longer has the hook text of the session before: Claude Code keeps it in the transcript
+		// but does not send it again. Both are compactions, and what applies is delivered anew.
+		if src := gets(v, "source"); src == "compact" || src == "resume" {
+			h.Records = append(h.Records, Record{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: src}})
 			h.Channel, h.Redeliver = events.ChannelSession, true
 		}
 	case "UserPromptSubmit":
