@@ -84,8 +84,8 @@ func recordingNotes(opts installOptions) []string {
 	}
 	return []string{
 		"sessions will be recorded in " + where + from,
-		"after the agent's next session, in the project folder: 'replay tasks" + flag + "' lists it, 'replay report TASK" + flag +
-			" -o report.html' writes its audit page",
+		"after the agent's next session, in the project folder: 'replay tasks" + flag + "' lists it, 'replay audit" + flag +
+			"' says which rules the agent got and why not, 'replay report" + flag + " -o report.html' writes its audit page",
 	}
 }
 
