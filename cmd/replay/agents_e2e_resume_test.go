@@ -10,12 +10,13 @@ import (
 )
 
 // TestClaudeResume runs the real Claude Code twice on one session: 'claude -p' reads
-// src/api/routes.ts (tasklog delivers the src/api rule with the Read's hook), then
-// 'claude --continue -p' reads it again. Claude Code keeps hook text in its transcript but does
-// not send it to the model again after a resume, so the resumed session must get the rule
-// anew: the test checks, from the requests the fake model saved, that the resumed session's
-// requests after the Read hold the rule once, and that 'replay audit --json' says the model
-// held it at the last request.
+// src/api/routes.ts and writes src/jobs/nightly.ts, then 'claude --continue -p' reads
+// routes.ts again. The workspace holds rules tasklog delivers (.clinerules, .cursor/rules), a
+// .claude/rules rule Claude Code loads itself on the Read, and one for src/jobs, where the agent
+// only writes. Claude Code keeps hook text in its transcript but does not send it to the model
+// again after a resume, so the resumed session must get tasklog's rules anew: the request after
+// the second Read holds the src/api rule once. And 'replay audit --json' must agree with the
+// requests the fake model saved (checkAuditAgainstModel).
 func TestClaudeResume(t *testing.T) {
 	a := newAgentRun(t, claudeDriver)
 	build := &replayBuilder{dir: t.TempDir()}
@@ -25,14 +26,20 @@ func TestClaudeResume(t *testing.T) {
 	for rel, content := range e2eRules("claude-code") {
 		a.write(t, rel, content)
 	}
+	// Claude Code's own rules: one it loads itself when a file it reads matches, one for a folder
+	// the agent only writes into; and a Cursor rule, which Claude Code never loads.
+	a.write(t, ".claude/rules/routes.md", "---\npaths: [\"src/api/**\"]\n---\nROUTES-RULE-5B1E: routes are listed in one file.\n")
+	a.write(t, ".claude/rules/jobs.md", "---\npaths: [\"src/jobs/**\"]\n---\nJOBS-RULE-C7D2: jobs are idempotent.\n")
+	a.write(t, ".cursor/rules/style.mdc", "---\nalwaysApply: true\n---\nSTYLE-RULE-0A9F: two spaces, no tabs.\n")
 	if out, code := runReplay(t, replay, a.home, "install", "claude-code", "--project", a.ws, "--db", db); code != 0 {
 		t.Fatalf("replay install: exit %d\n%s", code, out)
 	}
 	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
 	read := fakemodel.Call("Read", map[string]any{"file_path": filepath.Join(a.ws, e2eRead)})
+	write := fakemodel.Call("Write", map[string]any{"file_path": filepath.Join(a.ws, "src/jobs/nightly.ts"), "content": "export const nightly = 1;\n"})
 
 	// The first session: the Read, then an answer.
-	model, err := fakemodel.Start([]fakemodel.Step{read, fakemodel.Final("The routes list /users.")})
+	model, err := fakemodel.Start([]fakemodel.Step{read, write, fakemodel.Final("The routes list /users.")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +54,7 @@ func TestClaudeResume(t *testing.T) {
 
 	// The resumed session: its requests carry the first session's tool call, so the script goes on
 	// from the second step: the Read again, then an answer.
-	resumed, err = fakemodel.Start([]fakemodel.Step{fakemodel.Final("unused"), read, fakemodel.Final("The routes are unchanged.")})
+	resumed, err = fakemodel.Start([]fakemodel.Step{fakemodel.Final("unused"), fakemodel.Final("unused"), read, fakemodel.Final("The routes are unchanged.")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,23 +75,78 @@ func TestClaudeResume(t *testing.T) {
 	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 
 	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
-	var rep struct {
-		Requests []struct {
-			Prompt, Request int
-			Rules           []struct {
-				Rule string `json:"rule"`
-				Held *bool  `json:"held"`
-			} `json:"rules"`
-		} `json:"requests"`
-	}
+	var rep auditJSON
 	// Findings make audit exit 1, and then stderr (the task it picked) follows the JSON.
 	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
 		t.Fatalf("replay audit --json: %v\n%s", err, out)
 	}
-	end := rep.Requests[len(rep.Requests)-1]
-	for _, r := range end.Rules {
-		if r.Rule == "api" && (r.Held == nil || !*r.Held) {
-			t.Errorf("audit says the model did not hold the api rule at prompt %d, request %d; the model's request holds it", end.Prompt, end.Request)
+	checkAuditAgainstModel(t, rep, first, reqs)
+}
+
+// auditJSON is what the test reads of 'replay audit --json'.
+type auditJSON struct {
+	Requests []struct {
+		Prompt, Request int
+		Rules           []struct {
+			Rule        string `json:"rule"`
+			AgentLoaded *bool  `json:"agent_loaded"`
+			Delivered   bool   `json:"delivered"`
+			Held        *bool  `json:"held"`
+		} `json:"rules"`
+	} `json:"requests"`
+	Findings []struct {
+		Kind     string `json:"kind"`
+		Rule     string `json:"rule"`
+		Evidence string `json:"evidence"`
+	} `json:"findings"`
+}
+
+// checkAuditAgainstModel holds the audit to what the model was sent (reqs, both sessions in
+// order). tasklog decides at every prompt and tool hook, before the tool runs, so its requests
+// are not the model's one for one; what must agree is: two prompts; the src/jobs rule, which
+// Claude Code never loaded (the agent only wrote there) and tasklog left to it, missed, never
+// held and in no request; the Cursor rule, which tasklog delivered, held at every decision and
+// in every request, the resumed session's included; the routes rule, which Claude Code loaded
+// itself on the Read, loaded by the end of the first session and in its last request.
+func checkAuditAgainstModel(t *testing.T, rep auditJSON, first, resumed []fakemodel.Request) {
+	t.Helper()
+	all := append(append([]fakemodel.Request(nil), first...), resumed...)
+	prompts := map[int]bool{}
+	loadedRoutes := false
+	for _, r := range rep.Requests {
+		prompts[r.Prompt] = true
+		for _, rule := range r.Rules {
+			held := rule.Held != nil && *rule.Held
+			switch {
+			case rule.Rule == "jobs" && held:
+				t.Errorf("prompt %d, request %d: the audit says the model held the jobs rule", r.Prompt, r.Request)
+			case rule.Rule == "style" && !held:
+				t.Errorf("prompt %d, request %d: the audit says the model did not hold the Cursor rule", r.Prompt, r.Request)
+			case rule.Rule == "routes" && r.Prompt == 1 && rule.AgentLoaded != nil && *rule.AgentLoaded:
+				loadedRoutes = true
+			}
 		}
+	}
+	if len(prompts) != 2 || !prompts[1] || !prompts[2] {
+		t.Errorf("the audit's prompts: %v, want 1 and 2", prompts)
+	}
+	missedJobs := false
+	for _, f := range rep.Findings {
+		missedJobs = missedJobs || f.Kind == "missed_by_agent" && f.Rule == "jobs" && strings.Contains(f.Evidence, "did not deliver")
+	}
+	if !missedJobs {
+		t.Errorf("no missed_by_agent finding for the jobs rule, which Claude Code never loaded")
+	}
+	for i, r := range all {
+		if strings.Contains(r.Text(), "JOBS-RULE-C7D2") {
+			t.Errorf("model request %d holds the jobs rule, which the audit calls missed", i+1)
+		}
+		if !strings.Contains(r.Text(), "STYLE-RULE-0A9F") {
+			t.Errorf("model request %d lacks the Cursor rule, which the audit calls held", i+1)
+		}
+	}
+	if !loadedRoutes || !strings.Contains(first[len(first)-1].Text(), "ROUTES-RULE-5B1E") {
+		t.Errorf("the routes rule: loaded by Claude Code per the audit %v; in the first session's last request %v; want both",
+			loadedRoutes, strings.Contains(first[len(first)-1].Text(), "ROUTES-RULE-5B1E"))
 	}
 }
