@@ -233,7 +233,7 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 	return wf
 }
 
-// printTimeline shows, turn by turn, what entered the context and which rules it brought in.
+// printTimeline shows, request by request, what entered the context and which rules it brought in.
 func printTimeline(ctx context.Context, w io.Writer, db store.Store, task uuid.UUID) error {
 	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
@@ -245,7 +245,7 @@ func printTimeline(ctx context.Context, w io.Writer, db store.Store, task uuid.U
 		for _, o := range d.Included {
 			in = append(in, o.Name)
 		}
-		fmt.Fprintf(w, "turn %d: %s; prompt includes: %s\n", d.Turn, plural(len(d.Context), "candidate path"), strings.Join(in, ", "))
+		fmt.Fprintf(w, "%s (turn %d): %s; the prompt includes: %s\n", rec.Position, d.Turn, plural(len(d.Context), "candidate path"), strings.Join(in, ", "))
 		for _, o := range d.Included {
 			for _, m := range o.Matches {
 				if m.Pattern == "" {
@@ -253,7 +253,7 @@ func printTimeline(ctx context.Context, w io.Writer, db store.Store, task uuid.U
 				}
 				src := ""
 				if srcs := events.SourcesOf(d.Context, m.Root, m.Path); len(srcs) > 0 {
-					src = ", from " + session.SourceString(srcs[len(srcs)-1])
+					src = ", from " + rec.Requests.Source(srcs[len(srcs)-1])
 				}
 				fmt.Fprintf(w, "    + %-14s %s matched %s%s\n", o.Name, m.Pattern, m.Path, src)
 				break
