@@ -62,9 +62,9 @@ func TestServerBounds(t *testing.T) {
 		}
 		waitFor(t, fmt.Sprintf("the server to hold %d connections at most", max), func() bool { return s.connCount() <= max })
 		hookServed(t, s, "t1")
-		if n := s.connCount(); n > max {
-			t.Fatalf("the server holds %d connections, bound %d", n, max)
-		}
+		// The server may still be accepting the last of the idle connections (the kernel queued
+		// them): each one past the bound closes another, so the count comes back under it.
+		waitFor(t, fmt.Sprintf("the server to hold %d connections at most once every dial is taken", max), func() bool { return s.connCount() <= max })
 	})
 
 	t.Run("idle limit", func(t *testing.T) {
