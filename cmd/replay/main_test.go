@@ -24,9 +24,27 @@ import (
 var update = flag.Bool("update", false, "rewrite the recorded logs under testdata/logs")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(privateDataHome{m}, map[string]func(){
 		"replay": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
+}
+
+// privateDataHome runs the tests with the user's data folder ($XDG_DATA_HOME) in a temporary
+// folder of their own and without $TASKLOG_DB or $TASKLOG_STORE: a test that forgets --db
+// writes there, never into the task log of the user running the tests.
+type privateDataHome struct{ m *testing.M }
+
+func (p privateDataHome) Run() int {
+	dir, err := os.MkdirTemp("", "tasklog-test-data-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_DATA_HOME", dir)
+	os.Unsetenv("TASKLOG_DB")
+	os.Unsetenv(storeEnv)
+	return p.m.Run()
 }
 
 // repoRoot is the repository root, where testdata/ is shared by the demo and the tests.
