@@ -50,6 +50,20 @@ func (s *mcpServer) addAuditTools(srv *mcp.Server) {
 		s.why)
 }
 
+// auditAt is what the audit and why tools start from: the task a call names (or the current
+// one), the turn it names (or the last), and the folders whose files the audit lists.
+func (s *mcpServer) auditAt(ctx context.Context, db store.Store, name string, turn int, prompt *int, request int) (uuid.UUID, int, []session.Root, error) {
+	task, err := s.taskFor(db, name)
+	if err != nil {
+		return uuid.Nil, 0, nil, err
+	}
+	if turn, err = mcpMoment(ctx, db, task, turn, prompt, request); err != nil {
+		return uuid.Nil, 0, nil, err
+	}
+	roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+	return task, turn, roots, err
+}
+
 // mcpMoment is the turn a call names (by turn, or prompt and request), or the last one.
 func mcpMoment(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
 	if prompt != nil || turn != 0 {
@@ -68,15 +82,7 @@ func mcpMoment(ctx context.Context, db store.Store, task uuid.UUID, turn int, pr
 func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAuditIn) (*mcp.CallToolResult, mcpAuditOut, error) {
 	var out mcpAuditOut
 	err := s.withDB(func(db store.Store) error {
-		task, err := s.taskFor(db, in.Task)
-		if err != nil {
-			return err
-		}
-		turn, err := mcpMoment(ctx, db, task, in.Turn, in.Prompt, in.Request)
-		if err != nil {
-			return err
-		}
-		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+		task, turn, roots, err := s.auditAt(ctx, db, in.Task, in.Turn, in.Prompt, in.Request)
 		if err != nil {
 			return err
 		}
@@ -113,15 +119,7 @@ func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn
 		return nil, out, errors.New("rule: name the rule, by name or id")
 	}
 	err := s.withDB(func(db store.Store) error {
-		task, err := s.taskFor(db, in.Task)
-		if err != nil {
-			return err
-		}
-		turn, err := mcpMoment(ctx, db, task, in.Turn, in.Prompt, in.Request)
-		if err != nil {
-			return err
-		}
-		roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+		task, turn, roots, err := s.auditAt(ctx, db, in.Task, in.Turn, in.Prompt, in.Request)
 		if err != nil {
 			return err
 		}
