@@ -13,16 +13,18 @@ import (
 	"time"
 )
 
-// TestMCPProcess runs `replay mcp` as an agent does, a process speaking JSON-RPC on its stdin and
-// stdout, for one initialize and one tools/list exchange; closing stdin ends it with status 0.
-func TestMCPProcess(t *testing.T) {
-	bin, err := exec.LookPath("replay") // testscript.Main puts this test binary on PATH as replay
+// startMCPProcess starts `replay mcp` (testscript.Main puts this test binary on PATH as replay)
+// over the MCP fixture, with limit as the bound on the whole process: a server that hangs fails
+// the test. It returns the pipe to its stdin and a scanner of its stdout's lines.
+func startMCPProcess(t *testing.T, limit time.Duration) (context.Context, *exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	bin, err := exec.LookPath("replay")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := mcpFixture(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, "mcp", "--workspace", f.ws, "--db", f.db)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -37,6 +39,13 @@ func TestMCPProcess(t *testing.T) {
 	}
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(nil, 1<<20)
+	return ctx, cmd, stdin, lines
+}
+
+// TestMCPProcess runs `replay mcp` as an agent does, a process speaking JSON-RPC on its stdin and
+// stdout, for one initialize and one tools/list exchange; closing stdin ends it with status 0.
+func TestMCPProcess(t *testing.T) {
+	ctx, cmd, stdin, lines := startMCPProcess(t, 3*time.Minute)
 	exchange := func(req string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(stdin, req+"\n"); err != nil {
@@ -89,27 +98,7 @@ func TestMCPProcess(t *testing.T) {
 // the requests sent before and after them are answered, and closing stdin still ends it with
 // status 0.
 func TestMCPProcessBadFrames(t *testing.T) {
-	bin, err := exec.LookPath("replay")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := mcpFixture(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a server that hangs fails
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "mcp", "--workspace", f.ws, "--db", f.db)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(nil, 1<<20)
+	ctx, cmd, stdin, lines := startMCPProcess(t, 3*time.Minute)
 	type reply struct {
 		ID     json.RawMessage `json:"id"`
 		Result map[string]any  `json:"result"`
