@@ -280,8 +280,10 @@ func newAuditor(l *auditLog) *auditor {
 		firstRow: map[string]audit.Moment{}, included: map[string]int{}}
 	a.reportsLoads = slices.Contains(agentsReportingLoads, l.agent) || len(l.loads) > 0
 	for _, ld := range l.loads {
-		if was, ok := a.loadFrom[ld.p.Path]; !ok || ld.from < was.from {
-			a.loadFrom[ld.p.Path] = ld
+		for _, key := range loadKeys(ld.p) {
+			if was, ok := a.loadFrom[key]; !ok || ld.from < was.from {
+				a.loadFrom[key] = ld
+			}
 		}
 	}
 	for _, d := range l.deliveries {
@@ -290,6 +292,23 @@ func newAuditor(l *auditLog) *auditor {
 	a.sorted = slices.Clone(l.deliveries)
 	slices.SortStableFunc(a.sorted, func(x, y auditDelivery) int { return cmp.Compare(x.del.Decision, y.del.Decision) })
 	return a
+}
+
+// loadKeys are the rule file names an agent's load answers for: its absolute path, and for a
+// file of the user's own memory ("User" in Claude Code, "user" in Qwen Code) each "~/" name its
+// path could have under the home folder, which the log does not record: a global rule's id
+// names its file as "~/.claude/rules/go.md", the agent as "/home/me/.claude/rules/go.md".
+func loadKeys(p *events.InstructionsLoaded) []string {
+	keys := []string{p.Path}
+	if !strings.EqualFold(p.MemoryType, "user") {
+		return keys
+	}
+	for i := 0; i < len(p.Path); i++ {
+		if p.Path[i] == '/' && i+1 < len(p.Path) {
+			keys = append(keys, "~/"+p.Path[i+1:])
+		}
+	}
+	return keys
 }
 
 // lastCompactionBefore is the seq of the last compaction before seq, 0 for none.

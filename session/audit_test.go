@@ -151,3 +151,23 @@ func TestAuditByNameAndDuplicate(t *testing.T) {
 		t.Errorf("findings %+v, want one duplicate", rep.Findings)
 	}
 }
+
+// TestLoadKeys checks the names an agent's load answers for: a file of the user's own memory
+// also under its "~/" names, which a global rule's id uses.
+func TestLoadKeys(t *testing.T) {
+	for _, tc := range []struct {
+		memory, path string
+		want         []string
+	}{
+		{"Project", "/w/.claude/rules/a.md", []string{"/w/.claude/rules/a.md"}},
+		{"User", "/home/me/.claude/rules/a.md", []string{"/home/me/.claude/rules/a.md",
+			"~/home/me/.claude/rules/a.md", "~/me/.claude/rules/a.md", "~/.claude/rules/a.md", "~/rules/a.md", "~/a.md"}},
+		{"user", "/h/QWEN.md", []string{"/h/QWEN.md", "~/h/QWEN.md", "~/QWEN.md"}},
+		{"User", "/h/", []string{"/h/", "~/h/"}},
+	} {
+		got := loadKeys(&events.InstructionsLoaded{Path: tc.path, MemoryType: tc.memory})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("loadKeys(%s %s) = %q, want %q", tc.memory, tc.path, got, tc.want)
+		}
+	}
+}
