@@ -153,10 +153,11 @@ var toolTable = map[string]toolHandler{
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
-// "absolutePath".
+// "absolutePath"; VS Code's read_file of the same name gives "filePath".
 func clineFile(p toolParams, c *collector) {
 	c.file(p.str("path"))
 	c.file(p.str("absolutePath"))
+	c.file(p.str("filePath"))
 }
 
 func clineDir(p toolParams, c *collector) {

@@ -39,6 +39,8 @@ func TestToolTargets(t *testing.T) {
 		{"cline replace_in_file", "replace_in_file",
 			`{"absolutePath":"/workspaces/x/EndTurnSystem.cs","diff":"------- SEARCH\nusing a/b.cs;\n=======\n+++++++ REPLACE"}`,
 			files("/workspaces/x/EndTurnSystem.cs")},
+		{"vs code read_file filePath", "read_file", `{"filePath":"/w/app/models/user.rb","startLine":1,"endLine":40}`,
+			files("/w/app/models/user.rb")},
 		{"cline new_rule", "new_rule", `{"path":".clinerules/ts.md","content":"x"}`, files(".clinerules/ts.md")},
 		{"cline list_files is a directory", "list_files", `{"path":"/workspaces/Online-Card-Architecture","recursive":false}`,
 			files("/workspaces/Online-Card-Architecture/")},
