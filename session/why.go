@@ -59,6 +59,9 @@ func Why(ctx context.Context, lr LogReader, task uuid.UUID, turn int, rule strin
 		}
 	}
 	w.Decision = a.whyDecision(x, rec)
+	if m := a.whyMode(x.Rule, rec.Decision.Mode); m != "" {
+		w.Decision = append(w.Decision, m)
+	}
 	w.Agent = a.whyAgent(x.Rule, turn)
 	w.Delivery = a.whyDelivery(x.Rule, rec, w.Entry)
 	for _, f := range rep.Findings {
@@ -135,6 +138,23 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 		return out
 	}
 	return append(out, fmt.Sprintf("A path the patterns match would apply it, in the workspace now: %s.", strings.Join(match, ", ")))
+}
+
+// whyMode says which mode the agent was in, where it recorded one (Cline's Plan and Act, Claude
+// Code's plan permission mode), and whether the rule names a mode: a rule without a mode
+// condition applies alike in both, so a rule missed in Plan mode was not filtered out by it.
+func (a *auditor) whyMode(o events.RuleOutcome, mode string) string {
+	if mode == "" {
+		return ""
+	}
+	if r := ruleByID(a.rules, o.ID); r != nil {
+		for _, c := range r.Conditions {
+			if c.Key == rules.CondMode {
+				return fmt.Sprintf("The agent was in %s mode; the rule's mode condition lists %s.", mode, strings.Join(c.Values, ", "))
+			}
+		}
+	}
+	return fmt.Sprintf("The agent was in %s mode; the rule has no mode condition, so the mode did not decide it.", mode)
 }
 
 // whyAgent says whether the agent loaded the rule by itself by the request of turn.
