@@ -175,10 +175,17 @@ func readAudit(ctx context.Context, er EventReader, task uuid.UUID) (*auditLog, 
 			l.deliveries = append(l.deliveries, auditDelivery{ev.Seq, p})
 		case *events.InstructionsLoaded:
 			// A load comes into the model's context with the request after it; one made when
-			// the session started (reported late) counts from the start, or the last compaction.
+			// the session started (reported late) counts from the start, or the last compaction;
+			// one a file access caused (a Read matched the rule's paths, or entered a folder with
+			// its own CLAUDE.md) reaches the model with that tool's result, as does what the
+			// tool's hook delivered: it counts from the decision of that tool call, the last
+			// before it.
 			from := ev.Turn
-			if p.Reason == "session_start" {
+			switch p.Reason {
+			case "session_start":
 				from = max(1, lastCompactTurn)
+			case "path_glob_match", "nested_traversal":
+				from = max(1, ev.Turn-1)
 			}
 			l.loads = append(l.loads, auditLoad{ev.Seq, from, p})
 		case *events.RulesSnapshot:
