@@ -95,9 +95,11 @@ type reportData struct {
 	Delivered int
 	// requests names the requests of the evidence.
 	requests *session.Requests
-	// Findings and AgentLoads are the audit's (replay audit).
+	// Findings and AgentLoads are the audit's (replay audit); Audit its rows, request by
+	// request.
 	Findings   []audit.Finding
 	AgentLoads string
+	Audit      []reportAuditRequest
 }
 
 // UserPrompts counts the prompts that are user messages (prompt 0 holds what came before the
@@ -333,37 +335,6 @@ func escapeDecision(d *events.Decision) {
 		dgs[i] = dg
 	}
 	d.Diagnostics = dgs
-}
-
-// addAudit puts the audit's columns into the cells and its findings into the page.
-func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *reportData, rows map[string]*reportRow) error {
-	roots, err := auditRoots(ctx, db, task, &workspaceFlags{}, true)
-	if err != nil {
-		return err
-	}
-	rep, err := session.Audit(ctx, db, task, session.AuditOptions{Workspace: roots})
-	if err != nil {
-		return err
-	}
-	data.AgentLoads = rep.AgentLoads
-	for i, req := range rep.Requests {
-		for _, e := range req.Rules {
-			r := rows[e.ID]
-			if r == nil || i >= len(r.Cells) {
-				continue
-			}
-			c := &r.Cells[i]
-			c.AgentLoaded, c.Held = yesNo(e.AgentLoaded), yesNo(e.Held)
-			for _, k := range e.Findings {
-				c.Findings = append(c.Findings, string(k))
-			}
-		}
-	}
-	for _, f := range rep.Findings {
-		f.Evidence, f.Rule, f.Path = escapeControls(f.Evidence), escapeControls(f.Rule), escapeControls(f.Path)
-		data.Findings = append(data.Findings, f)
-	}
-	return nil
 }
 
 func escapeSources(srcs []events.Source) []events.Source {

@@ -138,6 +138,14 @@ type pageLayout struct {
 	// The first timeline row's summary and first column.
 	Summary  rect `json:"summary"`
 	FirstCol rect `json:"firstCol"`
+	// The audit table: the requests it shows (one, the focused cell's), its rows and box, and
+	// the request shown once the first is picked from its list.
+	AuditShown  []int `json:"auditShown"`
+	AuditFocus  int   `json:"auditFocus"`
+	AuditRows   int   `json:"auditRows"`
+	AuditBox    rect  `json:"auditBox"`
+	AuditPicked []int `json:"auditPicked"`
+	AuditWide   bool  `json:"auditWide"`
 }
 
 type rect struct{ L, T, R, B float64 }
@@ -196,6 +204,21 @@ func checkLayout(t *testing.T, m pageLayout, width int, wide, long bool) {
 	}
 	if m.Prompts < 1 || m.JumpGot != m.JumpWant {
 		t.Errorf("the jump to the last of %d prompts focused request %d, want %d", m.Prompts, m.JumpGot, m.JumpWant)
+	}
+	if len(m.AuditShown) != 1 || m.AuditShown[0] != m.AuditFocus {
+		t.Errorf("the audit table shows requests %v, want the focused cell's, %d, alone", m.AuditShown, m.AuditFocus)
+	}
+	if m.AuditRows < 1 || m.AuditRows > m.Rows {
+		t.Errorf("the audit table of a request has %d rows, want 1 to %d (one per rule file)", m.AuditRows, m.Rows)
+	}
+	if m.AuditBox.L < -0.5 || m.AuditBox.R > float64(m.ViewportWidth)+0.5 || m.AuditWide {
+		t.Errorf("the audit table %+v is not inside the %d px viewport, or its rows need sideways scrolling (%v)", m.AuditBox, m.ViewportWidth, m.AuditWide)
+	}
+	if m.AuditBox.overlaps(m.PanelBox) {
+		t.Errorf("the evidence panel %+v covers the audit table %+v", m.PanelBox, m.AuditBox)
+	}
+	if len(m.AuditPicked) != 1 || m.AuditPicked[0] != 0 {
+		t.Errorf("picking the first request in the audit's list shows %v, want [0]", m.AuditPicked)
 	}
 	if m.Summary.L < -0.5 || m.Summary.R > float64(m.ViewportWidth)+0.5 {
 		t.Errorf("the timeline's summary %+v is not on screen in a %d px viewport", m.Summary, m.ViewportWidth)
@@ -270,6 +293,13 @@ const probe = `<script>
   var jump = document.getElementById('jump');
   jump.selectedIndex = jump.options.length - 1; jump.dispatchEvent(new Event('change'));
   m.jumpWant = +jump.value; m.jumpGot = pos(current()).T; m.prompts = jump.options.length;
+  var shown = function () { return Array.prototype.slice.call(document.querySelectorAll('.audit-box')).filter(function (el) { return el.offsetParent !== null; }); };
+  var ab = shown();
+  m.auditShown = ab.map(function (el) { return +el.dataset.a; }); m.auditFocus = pos(current()).T;
+  if (ab.length) { m.auditBox = box(ab[0]); m.auditRows = ab[0].querySelectorAll('tbody tr').length; m.auditWide = ab[0].scrollWidth > ab[0].clientWidth + 1; }
+  var pick = document.getElementById('audit-req');
+  pick.selectedIndex = 0; pick.dispatchEvent(new Event('change'));
+  m.auditPicked = shown().map(function (el) { return +el.dataset.a; });
   var row = document.querySelector('.timeline tbody tr:not(.prompt-head)');
   m.summary = box(row.lastElementChild); m.firstCol = box(row.firstElementChild);
   m.Wide = Array.prototype.slice.call(document.querySelectorAll('body *')).filter(function (el) { return el.getBoundingClientRect().right > window.innerWidth + 1; }).slice(0, 5).map(function (el) { return el.tagName + '.' + el.className + '#' + el.id; }).join(' ');
