@@ -27,7 +27,9 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		// After a compaction, and after a resume ('claude --continue', '--resume'), the model no
 		// longer has the hook text of the session before: Claude Code keeps it in the transcript
 		// but does not send it again. Both are compactions, and what applies is delivered anew.
-		if src := gets(v, "source"); src == "compact" || src == "resume" {
+		// Codex ('codex exec resume') sends the history with the hook text again: its resume is
+		// none (TestCodexResume).
+		if src := gets(v, "source"); src == "compact" || src == "resume" && !resumeKeepsHookText[agent] {
 			h.Records = append(h.Records, Record{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: src}})
 			h.Channel, h.Redeliver = events.ChannelSession, true
 		}
@@ -176,3 +178,8 @@ func firstString(v any, keys ...string) string {
 	}
 	return ""
 }
+
+// resumeKeepsHookText names the agents of Claude Code's hook shape that send the hook text of a
+// resumed session to the model again, checked against the real programs: their SessionStart
+// with source "resume" is no compaction.
+var resumeKeepsHookText = map[Agent]bool{Codex: true}

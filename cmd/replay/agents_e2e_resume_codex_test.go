@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+)
+
+// TestCodexResume runs the real Codex twice on one session: 'codex exec' reads
+// src/api/routes.ts with a shell command, whose PreToolUse hook delivers the src/api rule, then
+// 'codex exec resume --last' reads it again. Codex keeps hook text in the history it sends the
+// model after a resume: every request of the resumed session holds the rule once, from the
+// first session, and tasklog delivers nothing again. 'replay audit --json' must say the same:
+// the rule held at every request of the second prompt, delivered only in the first.
+func TestCodexResume(t *testing.T) {
+	a := newAgentRun(t, codexDriver)
+	replay := (&replayBuilder{dir: t.TempDir()}).binary(t)
+	db := filepath.Join(a.tmp, "t.db")
+	a.write(t, e2eRead, "export const routes = ['/users'];\n")
+	for rel, content := range e2eRules("codex") {
+		a.write(t, rel, content)
+	}
+	if out, code := runReplay(t, replay, a.home, "install", "codex", "--project", a.ws, "--db", db); code != 0 {
+		t.Fatalf("replay install: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	read := fakemodel.Call("exec_command", map[string]any{"cmd": "cat " + e2eRead})
+
+	model, err := fakemodel.Start([]fakemodel.Step{read, fakemodel.Final("The routes list /users.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	a.model = model
+	a.run(t, "Look at the API routes.")
+	first := model.ModelRequests()
+	if n := strings.Count(first[len(first)-1].Text(), scopedMarker); n != 1 {
+		t.Fatalf("first session: the last request holds the scoped rule %d times, want once\n%s", n, a.describeRequests())
+	}
+
+	// The resumed session's requests carry the first session's call: its script goes on from
+	// the second step.
+	resumed, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("unused"), read, fakemodel.Final("The routes are unchanged.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resumed.Close() })
+	a.model = resumed
+	cont := codexDriver
+	cont.args = func(prompt string) []string {
+		return []string{"exec", "resume", "--last", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust", prompt}
+	}
+	a.driver = cont
+	a.run(t, "Look at the routes again.")
+	reqs := resumed.ModelRequests()
+	if len(reqs) < 2 {
+		t.Fatalf("the resumed session made %d requests, want 2\n%s", len(reqs), a.describeRequests())
+	}
+	for i, r := range reqs {
+		if !strings.Contains(r.Text(), "Look at the API routes.") {
+			t.Errorf("resumed request %d lacks the first prompt: not a resumed session", i+1)
+		}
+		for _, m := range []string{scopedMarker, alwaysMarker} {
+			if n := strings.Count(r.Text(), m); n != 1 {
+				t.Errorf("resumed request %d holds %s %d times, want once (kept from the first session, not delivered again)", i+1, m, n)
+			}
+		}
+	}
+	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
+}
+
+// checkResumeAudit holds 'replay audit --json' of a two-prompt task to a resume that kept the
+// hook text: each rule of held is held at every request of prompt 2 and delivered in none.
+func checkResumeAudit(t *testing.T, replay, home, db string, held map[string]bool) {
+	t.Helper()
+	out, _ := runReplay(t, replay, home, "audit", "--json", "--db", db)
+	var rep auditJSON
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
+		t.Fatalf("replay audit --json: %v\n%s", err, out)
+	}
+	second := 0
+	for _, r := range rep.Requests {
+		if r.Prompt != 2 {
+			continue
+		}
+		second++
+		for _, rule := range r.Rules {
+			if !held[rule.Rule] {
+				continue
+			}
+			if rule.Held == nil || !*rule.Held || rule.Delivered {
+				t.Errorf("prompt 2, request %d, %s: held %s, delivered %v; want held, not delivered again (the model has it from prompt 1)",
+					r.Request, rule.Rule, yesNo(rule.Held), rule.Delivered)
+			}
+		}
+	}
+	if second == 0 {
+		t.Errorf("the audit has no request of prompt 2:\n%s", out)
+	}
+}
