@@ -17,6 +17,7 @@ var docRunElsewhere = map[string]string{
 	"go test -race -count=1 ./cmd/replay/... ./session/serve/... ./store/natsstore": ".ci/run",
 	"bash .ci/install-agents":                                                       ".ci/run",
 	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                               "TestAgentsEndToEnd",
+	"go test ./cmd/replay -run Resume -v":                                           "TestCodexResume",
 	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":        "TestAgentHarness",
 	"go install github.com/nats-io/nats-server/v2@v2.15.2":                          ".ci/run",
 	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
