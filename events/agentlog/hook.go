@@ -20,7 +20,7 @@ const (
 )
 
 // HookAgents lists the agents whose hook payloads ParseHook reads, in a fixed order.
-func HookAgents() []Agent { return []Agent{ClaudeCode, Codex, Cline, Cursor, Copilot} }
+func HookAgents() []Agent { return []Agent{ClaudeCode, Codex, Cline, Cursor, Copilot, Gemini} }
 
 // ParseHookAgent returns the hook agent named s, or ErrUnknownAgent.
 func ParseHookAgent(s string) (Agent, error) {
@@ -29,7 +29,7 @@ func ParseHookAgent(s string) (Agent, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q (want one of claude-code, codex, cline, cursor, copilot)", ErrUnknownAgent, s)
+	return "", fmt.Errorf("%w %q (want one of claude-code, codex, cline, cursor, copilot, gemini)", ErrUnknownAgent, s)
 }
 
 // ErrHookPayload is returned for stdin that is not a hook payload of a known agent.
@@ -135,6 +135,8 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 		h, err = parseClineHook(v)
 	case Cursor:
 		h, err = parseCursorHook(v)
+	case Gemini:
+		h, err = parseGeminiHook(v)
 	default:
 		h, err = parseClaudeHook(agent, v)
 	}
@@ -155,8 +157,9 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 // detectHook recognises the dialect: Cline's hookName and taskId, Cursor's conversation_id
 // (with Cursor's lowerCamel event names, which come with a session_id too: sessionStart and
 // sessionEnd name it, and Cursor documents it on every agent hook), VS Code's camelCase
-// hookEventName and sessionId, Codex's turn_id, model or apply_patch; the hint decides between
-// Claude Code and Codex otherwise.
+// hookEventName and sessionId, Codex's turn_id, model or apply_patch, Gemini CLI's own event
+// names or its transcript under ~/.gemini/tmp/; the hint decides between Claude Code, Codex and
+// Gemini CLI otherwise.
 func detectHook(hint Agent, v any) Agent {
 	switch {
 	case get(v, "hookName") != nil || get(v, "taskId") != nil:
@@ -165,6 +168,8 @@ func detectHook(hint Agent, v any) Agent {
 		return Cursor
 	case get(v, "hookEventName") != nil && get(v, "hook_event_name") == nil:
 		return Copilot
+	case isGeminiHook(v):
+		return Gemini
 	case get(v, "turn_id") != nil || gets(v, "tool_name") == "apply_patch" ||
 		strings.Contains(gets(v, "transcript_path"), "/rollout-"):
 		return Codex
@@ -172,7 +177,7 @@ func detectHook(hint Agent, v any) Agent {
 		return Codex
 	}
 	switch hint {
-	case Codex, Copilot:
+	case Codex, Copilot, Gemini:
 		return hint
 	}
 	return ClaudeCode

@@ -27,7 +27,7 @@ func (h *Hook) Reply(text string) []byte {
 }
 
 // NeutralReply is the answer that changes nothing: nothing at all for Claude Code and Codex,
-// {} for VS Code's Copilot, {"cancel": false} for Cline, and for Cursor what each event
+// {} for VS Code's Copilot and Gemini CLI, {"cancel": false} for Cline, and for Cursor what each event
 // expects to let the agent go on ({"continue": true} before a prompt, {"permission": "allow"}
 // before a file read, {} otherwise: Cursor's own approval settings decide the rest).
 func NeutralReply(agent Agent, event string) []byte {
@@ -42,7 +42,8 @@ func NeutralReply(agent Agent, event string) []byte {
 			return []byte(`{"permission":"allow"}` + "\n")
 		}
 		return []byte("{}\n")
-	case Copilot:
+	case Copilot, Gemini:
+		// Gemini CLI reads stderr as the hook's answer when stdout is empty.
 		return []byte("{}\n")
 	}
 	return nil
@@ -67,6 +68,7 @@ func replyJSON(v any) []byte {
 //	cline        .clinerules/**, ~/Documents/Cline/Rules/**, .cursorrules, .windsurfrules, AGENTS.md at the root
 //	cursor       .cursor/rules/**, .cursorrules, AGENTS.md anywhere
 //	copilot      .github/copilot-instructions.md, .github/instructions/**, AGENTS.md at the root
+//	gemini       GEMINI.md only (its default context file name), which is no rule family tasklog reads
 //
 // Everything else (other families, tasklog's own .tasklog/rules, AGENTS.md in subfolders for
 // Codex, Cline and Copilot) is delivered.
