@@ -18,6 +18,10 @@ import (
 //   - Cursor: .cursor/hooks.json, {"version": 1, "hooks": {"event": [{"command", "timeout"}]}}.
 //   - VS Code (Copilot): .github/hooks/*.json in VS Code's own shape ({"type", "command",
 //     "timeout"} per event), and Claude's settings files.
+//   - Gemini CLI: "hooks" in .gemini/settings.json (project) or ~/.gemini/settings.json (user),
+//     Claude's matcher groups with the timeout in milliseconds; the matcher is a regular
+//     expression on the tool name for BeforeTool/AfterTool, the source or reason for
+//     SessionStart and SessionEnd, "*" or "" for all. The same file holds its "mcpServers".
 //   - pi: no command hooks; extensions in .pi/extensions/NAME/index.ts (project) and
 //     ~/.pi/agent/extensions/NAME/index.ts ($PI_CODING_AGENT_DIR), loaded by themselves.
 
@@ -46,6 +50,19 @@ var codexEvents = []hookEvent{
 	{"SessionEnd", false, 3},
 }
 
+// geminiEvents leave out BeforeTool, whose reply reaches no model (the call is recorded by
+// AfterTool), PreCompress, which Gemini CLI fires before every model request whether or not it
+// compresses, and the events that record nothing (AfterModel, BeforeToolSelection,
+// Notification).
+var geminiEvents = []hookEvent{
+	{"SessionStart", true, hookTimeout * 1000},
+	{"BeforeAgent", false, hookTimeout * 1000},
+	{"BeforeModel", false, hookTimeout * 1000},
+	{"AfterTool", true, hookTimeout * 1000},
+	{"AfterAgent", false, hookTimeout * 1000},
+	{"SessionEnd", true, hookTimeout * 1000},
+}
+
 var cursorEvents = []hookEvent{
 	{"sessionStart", false, hookTimeout},
 	{"beforeSubmitPrompt", false, hookTimeout},
@@ -71,7 +88,7 @@ var clineEvents = []string{
 }
 
 // installAgents are the agents install knows, in the order usage lists them.
-var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "pi"}
+var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "gemini", "pi"}
 
 // errCopilotUser is returned for `install copilot --user`: VS Code has no user hook file of its
 // own and reads Claude's, where `replay install claude-code --user` puts the hooks.
@@ -133,6 +150,8 @@ func hookTargets(agent string, s scope, cmd hookCommand) ([]target, error) {
 			return nil, errCopilotUser
 		}
 		return jsonFile(".github/hooks/tasklog.json", hookEdit{vscodeEvents, cmd, flatShape(vscodeEntry), 0}), nil
+	case "gemini":
+		return jsonFile(".gemini/settings.json", hookEdit{geminiEvents, cmd, claudeShape{}, 0}), nil
 	case "pi":
 		return piTargets(s, cmd.exe, cmd.db, s.piAgentDir)
 	case "cline":

@@ -17,6 +17,8 @@ import (
 //     $CLINE_MCP_SETTINGS_PATH, else $CLINE_DATA_DIR/settings, else $CLINE_DIR/data/settings
 //     (default ~/.cline); the VS Code extension in its global storage folder.
 //   - Codex: config.toml ([mcp_servers.NAME] tables), in .codex/ or $CODEX_HOME.
+//   - Gemini CLI: "mcpServers" in .gemini/settings.json or ~/.gemini/settings.json, the file
+//     its hooks are in (installHooks makes one change of the two edits).
 
 // mcpServerName is the key install keeps its server under in every agent's settings.
 const mcpServerName = "tasklog"
@@ -78,6 +80,8 @@ func mcpTargets(agent string, s scope, exe, db string) ([]target, error) {
 		return jsonFile(".mcp.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
 	case "cursor":
 		return jsonFile(".cursor/mcp.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
+	case "gemini":
+		return jsonFile(".gemini/settings.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
 	case "copilot":
 		if s.user {
 			return nil, errCopilotUserMCP

@@ -127,6 +127,37 @@ var installCases = []installCase{
   }
 }
 `}},
+	{"gemini", map[string]string{".gemini/settings.json": `{
+  "general": {
+    "vimMode": true
+  },
+  "hooks": {
+    "BeforeTool": [
+      {
+        "matcher": "write_file|replace",
+        "hooks": [
+          {
+            "name": "secret-scanner",
+            "type": "command",
+            "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/block-secrets.sh",
+            "timeout": 5000
+          }
+        ]
+      }
+    ]
+  },
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-github"
+      ],
+      "trust": false
+    }
+  }
+}
+`}},
 	{"cline", map[string]string{
 		".clinerules/hooks/Notification":  "#!/bin/sh\necho notified >&2\n",
 		".clinerules/hooks/PreToolUse.sh": "#!/bin/sh\necho '{\"cancel\": false}'\n",
@@ -228,6 +259,7 @@ func TestInstallRefusesMalformed(t *testing.T) {
 		{"codex", ".codex/hooks.json", `{"hooks": {"Stop": {"command": "x"}}}`, `"hooks.Stop" is an object, not an array`},
 		{"cursor", ".cursor/hooks.json", "{\"version\": 1,}", ".cursor/hooks.json: not valid JSON"},
 		{"copilot", ".github/hooks/tasklog.json", `{"hooks": "none"}`, `"hooks" is a string`},
+		{"gemini", ".gemini/settings.json", `{"hooks": {"AfterTool": {"command": "x"}}}`, `"hooks.AfterTool" is an object, not an array`},
 		{"claude-code", ".mcp.json", `{"mcpServers": {"tasklog": `, ".mcp.json: not valid JSON"},
 		{"claude-code", ".mcp.json", `{"mcpServers": ["tasklog"]}`, `"mcpServers" is an array, not an object`},
 		{"cursor", ".cursor/mcp.json", `{"mcpServers": null}`, `"mcpServers" is null, not an object`},
@@ -256,6 +288,7 @@ func TestInstallRefusesAServerOfTheUsers(t *testing.T) {
 	tests := []struct{ agent, file, content string }{
 		{"claude-code", ".mcp.json", `{"mcpServers": {"tasklog": {"command": "npx", "args": ["tasklog-mcp"]}}}`},
 		{"cursor", ".cursor/mcp.json", `{"mcpServers": {"tasklog": {"url": "http://localhost:7000/mcp"}}}`},
+		{"gemini", ".gemini/settings.json", `{"mcpServers": {"tasklog": {"httpUrl": "http://localhost:7000/mcp"}}}`},
 		{"copilot", ".vscode/mcp.json", `{"servers": {"tasklog": {"type": "stdio", "command": "/opt/tasklog/bin/replay", "args": ["serve"]}}}`},
 		{"codex", ".codex/config.toml", "[mcp_servers.tasklog]\ncommand = \"tasklog-mcp\"\n"},
 		{"codex", ".codex/config.toml", "[mcp_servers . \"tasklog\"]\ncommand = \"tasklog-mcp\"\n"},
@@ -382,7 +415,7 @@ func TestCodexConfigEdges(t *testing.T) {
 
 // TestInstallOnlyHooksOrOnlyServer: --no-mcp writes the hooks alone, --mcp-only the server alone.
 func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
-	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot"} {
+	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot", "gemini"} {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
 			hooksOnly := testOptions(agent, dir)
@@ -419,7 +452,7 @@ func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
 // TestInstallReplacesItsOwnEntries: installing from another binary, or with another database,
 // updates the entries in place; uninstall then removes them, whichever binary wrote them.
 func TestInstallReplacesItsOwnEntries(t *testing.T) {
-	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot", "cline"} {
+	for _, agent := range []string{"claude-code", "codex", "cursor", "copilot", "gemini", "cline"} {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
 			first := testOptions(agent, dir)

@@ -49,7 +49,7 @@ const (
 )
 
 // agents are the dialects replay hook takes.
-var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot"}
+var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "gemini"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -289,7 +289,7 @@ func neutralReply(agent string, payload []byte) []byte {
 			return []byte(`{"permission":"allow"}` + "\n")
 		}
 		return []byte("{}\n")
-	case "copilot":
+	case "copilot", "gemini":
 		return []byte("{}\n")
 	}
 	return nil
