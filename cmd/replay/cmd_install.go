@@ -9,23 +9,23 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tasklog/tasklog/events/agentlog"
 )
 
 // installOptions says what install or uninstall does: for which agent, where, and with which
 // replay binary and database.
 type installOptions struct {
-	agent      string
-	project    string // the project folder as given ("." by default)
-	user       bool
-	exe        string         // the replay binary the hooks run, absolute
-	db         string         // the database baked into the command, absolute, or a NATS store's URL; "" for none
-	home       string         // the user's home folder
-	codexHome  string         // $CODEX_HOME, or ""
-	clineMCP   string         // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
-	piAgentDir string         // $PI_CODING_AGENT_DIR, or ""
-	records    installRecords // where install remembers what it changed, for uninstall
-	noMCP      bool           // --no-mcp: the hooks only
-	mcpOnly    bool           // --mcp-only: the MCP server only
+	agent   string
+	project string // the project folder as given ("." by default)
+	user    bool
+	exe     string              // the replay binary the hooks run, absolute
+	db      string              // the database baked into the command, absolute, or a NATS store's URL; "" for none
+	home    string              // the user's home folder
+	getenv  func(string) string // the environment that moves agents' user files ($CODEX_HOME, …); nil for none
+	records installRecords      // where install remembers what it changed, for uninstall
+	noMCP   bool                // --no-mcp: the hooks only
+	mcpOnly bool                // --mcp-only: the MCP server only
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -91,23 +91,38 @@ func recordingNotes(opts installOptions) []string {
 
 // installNotes are what install leaves to the user, printed after the files it changed.
 func installNotes(opts installOptions) []string {
+	d := agentlog.DialectOf(agentlog.Agent(opts.agent))
+	if d == nil {
+		return nil
+	}
 	var notes []string
-	if opts.agent == "codex" && !opts.user && !opts.mcpOnly {
+	if d.InstallNote != nil && !opts.user && !opts.mcpOnly {
 		dir, _ := filepath.Abs(opts.project)
-		config := "~/.codex/config.toml"
-		if opts.codexHome != "" {
-			config = filepath.Join(opts.codexHome, "config.toml")
-		}
-		notes = append(notes, fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
-			"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlString(dir), config))
+		notes = append(notes, d.InstallNote(dir, opts.env))
 	}
-	if opts.agent == "pi" && !opts.noMCP {
-		notes = append(notes, "note: pi has no MCP client: the extension records, decides and delivers by itself")
+	if d.MCP.Format == agentlog.NoMCP && d.MCP.Absent != "" && !opts.noMCP {
+		notes = append(notes, "note: "+d.MCP.Absent+": the "+hooksWord(d)+" records, decides and delivers by itself")
 	}
-	if opts.agent == "cline" && !opts.user && !opts.noMCP {
-		notes = append(notes, "note: Cline reads MCP servers per user only: 'replay install cline --user' adds the tasklog server")
+	if d.MCP.Format != agentlog.NoMCP && d.MCP.Project == "" && d.MCP.NoProject != "" && !opts.user && !opts.noMCP {
+		notes = append(notes, "note: "+d.MCP.NoProject+": 'replay install "+opts.agent+" --user' adds the tasklog server")
 	}
 	return notes
+}
+
+// hooksWord is what the agent's hooks are called.
+func hooksWord(d *agentlog.Dialect) string {
+	if d.Hooks.Shape == agentlog.HookExtension {
+		return "extension"
+	}
+	return "hooks"
+}
+
+// env is the environment variable name as install sees it.
+func (opts installOptions) env(name string) string {
+	if opts.getenv == nil {
+		return ""
+	}
+	return opts.getenv(name)
 }
 
 // parseInstallArgs reads the command line and the environment; it returns the status to exit
@@ -130,7 +145,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	f.BoolVar(&opts.mcpOnly, "mcp-only", false, "the MCP server only, not the hooks")
 	f.Usage = func() {
 		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
-			name, strings.Join(installAgents, "|"), what)
+			name, strings.Join(installAgents(), "|"), what)
 		f.PrintDefaults()
 	}
 	pos, code := f.parseOrExit(args, 1, 1)
@@ -148,8 +163,8 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 		fmt.Fprintf(stderr, "replay %s: --no-mcp and --mcp-only cannot be used together\n", name)
 		return opts, exitUsage
 	}
-	if !slices.Contains(installAgents, opts.agent) {
-		fmt.Fprintf(stderr, "replay %s: unknown agent %q (want one of %s)\n", name, opts.agent, strings.Join(installAgents, ", "))
+	if !slices.Contains(installAgents(), opts.agent) {
+		fmt.Fprintf(stderr, "replay %s: %v\n", name, errUnknownAgent(opts.agent))
 		return opts, exitUsage
 	}
 	var err error
@@ -174,33 +189,9 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 		}
 	}
 	opts.home, _ = os.UserHomeDir()
-	opts.codexHome = os.Getenv("CODEX_HOME")
-	opts.clineMCP = clineMCPSettings(os.Getenv)
-	opts.piAgentDir = os.Getenv("PI_CODING_AGENT_DIR")
+	opts.getenv = os.Getenv
 	opts.records = installRecords(filepath.Join(userDataDir(), "tasklog", "install"))
 	return opts, -1
-}
-
-// clineMCPSettings is the file Cline's CLI reads its MCP servers from when its environment
-// moves it: $CLINE_MCP_SETTINGS_PATH, else under $CLINE_DATA_DIR, else under $CLINE_DIR; "" for
-// the default, ~/.cline/data/settings/cline_mcp_settings.json.
-func clineMCPSettings(getenv func(string) string) string {
-	const file = "cline_mcp_settings.json"
-	var p string
-	switch {
-	case strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH")) != "":
-		p = strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH"))
-	case strings.TrimSpace(getenv("CLINE_DATA_DIR")) != "":
-		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DATA_DIR")), "settings", file)
-	case strings.TrimSpace(getenv("CLINE_DIR")) != "":
-		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DIR")), "data", "settings", file)
-	default:
-		return ""
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	return p
 }
 
 // replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps
@@ -223,22 +214,26 @@ func installHooks(opts installOptions, install bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	d, err := installDialect(opts.agent)
+	if err != nil {
+		return nil, err
+	}
 	var targets []target
 	if !opts.mcpOnly {
-		ts, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
+		ts, err := hookTargets(d, s, newHookCommand(opts.exe, opts.agent, opts.db))
 		if err != nil {
 			return nil, err
 		}
 		targets = append(targets, ts...)
 	}
-	if opts.mcpOnly && opts.agent == "cline" && !opts.user {
-		return nil, errClineProjectMCP
+	if opts.mcpOnly && d.MCP.Format != agentlog.NoMCP && d.MCP.Project == "" && !opts.user {
+		return nil, refusal{errNoProjectMCP, d.MCP.NoProject + ": use 'replay install " + opts.agent + " --user --mcp-only'"}
 	}
-	if opts.mcpOnly && opts.agent == "pi" {
-		return nil, errors.New("pi has no MCP client: install its extension without --mcp-only")
+	if opts.mcpOnly && d.MCP.Format == agentlog.NoMCP {
+		return nil, fmt.Errorf("%s: install its %s without --mcp-only", d.MCP.Absent, hooksWord(d))
 	}
 	if !opts.noMCP {
-		ts, err := mcpTargets(opts.agent, s, opts.exe, opts.db)
+		ts, err := mcpTargets(d, s, opts.exe, opts.db)
 		if err != nil {
 			return nil, err
 		}
@@ -268,22 +263,7 @@ func (opts installOptions) scope() (scope, error) {
 		if opts.home == "" {
 			return scope{}, errors.New("--user: the home folder is unknown ($HOME is not set)")
 		}
-		s := scope{user: true, root: opts.home, clineMCP: opts.clineMCP}
-		if opts.piAgentDir != "" {
-			abs, err := filepath.Abs(opts.piAgentDir)
-			if err != nil {
-				return scope{}, err
-			}
-			s.piAgentDir = abs
-		}
-		if opts.codexHome != "" {
-			abs, err := filepath.Abs(opts.codexHome)
-			if err != nil {
-				return scope{}, err
-			}
-			s.codexHome = abs
-		}
-		return s, nil
+		return scope{user: true, root: opts.home, getenv: opts.env}, nil
 	}
 	root, err := filepath.Abs(opts.project)
 	if err != nil {
@@ -292,5 +272,5 @@ func (opts installOptions) scope() (scope, error) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return scope{}, fmt.Errorf("--project %s: not a folder", opts.project)
 	}
-	return scope{root: root, shown: opts.project}, nil
+	return scope{root: root, shown: opts.project, getenv: opts.env}, nil
 }

@@ -3,89 +3,74 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tasklog/tasklog/events/agentlog"
 )
 
-// What each agent reads, checked against its documentation or source:
-//   - Claude Code: settings.json "hooks", matcher groups; the matcher filters the tool for
-//     Pre/PostToolUse(Failure), the source, reason, load reason or trigger for SessionStart, SessionEnd,
-//     InstructionsLoaded and PreCompact, and is ignored for UserPromptSubmit and Stop.
-//   - Codex: hooks.json beside its config.toml, Claude's shape (`timeout` in seconds); it reads
-//     a matcher for Pre/PostToolUse and SessionStart only, and cuts SessionEnd to 3 s.
-//   - Cline: executable files named after the event (its CLI also accepts an extension; its VS
-//     Code extension only the bare name, which is what install writes).
-//   - Cursor: .cursor/hooks.json, {"version": 1, "hooks": {"event": [{"command", "timeout"}]}}.
-//   - VS Code (Copilot): .github/hooks/*.json in VS Code's own shape ({"type", "command",
-//     "timeout"} per event), and Claude's settings files.
-//   - pi: no command hooks; extensions in .pi/extensions/NAME/index.ts (project) and
-//     ~/.pi/agent/extensions/NAME/index.ts ($PI_CODING_AGENT_DIR), loaded by themselves.
-
-// hookTimeout is the budget, in seconds, install gives every hook.
-const hookTimeout = 10
-
-var claudeEvents = []hookEvent{
-	{"SessionStart", true, hookTimeout},
-	{"InstructionsLoaded", true, hookTimeout},
-	{"UserPromptSubmit", false, hookTimeout},
-	{"PreToolUse", true, hookTimeout},
-	{"PostToolUse", true, hookTimeout},
-	{"PostToolUseFailure", true, hookTimeout},
-	{"PreCompact", true, hookTimeout},
-	{"Stop", false, hookTimeout},
-	{"SessionEnd", true, hookTimeout},
-}
-
-var codexEvents = []hookEvent{
-	{"SessionStart", true, hookTimeout},
-	{"UserPromptSubmit", false, hookTimeout},
-	{"PreToolUse", true, hookTimeout},
-	{"PostToolUse", true, hookTimeout},
-	{"PreCompact", false, hookTimeout},
-	{"Stop", false, hookTimeout},
-	{"SessionEnd", false, 3},
-}
-
-var cursorEvents = []hookEvent{
-	{"sessionStart", false, hookTimeout},
-	{"beforeSubmitPrompt", false, hookTimeout},
-	{"preToolUse", false, hookTimeout},
-	{"postToolUse", false, hookTimeout},
-	{"preCompact", false, hookTimeout},
-	{"stop", false, hookTimeout},
-	{"sessionEnd", false, hookTimeout},
-}
-
-var vscodeEvents = []hookEvent{
-	{"SessionStart", false, hookTimeout},
-	{"UserPromptSubmit", false, hookTimeout},
-	{"PreToolUse", false, hookTimeout},
-	{"PostToolUse", false, hookTimeout},
-	{"PreCompact", false, hookTimeout},
-	{"Stop", false, hookTimeout},
-}
-
-var clineEvents = []string{
-	"TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
-	"TaskComplete", "TaskCancel", "TaskError", "SessionShutdown",
-}
+// What each agent reads, and where, is its agentlog.Dialect (events/agentlog/agent_*.go): install
+// writes what the dialect's HookConfig and MCPConfig describe, in the shape they name.
 
 // installAgents are the agents install knows, in the order usage lists them.
-var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "pi"}
+func installAgents() []string {
+	var out []string
+	for _, d := range agentlog.Dialects() {
+		if d.Hooks.Shape != agentlog.NoHooks || d.MCP.Format != agentlog.NoMCP {
+			out = append(out, string(d.Agent))
+		}
+	}
+	return out
+}
 
-// errCopilotUser is returned for `install copilot --user`: VS Code has no user hook file of its
-// own and reads Claude's, where `replay install claude-code --user` puts the hooks.
-var errCopilotUser = errors.New("VS Code reads user hooks from ~/.claude/settings.json, Claude Code's file: " +
-	"run 'replay install claude-code --user' (the hook recognises VS Code's payloads)")
+// errUnknownAgent is returned for an agent install does not know.
+func errUnknownAgent(agent string) error {
+	return fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(installAgents(), ", "))
+}
+
+// installDialect is the dialect install writes for agent.
+func installDialect(agent string) (*agentlog.Dialect, error) {
+	d := agentlog.DialectOf(agentlog.Agent(agent))
+	if d == nil {
+		return nil, errUnknownAgent(agent)
+	}
+	return d, nil
+}
+
+// errNoUserConfig is returned for a --user install an agent has no user file for.
+var errNoUserConfig = errors.New("no user configuration")
+
+// refusal is a sentinel error said in the dialect's words, which are all the user reads.
+type refusal struct {
+	sentinel error
+	msg      string
+}
+
+func (e refusal) Error() string        { return e.msg }
+func (e refusal) Is(target error) bool { return target == e.sentinel }
+
+// noUser is errNoUserConfig, for the reason given.
+func noUser(reason string) error { return refusal{errNoUserConfig, reason} }
+
+// errNoProjectMCP is returned for the MCP server alone in a project of an agent that reads MCP
+// servers per user only.
+var errNoProjectMCP = errors.New("no project MCP settings")
 
 // scope is where install writes: a project folder, or the user's home.
 type scope struct {
-	user       bool
-	root       string // the project folder or the home folder, absolute
-	shown      string // the project folder as the user gave it
-	codexHome  string // $CODEX_HOME, absolute, or "" for ~/.codex
-	clineMCP   string // Cline CLI's MCP settings file, absolute, or "" for ~/.cline's
-	piAgentDir string // $PI_CODING_AGENT_DIR, absolute, or "" for ~/.pi/agent
+	user   bool
+	root   string // the project folder or the home folder, absolute
+	shown  string // the project folder as the user gave it
+	getenv func(string) string
+}
+
+// env is the scope's environment variable name.
+func (s scope) env(name string) string {
+	if s.getenv == nil || name == "" {
+		return ""
+	}
+	return s.getenv(name)
 }
 
 // file returns a file's path under the scope root and how it is printed.
@@ -95,6 +80,19 @@ func (s scope) file(rel string) (path, show string) {
 		return path, "~/" + rel
 	}
 	return path, filepath.Join(s.shown, filepath.FromSlash(rel))
+}
+
+// userFile is a user file rel, whose leading folder dir an environment variable may move: its
+// path and how it is printed.
+func (s scope) userFile(rel, dir, env string) (path, show string) {
+	if v := s.env(env); v != "" && dir != "" && strings.HasPrefix(rel, dir) {
+		if abs, err := filepath.Abs(v); err == nil {
+			v = abs
+		}
+		p := filepath.Join(v, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")))
+		return p, p
+	}
+	return s.file(rel)
 }
 
 // prune lists the folders of rel (innermost first) that uninstall may remove once empty: the
@@ -111,40 +109,50 @@ func (s scope) prune(rel string) []string {
 }
 
 // hookTargets returns the configuration an agent reads its hooks from, in a scope.
-func hookTargets(agent string, s scope, cmd hookCommand) ([]target, error) {
-	jsonFile := func(rel string, edit jsonEdit) []target {
-		path, show := s.file(rel)
-		return []target{jsonTarget{path: path, show: show, edit: edit, prune: s.prune(rel)}}
+func hookTargets(d *agentlog.Dialect, s scope, cmd hookCommand) ([]target, error) {
+	h := d.Hooks
+	rel := h.Project
+	if s.user {
+		rel = h.User
+		if rel == "" {
+			return nil, noUser(h.NoUser)
+		}
 	}
-	switch agent {
-	case "claude-code":
-		return jsonFile(".claude/settings.json", hookEdit{claudeEvents, cmd, claudeShape{}, 0}), nil
-	case "codex":
-		edit := hookEdit{codexEvents, cmd, claudeShape{}, 0}
-		if s.user && s.codexHome != "" {
-			path := filepath.Join(s.codexHome, "hooks.json")
-			return []target{jsonTarget{path: path, show: path, edit: edit}}, nil
-		}
-		return jsonFile(".codex/hooks.json", edit), nil
-	case "cursor":
-		return jsonFile(".cursor/hooks.json", hookEdit{cursorEvents, cmd, flatShape(cursorEntry), 1}), nil
-	case "copilot":
-		if s.user {
-			return nil, errCopilotUser
-		}
-		return jsonFile(".github/hooks/tasklog.json", hookEdit{vscodeEvents, cmd, flatShape(vscodeEntry), 0}), nil
-	case "pi":
-		return piTargets(s, cmd.exe, cmd.db, s.piAgentDir)
-	case "cline":
-		rel := ".clinerules/hooks"
-		if s.user {
-			rel = "Documents/Cline/Hooks"
-		}
-		dir, show := s.file(rel)
-		prune := s.prune(rel + "/x") // the hooks folder and the ones above it
-		return []target{clineScripts{dir: dir, show: show, events: clineEvents, cmd: cmd, prune: prune}}, nil
+	path, show := s.file(rel)
+	if s.user {
+		path, show = s.userFile(rel, h.UserDir, h.UserDirEnv)
 	}
-	return nil, fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(installAgents, ", "))
+	prune := s.prune(rel)
+	events := make([]hookEvent, len(h.Events))
+	for i, e := range h.Events {
+		events[i] = hookEvent{e.Name, e.Matcher, e.Timeout}
+	}
+	switch h.Shape {
+	case agentlog.HookGroups:
+		return []target{jsonTarget{path: path, show: show, edit: hookEdit{events, cmd, claudeShape{}, h.Version}, prune: prune}}, nil
+	case agentlog.HookList:
+		return []target{jsonTarget{path: path, show: show, edit: hookEdit{events, cmd, flatShape(cursorEntry), h.Version}, prune: prune}}, nil
+	case agentlog.HookTypedList:
+		return []target{jsonTarget{path: path, show: show, edit: hookEdit{events, cmd, flatShape(vscodeEntry), h.Version}, prune: prune}}, nil
+	case agentlog.HookScripts:
+		names := make([]string, len(h.Events))
+		for i, e := range h.Events {
+			names[i] = e.Name
+		}
+		return []target{clineScripts{dir: path, show: show, events: names, cmd: cmd, prune: s.prune(rel + "/x")}}, nil
+	case agentlog.HookExtension:
+		if isNATSURL(cmd.db) {
+			return nil, errPiStore
+		}
+		switch {
+		case !s.user:
+			prune = s.prune(rel + "/x")
+		default:
+			prune = []string{path}
+		}
+		return []target{piExtension{dir: path, show: show, exe: cmd.exe, db: cmd.db, prune: prune}}, nil
+	}
+	return nil, fmt.Errorf("%s runs no hook commands install can write", d.Agent)
 }
 
 func cursorEntry(ev hookEvent, cmd hookCommand) *object {
@@ -153,4 +161,10 @@ func cursorEntry(ev hookEvent, cmd hookCommand) *object {
 
 func vscodeEntry(ev hookEvent, cmd hookCommand) *object {
 	return newObject("type", "command", "command", cmd.line, "timeout", ev.timeout)
+}
+
+// exists reports whether a folder under the scope root exists.
+func (s scope) exists(rel string) bool {
+	fi, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(rel)))
+	return err == nil && fi.IsDir()
 }

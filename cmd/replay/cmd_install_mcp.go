@@ -3,20 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tasklog/tasklog/events/agentlog"
 )
 
-// Where each agent reads its MCP servers, checked against its documentation or source:
-//   - Claude Code: a project's .mcp.json, and the user's ~/.claude.json (top-level
-//     "mcpServers"; the same file holds Claude Code's own state, which is left alone).
-//   - Cursor: .cursor/mcp.json and ~/.cursor/mcp.json, "mcpServers".
-//   - VS Code (Copilot): .vscode/mcp.json, "servers", each with "type": "stdio".
-//   - Cline: cline_mcp_settings.json, "mcpServers", per user only. The CLI keeps it in
-//     $CLINE_MCP_SETTINGS_PATH, else $CLINE_DATA_DIR/settings, else $CLINE_DIR/data/settings
-//     (default ~/.cline); the VS Code extension in its global storage folder.
-//   - Codex: config.toml ([mcp_servers.NAME] tables), in .codex/ or $CODEX_HOME.
+// Where each agent reads its MCP servers is its agentlog.Dialect's MCPConfig.
 
 // mcpServerName is the key install keeps its server under in every agent's settings.
 const mcpServerName = "tasklog"
@@ -50,84 +43,57 @@ func oursMCP(command string, args []string) bool {
 // did not write.
 var errMCPExists = errors.New("a server named " + mcpServerName + " exists and was not written by replay install")
 
-// errCopilotUserMCP is returned for the copilot MCP server with --user: VS Code keeps the
-// user's servers in its profile, whose place depends on the profile.
-var errCopilotUserMCP = errors.New("VS Code keeps the user's MCP servers in its profile: " +
-	"install per project (.vscode/mcp.json), or add the server with VS Code's 'MCP: Add Server'")
-
-// errClineProjectMCP is returned for the cline MCP server alone in a project: Cline has no
-// project MCP settings.
-var errClineProjectMCP = errors.New("Cline reads MCP servers per user only: use 'replay install cline --user --mcp-only'")
-
 // mcpTargets returns the settings an agent reads its MCP servers from, in a scope.
-func mcpTargets(agent string, s scope, exe, db string) ([]target, error) {
+func mcpTargets(d *agentlog.Dialect, s scope, exe, db string) ([]target, error) {
+	c := d.MCP
+	if c.Format == agentlog.NoMCP {
+		return nil, nil // see installNotes
+	}
 	workspace := s.root
 	if s.user {
 		workspace = "" // the server serves the folder the agent starts it in
 	}
 	launch := newMCPLaunch(exe, workspace, db)
-	jsonFile := func(rel string, edit mcpEdit) []target {
-		path, show := s.file(rel)
-		return []target{jsonTarget{path: path, show: show, edit: edit, prune: s.prune(rel)}}
+	rel := c.Project
+	if s.user {
+		rel = c.User
+		if rel == "" {
+			return nil, noUser(c.NoUser)
+		}
+	} else if rel == "" {
+		return nil, nil // per user only: see installNotes
 	}
-	switch agent {
-	case "claude-code":
-		if s.user {
-			return jsonFile(".claude.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
-		}
-		return jsonFile(".mcp.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
-	case "cursor":
-		return jsonFile(".cursor/mcp.json", mcpEdit{"mcpServers", launch, claudeMCPEntry}), nil
-	case "copilot":
-		if s.user {
-			return nil, errCopilotUserMCP
-		}
-		return jsonFile(".vscode/mcp.json", mcpEdit{"servers", launch, vscodeMCPEntry}), nil
-	case "pi":
-		return nil, nil // pi has no MCP client: see installNotes
-	case "cline":
-		if !s.user {
-			return nil, nil // Cline reads MCP servers per user only: see installNotes
-		}
-		return clineMCPTargets(s, launch), nil
-	case "codex":
-		if s.user {
-			dir, show := filepath.Join(s.root, ".codex"), "~/.codex"
-			if s.codexHome != "" {
-				dir, show = s.codexHome, s.codexHome
+	path, show := s.file(rel)
+	prune := s.prune(rel)
+	if s.user {
+		path, show = s.userFile(rel, c.UserDir, c.UserDirEnv)
+		if c.UserFile != nil {
+			if p := c.UserFile(s.env); p != "" {
+				path, show = p, p
 			}
-			return []target{codexConfig{path: filepath.Join(dir, "config.toml"), show: filepath.Join(show, "config.toml"), launch: launch}}, nil
-		}
-		path, show := s.file(".codex/config.toml")
-		return []target{codexConfig{path: path, show: show, launch: launch, prune: s.prune(".codex/config.toml")}}, nil
-	}
-	return nil, fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(installAgents, ", "))
-}
-
-// clineExtensionStorage are the VS Code extension's global storage folders under the home
-// folder (Linux, macOS); its settings file is written only where the folder exists.
-var clineExtensionStorage = []string{
-	".config/Code/User/globalStorage/saoudrizwan.claude-dev",
-	"Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev",
-}
-
-// clineMCPTargets is the CLI's settings file, and the VS Code extension's where it is installed.
-func clineMCPTargets(s scope, launch mcpLaunch) []target {
-	edit := mcpEdit{"mcpServers", launch, clineMCPEntry}
-	var ts []target
-	if s.clineMCP != "" {
-		ts = append(ts, jsonTarget{path: s.clineMCP, show: s.clineMCP, edit: edit})
-	} else {
-		path, show := s.file(".cline/data/settings/cline_mcp_settings.json")
-		ts = append(ts, jsonTarget{path: path, show: show, edit: edit})
-	}
-	for _, dir := range clineExtensionStorage {
-		if fi, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(dir))); err == nil && fi.IsDir() {
-			path, show := s.file(dir + "/settings/cline_mcp_settings.json")
-			ts = append(ts, jsonTarget{path: path, show: show, edit: edit})
 		}
 	}
-	return ts
+	if c.Format == agentlog.MCPTOML {
+		return []target{codexConfig{path: path, show: show, launch: launch, prune: prune}}, nil
+	}
+	entry := claudeMCPEntry
+	switch c.Entry {
+	case agentlog.MCPTypedStdio:
+		entry = vscodeMCPEntry
+	case agentlog.MCPEnabled:
+		entry = clineMCPEntry
+	}
+	edit := mcpEdit{c.Key, launch, entry}
+	ts := []target{jsonTarget{path: path, show: show, edit: edit, prune: prune}}
+	if s.user {
+		for _, f := range c.AlsoUser {
+			if s.exists(f.Folder) {
+				path, show := s.file(f.File)
+				ts = append(ts, jsonTarget{path: path, show: show, edit: edit})
+			}
+		}
+	}
+	return ts, nil
 }
 
 func claudeMCPEntry(l mcpLaunch) *object {

@@ -32,24 +32,6 @@ type piExtension struct {
 	prune     []string
 }
 
-// piTargets returns the extension folder pi loads: .pi/extensions/tasklog in a project, the
-// agent folder's extensions/tasklog for the user ($PI_CODING_AGENT_DIR, default ~/.pi/agent).
-func piTargets(s scope, exe, db, agentDir string) ([]target, error) {
-	if isNATSURL(db) {
-		return nil, errPiStore
-	}
-	if s.user {
-		if agentDir != "" {
-			dir := filepath.Join(agentDir, "extensions", "tasklog")
-			return []target{piExtension{dir: dir, show: dir, exe: exe, db: db, prune: []string{dir}}}, nil
-		}
-		dir, show := s.file(".pi/agent/extensions/tasklog")
-		return []target{piExtension{dir: dir, show: show, exe: exe, db: db, prune: []string{dir}}}, nil
-	}
-	dir, show := s.file(".pi/extensions/tasklog")
-	return []target{piExtension{dir: dir, show: show, exe: exe, db: db, prune: s.prune(".pi/extensions/tasklog/x")}}, nil
-}
-
 // files returns what install writes: the extension and its settings.
 func (p piExtension) files() (index, settings []byte) {
 	conf := map[string]string{"replay": p.exe}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"github.com/tasklog/tasklog/events/agentlog"
 	"io/fs"
 	"maps"
 	"os"
@@ -411,8 +412,8 @@ func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
 	}
 	opts := testOptions("cline", t.TempDir())
 	opts.mcpOnly = true
-	if _, err := installHooks(opts, true); !errors.Is(err, errClineProjectMCP) {
-		t.Errorf("cline --mcp-only in a project: err = %v, want errClineProjectMCP", err)
+	if _, err := installHooks(opts, true); !errors.Is(err, errNoProjectMCP) {
+		t.Errorf("cline --mcp-only in a project: err = %v, want errNoProjectMCP", err)
 	}
 }
 
@@ -582,7 +583,13 @@ func TestInstallUserScope(t *testing.T) {
 			home := t.TempDir()
 			opts := installOptions{agent: tt.agent, user: true, exe: testExe, home: home}
 			if tt.codexHome != "" {
-				opts.codexHome = filepath.Join(home, tt.codexHome)
+				codexHome := filepath.Join(home, tt.codexHome)
+				opts.getenv = func(k string) string {
+					if k == "CODEX_HOME" {
+						return codexHome
+					}
+					return ""
+				}
 			}
 			lines := mustInstall(t, opts, true)
 			files := snapshot(t, home).files
@@ -606,12 +613,12 @@ func TestInstallUserScope(t *testing.T) {
 		})
 	}
 	_, err := installHooks(installOptions{agent: "copilot", user: true, exe: testExe, home: t.TempDir()}, true)
-	if !errors.Is(err, errCopilotUser) {
+	if !errors.Is(err, errNoUserConfig) {
 		t.Errorf("copilot --user: err = %v, want errCopilotUser", err)
 	}
 	_, err = installHooks(installOptions{agent: "copilot", user: true, mcpOnly: true, exe: testExe, home: t.TempDir()}, true)
-	if !errors.Is(err, errCopilotUserMCP) {
-		t.Errorf("copilot --user --mcp-only: err = %v, want errCopilotUserMCP", err)
+	if !errors.Is(err, errNoUserConfig) {
+		t.Errorf("copilot --user --mcp-only: err = %v, want errNoUserConfig", err)
 	}
 }
 
@@ -688,8 +695,8 @@ func TestInstallClineSettingsFiles(t *testing.T) {
 		{env("CLINE_DIR", "/c", "CLINE_DATA_DIR", "/d"), "/d/settings/cline_mcp_settings.json"},
 		{env("CLINE_DATA_DIR", "/d", "CLINE_MCP_SETTINGS_PATH", "/m.json"), "/m.json"},
 	} {
-		if got := clineMCPSettings(tt.env); got != tt.want {
-			t.Errorf("clineMCPSettings = %q, want %q", got, tt.want)
+		if got := agentlog.DialectOf(agentlog.Cline).MCP.UserFile(tt.env); got != tt.want {
+			t.Errorf("Cline's MCP.UserFile = %q, want %q", got, tt.want)
 		}
 	}
 	home := t.TempDir()
@@ -697,17 +704,18 @@ func TestInstallClineSettingsFiles(t *testing.T) {
 	if err := os.MkdirAll(ext, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	settings := filepath.Join(home, "cline-dir", "mcp.json")
 	opts := installOptions{agent: "cline", user: true, mcpOnly: true, exe: testExe, home: home,
-		clineMCP: filepath.Join(home, "cline-dir", "mcp.json")}
+		getenv: env("CLINE_MCP_SETTINGS_PATH", settings)}
 	lines := mustInstall(t, opts, true)
 	wantLines := []string{
-		opts.clineMCP + ": mcpServers.tasklog: added",
+		settings + ": mcpServers.tasklog: added",
 		"~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json: mcpServers.tasklog: added",
 	}
 	if !slices.Equal(lines, wantLines) {
 		t.Errorf("lines %q, want %q", lines, wantLines)
 	}
-	b, _ := os.ReadFile(opts.clineMCP)
+	b, _ := os.ReadFile(settings)
 	if !strings.Contains(string(b), `"disabled": false`) {
 		t.Errorf("Cline's entry has no \"disabled\": false:\n%s", b)
 	}
