@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"path/filepath"
@@ -13,10 +13,10 @@ import (
 func TestInstallDialects(t *testing.T) {
 	for _, d := range agentlog.Dialects() {
 		t.Run(string(d.Agent), func(t *testing.T) {
-			records := installRecords(filepath.Join(t.TempDir(), "records"))
+			records := Records(filepath.Join(t.TempDir(), "records"))
 			agenttest.RunInstall(t, d, func(agent, project, home string, user, install bool) ([]string, error) {
-				opts := installOptions{agent: agent, project: project, user: user, exe: testExe, db: testDB, home: home, records: records}
-				return installHooks(opts, install)
+				opts := Options{Agent: agent, Project: project, User: user, Exe: testExe, DB: testDB, Home: home, Records: records, Extension: piSource}
+				return Run(opts, install)
 			})
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func newMCPLaunch(exe, workspace, db string) mcpLaunch {
 		args = append(args, "--workspace", workspace)
 	}
 	if db != "" {
-		args = append(args, storeFlagFor(db), db)
+		args = append(args, storeFlag(db), db)
 	}
 	return mcpLaunch{command: exe, args: args}
 }
@@ -39,15 +39,15 @@ func oursMCP(command string, args []string) bool {
 	return strings.Contains(filepath.Base(command), "replay") && len(args) > 0 && args[0] == "mcp"
 }
 
-// errMCPExists is returned when an agent's settings hold a server named tasklog that install
+// ErrMCPExists is returned when an agent's settings hold a server named tasklog that install
 // did not write.
-var errMCPExists = errors.New("a server named " + mcpServerName + " exists and was not written by replay install")
+var ErrMCPExists = errors.New("a server named " + mcpServerName + " exists and was not written by replay install")
 
 // mcpTargets returns the settings an agent reads its MCP servers from, in a scope.
 func mcpTargets(d *agentlog.Dialect, s scope, exe, db string) ([]target, error) {
 	c := d.MCP
 	if c.Format == agentlog.NoMCP {
-		return nil, nil // see installNotes
+		return nil, nil // see Notes
 	}
 	workspace := s.root
 	if s.user {
@@ -61,7 +61,7 @@ func mcpTargets(d *agentlog.Dialect, s scope, exe, db string) ([]target, error) 
 			return nil, noUser(c.NoUser)
 		}
 	} else if rel == "" {
-		return nil, nil // per user only: see installNotes
+		return nil, nil // per user only: see Notes
 	}
 	path, show := s.file(rel)
 	prune := s.prune(rel)
@@ -174,7 +174,7 @@ func (m mcpEdit) install(root *object) ([]string, error) {
 		return []string{name + ": added"}, nil
 	}
 	if !oursMCPEntry(old) {
-		return nil, fmt.Errorf("%w (%s): it is not overwritten. Rename or remove it, and install again", errMCPExists, name)
+		return nil, fmt.Errorf("%w (%s): it is not overwritten. Rename or remove it, and install again", ErrMCPExists, name)
 	}
 	// Install's own keys are set in place; any the user added (env, autoApprove, …) stay.
 	o := old.(*object)

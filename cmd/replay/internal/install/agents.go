@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store/natsstore"
 )
 
 // What each agent reads, and where, is its agentlog.Dialect (events/agentlog/agent_*.go): install
 // writes what the dialect's HookConfig and MCPConfig describe, in the shape they name.
 
-// installAgents are the agents install knows, in the order usage lists them.
-func installAgents() []string {
+// Agents are the agents install knows, in the order usage lists them.
+func Agents() []string {
 	var out []string
 	for _, d := range agentlog.Dialects() {
 		if d.Hooks.Shape != agentlog.NoHooks || d.MCP.Format != agentlog.NoMCP {
@@ -24,22 +25,31 @@ func installAgents() []string {
 	return out
 }
 
-// errUnknownAgent is returned for an agent install does not know.
-func errUnknownAgent(agent string) error {
-	return fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(installAgents(), ", "))
+// UnknownAgent is the error for an agent install does not know; it wraps
+// agentlog.ErrUnknownAgent.
+func UnknownAgent(agent string) error {
+	return fmt.Errorf("%w %q (want one of %s)", agentlog.ErrUnknownAgent, agent, strings.Join(Agents(), ", "))
+}
+
+// storeFlag is the flag that names the store at path: --store for a NATS URL, else --db.
+func storeFlag(path string) string {
+	if natsstore.IsURL(path) {
+		return "--store"
+	}
+	return "--db"
 }
 
 // installDialect is the dialect install writes for agent.
 func installDialect(agent string) (*agentlog.Dialect, error) {
 	d := agentlog.DialectOf(agentlog.Agent(agent))
 	if d == nil {
-		return nil, errUnknownAgent(agent)
+		return nil, UnknownAgent(agent)
 	}
 	return d, nil
 }
 
-// errNoUserConfig is returned for a --user install an agent has no user file for.
-var errNoUserConfig = errors.New("no user configuration")
+// ErrNoUserConfig is returned for a --user install an agent has no user file for.
+var ErrNoUserConfig = errors.New("no user configuration")
 
 // refusal is a sentinel error said in the dialect's words, which are all the user reads.
 type refusal struct {
@@ -50,12 +60,12 @@ type refusal struct {
 func (e refusal) Error() string        { return e.msg }
 func (e refusal) Is(target error) bool { return target == e.sentinel }
 
-// noUser is errNoUserConfig, for the reason given.
-func noUser(reason string) error { return refusal{errNoUserConfig, reason} }
+// noUser is ErrNoUserConfig, for the reason given.
+func noUser(reason string) error { return refusal{ErrNoUserConfig, reason} }
 
-// errNoProjectMCP is returned for the MCP server alone in a project of an agent that reads MCP
+// ErrNoProjectMCP is returned for the MCP server alone in a project of an agent that reads MCP
 // servers per user only.
-var errNoProjectMCP = errors.New("no project MCP settings")
+var ErrNoProjectMCP = errors.New("no project MCP settings")
 
 // scope is where install writes: a project folder, or the user's home.
 type scope struct {
@@ -141,8 +151,8 @@ func hookTargets(d *agentlog.Dialect, s scope, cmd hookCommand) ([]target, error
 		}
 		return []target{clineScripts{dir: path, show: show, events: names, cmd: cmd, prune: s.prune(rel + "/x")}}, nil
 	case agentlog.HookExtension:
-		if isNATSURL(cmd.db) {
-			return nil, errPiStore
+		if natsstore.IsURL(cmd.db) {
+			return nil, ErrPiStore
 		}
 		switch {
 		case !s.user:
@@ -150,7 +160,7 @@ func hookTargets(d *agentlog.Dialect, s scope, cmd hookCommand) ([]target, error
 		default:
 			prune = []string{path}
 		}
-		return []target{piExtension{dir: path, show: show, exe: cmd.exe, db: cmd.db, prune: prune}}, nil
+		return []target{piExtension{dir: path, show: show, exe: cmd.exe, db: cmd.db, source: cmd.extension, prune: prune}}, nil
 	}
 	return nil, fmt.Errorf("%s runs no hook commands install can write", d.Agent)
 }
