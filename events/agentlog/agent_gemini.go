@@ -4,25 +4,71 @@ import (
 	"strings"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog/hookspec"
 )
 
-// Gemini is Gemini CLI (@google/gemini-cli), whose hooks live in .gemini/settings.json.
+// Gemini is Gemini CLI (@google/gemini-cli).
 const Gemini Agent = "gemini"
 
-// geminiEvents are the hook events only Gemini CLI names so (it shares SessionStart and
-// SessionEnd with Claude Code).
-var geminiEvents = map[string]bool{
-	"BeforeAgent": true, "AfterAgent": true, "BeforeModel": true, "AfterModel": true,
-	"BeforeToolSelection": true, "BeforeTool": true, "AfterTool": true, "PreCompress": true,
-	"Notification": true,
+// geminiOwnEvents are the hook events only Gemini CLI names so (it shares SessionStart,
+// SessionEnd and Notification with Claude Code).
+var geminiOwnEvents = []string{"BeforeAgent", "AfterAgent", "BeforeModel", "AfterModel",
+	"BeforeToolSelection", "BeforeTool", "AfterTool", "PreCompress"}
+
+// geminiClues recognise Gemini CLI's payloads: one of its own event names, or a transcript
+// under ~/.gemini/tmp/ (its SessionStart and SessionEnd).
+func geminiClues() []hookspec.Clue {
+	clues := []hookspec.Clue{{Key: "transcript_path", Contains: "/.gemini/tmp/"}}
+	for _, ev := range geminiOwnEvents {
+		clues = append(clues, hookspec.Clue{Key: "hook_event_name", Equals: ev})
+	}
+	return clues
 }
 
-// isGeminiHook recognises Gemini CLI's payload: one of its own event names, or a transcript
-// under ~/.gemini/tmp/.
-func isGeminiHook(v any) bool {
-	return geminiEvents[gets(v, "hook_event_name")] ||
-		strings.Contains(gets(v, "transcript_path"), "/.gemini/tmp/")
-}
+// Gemini CLI: "hooks" in .gemini/settings.json (project) or ~/.gemini/settings.json (user), in
+// Claude Code's matcher groups with the timeout in milliseconds; the matcher is a regular
+// expression on the tool name for BeforeTool/AfterTool, the source or reason for SessionStart
+// and SessionEnd, "*" or "" for all. Its MCP servers are "mcpServers" in the same file. It
+// loads GEMINI.md files itself (its default context file name), which is no rule family
+// tasklog reads. Install leaves out BeforeTool, whose reply reaches no model (the call is
+// recorded by AfterTool), PreCompress, which Gemini CLI fires before every model request
+// whether or not it compresses, and the events that record nothing (AfterModel,
+// BeforeToolSelection, Notification). Gemini CLI reads stderr as the hook's answer when stdout
+// is empty, so the neutral reply is {}.
+var geminiDialect = Register(&Dialect{
+	Agent: Gemini,
+	Order: 55,
+	Payload: hookspec.Spec{
+		Precedence:  35,
+		Clues:       geminiClues(),
+		HintDecides: true,
+		Neutral:     "{}\n",
+		SessionEnds: []string{"SessionEnd"},
+	},
+	Parse: func(_ Agent, v any) (*Hook, error) { return parseGeminiHook(v) },
+	Reply: additionalContextReply,
+	Hooks: HookConfig{
+		Shape:   HookGroups,
+		Project: ".gemini/settings.json",
+		User:    ".gemini/settings.json",
+		// Gemini CLI reads the timeout in milliseconds.
+		Events: []HookEvent{
+			{"SessionStart", true, hookTimeout * 1000},
+			{"BeforeAgent", false, hookTimeout * 1000},
+			{"BeforeModel", false, hookTimeout * 1000},
+			{"AfterTool", true, hookTimeout * 1000},
+			{"AfterAgent", false, hookTimeout * 1000},
+			{"SessionEnd", true, hookTimeout * 1000},
+		},
+	},
+	MCP: MCPConfig{
+		Format:  MCPJSON,
+		Key:     "mcpServers",
+		Entry:   MCPCommand,
+		Project: ".gemini/settings.json",
+		User:    ".gemini/settings.json",
+	},
+})
 
 // parseGeminiHook reads Gemini CLI's hook payload (0.61.0, read from its source and captured
 // from the running program): session_id, transcript_path, cwd, hook_event_name and an ISO
