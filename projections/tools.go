@@ -148,16 +148,23 @@ var toolTable = map[string]toolHandler{
 	"bash":  shellTool,
 	// Cline SDK
 	"run_commands": shellTool,
+	// Gemini CLI (its read_file is Cline's name, with Gemini's file_path: see clineFile; its
+	// write_file and replace give file_path, which the fallback reads)
+	"list_directory":    func(p toolParams, c *collector) { c.dir(p.str("dir_path")) },
+	"glob":              func(p toolParams, c *collector) { globUnder(p.str("dir_path"), p.str("pattern"), c) },
+	"grep_search":       func(p toolParams, c *collector) { c.fileOrDir(p.str("dir_path")) },
+	"run_shell_command": shellTool,
 	// Cursor, whose other tools (Read, Write, Grep, Delete) take Claude Code's names
 	"Shell": shellTool,
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
-// "absolutePath"; VS Code's read_file of the same name gives "filePath".
+// "absolutePath"; VS Code's read_file of the same name gives "filePath", Gemini CLI's "file_path".
 func clineFile(p toolParams, c *collector) {
 	c.file(p.str("path"))
 	c.file(p.str("absolutePath"))
 	c.file(p.str("filePath"))
+	c.file(p.str("file_path"))
 }
 
 func clineDir(p toolParams, c *collector) {
@@ -178,9 +185,11 @@ func clineReadFiles(p toolParams, c *collector) {
 }
 
 // globTool: the pattern's leading literal directories are what Glob lists, under path.
-func globTool(p toolParams, c *collector) {
-	base := p.str("path")
-	prefix, literal := globPrefix(p.str("pattern"))
+func globTool(p toolParams, c *collector) { globUnder(p.str("path"), p.str("pattern"), c) }
+
+// globUnder adds what a glob pattern searches under base.
+func globUnder(base, pattern string, c *collector) {
+	prefix, literal := globPrefix(pattern)
 	switch {
 	case literal && prefix != "":
 		c.file(joinUnder(base, prefix))
@@ -258,6 +267,9 @@ func shellTool(p toolParams, c *collector) {
 	workdir := p.str("workdir")
 	if workdir == "" {
 		workdir = p.str("working_directory")
+	}
+	if workdir == "" {
+		workdir = p.str("dir_path") // Gemini CLI's run_shell_command
 	}
 	cmd := strings.Join(parts, "\n")
 	if strings.Contains(cmd, "*** ") {

@@ -28,7 +28,7 @@ if [ "$2" = cline ]; then
 fi
 ev=$(printf '%s' "$in" | sed -n 's/.*"hook_event_name": *"\([A-Za-z]*\)".*/\1/p')
 case "$ev" in
-SessionStart|UserPromptSubmit|PreToolUse|PostToolUse)
+SessionStart|UserPromptSubmit|PreToolUse|PostToolUse|BeforeAgent|AfterTool)
 	printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"%s %s"}}\n' "$ev" "` + handHookMarker + `" "$ev" ;;
 *)	echo '{}' ;;
 esac

@@ -54,12 +54,17 @@ type agentDriver struct {
 	script func(ws string) []fakemodel.Step
 	// readStep is the index of the step that reads src/api/routes.ts.
 	readStep int
-	// callID is the id the agent reports for the fake model's call at step i.
+	// callID is the id the agent reports for the fake model's call at step i; nil for an agent
+	// whose hooks get no call id (the log's ids are then checked to be distinct, the calls by
+	// their tools).
 	callID func(i int) string
 	// sessionID finds the agent's session id in its output ("" when absent).
 	sessionID func(stdout string) string
 	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
 	promptHook bool
+	// memory is a file of the workspace the agent loads by itself and says so to its hooks
+	// (Gemini CLI's GEMINI.md): the scenario writes it and looks for its instructions_loaded.
+	memory string
 }
 
 // jsonLinesField is the first string value of key in JSON Lines output.

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -254,4 +254,66 @@ func equalJSON(a, b any) bool {
 	encodeValue(&x, a, "", " ")
 	encodeValue(&y, b, "", " ")
 	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// mergeJSONTargets makes one target of the JSON targets that change the same file (Gemini CLI
+// keeps its hooks and its MCP servers in one settings.json), so that each change is planned on
+// top of the other's, in order.
+func mergeJSONTargets(targets []target) []target {
+	var out []target
+	at := map[string]int{} // path → index in out of its jsonTarget
+	for _, t := range targets {
+		jt, ok := t.(jsonTarget)
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		i, seen := at[jt.path]
+		if !seen {
+			at[jt.path] = len(out)
+			out = append(out, jt)
+			continue
+		}
+		first := out[i].(jsonTarget)
+		first.edit = jsonEdits{first.edit, jt.edit}
+		out[i] = first
+	}
+	return out
+}
+
+// jsonEdits are edits of one document, made in order; the document is bare when it is bare
+// for every one of them.
+type jsonEdits []jsonEdit
+
+func (es jsonEdits) install(root *object) ([]string, error) {
+	var lines []string
+	for _, e := range es {
+		l, err := e.install(root)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+func (es jsonEdits) uninstall(root *object) ([]string, error) {
+	var lines []string
+	for _, e := range es {
+		l, err := e.uninstall(root)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+func (es jsonEdits) bare(root *object) bool {
+	for _, e := range es {
+		if !e.bare(root) {
+			return false
+		}
+	}
+	return true
 }

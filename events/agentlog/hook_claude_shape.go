@@ -1,7 +1,6 @@
 package agentlog
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/tasklog/tasklog/events"
@@ -66,16 +65,6 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		h.Records = []Record{{Key: key(base, "session_end"), Payload: &events.AgentStopped{Scope: events.StopTask, Reason: gets(v, "reason")}}}
 	}
 	return h, nil
-}
-
-// copilotWriteTools are VS Code's file tools and the parameter naming the file.
-var copilotWriteTools = map[string]struct{ key, op string }{
-	"create_file":                  {"filePath", events.OpCreate},
-	"createFile":                   {"filePath", events.OpCreate},
-	"replace_string_in_file":       {"filePath", events.OpEdit},
-	"multi_replace_string_in_file": {"filePath", events.OpEdit},
-	"insert_edit_into_file":        {"filePath", events.OpEdit},
-	"edit_notebook_file":           {"filePath", events.OpEdit},
 }
 
 // claudeToolRecords are the tool_call of a Pre/PostToolUse payload and, after a call that
@@ -144,39 +133,6 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 		return patchWritesAt(text, dir)
 	}
 	return nil
-}
-
-// exitCode reads Codex's "Exit code: N" header of a tool output.
-var exitCode = regexp.MustCompile(`^Exit code: (-?\d+)`)
-
-// claudeToolFailed reads a PostToolUse tool_response: Claude Code reports an error as a plain
-// string; Codex reports every output as a string, with an exit code header for shell calls and
-// patches; an object saying success false failed anywhere.
-func claudeToolFailed(agent Agent, resp any) bool {
-	if b, ok := get(resp, "success").(bool); ok {
-		return !b
-	}
-	text, isText := resp.(string)
-	if !isText {
-		return getb(resp, "is_error") || getb(resp, "interrupted")
-	}
-	if agent != Codex {
-		return agent == ClaudeCode || strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "error")
-	}
-	if m := exitCode.FindStringSubmatch(text); m != nil {
-		return m[1] != "0"
-	}
-	return codexFailed(text)
-}
-
-// firstString is the first of v's keys holding a non-empty string.
-func firstString(v any, keys ...string) string {
-	for _, k := range keys {
-		if s := gets(v, k); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // resumeKeepsHookText names the agents of Claude Code's hook shape that send the hook text of a

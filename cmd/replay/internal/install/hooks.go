@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ type hookCommand struct {
 	// exe and db are what the line runs: the replay binary and the database or store, for the
 	// agents that get them otherwise than in a command line (pi's extension settings).
 	exe, db string
+	// extension is the source of the extension a HookExtension agent loads (pi's).
+	extension string
 }
 
 // hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
@@ -32,15 +34,15 @@ func hookClientBeside(exe string) string {
 	return ""
 }
 
-func newHookCommand(exe, agent, db string) hookCommand {
-	line := shellQuote(exe) + " hook " + agent
-	if client := hookClientBeside(exe); client != "" && (db == "" || storeFlagFor(db) == "--db") {
-		line = shellQuote(client) + " " + agent
+func newHookCommand(exe, agent, db, extension string) hookCommand {
+	line := ShellQuote(exe) + " hook " + agent
+	if client := hookClientBeside(exe); client != "" && (db == "" || storeFlag(db) == "--db") {
+		line = ShellQuote(client) + " " + agent
 	}
 	if db != "" {
-		line += " " + storeFlagFor(db) + " " + shellQuote(db)
+		line += " " + storeFlag(db) + " " + ShellQuote(db)
 	}
-	return hookCommand{agent: agent, line: line, exe: exe, db: db}
+	return hookCommand{agent: agent, line: line, exe: exe, db: db, extension: extension}
 }
 
 // ours reports whether a configured command line is a tasklog hook for this agent: a program
@@ -282,8 +284,8 @@ func (h hookEdit) bare(root *object) bool {
 	return h.version != 0 && root.len() == 1 && equalJSON(v, h.version)
 }
 
-// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func ShellQuote(s string) string {
 	safe := func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 			strings.ContainsRune("_@%+=:,./-", r)
