@@ -141,7 +141,7 @@ var toolTable = map[string]toolHandler{
 	// pi, whose paths may carry the "@" of the mention they came from
 	"read":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
 	"write": func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
-	"edit":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	"edit":  piOrQwenEdit,
 	"ls":    func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
 	"find":  func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
 	"grep":  func(p toolParams, c *collector) { c.fileOrDir(strings.TrimPrefix(p.str("path"), "@")) },
@@ -150,13 +150,27 @@ var toolTable = map[string]toolHandler{
 	"run_commands": shellTool,
 	// Cursor, whose other tools (Read, Write, Grep, Delete) take Claude Code's names
 	"Shell": shellTool,
+	// Qwen Code, whose read_file and edit share Cline's and pi's names (each reads both
+	// spellings) and whose write_file names its file_path
+	"run_shell_command": shellTool,
+	"list_directory":    func(p toolParams, c *collector) { c.dir(p.str("path")) },
+	"glob":              globTool,
+	"grep_search":       func(p toolParams, c *collector) { c.fileOrDir(p.str("path")) },
+}
+
+// piOrQwenEdit: pi's edit names its file with path (perhaps with a mention's "@"), Qwen Code's
+// with file_path.
+func piOrQwenEdit(p toolParams, c *collector) {
+	c.file(strings.TrimPrefix(p.str("path"), "@"))
+	c.file(p.str("file_path"))
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
-// "absolutePath".
+// "absolutePath"; Qwen Code's read_file gives "file_path".
 func clineFile(p toolParams, c *collector) {
 	c.file(p.str("path"))
 	c.file(p.str("absolutePath"))
+	c.file(p.str("file_path"))
 }
 
 func clineDir(p toolParams, c *collector) {

@@ -17,10 +17,11 @@ import (
 const (
 	Cursor  Agent = "cursor"
 	Copilot Agent = "copilot"
+	Qwen    Agent = "qwen"
 )
 
 // HookAgents lists the agents whose hook payloads ParseHook reads, in a fixed order.
-func HookAgents() []Agent { return []Agent{ClaudeCode, Codex, Cline, Cursor, Copilot} }
+func HookAgents() []Agent { return []Agent{ClaudeCode, Codex, Cline, Cursor, Copilot, Qwen} }
 
 // ParseHookAgent returns the hook agent named s, or ErrUnknownAgent.
 func ParseHookAgent(s string) (Agent, error) {
@@ -29,7 +30,7 @@ func ParseHookAgent(s string) (Agent, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q (want one of claude-code, codex, cline, cursor, copilot)", ErrUnknownAgent, s)
+	return "", fmt.Errorf("%w %q (want one of claude-code, codex, cline, cursor, copilot, qwen)", ErrUnknownAgent, s)
 }
 
 // ErrHookPayload is returned for stdin that is not a hook payload of a known agent.
@@ -155,7 +156,7 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 // detectHook recognises the dialect: Cline's hookName and taskId, Cursor's conversation_id
 // (with Cursor's lowerCamel event names, which come with a session_id too: sessionStart and
 // sessionEnd name it, and Cursor documents it on every agent hook), VS Code's camelCase
-// hookEventName and sessionId, Codex's turn_id, model or apply_patch; the hint decides between
+// hookEventName and sessionId, Qwen Code's transcript folder and ids, Codex's turn_id, model or apply_patch; the hint decides between
 // Claude Code and Codex otherwise.
 func detectHook(hint Agent, v any) Agent {
 	switch {
@@ -165,6 +166,8 @@ func detectHook(hint Agent, v any) Agent {
 		return Cursor
 	case get(v, "hookEventName") != nil && get(v, "hook_event_name") == nil:
 		return Copilot
+	case hint == Qwen || qwenPayload(v):
+		return Qwen
 	case get(v, "turn_id") != nil || gets(v, "tool_name") == "apply_patch" ||
 		strings.Contains(gets(v, "transcript_path"), "/rollout-"):
 		return Codex
@@ -176,6 +179,15 @@ func detectHook(hint Agent, v any) Agent {
 		return hint
 	}
 	return ClaudeCode
+}
+
+// qwenPayload recognises Qwen Code's Claude-style payloads: its transcripts live under
+// ~/.qwen/projects, its tool events carry the model's call id as tool_call_id beside its own
+// tool_use_id, and its prompt ids are "<session>########<n>".
+func qwenPayload(v any) bool {
+	return strings.Contains(gets(v, "transcript_path"), "/.qwen/projects/") ||
+		(get(v, "tool_call_id") != nil && get(v, "tool_use_id") != nil) ||
+		strings.Contains(gets(v, "prompt_id"), "########")
 }
 
 // cursorEvent reports whether name is spelled as Cursor spells its hook events (sessionStart,

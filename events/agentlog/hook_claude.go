@@ -34,6 +34,11 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 	case "UserPromptSubmit":
 		h.Kind, h.Channel = HookPrompt, events.ChannelPrompt
 		prompt := gets(v, "prompt")
+		if agent == Qwen && prompt == "" {
+			// Qwen Code runs UserPromptSubmit again, with no prompt, before each request that
+			// carries tool results: no new prompt, and its text reaches the model all the same.
+			break
+		}
 		id := firstString(v, "prompt_id", "turn_id")
 		if id == "" { // VS Code gives neither: the prompt and its time tell prompts apart
 			id = digest(prompt) + gets(v, "timestamp")
@@ -43,6 +48,10 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		h.Kind, h.Channel = HookPreTool, events.ChannelTool
 		if event != "PreToolUse" {
 			h.Kind = HookPostTool
+		} else if agent == Qwen {
+			// Qwen Code reads PreToolUse's additionalContext and drops it (0.24.4, measured):
+			// what applies goes with PostToolUse's, which reaches the model with the result.
+			h.Channel = ""
 		}
 		h.Records = claudeToolRecords(agent, base, event, v, h.Cwd, firstRoot(h.Roots))
 	case "InstructionsLoaded":
@@ -76,11 +85,23 @@ var copilotWriteTools = map[string]struct{ key, op string }{
 	"edit_notebook_file":           {"filePath", events.OpEdit},
 }
 
+// qwenWriteTools are Qwen Code's file tools (each names its file with file_path) and what a
+// call does to the file.
+var qwenWriteTools = map[string]string{
+	"write_file": events.OpCreate,
+	"edit":       events.OpEdit,
+}
+
 // claudeToolRecords are the tool_call of a Pre/PostToolUse payload and, after a call that
 // succeeded, its file writes.
 func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string) []Record {
 	tool, input := gets(v, "tool_name"), get(v, "tool_input")
 	id := gets(v, "tool_use_id")
+	if agent == Qwen {
+		// Qwen Code's tool_use_id is its own; tool_call_id is the model's, as its transcript
+		// keeps it.
+		id = firstString(v, "tool_call_id", "tool_use_id")
+	}
 	if id == "" {
 		raw, _ := marshal(input)
 		id = "h" + digest(tool+"\x00"+string(raw))
@@ -111,6 +132,17 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 			op = events.OpEdit
 		case "create":
 			op = events.OpCreate
+		}
+		return []events.FileWrite{resolveWrite(p, op, cwd)}
+	}
+	if w, ok := qwenWriteTools[tool]; ok {
+		p := gets(input, "file_path")
+		if p == "" {
+			return nil
+		}
+		op := w
+		if strings.HasPrefix(gets(resp, "llmContent"), "Successfully overwrote") {
+			op = events.OpEdit
 		}
 		return []events.FileWrite{resolveWrite(p, op, cwd)}
 	}

@@ -67,6 +67,7 @@ func replyJSON(v any) []byte {
 //	cline        .clinerules/**, ~/Documents/Cline/Rules/**, .cursorrules, .windsurfrules, AGENTS.md at the root
 //	cursor       .cursor/rules/**, .cursorrules, AGENTS.md anywhere
 //	copilot      .github/copilot-instructions.md, .github/instructions/**, AGENTS.md at the root
+//	qwen         AGENTS.md at the root (with QWEN.md, ~/.qwen/ and .qwen/rules/, no family of tasklog's)
 //
 // Everything else (other families, tasklog's own .tasklog/rules, AGENTS.md in subfolders for
 // Codex, Cline and Copilot) is delivered.
@@ -83,6 +84,8 @@ func LoadsNatively(agent Agent, provider, path string) bool {
 		return provider == "cursor" || provider == "agents"
 	case Copilot:
 		return provider == "copilot" || rootAgents
+	case Qwen:
+		return provider == "agents" && path == "AGENTS.md"
 	}
 	return false
 }
