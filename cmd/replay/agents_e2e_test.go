@@ -60,6 +60,9 @@ type agentDriver struct {
 	sessionID func(stdout string) string
 	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
 	promptHook bool
+	// reportsLoads is whether the agent's hooks report the instruction files it loads
+	// itself: the scenario then gives it a root AGENTS.md, which the audit must show loaded.
+	reportsLoads bool
 }
 
 // jsonLinesField is the first string value of key in JSON Lines output.

@@ -83,7 +83,7 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
 			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n\n"+
-				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot) on stdin,\n"+
+				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot, qwen) on stdin,\n"+
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
 				"(owner-only) when that folder cannot be written.")

@@ -21,6 +21,7 @@ type installOptions struct {
 	db         string         // the database baked into the command, absolute, or a NATS store's URL; "" for none
 	home       string         // the user's home folder
 	codexHome  string         // $CODEX_HOME, or ""
+	qwenHome   string         // $QWEN_HOME, or ""
 	clineMCP   string         // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
 	piAgentDir string         // $PI_CODING_AGENT_DIR, or ""
 	records    installRecords // where install remembers what it changed, for uninstall
@@ -175,6 +176,7 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	}
 	opts.home, _ = os.UserHomeDir()
 	opts.codexHome = os.Getenv("CODEX_HOME")
+	opts.qwenHome = os.Getenv("QWEN_HOME")
 	opts.clineMCP = clineMCPSettings(os.Getenv)
 	opts.piAgentDir = os.Getenv("PI_CODING_AGENT_DIR")
 	opts.records = installRecords(filepath.Join(userDataDir(), "tasklog", "install"))
@@ -245,7 +247,7 @@ func installHooks(opts installOptions, install bool) ([]string, error) {
 		targets = append(targets, ts...)
 	}
 	var changes []fileChange
-	for _, t := range targets {
+	for _, t := range mergeTargets(targets) {
 		c, err := t.plan(install)
 		if err != nil {
 			return nil, err
@@ -283,6 +285,13 @@ func (opts installOptions) scope() (scope, error) {
 			}
 			s.codexHome = abs
 		}
+		if opts.qwenHome != "" {
+			abs, err := filepath.Abs(opts.qwenHome)
+			if err != nil {
+				return scope{}, err
+			}
+			s.qwenHome = abs
+		}
 		return s, nil
 	}
 	root, err := filepath.Abs(opts.project)
@@ -293,4 +302,65 @@ func (opts installOptions) scope() (scope, error) {
 		return scope{}, fmt.Errorf("--project %s: not a folder", opts.project)
 	}
 	return scope{root: root, shown: opts.project}, nil
+}
+
+// mergeTargets joins the JSON targets that change one file (Qwen Code keeps its hooks and its
+// MCP servers in settings.json) into one target making every change, so that each file is
+// planned, written and recorded once.
+func mergeTargets(ts []target) []target {
+	var out []target
+	at := map[string]int{}
+	for _, t := range ts {
+		jt, ok := t.(jsonTarget)
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		i, seen := at[jt.path]
+		if !seen {
+			at[jt.path] = len(out)
+			out = append(out, jt)
+			continue
+		}
+		prev := out[i].(jsonTarget)
+		prev.edit = jsonEdits{prev.edit, jt.edit}
+		out[i] = prev
+	}
+	return out
+}
+
+// jsonEdits are several changes to one document, made in order.
+type jsonEdits []jsonEdit
+
+func (es jsonEdits) install(root *object) ([]string, error) {
+	var lines []string
+	for _, e := range es {
+		l, err := e.install(root)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+func (es jsonEdits) uninstall(root *object) ([]string, error) {
+	var lines []string
+	for _, e := range es {
+		l, err := e.uninstall(root)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+func (es jsonEdits) bare(root *object) bool {
+	for _, e := range es {
+		if !e.bare(root) {
+			return false
+		}
+	}
+	return true
 }

@@ -18,6 +18,9 @@ import (
 //   - Cursor: .cursor/hooks.json, {"version": 1, "hooks": {"event": [{"command", "timeout"}]}}.
 //   - VS Code (Copilot): .github/hooks/*.json in VS Code's own shape ({"type", "command",
 //     "timeout"} per event), and Claude's settings files.
+//   - Qwen Code: settings.json "hooks" ($QWEN_HOME, default ~/.qwen, for the user; .qwen/ for a
+//     project), Claude's matcher groups; a hook is a command, or an HTTP POST to loopback
+//     ({"type": "http", "url", "headers", "timeout"}). Its MCP servers are in the same file.
 //   - pi: no command hooks; extensions in .pi/extensions/NAME/index.ts (project) and
 //     ~/.pi/agent/extensions/NAME/index.ts ($PI_CODING_AGENT_DIR), loaded by themselves.
 
@@ -46,6 +49,19 @@ var codexEvents = []hookEvent{
 	{"SessionEnd", false, 3},
 }
 
+// qwenEvents leave out PreToolUse: Qwen Code 0.24.4 reads its additionalContext and drops it,
+// and the call is recorded by PostToolUse all the same, which delivers with the result.
+var qwenEvents = []hookEvent{
+	{"SessionStart", true, hookTimeout},
+	{"InstructionsLoaded", true, hookTimeout},
+	{"UserPromptSubmit", false, hookTimeout},
+	{"PostToolUse", true, hookTimeout},
+	{"PostToolUseFailure", true, hookTimeout},
+	{"PreCompact", true, hookTimeout},
+	{"Stop", false, hookTimeout},
+	{"SessionEnd", true, hookTimeout},
+}
+
 var cursorEvents = []hookEvent{
 	{"sessionStart", false, hookTimeout},
 	{"beforeSubmitPrompt", false, hookTimeout},
@@ -71,7 +87,7 @@ var clineEvents = []string{
 }
 
 // installAgents are the agents install knows, in the order usage lists them.
-var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "pi"}
+var installAgents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "qwen", "pi"}
 
 // errCopilotUser is returned for `install copilot --user`: VS Code has no user hook file of its
 // own and reads Claude's, where `replay install claude-code --user` puts the hooks.
@@ -84,6 +100,7 @@ type scope struct {
 	root       string // the project folder or the home folder, absolute
 	shown      string // the project folder as the user gave it
 	codexHome  string // $CODEX_HOME, absolute, or "" for ~/.codex
+	qwenHome   string // $QWEN_HOME, absolute, or "" for ~/.qwen
 	clineMCP   string // Cline CLI's MCP settings file, absolute, or "" for ~/.cline's
 	piAgentDir string // $PI_CODING_AGENT_DIR, absolute, or "" for ~/.pi/agent
 }
@@ -133,6 +150,8 @@ func hookTargets(agent string, s scope, cmd hookCommand) ([]target, error) {
 			return nil, errCopilotUser
 		}
 		return jsonFile(".github/hooks/tasklog.json", hookEdit{vscodeEvents, cmd, flatShape(vscodeEntry), 0}), nil
+	case "qwen":
+		return []target{qwenSettings(s, hookEdit{qwenEvents, cmd, claudeShape{}, 0})}, nil
 	case "pi":
 		return piTargets(s, cmd.exe, cmd.db, s.piAgentDir)
 	case "cline":
@@ -153,4 +172,15 @@ func cursorEntry(ev hookEvent, cmd hookCommand) *object {
 
 func vscodeEntry(ev hookEvent, cmd hookCommand) *object {
 	return newObject("type", "command", "command", cmd.line, "timeout", ev.timeout)
+}
+
+// qwenSettings is Qwen Code's settings file in a scope, changed by edit: its hooks and its MCP
+// servers live in the same file.
+func qwenSettings(s scope, edit jsonEdit) jsonTarget {
+	if s.user && s.qwenHome != "" {
+		path := filepath.Join(s.qwenHome, "settings.json")
+		return jsonTarget{path: path, show: path, edit: edit}
+	}
+	path, show := s.file(".qwen/settings.json")
+	return jsonTarget{path: path, show: show, edit: edit, prune: s.prune(".qwen/settings.json")}
 }

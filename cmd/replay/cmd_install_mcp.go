@@ -17,6 +17,7 @@ import (
 //     $CLINE_MCP_SETTINGS_PATH, else $CLINE_DATA_DIR/settings, else $CLINE_DIR/data/settings
 //     (default ~/.cline); the VS Code extension in its global storage folder.
 //   - Codex: config.toml ([mcp_servers.NAME] tables), in .codex/ or $CODEX_HOME.
+//   - Qwen Code: settings.json "mcpServers" ({"command", "args"}), beside its hooks.
 
 // mcpServerName is the key install keeps its server under in every agent's settings.
 const mcpServerName = "tasklog"
@@ -83,6 +84,8 @@ func mcpTargets(agent string, s scope, exe, db string) ([]target, error) {
 			return nil, errCopilotUserMCP
 		}
 		return jsonFile(".vscode/mcp.json", mcpEdit{"servers", launch, vscodeMCPEntry}), nil
+	case "qwen":
+		return []target{qwenSettings(s, mcpEdit{"mcpServers", launch, claudeMCPEntry})}, nil
 	case "pi":
 		return nil, nil // pi has no MCP client: see installNotes
 	case "cline":

@@ -49,7 +49,7 @@ const (
 )
 
 // agents are the dialects replay hook takes.
-var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot"}
+var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot", "qwen"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
