@@ -49,9 +49,11 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		if event != "PreToolUse" {
 			h.Kind = HookPostTool
 		} else if agent == Qwen {
-			// Qwen Code reads PreToolUse's additionalContext and drops it (0.24.4, measured):
-			// what applies goes with PostToolUse's, which reaches the model with the result.
+			// Qwen Code reads PreToolUse's additionalContext and drops it (0.24.4, measured).
+			// The call is recorded by PostToolUse(Failure), whose decision reaches the model
+			// with the result: recorded here, it would be nothing new there.
 			h.Channel = ""
+			break
 		}
 		h.Records = claudeToolRecords(agent, base, event, v, h.Cwd, firstRoot(h.Roots))
 	case "InstructionsLoaded":
