@@ -27,6 +27,7 @@ type installOptions struct {
 	records    installRecords // where install remembers what it changed, for uninstall
 	noMCP      bool           // --no-mcp: the hooks only
 	mcpOnly    bool           // --mcp-only: the MCP server only
+	http       bool           // --http: the agent posts its hooks to the running 'replay serve --http'
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -102,6 +103,10 @@ func installNotes(opts installOptions) []string {
 		notes = append(notes, fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
 			"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlString(dir), config))
 	}
+	if opts.http && !opts.mcpOnly {
+		notes = append(notes, "note: the agent posts its hooks to 'replay serve --http': keep it running. While it is not, "+
+			"the agent goes on and nothing is recorded; 'replay install "+opts.agent+"' without --http goes back to the command hook")
+	}
 	if opts.agent == "pi" && !opts.noMCP {
 		notes = append(notes, "note: pi has no MCP client: the extension records, decides and delivers by itself")
 	}
@@ -129,8 +134,11 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	f.StringVar(&storeVal, "store", "", "the NATS store (nats://HOST:PORT[/STREAM]) the hooks record to and the MCP server reads, baked into the commands instead of --db")
 	f.BoolVar(&opts.noMCP, "no-mcp", false, "the hooks only, not the MCP server")
 	f.BoolVar(&opts.mcpOnly, "mcp-only", false, "the MCP server only, not the hooks")
+	if install {
+		f.BoolVar(&opts.http, "http", false, "qwen: the hooks are HTTP posts to the running 'replay serve --http' of the database, with no process start; it must keep running")
+	}
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only] [--http]\n\n%s.\n\nflags:\n",
 			name, strings.Join(installAgents, "|"), what)
 		f.PrintDefaults()
 	}
@@ -151,6 +159,11 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 	}
 	if !slices.Contains(installAgents, opts.agent) {
 		fmt.Fprintf(stderr, "replay %s: unknown agent %q (want one of %s)\n", name, opts.agent, strings.Join(installAgents, ", "))
+		return opts, exitUsage
+	}
+	if opts.http && !slices.Contains(httpHookAgents, opts.agent) {
+		fmt.Fprintf(stderr, "replay %s: --http: %s's hooks are commands here; HTTP hooks are installed for %s\n",
+			name, opts.agent, strings.Join(httpHookAgents, ", "))
 		return opts, exitUsage
 	}
 	var err error
@@ -227,7 +240,13 @@ func installHooks(opts installOptions, install bool) ([]string, error) {
 	}
 	var targets []target
 	if !opts.mcpOnly {
-		ts, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
+		cmd := newHookCommand(opts.exe, opts.agent, opts.db)
+		if install && opts.http {
+			if cmd.url, cmd.token, err = httpHookEndpoint(hookSide(opts.db), opts.agent); err != nil {
+				return nil, fmt.Errorf("--http: %w", err)
+			}
+		}
+		ts, err := hookTargets(opts.agent, s, cmd)
 		if err != nil {
 			return nil, err
 		}
@@ -363,4 +382,21 @@ func (es jsonEdits) bare(root *object) bool {
 		}
 	}
 	return true
+}
+
+// httpHookAgents are the agents whose hooks install can make HTTP posts to 'replay serve --http'.
+var httpHookAgents = []string{"qwen"}
+
+// hookSide is the file beside which the hooks' database keeps its server's files: the
+// database given to install (a NATS store's folder for a URL), else the hooks' default.
+func hookSide(db string) string {
+	if db == "" {
+		return defaultHookDB()
+	}
+	if isNATSURL(db) {
+		if loc, err := parseStoreLoc(db); err == nil {
+			return loc.sideFile()
+		}
+	}
+	return db
 }

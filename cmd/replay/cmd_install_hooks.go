@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tasklog/tasklog/session/serve"
 )
 
 // hookCommand is the shell command line every installed hook runs: this replay binary's
@@ -16,6 +19,9 @@ type hookCommand struct {
 	// exe and db are what the line runs: the replay binary and the database or store, for the
 	// agents that get them otherwise than in a command line (pi's extension settings).
 	exe, db string
+	// url and token, when set, make the hook an HTTP post to 'replay serve --http' with the
+	// token as a bearer, instead of the command line (agents with HTTP hooks: Qwen Code).
+	url, token string
 }
 
 // hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
@@ -57,6 +63,23 @@ func (c hookCommand) ours(line string) bool {
 		return true
 	}
 	return len(w) >= 3 && w[1] == "hook" && w[2] == c.agent
+}
+
+// oursHTTP reports whether a configured hook is a tasklog HTTP hook for this agent: a post to
+// a loopback address at /hook/<agent>, whatever the port and token.
+func (c hookCommand) oursHTTP(h any) bool {
+	o, ok := h.(*object)
+	if !ok {
+		return false
+	}
+	typ, _ := o.get("type")
+	raw, _ := o.get("url")
+	s, isString := raw.(string)
+	if typ != "http" || !isString {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "http" && loopbackAddr(u.Host) == nil && u.Path == serve.HTTPHookPath+c.agent
 }
 
 // hookEvent is one event an agent runs hooks for.
@@ -144,6 +167,9 @@ type claudeShape struct{}
 
 func (claudeShape) entry(ev hookEvent, cmd hookCommand) *object {
 	h := newObject("type", "command", "command", cmd.line)
+	if cmd.url != "" {
+		h = newObject("type", "http", "url", cmd.url, "headers", newObject("Authorization", "Bearer "+cmd.token))
+	}
 	if ev.timeout > 0 {
 		h.set("timeout", ev.timeout)
 	}
@@ -167,7 +193,7 @@ func (claudeShape) split(e any, cmd hookCommand) (any, int) {
 	}
 	user, ours := []any{}, 0
 	for _, h := range hs {
-		if c, isCmd := commandOf(h); isCmd && cmd.ours(c) {
+		if c, isCmd := commandOf(h); isCmd && cmd.ours(c) || cmd.oursHTTP(h) {
 			ours++
 		} else {
 			user = append(user, h)
