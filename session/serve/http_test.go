@@ -225,3 +225,15 @@ func TestHTTPHookShutdown(t *testing.T) {
 		t.Errorf("no token: %v, want ErrHTTPToken", err)
 	}
 }
+
+// TestHTTPHookClaudeCode: the path names the dialect's hint, as 'replay hook AGENT' does: Claude
+// Code's payloads posted to /hook/claude-code are answered in its dialect.
+func TestHTTPHookClaudeCode(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	url := startHTTP(t, s, HTTPOptions{}) + "/hook/claude-code"
+	code, body := postHook(t, http.DefaultClient, url, testToken, preToolUse(ws, "c1", "toolu_1"))
+	if code != http.StatusOK || !strings.Contains(body, `"hookEventName":"PreToolUse"`) || !strings.Contains(body, "API handlers return JSON errors") {
+		t.Errorf("status %d, want Claude Code's reply with the src/api rule:\n%s", code, body)
+	}
+}
