@@ -93,9 +93,10 @@ func TestTaskIDStable(t *testing.T) {
 
 func TestLoadsNatively(t *testing.T) {
 	for _, tc := range []struct {
-		agent          Agent
-		provider, path string
-		want           bool
+		agent    Agent
+		provider events.RuleSource
+		path     string
+		want     bool
 	}{
 		{ClaudeCode, "claude", ".claude/rules/api.md", true},
 		{ClaudeCode, "cline", ".clinerules/api.md", false},

@@ -1,13 +1,12 @@
-package main
+package install
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/tasklog/tasklog/session/serve"
 )
 
 // hookCommand is the shell command line every installed hook runs: this replay binary's
@@ -19,9 +18,36 @@ type hookCommand struct {
 	// exe and db are what the line runs: the replay binary and the database or store, for the
 	// agents that get them otherwise than in a command line (pi's extension settings).
 	exe, db string
+	// extension is the source of the extension a HookExtension agent loads (pi's).
+	extension string
 	// url and token, when set, make the hook an HTTP post to 'replay serve --http' with the
-	// token as a bearer, instead of the command line (agents with HTTP hooks: Qwen Code).
+	// token as a bearer, instead of the command line (HookConfig.HTTP agents: Qwen Code).
 	url, token string
+}
+
+// HTTPHookPath is the path of an agent's HTTP hook on 'replay serve --http': the prefix, then
+// the agent's name.
+const HTTPHookPath = "/hook/"
+
+// oursHTTP reports whether a configured hook is a tasklog HTTP hook for this agent: a post to a
+// loopback address at /hook/<agent>, whatever the port and token.
+func (c hookCommand) oursHTTP(h any) bool {
+	o, ok := h.(*object)
+	if !ok {
+		return false
+	}
+	typ, _ := o.get("type")
+	raw, _ := o.get("url")
+	s, isString := raw.(string)
+	if typ != "http" || !isString {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" || u.Path != HTTPHookPath+c.agent {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
@@ -38,15 +64,15 @@ func hookClientBeside(exe string) string {
 	return ""
 }
 
-func newHookCommand(exe, agent, db string) hookCommand {
-	line := shellQuote(exe) + " hook " + agent
-	if client := hookClientBeside(exe); client != "" && (db == "" || storeFlagFor(db) == "--db") {
-		line = shellQuote(client) + " " + agent
+func newHookCommand(exe, agent, db, extension string) hookCommand {
+	line := ShellQuote(exe) + " hook " + agent
+	if client := hookClientBeside(exe); client != "" && (db == "" || storeFlag(db) == "--db") {
+		line = ShellQuote(client) + " " + agent
 	}
 	if db != "" {
-		line += " " + storeFlagFor(db) + " " + shellQuote(db)
+		line += " " + storeFlag(db) + " " + ShellQuote(db)
 	}
-	return hookCommand{agent: agent, line: line, exe: exe, db: db}
+	return hookCommand{agent: agent, line: line, exe: exe, db: db, extension: extension}
 }
 
 // ours reports whether a configured command line is a tasklog hook for this agent: a program
@@ -63,23 +89,6 @@ func (c hookCommand) ours(line string) bool {
 		return true
 	}
 	return len(w) >= 3 && w[1] == "hook" && w[2] == c.agent
-}
-
-// oursHTTP reports whether a configured hook is a tasklog HTTP hook for this agent: a post to
-// a loopback address at /hook/<agent>, whatever the port and token.
-func (c hookCommand) oursHTTP(h any) bool {
-	o, ok := h.(*object)
-	if !ok {
-		return false
-	}
-	typ, _ := o.get("type")
-	raw, _ := o.get("url")
-	s, isString := raw.(string)
-	if typ != "http" || !isString {
-		return false
-	}
-	u, err := url.Parse(s)
-	return err == nil && u.Scheme == "http" && loopbackAddr(u.Host) == nil && u.Path == serve.HTTPHookPath+c.agent
 }
 
 // hookEvent is one event an agent runs hooks for.
@@ -308,8 +317,8 @@ func (h hookEdit) bare(root *object) bool {
 	return h.version != 0 && root.len() == 1 && equalJSON(v, h.version)
 }
 
-// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func ShellQuote(s string) string {
 	safe := func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 			strings.ContainsRune("_@%+=:,./-", r)

@@ -1,10 +1,82 @@
 package agentlog
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog/hookspec"
 )
+
+// Cline: executable files named after the event (its CLI also accepts an extension; its VS Code
+// extension only the bare name, which is what install writes), in .clinerules/hooks or
+// ~/Documents/Cline/Hooks. MCP servers in cline_mcp_settings.json, "mcpServers", per user only:
+// the CLI keeps it in $CLINE_MCP_SETTINGS_PATH, else $CLINE_DATA_DIR/settings, else
+// $CLINE_DIR/data/settings (default ~/.cline), the VS Code extension in its global storage
+// folder. It loads .clinerules/**, ~/Documents/Cline/Rules/**, .cursorrules, .windsurfrules and
+// AGENTS.md at the root itself.
+var clineDialect = Register(&Dialect{
+	Agent: Cline,
+	Order: 30,
+	Payload: hookspec.Spec{
+		Precedence:  10,
+		Clues:       []hookspec.Clue{{Has: []string{"hookName"}}, {Has: []string{"taskId"}}},
+		Neutral:     `{"cancel":false}` + "\n",
+		SessionEnds: []string{"TaskComplete", "TaskCancel", "SessionShutdown", "agent_end", "agent_abort"},
+	},
+	Parse: func(_ Agent, v any) (*Hook, error) { return parseClineHook(v) },
+	Reply: func(_ *Hook, text string) []byte {
+		return replyJSON(map[string]any{"cancel": false, "contextModification": text})
+	},
+	LoadsItself: func(source events.RuleSource, path string) bool {
+		return source == events.RuleSourceCline || rootAgents(source, path) || path == ".cursorrules" || path == ".windsurfrules"
+	},
+	Hooks: HookConfig{
+		Shape:   HookScripts,
+		Project: ".clinerules/hooks",
+		User:    "Documents/Cline/Hooks",
+		Events: []HookEvent{
+			{Name: "TaskStart"}, {Name: "TaskResume"}, {Name: "UserPromptSubmit"}, {Name: "PreToolUse"},
+			{Name: "PostToolUse"}, {Name: "PreCompact"}, {Name: "TaskComplete"}, {Name: "TaskCancel"},
+			{Name: "TaskError"}, {Name: "SessionShutdown"},
+		},
+	},
+	MCP: MCPConfig{
+		Format:    MCPJSON,
+		Key:       "mcpServers",
+		Entry:     MCPEnabled,
+		NoProject: "Cline reads MCP servers per user only",
+		User:      ".cline/data/settings/cline_mcp_settings.json",
+		UserFile:  clineMCPSettings,
+		AlsoUser: []OptionalFile{
+			{".config/Code/User/globalStorage/saoudrizwan.claude-dev", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+			{"Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev",
+				"Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+		},
+	},
+})
+
+// clineMCPSettings is the file Cline's CLI reads its MCP servers from when its environment
+// moves it: $CLINE_MCP_SETTINGS_PATH, else under $CLINE_DATA_DIR, else under $CLINE_DIR; "" for
+// the default, ~/.cline/data/settings/cline_mcp_settings.json.
+func clineMCPSettings(getenv func(string) string) string {
+	const file = "cline_mcp_settings.json"
+	var p string
+	switch {
+	case strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH")) != "":
+		p = strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH"))
+	case strings.TrimSpace(getenv("CLINE_DATA_DIR")) != "":
+		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DATA_DIR")), "settings", file)
+	case strings.TrimSpace(getenv("CLINE_DIR")) != "":
+		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DIR")), "data", "settings", file)
+	default:
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
+}
 
 // clineHookEvents maps the hookName of a Cline payload (the SDK's names and the extension's,
 // which are the hook files' names) to the hook file's name.

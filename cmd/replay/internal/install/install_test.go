@@ -1,7 +1,9 @@
-package main
+package install
 
 import (
 	"errors"
+	"flag"
+	"github.com/tasklog/tasklog/events/agentlog"
 	"io/fs"
 	"maps"
 	"os"
@@ -172,12 +174,12 @@ args = ["--port", "0"]
 trust_level = "trusted"
 `
 
-func testOptions(agent, project string) installOptions {
-	return installOptions{agent: agent, project: project, exe: testExe, db: testDB}
+func testOptions(agent, project string) Options {
+	return Options{Agent: agent, Project: project, Exe: testExe, DB: testDB, Extension: piSource}
 }
 
 // TestInstallFresh installs each agent's hooks into an empty project (compared with
-// testdata/install/AGENT.golden; go test ./cmd/replay -update rewrites it), then checks that a
+// testdata/install/AGENT.golden; go test ./cmd/replay/internal/install -update rewrites it), then checks that a
 // second install writes nothing and that uninstall leaves the project empty again.
 func TestInstallFresh(t *testing.T) {
 	for _, tc := range installCases {
@@ -265,7 +267,7 @@ func TestInstallRefusesMalformed(t *testing.T) {
 				dir := t.TempDir()
 				writeTestFile(t, filepath.Join(dir, tt.file), tt.content, 0o644)
 				before := snapshot(t, dir)
-				_, err := installHooks(testOptions(tt.agent, dir), install)
+				_, err := Run(testOptions(tt.agent, dir), install)
 				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.file) {
 					t.Errorf("err = %v, want one naming %s and saying %q", err, tt.file, tt.want)
 				}
@@ -295,8 +297,8 @@ func TestInstallRefusesAServerOfTheUsers(t *testing.T) {
 			dir := t.TempDir()
 			writeTestFile(t, filepath.Join(dir, tt.file), tt.content, 0o644)
 			before := snapshot(t, dir)
-			_, err := installHooks(testOptions(tt.agent, dir), true)
-			if (!errors.Is(err, errMCPExists) && !errors.Is(err, errCodexTable)) || !strings.Contains(err.Error(), tt.file) {
+			_, err := Run(testOptions(tt.agent, dir), true)
+			if (!errors.Is(err, ErrMCPExists) && !errors.Is(err, errCodexTable)) || !strings.Contains(err.Error(), tt.file) {
 				t.Errorf("err = %v, want one naming %s and saying the server is the user's", err, tt.file)
 			}
 			before.unchanged(t, dir)
@@ -347,14 +349,14 @@ func TestInstallCodexConfigInPlace(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ".codex", "config.toml")
 	opts := testOptions("codex", dir)
-	opts.mcpOnly = true
+	opts.MCPOnly = true
 	writeTestFile(t, file, codexUserConfig, 0o644)
 	mustInstall(t, opts, true)
 	b, _ := os.ReadFile(file)
 	tail := "\n[profiles.fast]\nmodel = \"gpt-5-mini\"\n"
 	writeTestFile(t, file, string(b)+tail, 0o644) // the user adds a table after install's
 	moved := opts
-	moved.db = "/srv/other.db"
+	moved.DB = "/srv/other.db"
 	lines := mustInstall(t, moved, true)
 	if len(lines) != 1 || lines[0] != file+": mcp_servers.tasklog: updated" {
 		t.Errorf("lines %q, want one update of config.toml", lines)
@@ -411,14 +413,14 @@ func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
 			hooksOnly := testOptions(agent, dir)
-			hooksOnly.noMCP = true
+			hooksOnly.NoMCP = true
 			for _, l := range mustInstall(t, hooksOnly, true) {
 				if strings.Contains(l, "mcp") || strings.Contains(l, "config.toml") {
 					t.Errorf("--no-mcp changed %q", l)
 				}
 			}
 			serverOnly := testOptions(agent, dir)
-			serverOnly.mcpOnly = true
+			serverOnly.MCPOnly = true
 			lines := mustInstall(t, serverOnly, true)
 			if len(lines) != 1 || !strings.Contains(lines[0], "tasklog: added") {
 				t.Errorf("--mcp-only changed %q, want the server added", lines)
@@ -435,9 +437,9 @@ func TestInstallOnlyHooksOrOnlyServer(t *testing.T) {
 		})
 	}
 	opts := testOptions("cline", t.TempDir())
-	opts.mcpOnly = true
-	if _, err := installHooks(opts, true); !errors.Is(err, errClineProjectMCP) {
-		t.Errorf("cline --mcp-only in a project: err = %v, want errClineProjectMCP", err)
+	opts.MCPOnly = true
+	if _, err := Run(opts, true); !errors.Is(err, ErrNoProjectMCP) {
+		t.Errorf("cline --mcp-only in a project: err = %v, want ErrNoProjectMCP", err)
 	}
 }
 
@@ -448,10 +450,10 @@ func TestInstallReplacesItsOwnEntries(t *testing.T) {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
 			first := testOptions(agent, dir)
-			first.db = ""
+			first.DB = ""
 			n := len(mustInstall(t, first, true))
 			moved := testOptions(agent, dir)
-			moved.exe = "/home/dev/go/bin/replay"
+			moved.Exe = "/home/dev/go/bin/replay"
 			lines := mustInstall(t, moved, true)
 			if len(lines) != n {
 				t.Fatalf("reinstall printed %d lines, want %d (one per event)", len(lines), n)
@@ -462,8 +464,8 @@ func TestInstallReplacesItsOwnEntries(t *testing.T) {
 				}
 			}
 			tree := snapshot(t, dir).String()
-			if strings.Contains(tree, testExe) || strings.Count(tree, moved.exe) != n {
-				t.Errorf("want %d entries, all running %s:\n%s", n, moved.exe, tree)
+			if strings.Contains(tree, testExe) || strings.Count(tree, moved.Exe) != n {
+				t.Errorf("want %d entries, all running %s:\n%s", n, moved.Exe, tree)
 			}
 			mustInstall(t, first, false)
 			if left := snapshot(t, dir); len(left.files) != 0 {
@@ -544,9 +546,9 @@ func TestInstallCline(t *testing.T) {
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, ".clinerules/hooks/PreToolUse"), "#!/bin/sh\nexit 0\n", 0o755)
 		before := snapshot(t, dir)
-		_, err := installHooks(testOptions("cline", dir), true)
-		if !errors.Is(err, errHookExists) || !strings.Contains(err.Error(), filepath.Join(dir, ".clinerules/hooks/PreToolUse")) {
-			t.Errorf("err = %v, want errHookExists naming the file", err)
+		_, err := Run(testOptions("cline", dir), true)
+		if !errors.Is(err, ErrHookExists) || !strings.Contains(err.Error(), filepath.Join(dir, ".clinerules/hooks/PreToolUse")) {
+			t.Errorf("err = %v, want ErrHookExists naming the file", err)
 		}
 		before.unchanged(t, dir)
 		if lines := mustInstall(t, testOptions("cline", dir), false); len(lines) != 0 {
@@ -582,7 +584,7 @@ func TestInstallCline(t *testing.T) {
 	t.Run("a .clinerules file has no hooks folder", func(t *testing.T) {
 		dir := t.TempDir()
 		writeTestFile(t, filepath.Join(dir, ".clinerules"), "Always run the tests.\n", 0o644)
-		_, err := installHooks(testOptions("cline", dir), true)
+		_, err := Run(testOptions("cline", dir), true)
 		if err == nil || !strings.Contains(err.Error(), "is a file") {
 			t.Errorf("err = %v, want one saying .clinerules is a file", err)
 		}
@@ -605,9 +607,15 @@ func TestInstallUserScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.agent+tt.codexHome, func(t *testing.T) {
 			home := t.TempDir()
-			opts := installOptions{agent: tt.agent, user: true, exe: testExe, home: home}
+			opts := Options{Agent: tt.agent, User: true, Exe: testExe, Home: home}
 			if tt.codexHome != "" {
-				opts.codexHome = filepath.Join(home, tt.codexHome)
+				codexHome := filepath.Join(home, tt.codexHome)
+				opts.Getenv = func(k string) string {
+					if k == "CODEX_HOME" {
+						return codexHome
+					}
+					return ""
+				}
 			}
 			lines := mustInstall(t, opts, true)
 			files := snapshot(t, home).files
@@ -630,13 +638,13 @@ func TestInstallUserScope(t *testing.T) {
 			}
 		})
 	}
-	_, err := installHooks(installOptions{agent: "copilot", user: true, exe: testExe, home: t.TempDir()}, true)
-	if !errors.Is(err, errCopilotUser) {
+	_, err := Run(Options{Agent: "copilot", User: true, Exe: testExe, Home: t.TempDir()}, true)
+	if !errors.Is(err, ErrNoUserConfig) {
 		t.Errorf("copilot --user: err = %v, want errCopilotUser", err)
 	}
-	_, err = installHooks(installOptions{agent: "copilot", user: true, mcpOnly: true, exe: testExe, home: t.TempDir()}, true)
-	if !errors.Is(err, errCopilotUserMCP) {
-		t.Errorf("copilot --user --mcp-only: err = %v, want errCopilotUserMCP", err)
+	_, err = Run(Options{Agent: "copilot", User: true, MCPOnly: true, Exe: testExe, Home: t.TempDir()}, true)
+	if !errors.Is(err, ErrNoUserConfig) {
+		t.Errorf("copilot --user --mcp-only: err = %v, want ErrNoUserConfig", err)
 	}
 }
 
@@ -670,7 +678,7 @@ func TestInstallClaudeUserState(t *testing.T) {
 `
 	file := filepath.Join(home, ".claude.json")
 	writeTestFile(t, file, state, 0o600)
-	opts := installOptions{agent: "claude-code", user: true, mcpOnly: true, exe: testExe, home: home}
+	opts := Options{Agent: "claude-code", User: true, MCPOnly: true, Exe: testExe, Home: home}
 	if lines := mustInstall(t, opts, true); len(lines) != 1 || lines[0] != "~/.claude.json: mcpServers.tasklog: added" {
 		t.Errorf("lines %q", lines)
 	}
@@ -713,8 +721,8 @@ func TestInstallClineSettingsFiles(t *testing.T) {
 		{env("CLINE_DIR", "/c", "CLINE_DATA_DIR", "/d"), "/d/settings/cline_mcp_settings.json"},
 		{env("CLINE_DATA_DIR", "/d", "CLINE_MCP_SETTINGS_PATH", "/m.json"), "/m.json"},
 	} {
-		if got := clineMCPSettings(tt.env); got != tt.want {
-			t.Errorf("clineMCPSettings = %q, want %q", got, tt.want)
+		if got := agentlog.DialectOf(agentlog.Cline).MCP.UserFile(tt.env); got != tt.want {
+			t.Errorf("Cline's MCP.UserFile = %q, want %q", got, tt.want)
 		}
 	}
 	home := t.TempDir()
@@ -722,17 +730,18 @@ func TestInstallClineSettingsFiles(t *testing.T) {
 	if err := os.MkdirAll(ext, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := installOptions{agent: "cline", user: true, mcpOnly: true, exe: testExe, home: home,
-		clineMCP: filepath.Join(home, "cline-dir", "mcp.json")}
+	settings := filepath.Join(home, "cline-dir", "mcp.json")
+	opts := Options{Agent: "cline", User: true, MCPOnly: true, Exe: testExe, Home: home,
+		Getenv: env("CLINE_MCP_SETTINGS_PATH", settings)}
 	lines := mustInstall(t, opts, true)
 	wantLines := []string{
-		opts.clineMCP + ": mcpServers.tasklog: added",
+		settings + ": mcpServers.tasklog: added",
 		"~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json: mcpServers.tasklog: added",
 	}
 	if !slices.Equal(lines, wantLines) {
 		t.Errorf("lines %q, want %q", lines, wantLines)
 	}
-	b, _ := os.ReadFile(opts.clineMCP)
+	b, _ := os.ReadFile(settings)
 	if !strings.Contains(string(b), `"disabled": false`) {
 		t.Errorf("Cline's entry has no \"disabled\": false:\n%s", b)
 	}
@@ -779,7 +788,7 @@ func TestHookCommandQuoting(t *testing.T) {
 		{"/tmp/$HOME/replay", "", "'/tmp/$HOME/replay' hook codex"},
 	}
 	for _, tt := range tests {
-		c := newHookCommand(tt.exe, "codex", tt.db)
+		c := newHookCommand(tt.exe, "codex", tt.db, "")
 		if c.line != tt.want {
 			t.Errorf("command = %s, want %s", c.line, tt.want)
 		}
@@ -824,9 +833,9 @@ func TestDocumentRoundTrip(t *testing.T) {
 	}
 }
 
-func mustInstall(t *testing.T, opts installOptions, install bool) []string {
+func mustInstall(t *testing.T, opts Options, install bool) []string {
 	t.Helper()
-	lines, err := installHooks(opts, install)
+	lines, err := Run(opts, install)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -863,10 +872,10 @@ func checkGolden(t *testing.T, name string, lines []string, dir string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test ./cmd/replay -update writes it)", err)
+		t.Fatalf("%v (go test ./cmd/replay/internal/install -update writes it)", err)
 	}
 	if string(want) != got {
-		t.Errorf("install differs from %s (go test ./cmd/replay -update rewrites it; review the diff):\n%s", path, got)
+		t.Errorf("install differs from %s (go test ./cmd/replay/internal/install -update rewrites it; review the diff):\n%s", path, got)
 	}
 }
 
@@ -933,3 +942,14 @@ func (tr tree) unchanged(t *testing.T, dir string) {
 		}
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite testdata/install/*.golden")
+
+// piSource is pi's extension, as cmd/replay embeds it.
+var piSource = func() string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "pi", "tasklog.ts"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()

@@ -1,7 +1,6 @@
 package agentlog
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/tasklog/tasklog/events"
@@ -34,11 +33,6 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 	case "UserPromptSubmit":
 		h.Kind, h.Channel = HookPrompt, events.ChannelPrompt
 		prompt := gets(v, "prompt")
-		if agent == Qwen && prompt == "" {
-			// Qwen Code runs UserPromptSubmit again, with no prompt, before each request that
-			// carries tool results: no new prompt, and its text reaches the model all the same.
-			break
-		}
 		id := firstString(v, "prompt_id", "turn_id")
 		if id == "" { // VS Code gives neither: the prompt and its time tell prompts apart
 			id = digest(prompt) + gets(v, "timestamp")
@@ -48,12 +42,6 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		h.Kind, h.Channel = HookPreTool, events.ChannelTool
 		if event != "PreToolUse" {
 			h.Kind = HookPostTool
-		} else if agent == Qwen {
-			// Qwen Code reads PreToolUse's additionalContext and drops it (0.24.4, measured).
-			// The call is recorded by PostToolUse(Failure), whose decision reaches the model
-			// with the result: recorded here, it would be nothing new there.
-			h.Channel = ""
-			break
 		}
 		h.Records = claudeToolRecords(agent, base, event, v, h.Cwd, firstRoot(h.Roots))
 	case "InstructionsLoaded":
@@ -77,33 +65,11 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 	return h, nil
 }
 
-// copilotWriteTools are VS Code's file tools and the parameter naming the file.
-var copilotWriteTools = map[string]struct{ key, op string }{
-	"create_file":                  {"filePath", events.OpCreate},
-	"createFile":                   {"filePath", events.OpCreate},
-	"replace_string_in_file":       {"filePath", events.OpEdit},
-	"multi_replace_string_in_file": {"filePath", events.OpEdit},
-	"insert_edit_into_file":        {"filePath", events.OpEdit},
-	"edit_notebook_file":           {"filePath", events.OpEdit},
-}
-
-// qwenWriteTools are Qwen Code's file tools (each names its file with file_path) and what a
-// call does to the file.
-var qwenWriteTools = map[string]string{
-	"write_file": events.OpCreate,
-	"edit":       events.OpEdit,
-}
-
 // claudeToolRecords are the tool_call of a Pre/PostToolUse payload and, after a call that
 // succeeded, its file writes.
 func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string) []Record {
 	tool, input := gets(v, "tool_name"), get(v, "tool_input")
 	id := gets(v, "tool_use_id")
-	if agent == Qwen {
-		// Qwen Code's tool_use_id is its own; tool_call_id is the model's, as its transcript
-		// keeps it.
-		id = firstString(v, "tool_call_id", "tool_use_id")
-	}
 	if id == "" {
 		raw, _ := marshal(input)
 		id = "h" + digest(tool+"\x00"+string(raw))
@@ -137,17 +103,6 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 		}
 		return []events.FileWrite{resolveWrite(p, op, cwd)}
 	}
-	if w, ok := qwenWriteTools[tool]; ok {
-		p := gets(input, "file_path")
-		if p == "" {
-			return nil
-		}
-		op := w
-		if strings.HasPrefix(gets(resp, "llmContent"), "Successfully overwrote") {
-			op = events.OpEdit
-		}
-		return []events.FileWrite{resolveWrite(p, op, cwd)}
-	}
 	if w, ok := copilotWriteTools[tool]; ok {
 		if p := gets(input, w.key); p != "" {
 			return []events.FileWrite{resolveWrite(p, w.op, cwd)}
@@ -176,37 +131,4 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 		return patchWritesAt(text, dir)
 	}
 	return nil
-}
-
-// exitCode reads Codex's "Exit code: N" header of a tool output.
-var exitCode = regexp.MustCompile(`^Exit code: (-?\d+)`)
-
-// claudeToolFailed reads a PostToolUse tool_response: Claude Code reports an error as a plain
-// string; Codex reports every output as a string, with an exit code header for shell calls and
-// patches; an object saying success false failed anywhere.
-func claudeToolFailed(agent Agent, resp any) bool {
-	if b, ok := get(resp, "success").(bool); ok {
-		return !b
-	}
-	text, isText := resp.(string)
-	if !isText {
-		return getb(resp, "is_error") || getb(resp, "interrupted")
-	}
-	if agent != Codex {
-		return agent == ClaudeCode || strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "error")
-	}
-	if m := exitCode.FindStringSubmatch(text); m != nil {
-		return m[1] != "0"
-	}
-	return codexFailed(text)
-}
-
-// firstString is the first of v's keys holding a non-empty string.
-func firstString(v any, keys ...string) string {
-	for _, k := range keys {
-		if s := gets(v, k); s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
-package main
+package install
 
 import (
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,19 +8,12 @@ import (
 	"strings"
 )
 
-// piExtensionSource is pi's extension (pi has no command hooks): it speaks replay serve's
-// protocol over its socket. install writes it, with a marker line first, as
-// <extensions>/tasklog/index.ts, which pi loads by itself, and tasklog.json beside it.
-//
-//go:embed pi/tasklog.ts
-var piExtensionSource string
-
 // piMarker is the first line of the extension install writes.
 const piMarker = "// Written by 'replay install pi'; 'replay uninstall pi' removes it."
 
-// errPiStore is returned for install pi with a NATS store: the extension reaches a server of a
+// ErrPiStore is returned for install pi with a NATS store: the extension reaches a server of a
 // database file by its socket.
-var errPiStore = errors.New("pi's extension talks to the replay serve of a database file: " +
+var ErrPiStore = errors.New("pi's extension talks to the replay serve of a database file: " +
 	"for a NATS store, run 'replay serve --store URL' yourself and set TASKLOG_SOCKET for pi")
 
 // piExtension is the extension folder install writes: index.ts and tasklog.json (the replay
@@ -29,25 +21,8 @@ var errPiStore = errors.New("pi's extension talks to the replay serve of a datab
 type piExtension struct {
 	dir, show string
 	exe, db   string
+	source    string // the extension's TypeScript
 	prune     []string
-}
-
-// piTargets returns the extension folder pi loads: .pi/extensions/tasklog in a project, the
-// agent folder's extensions/tasklog for the user ($PI_CODING_AGENT_DIR, default ~/.pi/agent).
-func piTargets(s scope, exe, db, agentDir string) ([]target, error) {
-	if isNATSURL(db) {
-		return nil, errPiStore
-	}
-	if s.user {
-		if agentDir != "" {
-			dir := filepath.Join(agentDir, "extensions", "tasklog")
-			return []target{piExtension{dir: dir, show: dir, exe: exe, db: db, prune: []string{dir}}}, nil
-		}
-		dir, show := s.file(".pi/agent/extensions/tasklog")
-		return []target{piExtension{dir: dir, show: show, exe: exe, db: db, prune: []string{dir}}}, nil
-	}
-	dir, show := s.file(".pi/extensions/tasklog")
-	return []target{piExtension{dir: dir, show: show, exe: exe, db: db, prune: s.prune(".pi/extensions/tasklog/x")}}, nil
 }
 
 // files returns what install writes: the extension and its settings.
@@ -57,7 +32,7 @@ func (p piExtension) files() (index, settings []byte) {
 		conf["db"] = p.db
 	}
 	b, _ := json.MarshalIndent(conf, "", "  ")
-	return []byte(piMarker + "\n" + piExtensionSource), append(b, '\n')
+	return []byte(piMarker + "\n" + p.source), append(b, '\n')
 }
 
 func (p piExtension) plan(install bool) ([]fileChange, error) {
@@ -74,7 +49,7 @@ func (p piExtension) plan(install bool) ([]fileChange, error) {
 		}
 		if f.name == "index.ts" && exists && !strings.HasPrefix(string(old), piMarker+"\n") {
 			if install {
-				return nil, fmt.Errorf("%s %w: it is not overwritten, and nothing was changed", show, errHookExists)
+				return nil, fmt.Errorf("%s %w: it is not overwritten, and nothing was changed", show, ErrHookExists)
 			}
 			return nil, nil // the user's own extension of that name: uninstall leaves it
 		}

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"crypto/sha256"
@@ -26,17 +26,17 @@ type installRecord struct {
 	Written  string      `json:"written"`           // hex SHA-256 of what install wrote last
 }
 
-// installRecords is the folder of the records; "" keeps none (uninstall then removes tasklog's
+// Records is the folder of the records; "" keeps none (uninstall then removes tasklog's
 // entries and the folders they leave empty, as it did before records were kept).
-type installRecords string
+type Records string
 
-func (r installRecords) file(path string) string {
+func (r Records) file(path string) string {
 	sum := sha256.Sum256([]byte(path))
 	return filepath.Join(string(r), hex.EncodeToString(sum[:12])+".json")
 }
 
 // load returns the record of path, or nil when there is none (or it cannot be read).
-func (r installRecords) load(path string) *installRecord {
+func (r Records) load(path string) *installRecord {
 	if r == "" {
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r installRecords) load(path string) *installRecord {
 	return &rec
 }
 
-func (r installRecords) save(rec *installRecord) error {
+func (r Records) save(rec *installRecord) error {
 	if err := os.MkdirAll(string(r), 0o700); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (r installRecords) save(rec *installRecord) error {
 	return writeAtomic(r.file(rec.Path), b, 0o600)
 }
 
-func (r installRecords) drop(path string) { os.Remove(r.file(path)) }
+func (r Records) drop(path string) { os.Remove(r.file(path)) }
 
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -86,7 +86,7 @@ func missingDirs(path string) []string {
 // bytes and mode back (or is removed when install made it), and only the folders install made are
 // removed when empty. A file changed since install gets the planned change. A record that cannot
 // be written costs exactness, not the install: it is reported in the returned notes.
-func applyRecorded(changes []fileChange, install bool, recs installRecords) (notes []string, err error) {
+func applyRecorded(changes []fileChange, install bool, recs Records) (notes []string, err error) {
 	if recs == "" {
 		return nil, apply(changes)
 	}

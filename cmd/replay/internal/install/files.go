@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -123,8 +123,8 @@ func (c clineScripts) isOurs(data []byte) bool {
 	return ok && c.cmd.ours(cmd)
 }
 
-// errHookExists is returned when an agent's hook file of the same name is the user's own.
-var errHookExists = errors.New("exists and was not written by replay install")
+// ErrHookExists is returned when an agent's hook file of the same name is the user's own.
+var ErrHookExists = errors.New("exists and was not written by replay install")
 
 func (c clineScripts) plan(install bool) ([]fileChange, error) {
 	if fi, err := os.Stat(filepath.Dir(c.dir)); install && err == nil && !fi.IsDir() {
@@ -160,7 +160,7 @@ func (c clineScripts) plan(install bool) ([]fileChange, error) {
 	if len(conflicts) > 0 {
 		return nil, fmt.Errorf("%s %w: it is not overwritten, and nothing was changed. "+
 			"Move it aside, or make it run 'replay hook cline' itself, and install again",
-			strings.Join(conflicts, ", "), errHookExists)
+			strings.Join(conflicts, ", "), ErrHookExists)
 	}
 	return changes, nil
 }

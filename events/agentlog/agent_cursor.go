@@ -4,7 +4,65 @@ import (
 	"fmt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog/hookspec"
 )
+
+// Cursor: .cursor/hooks.json, {"version": 1, "hooks": {"event": [{"command", "timeout"}]}};
+// MCP servers in .cursor/mcp.json and ~/.cursor/mcp.json, "mcpServers". Its payloads carry a
+// conversation_id, and lowerCamel event names (sessionStart, where Claude Code says
+// SessionStart) with the session_id some of them carry too. It loads .cursor/rules/**,
+// .cursorrules and AGENTS.md anywhere itself.
+var cursorDialect = Register(&Dialect{
+	Agent: Cursor,
+	Order: 40,
+	Payload: hookspec.Spec{
+		Precedence: 20,
+		Clues: []hookspec.Clue{
+			{Has: []string{"conversation_id"}, Lacks: []string{"session_id"}},
+			{Has: []string{"conversation_id"}, LowerCamel: "hook_event_name"},
+		},
+		// What each event expects to let the agent go on; Cursor's own approval settings
+		// decide the rest.
+		Neutral: "{}\n",
+		NeutralByEvent: map[string]string{
+			"beforeSubmitPrompt": `{"continue":true}` + "\n",
+			"beforeReadFile":     `{"permission":"allow"}` + "\n",
+		},
+		SessionEnds: []string{"sessionEnd"},
+	},
+	Parse: func(_ Agent, v any) (*Hook, error) { return parseCursorHook(v) },
+	Reply: func(_ *Hook, text string) []byte {
+		return replyJSON(map[string]any{"additional_context": text})
+	},
+	LoadsItself: func(source events.RuleSource, _ string) bool {
+		return source == events.RuleSourceCursor || source == events.RuleSourceAgents
+	},
+	Hooks: HookConfig{
+		Shape:   HookList,
+		Project: ".cursor/hooks.json",
+		User:    ".cursor/hooks.json",
+		Version: 1,
+		Events: []HookEvent{
+			{"sessionStart", false, hookTimeout},
+			{"beforeSubmitPrompt", false, hookTimeout},
+			{"preToolUse", false, hookTimeout},
+			{"postToolUse", false, hookTimeout},
+			{"preCompact", false, hookTimeout},
+			{"stop", false, hookTimeout},
+			{"sessionEnd", false, hookTimeout},
+		},
+	},
+	MCP: MCPConfig{
+		Format:  MCPJSON,
+		Key:     "mcpServers",
+		Entry:   MCPCommand,
+		Project: ".cursor/mcp.json",
+		User:    ".cursor/mcp.json",
+	},
+})
+
+// Cursor is the Cursor editor's agent.
+const Cursor Agent = "cursor"
 
 // parseCursorHook reads Cursor's hook payload (.cursor/hooks.json), as Cursor's documentation
 // describes it (cursor.com/docs/hooks): conversation_id, generation_id, model, hook_event_name,
