@@ -45,7 +45,8 @@ var ErrHTTPToken = errors.New("an HTTP hook listener needs a token")
 // the dialect's reply as a JSON body. Whatever goes wrong, the agent gets status 200 and the
 // neutral reply ({}), and goes on: the fault is in the server's log, and a payload that could
 // be recorded later goes to HTTPOptions.Unrecorded. Only a request without the token (401), not
-// a POST (405) or to another path (404) gets an error status. It returns when the listener
+// a POST (405), or to another path or for an agent 'replay hook' does not read (404) gets an
+// error status. It returns when the listener
 // fails or the server shuts down.
 func (s *Server) ServeHTTPHooks(ln net.Listener, opts HTTPOptions) error {
 	if opts.Token == "" {
@@ -104,6 +105,9 @@ func (h *httpHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !h.authorized(r.Header.Get("Authorization")):
 		http.Error(w, "no or wrong bearer token", http.StatusUnauthorized)
 		return
+	case !knownHookAgent(agent):
+		http.Error(w, "no agent "+agent+" here: POST to "+HTTPHookPath+"AGENT with an agent 'replay hook' reads", http.StatusNotFound)
+		return
 	}
 	payload, err := io.ReadAll(io.LimitReader(r.Body, maxHTTPPayload+1))
 	if err == nil && len(payload) > maxHTTPPayload {
@@ -120,6 +124,12 @@ func (h *httpHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply = []byte("{}\n")
 	}
 	w.Write(reply)
+}
+
+// knownHookAgent reports whether 'replay hook' reads agent's payloads.
+func knownHookAgent(agent string) bool {
+	_, err := agentlog.ParseHookAgent(agent)
+	return err == nil
 }
 
 // authorized compares the bearer token in constant time.

@@ -127,6 +127,7 @@ func TestHTTPHookRefuses(t *testing.T) {
 		{"wrong token", "/hook/qwen", "secret-tokeN", http.StatusUnauthorized},
 		{"no agent", "/hook/", testToken, http.StatusNotFound},
 		{"other path", "/hooks/qwen", testToken, http.StatusNotFound},
+		{"unknown agent", "/hook/nobody", testToken, http.StatusNotFound},
 	} {
 		if code, body := postHook(t, http.DefaultClient, base+tc.path, tc.token, payload); code != tc.want {
 			t.Errorf("%s: status %d, want %d: %s", tc.name, code, tc.want, body)
