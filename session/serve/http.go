@@ -46,8 +46,7 @@ var ErrHTTPToken = errors.New("an HTTP hook listener needs a token")
 // neutral reply ({}), and goes on: the fault is in the server's log, and a payload that could
 // be recorded later goes to HTTPOptions.Unrecorded. Only a request without the token (401), not
 // a POST (405), or to another path or for an agent 'replay hook' does not read (404) gets an
-// error status. It returns when the listener
-// fails or the server shuts down.
+// error status. It returns when the listener fails or the server shuts down.
 func (s *Server) ServeHTTPHooks(ln net.Listener, opts HTTPOptions) error {
 	if opts.Token == "" {
 		ln.Close()
