@@ -62,6 +62,15 @@ func TestToolTargets(t *testing.T) {
 		{"gemini run_shell_command", "run_shell_command", `{"command":"cat routes.ts","description":"show","dir_path":"src/api"}`,
 			shell("src/api/routes.ts")},
 
+		// Qwen Code 0.24.4, shapes from its hook payloads (events/agentlog/testdata/hooks/qwen).
+		{"qwen read_file", "read_file", `{"file_path":"/home/dev/shop/src/api/routes.ts"}`, files("/home/dev/shop/src/api/routes.ts")},
+		{"qwen write_file", "write_file", `{"content":"x","file_path":"/w/src/api/health.ts"}`, files("/w/src/api/health.ts")},
+		{"qwen edit", "edit", `{"file_path":"/w/a.ts","new_string":"b","old_string":"a"}`, files("/w/a.ts")},
+		{"qwen run_shell_command", "run_shell_command", `{"command":"cat src/a.ts","description":"x"}`, shell("src/a.ts")},
+		{"qwen list_directory", "list_directory", `{"path":"/w/src"}`, files("/w/src/")},
+		{"qwen glob", "glob", `{"pattern":"src/api/*.ts"}`, files("src/api/")},
+		{"qwen grep_search", "grep_search", `{"pattern":"x","path":"src"}`, files("src/")},
+
 		// Cursor, shapes from its hooks page (cursor.com/docs/hooks).
 		{"cursor Shell", "Shell", `{"command":"npm test -- src/a.test.ts","working_directory":"/project"}`,
 			shell("/project/src/a.test.ts")},

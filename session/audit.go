@@ -107,7 +107,7 @@ const (
 )
 
 // agentsReportingLoads are the agents that report the instruction files they load.
-var agentsReportingLoads = []string{string(agentlog.ClaudeCode), "qwen-code"}
+var agentsReportingLoads = []string{string(agentlog.ClaudeCode), string(agentlog.Qwen)}
 
 // auditLog is what an audit reads from the log in one pass.
 type auditLog struct {

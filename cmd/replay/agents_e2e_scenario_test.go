@@ -40,11 +40,59 @@ func e2eRules(agent string) map[string]string {
 	return map[string]string{".claude/rules/api.md": scoped, ".claude/rules/general.md": always}
 }
 
+// ownMarker is the text of the root AGENTS.md an agent that reports its loads reads itself.
+const ownMarker = "OWN-RULE-2D8E"
+
+// checkOwnLoads asserts, for an agent that reports the instruction files it loads: the model got
+// the root AGENTS.md once, from the agent (tasklog leaves it to the agent), and 'replay audit'
+// says the agent reports its loads and had loaded AGENTS.md at every request.
+func checkOwnLoads(t *testing.T, a *agentRun, replay, db string) {
+	t.Helper()
+	reqs := a.model.ModelRequests()
+	if n := strings.Count(reqs[len(reqs)-1].Text(), ownMarker); n != 1 {
+		t.Errorf("the last request holds the agent's own AGENTS.md %d times, want once", n)
+	}
+	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
+	var rep struct {
+		AgentLoads string `json:"agent_loads"`
+		auditJSON
+	}
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
+		t.Fatalf("replay audit --json: %v\n%s", err, out)
+	}
+	if rep.AgentLoads != "reported" {
+		t.Errorf("audit agent_loads %q, want reported", rep.AgentLoads)
+	}
+	rows := 0
+	for _, r := range rep.Requests {
+		for _, rule := range r.Rules {
+			if rule.Rule != "AGENTS" {
+				continue
+			}
+			rows++
+			if rule.AgentLoaded == nil || !*rule.AgentLoaded || rule.Delivered {
+				t.Errorf("prompt %d, request %d: AGENTS.md agent_loaded %v, delivered %v; want loaded by the agent, not delivered",
+					r.Prompt, r.Request, fmtBoolPtr(rule.AgentLoaded), rule.Delivered)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Errorf("no audit row for AGENTS.md:\n%s", e2eTail(out, 3000))
+	}
+}
+
+func fmtBoolPtr(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return fmt.Sprint(*b)
+}
+
 // e2ePrompt names no path, so the Read is the only evidence for the scoped rule.
 const e2ePrompt = "Add a health check endpoint next to the existing routes."
 
 // deliveredAs is the role of the message that carries a hook's text to the model.
-var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user"}
+var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool"}
 
 // replayBuilder builds the replay binary once for a test and its subtests.
 type replayBuilder struct {
@@ -90,6 +138,9 @@ func TestAgentsEndToEnd(t *testing.T) {
 			if d.memory != "" {
 				a.write(t, d.memory, "Answer in English.\n")
 			}
+			if d.reportsLoads {
+				a.write(t, "AGENTS.md", ownMarker+": the agent loads this file by itself.\n")
+			}
 			out, code := runReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db)
 			if code != 0 {
 				t.Fatalf("replay install %s: exit %d\n%s", d.name, code, out)
@@ -118,6 +169,9 @@ func TestAgentsEndToEnd(t *testing.T) {
 			}
 			checkModelSaw(t, a)
 			checkLog(t, a, replay, db, agentOut)
+			if d.reportsLoads {
+				checkOwnLoads(t, a, replay, db)
+			}
 		})
 	}
 }

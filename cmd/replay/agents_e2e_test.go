@@ -65,6 +65,9 @@ type agentDriver struct {
 	// memory is a file of the workspace the agent loads by itself and says so to its hooks
 	// (Gemini CLI's GEMINI.md): the scenario writes it and looks for its instructions_loaded.
 	memory string
+	// reportsLoads is whether the agent's hooks report the instruction files it loads
+	// itself: the scenario then gives it a root AGENTS.md, which the audit must show loaded.
+	reportsLoads bool
 }
 
 // jsonLinesField is the first string value of key in JSON Lines output.

@@ -58,6 +58,15 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 
 var errHelp = errors.New("help")
 
+// hookAgentNames lists the agents 'replay hook' reads, for its usage.
+func hookAgentNames() string {
+	var names []string
+	for _, a := range agentlog.HookAgents() {
+		names = append(names, string(a))
+	}
+	return strings.Join(names, ", ")
+}
+
 // hookConfig is a hook run's arguments.
 type hookConfig struct {
 	hint agentlog.Agent
@@ -83,7 +92,7 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
 			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n\n"+
-				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot, gemini) on stdin,\n"+
+				"Reads one hook payload of AGENT ("+hookAgentNames()+") on stdin,\n"+
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
 				"(owner-only) when that folder cannot be written.")

@@ -99,8 +99,13 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	f.StringVar(&storeVal, "store", "", "the NATS store (nats://HOST:PORT[/STREAM]) the hooks record to and the MCP server reads, baked into the commands instead of --db")
 	f.BoolVar(&opts.NoMCP, "no-mcp", false, "the hooks only, not the MCP server")
 	f.BoolVar(&opts.MCPOnly, "mcp-only", false, "the MCP server only, not the hooks")
+	httpHooks := false
+	if doInstall {
+		f.BoolVar(&httpHooks, "http", false, "the hooks are HTTP posts to the running 'replay serve --http' of the database, with no process start (agents: "+
+			strings.Join(install.HTTPAgents(), ", ")+"); it must keep running")
+	}
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only] [--http]\n\n%s.\n\nflags:\n",
 			name, strings.Join(install.Agents(), "|"), what)
 		f.PrintDefaults()
 	}
@@ -121,6 +126,11 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	}
 	if !slices.Contains(install.Agents(), opts.Agent) {
 		fmt.Fprintf(stderr, "replay %s: %v\n", name, install.UnknownAgent(opts.Agent))
+		return opts, exitUsage
+	}
+	if httpHooks && !slices.Contains(install.HTTPAgents(), opts.Agent) {
+		fmt.Fprintf(stderr, "replay %s: --http: %s's hooks are commands here; HTTP hooks are installed for %s\n",
+			name, opts.Agent, strings.Join(install.HTTPAgents(), ", "))
 		return opts, exitUsage
 	}
 	var err error
@@ -148,7 +158,26 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	opts.Getenv = os.Getenv
 	opts.Extension = piExtensionSource
 	opts.Records = install.Records(filepath.Join(userDataDir(), "tasklog", "install"))
+	if httpHooks && !opts.MCPOnly {
+		if opts.HTTPURL, opts.HTTPToken, err = httpHookEndpoint(hookSide(opts.DB), opts.Agent); err != nil {
+			return opts, fail(stderr, fmt.Errorf("--http: %w", err))
+		}
+	}
 	return opts, -1
+}
+
+// hookSide is the file beside which the hooks' database keeps its server's files: the
+// database given to install (a NATS store's folder for a URL), else the hooks' default.
+func hookSide(db string) string {
+	if db == "" {
+		return defaultHookDB()
+	}
+	if isNATSURL(db) {
+		if loc, err := parseStoreLoc(db); err == nil {
+			return loc.sideFile()
+		}
+	}
+	return db
 }
 
 // replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps

@@ -41,8 +41,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	inFlight := byteSize(serve.DefaultMaxInFlight)
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
+	httpAddr := fs.String("http", "", "also answer the agents' HTTP hooks (POST /hook/AGENT) on this loopback address, 127.0.0.1:PORT; the server then does not exit when idle unless --idle is given")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -64,8 +65,19 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "replay serve: --max-conns %d: give at least 1\n", *maxConns)
 		return exitUsage
 	}
-	dbSet, storeSet := false, false
-	fs.Visit(func(fl *flag.Flag) { dbSet, storeSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store" })
+	dbSet, storeSet, idleSet := false, false, false
+	fs.Visit(func(fl *flag.Flag) {
+		dbSet, storeSet, idleSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store", idleSet || fl.Name == "idle"
+	})
+	if *httpAddr != "" {
+		if err := loopbackAddr(*httpAddr); err != nil {
+			fmt.Fprintf(stderr, "replay serve: %v\n", err)
+			return exitUsage
+		}
+		if !idleSet {
+			*idle = 0 // an agent's HTTP hook cannot start a server: this one stays
+		}
+	}
 	loc, err := selectStore(*db, dbSet, *storeURL, storeSet, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
@@ -111,11 +123,25 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	srv, err := serve.Listen(side, opts)
 	if errors.Is(err, serve.ErrRunning) {
 		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(side))
+		if *httpAddr != "" {
+			fmt.Fprintf(stderr, "replay serve: --http needs a server of its own: stop the running one ('replay serve --stop') and start again\n")
+			return exitFailed
+		}
 		return exitOK
 	}
 	if err != nil {
 		lg.Printf("listen: %v", err)
 		return exitFailed
+	}
+	if *httpAddr != "" {
+		cleanup, err := serveHTTPHooks(srv, side, *httpAddr, lg)
+		if err != nil {
+			fmt.Fprintf(stderr, "replay serve: %v\n", err)
+			srv.Shutdown()
+			srv.Serve()
+			return exitFailed
+		}
+		defer cleanup()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

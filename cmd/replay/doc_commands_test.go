@@ -19,6 +19,8 @@ var docRunElsewhere = map[string]string{
 	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                               "TestAgentsEndToEnd",
 	"go test ./cmd/replay -run Resume -v":                                           "TestCodexResume",
 	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":        "TestAgentHarness",
+	"go test ./cmd/replay -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v":      "TestQwenHTTPHooks",
+	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem":    "BenchmarkHookOverHTTP",
 	"go install github.com/nats-io/nats-server/v2@v2.15.2":                          ".ci/run",
 	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
 	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",

@@ -77,6 +77,9 @@ type HookConfig struct {
 	UserDirEnv, UserDir string
 	// Version is the "version" a new document gets (Cursor requires one); 0 writes none.
 	Version int
+	// HTTP marks an agent whose hooks may be HTTP posts to loopback ({"type": "http", "url",
+	// "headers"} in HookGroups): 'replay install --http' points them at 'replay serve --http'.
+	HTTP bool
 	// Events are the events subscribed to, in the order they are written.
 	Events []HookEvent
 }

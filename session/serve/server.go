@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -113,6 +114,8 @@ type Server struct {
 	idle      *time.Timer
 	done      chan struct{}
 	stopOnce  sync.Once
+	// httpSrv are the HTTP hook listeners (ServeHTTPHooks), closed with the socket.
+	httpSrv []*http.Server
 }
 
 // Listen takes the database's server lock and listens on its socket (SocketPath(dbPath)); the
@@ -233,6 +236,7 @@ func (s *Server) Shutdown() {
 	for c := range s.conns {
 		c.nc.SetReadDeadline(time.Now())
 	}
+	s.closeHTTP()
 	s.mu.Unlock()
 	s.ln.Close()
 }

@@ -2,6 +2,8 @@ package install
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,34 @@ type hookCommand struct {
 	exe, db string
 	// extension is the source of the extension a HookExtension agent loads (pi's).
 	extension string
+	// url and token, when set, make the hook an HTTP post to 'replay serve --http' with the
+	// token as a bearer, instead of the command line (HookConfig.HTTP agents: Qwen Code).
+	url, token string
+}
+
+// HTTPHookPath is the path of an agent's HTTP hook on 'replay serve --http': the prefix, then
+// the agent's name.
+const HTTPHookPath = "/hook/"
+
+// oursHTTP reports whether a configured hook is a tasklog HTTP hook for this agent: a post to a
+// loopback address at /hook/<agent>, whatever the port and token.
+func (c hookCommand) oursHTTP(h any) bool {
+	o, ok := h.(*object)
+	if !ok {
+		return false
+	}
+	typ, _ := o.get("type")
+	raw, _ := o.get("url")
+	s, isString := raw.(string)
+	if typ != "http" || !isString {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" || u.Path != HTTPHookPath+c.agent {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // hookClientName is the small hook program's name: 'go install ./cmd/replay/...' puts it
@@ -146,6 +176,9 @@ type claudeShape struct{}
 
 func (claudeShape) entry(ev hookEvent, cmd hookCommand) *object {
 	h := newObject("type", "command", "command", cmd.line)
+	if cmd.url != "" {
+		h = newObject("type", "http", "url", cmd.url, "headers", newObject("Authorization", "Bearer "+cmd.token))
+	}
 	if ev.timeout > 0 {
 		h.set("timeout", ev.timeout)
 	}
@@ -169,7 +202,7 @@ func (claudeShape) split(e any, cmd hookCommand) (any, int) {
 	}
 	user, ours := []any{}, 0
 	for _, h := range hs {
-		if c, isCmd := commandOf(h); isCmd && cmd.ours(c) {
+		if c, isCmd := commandOf(h); isCmd && cmd.ours(c) || cmd.oursHTTP(h) {
 			ours++
 		} else {
 			user = append(user, h)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tasklog/tasklog/events/agentlog"
 )
@@ -30,7 +31,13 @@ type Options struct {
 	// Extension is the source of the extension install writes for an agent that loads one
 	// (pi's tasklog.ts).
 	Extension string
+	// HTTPURL and HTTPToken, when set, make the hooks HTTP posts to this URL with the token as
+	// a bearer ('replay serve --http'), for an agent whose hooks can be (HookConfig.HTTP).
+	HTTPURL, HTTPToken string
 }
+
+// ErrNoHTTPHooks is returned for HTTP hooks asked of an agent whose hooks are commands.
+var ErrNoHTTPHooks = errors.New("the agent's hooks are commands")
 
 // Notes are what install leaves to the user, printed after the files it changed.
 func Notes(opts Options) []string {
@@ -42,6 +49,10 @@ func Notes(opts Options) []string {
 	if d.InstallNote != nil && !opts.User && !opts.MCPOnly {
 		dir, _ := filepath.Abs(opts.Project)
 		notes = append(notes, d.InstallNote(dir, opts.env))
+	}
+	if opts.HTTPURL != "" && !opts.MCPOnly {
+		notes = append(notes, "note: the agent posts its hooks to 'replay serve --http': keep it running. While it is not, "+
+			"the agent goes on and nothing is recorded; 'replay install "+opts.Agent+"' without --http goes back to the command hook")
 	}
 	if d.MCP.Format == agentlog.NoMCP && d.MCP.Absent != "" && !opts.NoMCP {
 		notes = append(notes, "note: "+d.MCP.Absent+": the "+hooksWord(d)+" records, decides and delivers by itself")
@@ -81,7 +92,15 @@ func Run(opts Options, install bool) ([]string, error) {
 	}
 	var targets []target
 	if !opts.MCPOnly {
-		ts, err := hookTargets(d, s, newHookCommand(opts.Exe, opts.Agent, opts.DB, opts.Extension))
+		cmd := newHookCommand(opts.Exe, opts.Agent, opts.DB, opts.Extension)
+		if opts.HTTPURL != "" && install {
+			if !d.Hooks.HTTP {
+				return nil, fmt.Errorf("%w: %s's hooks are commands here; HTTP hooks are installed for %s",
+					ErrNoHTTPHooks, opts.Agent, strings.Join(HTTPAgents(), ", "))
+			}
+			cmd.url, cmd.token = opts.HTTPURL, opts.HTTPToken
+		}
+		ts, err := hookTargets(d, s, cmd)
 		if err != nil {
 			return nil, err
 		}
@@ -134,4 +153,15 @@ func (opts Options) scope() (scope, error) {
 		return scope{}, fmt.Errorf("--project %s: not a folder", opts.Project)
 	}
 	return scope{root: root, shown: opts.Project, getenv: opts.env}, nil
+}
+
+// HTTPAgents are the agents whose hooks install can make HTTP posts (HookConfig.HTTP).
+func HTTPAgents() []string {
+	var out []string
+	for _, d := range agentlog.Dialects() {
+		if d.Hooks.HTTP {
+			out = append(out, string(d.Agent))
+		}
+	}
+	return out
 }

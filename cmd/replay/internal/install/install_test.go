@@ -160,6 +160,31 @@ var installCases = []installCase{
   }
 }
 `}},
+	{"qwen", map[string]string{".qwen/settings.json": `{
+  "model": {
+    "name": "qwen3-coder-plus"
+  },
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "write_file",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "npx prettier --write ."
+          }
+        ]
+      }
+    ]
+  },
+  "mcpServers": {
+    "docs": {
+      "command": "docs-mcp",
+      "args": []
+    }
+  }
+}
+`}},
 	{"cline", map[string]string{
 		".clinerules/hooks/Notification":  "#!/bin/sh\necho notified >&2\n",
 		".clinerules/hooks/PreToolUse.sh": "#!/bin/sh\necho '{\"cancel\": false}'\n",

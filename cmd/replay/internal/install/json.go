@@ -257,7 +257,7 @@ func equalJSON(a, b any) bool {
 }
 
 // mergeJSONTargets makes one target of the JSON targets that change the same file (Gemini CLI
-// keeps its hooks and its MCP servers in one settings.json), so that each change is planned on
+// and Qwen Code keep their hooks and MCP servers in one settings.json), so that each change is planned on
 // top of the other's, in order.
 func mergeJSONTargets(targets []target) []target {
 	var out []target
