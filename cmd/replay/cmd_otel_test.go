@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/otelexport"
+	"github.com/tasklog/tasklog/session/otelexport/otlptest"
+)
+
+// otelScenario copies the claude-code audit scenario's workspace and returns it, its home, a
+// database path and the payloads (written for the copy) in order.
+func otelScenario(t *testing.T) (ws, home, db string, payloads [][]byte) {
+	t.Helper()
+	src := filepath.Join(repoRoot(t), "testdata", "audit", "claude-code")
+	dir := t.TempDir()
+	ws, home, db = filepath.Join(dir, "shop"), filepath.Join(dir, "home"), filepath.Join(dir, "tasklog.db")
+	if err := os.CopyFS(ws, os.DirFS(filepath.Join(src, "shop"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "payloads", "*.json"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads = append(payloads, bytes.ReplaceAll(b, []byte("/home/dev/shop"), []byte(ws)))
+	}
+	return ws, home, db, payloads
+}
+
+// otelTask is the scenario's task: its Claude Code session.
+var otelTask = agentlog.TaskID(agentlog.ClaudeCode, "a0d17000-5e55-4b7a-a76c-2bafc4c82781").String()
+
+// exportedJSON is 'replay otel export --json' of the scenario's task.
+func exportedJSON(t *testing.T, db string) []otelexport.Span {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run([]string{"otel", "export", "--json", "--db", db, otelTask}, &out, &errb); code != 0 {
+		t.Fatalf("otel export --json: exit %d: %s", code, errb.String())
+	}
+	var spans []otelexport.Span
+	if err := json.Unmarshal(out.Bytes(), &spans); err != nil {
+		t.Fatalf("otel export --json: %v\n%s", err, out.String())
+	}
+	return spans
+}
+
+// sameTree checks that the received spans are the expected ones: ids, parents, names, times,
+// attribute and event counts; roots' events are left out when skipRootEvents (a live export
+// has no audit findings).
+func sameTree(t *testing.T, got []otlptest.Span, want []otelexport.Span, skipRootEvents bool) {
+	t.Helper()
+	byID := map[string]otlptest.Span{}
+	for _, g := range got {
+		if _, dup := byID[g.SpanID]; dup {
+			t.Errorf("span %s (%s) received twice", g.SpanID, g.Name)
+		}
+		byID[g.SpanID] = g
+	}
+	if len(got) != len(want) {
+		t.Errorf("received %d spans, want %d", len(got), len(want))
+	}
+	for _, w := range want {
+		g, ok := byID[w.SpanID]
+		if !ok {
+			t.Errorf("span %s (%s) not received", w.SpanID, w.Name)
+			continue
+		}
+		if g.TraceID != w.TraceID || g.Name != w.Name || g.Parent != w.Parent || !g.Start.Equal(w.Start) || !g.End.Equal(w.End) {
+			t.Errorf("span %s: received %s parent %s %s..%s, want %s parent %s %s..%s", w.SpanID,
+				g.Name, g.Parent, g.Start, g.End, w.Name, w.Parent, w.Start, w.End)
+		}
+		if w.Parent == "" && skipRootEvents {
+			continue
+		}
+		if len(g.Events) != len(w.Events) {
+			t.Errorf("span %s: %d events, want %d", w.Name, len(g.Events), len(w.Events))
+		}
+	}
+}
+
+// TestOtelServeLive runs the claude-code scenario's hooks through a 'replay serve
+// --otel-endpoint' of an OTLP receiver: the server exports every decision, delivery and prompt
+// as the hooks arrive, and the task's span when it stops; the trace is the one 'replay otel
+// export' sends afterwards, span for span (without the audit's findings, which only the
+// after-the-fact export has). Then 'replay otel export' sends the recorded task to a second
+// receiver: every span, with the recorded times.
+func TestOtelServeLive(t *testing.T) {
+	bin := replayBinary(t)
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	_, home, db, payloads := otelScenario(t)
+	srv := exec.Command(bin, "serve", "--db", db, "--idle", "2m", "--otel-endpoint", rcv.URL())
+	srv.Env = append(os.Environ(), "HOME="+home)
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	waitServer(t, db)
+	env := []string{"HOME=" + home, "TASKLOG_SERVE=on"}
+	for i, p := range payloads {
+		if r := hookProcess(bin, "claude-code", db, p, env); r.code != 0 || r.stderr != "" {
+			t.Fatalf("payload %d: %+v", i+1, r)
+		}
+	}
+	if out, err := exec.Command(bin, "serve", "--stop", "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("serve --stop: %v\n%s", err, out)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, srvOut.String())
+	}
+	if !strings.Contains(srvOut.String(), "OpenTelemetry export on") || !strings.Contains(srvOut.String(), " 0 failed, 0 dropped") {
+		t.Errorf("the server's log does not report the export, or reports failures:\n%s", srvOut.String())
+	}
+	want := exportedJSON(t, db)
+	sameTree(t, rcv.Spans(), want, true)
+	for _, s := range rcv.Spans() {
+		if s.Parent == "" && s.Attrs["gen_ai.conversation.id"] != "a0d17000-5e55-4b7a-a76c-2bafc4c82781" {
+			t.Errorf("root span: gen_ai.conversation.id %q, want the agent's session id", s.Attrs["gen_ai.conversation.id"])
+		}
+	}
+
+	after := otlptest.NewReceiver()
+	defer after.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"otel", "export", "--db", db, "--otel-endpoint", after.URL(), otelTask}, &out, &errb); code != 0 {
+		t.Fatalf("otel export: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), " spans sent, trace ") {
+		t.Errorf("otel export printed %q", out.String())
+	}
+	sameTree(t, after.Spans(), want, false)
+}
