@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/otelexport"
@@ -142,4 +144,66 @@ func TestOtelServeLive(t *testing.T) {
 		t.Errorf("otel export printed %q", out.String())
 	}
 	sameTree(t, after.Spans(), want, false)
+}
+
+// BenchmarkServeHookOtel is BenchmarkServeHookRoundTrip's warm hook (process start,
+// PreToolUse on a task of 10,000 events, through a running server) with the server's
+// OpenTelemetry export off, on to a receiver that answers, and on to a collector that accepts
+// connections and never answers. It reports the median and the 99th percentile per hook.
+func BenchmarkServeHookOtel(b *testing.B) {
+	bin := replayBinary(b)
+	for _, mode := range []string{"off", "receiver", "hung"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			ws := filepath.Join(dir, "shop")
+			writeFiles(b, ws, map[string]string{
+				".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+				"AGENTS.md":          "Run npm test before you finish.\n",
+				"src/api/routes.ts":  "export const routes = []\n",
+			})
+			db := filepath.Join(dir, "tasklog.db")
+			const sid = "bench-otel"
+			seedHookTask(b, db, ws, sid, 10000)
+			args := []string{"serve", "--db", db, "--idle", "5m"}
+			switch mode {
+			case "receiver":
+				rcv := otlptest.NewReceiver()
+				defer rcv.Close()
+				args = append(args, "--otel-endpoint", rcv.URL())
+			case "hung":
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ln.Close() // accepts (the kernel's backlog) and never answers
+				args = append(args, "--otel-endpoint", "http://"+ln.Addr().String())
+			}
+			srv := exec.Command(bin, args...)
+			srv.Env = append(os.Environ(), "HOME="+dir)
+			if err := srv.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				exec.Command(bin, "serve", "--stop", "--db", db).Run()
+				srv.Wait()
+			}()
+			waitServer(b, db)
+			env := []string{"HOME=" + dir, "TASKLOG_SERVE=on"}
+			hook := func(i int) hookResult {
+				r := hookProcess(bin, "claude-code", db, benchReadPayload(sid, ws, i), env)
+				if r.code != 0 || r.stderr != "" {
+					b.Fatalf("hook: %+v", r)
+				}
+				return r
+			}
+			hook(-1) // the export's first fold of the task
+			times := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				times = append(times, hook(i).took)
+			}
+			b.StopTimer()
+			reportPercentiles(b, times)
+		})
+	}
 }
