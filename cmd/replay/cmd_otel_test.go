@@ -44,10 +44,13 @@ func otelScenario(t *testing.T) (ws, home, db string, payloads [][]byte) {
 var otelTask = agentlog.TaskID(agentlog.ClaudeCode, "a0d17000-5e55-4b7a-a76c-2bafc4c82781").String()
 
 // exportedJSON is 'replay otel export --json' of the scenario's task.
-func exportedJSON(t *testing.T, db string) []otelexport.Span {
+func exportedJSON(t *testing.T, db string) []otelexport.Span { return exportedJSONOf(t, db, otelTask) }
+
+// exportedJSONOf is 'replay otel export --json' of a task.
+func exportedJSONOf(t *testing.T, db, task string) []otelexport.Span {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run([]string{"otel", "export", "--json", "--db", db, otelTask}, &out, &errb); code != 0 {
+	if code := run([]string{"otel", "export", "--json", "--db", db, task}, &out, &errb); code != 0 {
 		t.Fatalf("otel export --json: exit %d: %s", code, errb.String())
 	}
 	var spans []otelexport.Span
