@@ -152,61 +152,68 @@ func TestOtelServeLive(t *testing.T) {
 // BenchmarkServeHookOtel is BenchmarkServeHookRoundTrip's warm hook (process start,
 // PreToolUse on a task of 10,000 events, through a running server) with the server's
 // OpenTelemetry export off, on to a receiver that answers, and on to a collector that accepts
-// connections and never answers. It reports the median and the 99th percentile per hook.
+// connections and never answers. The three servers take hooks in turn, so the machine's load
+// falls on each alike; it reports each one's median and 99th percentile per hook.
 func BenchmarkServeHookOtel(b *testing.B) {
 	bin := replayBinary(b)
-	for _, mode := range []string{"off", "receiver", "hung"} {
-		b.Run(mode, func(b *testing.B) {
-			dir := b.TempDir()
-			ws := filepath.Join(dir, "shop")
-			writeFiles(b, ws, map[string]string{
-				".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
-				"AGENTS.md":          "Run npm test before you finish.\n",
-				"src/api/routes.ts":  "export const routes = []\n",
-			})
-			db := filepath.Join(dir, "tasklog.db")
-			const sid = "bench-otel"
-			seedHookTask(b, db, ws, sid, 10000)
-			args := []string{"serve", "--db", db, "--idle", "5m"}
-			switch mode {
-			case "receiver":
-				rcv := otlptest.NewReceiver()
-				defer rcv.Close()
-				args = append(args, "--otel-endpoint", rcv.URL())
-			case "hung":
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer ln.Close() // accepts (the kernel's backlog) and never answers
-				args = append(args, "--otel-endpoint", "http://"+ln.Addr().String())
-			}
-			srv := exec.Command(bin, args...)
-			srv.Env = append(os.Environ(), "HOME="+dir)
-			if err := srv.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				exec.Command(bin, "serve", "--stop", "--db", db).Run()
-				srv.Wait()
-			}()
-			waitServer(b, db)
-			env := []string{"HOME=" + dir, "TASKLOG_SERVE=on"}
-			hook := func(i int) hookResult {
-				r := hookProcess(bin, "claude-code", db, benchReadPayload(sid, ws, i), env)
-				if r.code != 0 || r.stderr != "" {
-					b.Fatalf("hook: %+v", r)
-				}
-				return r
-			}
-			hook(-1) // the export's first fold of the task
-			times := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := range b.N {
-				times = append(times, hook(i).took)
-			}
-			b.StopTimer()
-			reportPercentiles(b, times)
+	modes := []string{"off", "receiver", "hung"}
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close() // the kernel accepts; nothing ever answers
+	endpoints := map[string]string{"receiver": rcv.URL(), "hung": "http://" + ln.Addr().String()}
+	const sid = "bench-otel"
+	type server struct{ dir, ws, db string }
+	servers := map[string]server{}
+	for _, mode := range modes {
+		dir := b.TempDir()
+		ws := filepath.Join(dir, "shop")
+		writeFiles(b, ws, map[string]string{
+			".clinerules/api.md": "---\npaths: [\"src/api/**\"]\n---\nAPI handlers return JSON errors with a code.\n",
+			"AGENTS.md":          "Run npm test before you finish.\n",
+			"src/api/routes.ts":  "export const routes = []\n",
 		})
+		db := filepath.Join(dir, "tasklog.db")
+		seedHookTask(b, db, ws, sid, 10000)
+		args := []string{"serve", "--db", db, "--idle", "5m"}
+		if ep := endpoints[mode]; ep != "" {
+			args = append(args, "--otel-endpoint", ep)
+		}
+		srv := exec.Command(bin, args...)
+		srv.Env = append(os.Environ(), "HOME="+dir)
+		if err := srv.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			exec.Command(bin, "serve", "--stop", "--db", db).Run()
+			srv.Wait()
+		}()
+		waitServer(b, db)
+		servers[mode] = server{dir, ws, db}
+	}
+	hook := func(mode string, i int) hookResult {
+		s := servers[mode]
+		r := hookProcess(bin, "claude-code", s.db, benchReadPayload(sid, s.ws, i), []string{"HOME=" + s.dir, "TASKLOG_SERVE=on"})
+		if r.code != 0 || r.stderr != "" {
+			b.Fatalf("hook: %+v", r)
+		}
+		return r
+	}
+	for _, mode := range modes {
+		hook(mode, -1) // the export's first fold of the task
+	}
+	times := map[string][]time.Duration{}
+	b.ResetTimer()
+	for i := range b.N {
+		for _, mode := range modes {
+			times[mode] = append(times[mode], hook(mode, i).took)
+		}
+	}
+	b.StopTimer()
+	for _, mode := range modes {
+		reportNamedPercentiles(b, mode+"-", times[mode])
 	}
 }
