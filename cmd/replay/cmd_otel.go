@@ -29,8 +29,7 @@ func otelFlagSet(fs *flag.FlagSet) *otelexport.Config {
 func cmdOtel(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "export" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintln(stderr, "usage: replay otel export [flags] [TASK...]\n\nSends recorded tasks to an OpenTelemetry collector as traces, with the times the log recorded.")
-			return exitOK
+			return cmdOtel([]string{"export", "-h"}, stdout, stderr)
 		}
 		fmt.Fprintln(stderr, "usage: replay otel export [flags] [TASK...]")
 		return exitUsage

@@ -149,6 +149,71 @@ func TestOtelServeLive(t *testing.T) {
 	sameTree(t, after.Spans(), want, false)
 }
 
+// TestOtelServeHungCollector runs the scenario's hooks through a server whose collector
+// accepts connections and never answers: every hook answers as without export, with the same
+// replies; the log holds every event and verifies; the server stops all the same and its log
+// counts the spans it could not send.
+func TestOtelServeHungCollector(t *testing.T) {
+	bin := replayBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() // the kernel accepts; nothing ever answers
+	replies := func(endpoint string) (out []string, db string, srvLog string) {
+		_, home, db, payloads := otelScenario(t)
+		args := []string{"serve", "--db", db, "--idle", "2m"}
+		if endpoint != "" {
+			args = append(args, "--otel-endpoint", endpoint)
+		}
+		srv := exec.Command(bin, args...)
+		srv.Env = append(os.Environ(), "HOME="+home)
+		var srvOut bytes.Buffer
+		srv.Stdout, srv.Stderr = &srvOut, &srvOut
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Process.Kill()
+		waitServer(t, db)
+		for i, p := range payloads {
+			r := hookProcess(bin, "claude-code", db, p, []string{"HOME=" + home, "TASKLOG_SERVE=on"})
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("payload %d: %+v", i+1, r)
+			}
+			out = append(out, r.stdout)
+		}
+		if out, err := exec.Command(bin, "serve", "--stop", "--db", db).CombinedOutput(); err != nil {
+			t.Fatalf("serve --stop: %v\n%s", err, out)
+		}
+		if err := srv.Wait(); err != nil {
+			t.Fatalf("serve: %v\n%s", err, srvOut.String())
+		}
+		return out, db, srvOut.String()
+	}
+	want, _, _ := replies("")
+	got, db, srvLog := replies("http://" + ln.Addr().String())
+	for i := range want {
+		// The workspace's path differs between the two runs; the replies do not otherwise.
+		if len(got[i]) != len(want[i]) {
+			t.Errorf("payload %d: reply %q with a hung collector, %q without export", i+1, got[i], want[i])
+		}
+	}
+	if !strings.Contains(srvLog, "OpenTelemetry export: 0 spans sent") {
+		t.Errorf("the server's log does not count the unsent spans:\n%s", srvLog)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"verify", "--db", db, otelTask}, &out, &errb); code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"log", "--db", db, "--json", otelTask}, &out, &errb); code != 0 {
+		t.Fatalf("log: %s", errb.String())
+	}
+	if n := strings.Count(out.String(), "\n"); n != 15 {
+		t.Errorf("the log holds %d events, want the scenario's 15", n)
+	}
+}
+
 // BenchmarkServeHookOtel is BenchmarkServeHookRoundTrip's warm hook (process start,
 // PreToolUse on a task of 10,000 events, through a running server) with the server's
 // OpenTelemetry export off, on to a receiver that answers, and on to a collector that accepts
