@@ -27,8 +27,18 @@ type Mapper struct {
 	task uuid.UUID
 	opts Options
 	// silent, while set, folds events without returning spans: a live exporter catching up on
-	// a log whose earlier spans were sent by another process.
+	// a log whose earlier spans were sent by another process. It decodes only what the spans
+	// to come need, and that only when they come (catchUp): the catch-up runs on a request's
+	// path.
 	silent bool
+	// behind holds, while silent, the events not decoded yet that the next spans may need:
+	// the current prompt's user message and its notes, and the decisions since the last one
+	// written in full.
+	behind struct {
+		prompt    *events.Event
+		notes     []events.Event
+		decisions []events.Event
+	}
 
 	root     *Span
 	rootDone bool
@@ -64,7 +74,64 @@ func Map(task uuid.UUID, log []events.Event, findings []audit.Finding, opts Opti
 
 // SetSilent folds the following events without returning their spans (true) or returns them
 // again (false).
-func (m *Mapper) SetSilent(silent bool) { m.silent = silent }
+func (m *Mapper) SetSilent(silent bool) {
+	if m.silent && !silent {
+		m.catchUp()
+	}
+	m.silent = silent
+}
+
+// skim folds an event while silent, decoding as little as it can: a task's start and an
+// agent's stop (rare and small) are folded as usual; a prompt, its notes and the decisions are
+// kept for catchUp.
+func (m *Mapper) skim(ev events.Event) error {
+	switch ev.Type {
+	case events.TypeTaskStarted, events.TypeAgentStopped:
+		if ev.Type == events.TypeAgentStopped {
+			m.catchUp()
+		}
+		_, err := m.add(ev)
+		return err
+	case events.TypeUserMessage:
+		m.reqs.Add(ev)
+		m.behind.prompt, m.behind.notes = &ev, nil
+		m.prompt = nil
+	case events.TypeInstructionsLoaded, events.TypeToolCall, events.TypeCompaction:
+		m.behind.notes = append(m.behind.notes, ev)
+	case events.TypeDecision:
+		h, err := events.Head(ev)
+		if err != nil {
+			return fmt.Errorf("trace of task %s: %w", m.task, err)
+		}
+		if h.Base == 0 {
+			m.behind.decisions = m.behind.decisions[:0]
+		}
+		m.behind.decisions = append(m.behind.decisions, ev)
+		m.decided[ev.Seq] = ev.Time
+		m.reqs.Add(ev)
+	}
+	return nil
+}
+
+// catchUp decodes what skim kept: the current prompt's span with its notes, and the last
+// decision in full.
+func (m *Mapper) catchUp() {
+	b := &m.behind
+	if b.prompt != nil {
+		m.openPrompt(*b.prompt)
+	}
+	for _, ev := range b.notes {
+		m.add(ev)
+	}
+	for _, ev := range b.decisions {
+		if pl, err := ev.Payload(); err == nil {
+			if full, err := pl.(*events.Decision).Apply(m.full); err == nil {
+				m.full, m.fullSeq = full, ev.Seq
+			}
+		}
+	}
+	b.prompt, b.notes, b.decisions = nil, nil, nil
+}
 
 func (m *Mapper) ids(kind string, seq uint64) (string, string) {
 	id := spanID(m.task, kind, seq)
@@ -99,12 +166,16 @@ func (m *Mapper) ensureRoot(t time.Time) *Span {
 
 // Add folds one event and returns the spans it completes.
 func (m *Mapper) Add(ev events.Event) ([]Span, error) {
+	if m.silent {
+		err := m.skim(ev)
+		if ev.Time.After(m.last) {
+			m.last = ev.Time
+		}
+		return nil, err
+	}
 	out, err := m.add(ev)
 	if ev.Time.After(m.last) {
 		m.last = ev.Time
-	}
-	if m.silent {
-		return nil, err
 	}
 	return out, err
 }
@@ -126,14 +197,7 @@ func (m *Mapper) add(ev events.Event) ([]Span, error) {
 	case *events.UserMessage:
 		out := m.endPrompt(m.last)
 		m.reqs.Add(ev)
-		trace, id := m.ids(kindPrompt, ev.Seq)
-		n := m.reqs.Prompts()
-		m.prompt = &Span{TraceID: trace, SpanID: id, Parent: m.ensureRoot(ev.Time).SpanID,
-			Name: fmt.Sprintf("prompt %d", n), Start: ev.Time,
-			Attrs: []Attr{{KeyPrompt, int64(n)}, {KeyPromptBytes, int64(len(p.Text))}, {KeySeq, int64(ev.Seq)}}}
-		if m.opts.UserPrompts {
-			m.prompt.Attrs = append(m.prompt.Attrs, Attr{KeyPromptText, p.Text})
-		}
+		m.promptSpan(ev, p)
 		return out, nil
 	case *events.Decision:
 		full, err := p.Apply(m.full)
@@ -163,6 +227,25 @@ func (m *Mapper) add(ev events.Event) ([]Span, error) {
 		return out, nil
 	}
 	return nil, nil
+}
+
+// openPrompt opens the span of a prompt skim kept, counted already.
+func (m *Mapper) openPrompt(ev events.Event) {
+	if pl, err := ev.Payload(); err == nil {
+		m.promptSpan(ev, pl.(*events.UserMessage))
+	}
+}
+
+// promptSpan opens the span of the prompt the fold counted last.
+func (m *Mapper) promptSpan(ev events.Event, p *events.UserMessage) {
+	trace, id := m.ids(kindPrompt, ev.Seq)
+	n := m.reqs.Prompts()
+	m.prompt = &Span{TraceID: trace, SpanID: id, Parent: m.ensureRoot(ev.Time).SpanID,
+		Name: fmt.Sprintf("prompt %d", n), Start: ev.Time,
+		Attrs: []Attr{{KeyPrompt, int64(n)}, {KeyPromptBytes, int64(len(p.Text))}, {KeySeq, int64(ev.Seq)}}}
+	if m.opts.UserPrompts {
+		m.prompt.Attrs = append(m.prompt.Attrs, Attr{KeyPromptText, p.Text})
+	}
 }
 
 func (m *Mapper) taskStarted(ev events.Event, p *events.TaskStarted) {
@@ -296,6 +379,7 @@ func (m *Mapper) endRoot(t time.Time) []Span {
 // Close ends the spans still open at the latest event's time and returns them: the current
 // prompt's, then the task's. Spans closed before are not returned again.
 func (m *Mapper) Close() []Span {
+	m.catchUp()
 	out := m.endPrompt(m.last)
 	if m.root == nil && len(m.pending) == 0 {
 		return out

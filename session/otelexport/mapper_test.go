@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -233,4 +234,57 @@ func attr(attrs []Attr, key string) any {
 		}
 	}
 	return nil
+}
+
+// collect is a Sender that keeps what it is sent.
+type collect struct {
+	mu    sync.Mutex
+	spans []Span
+}
+
+func (c *collect) Export(_ context.Context, spans []Span) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spans = append(c.spans, spans...)
+	return nil
+}
+
+// TestLiveCatchUp: a server that meets a task in the middle (before > 0) folds its log in the
+// background, silently up to before; what the next requests append waits for it, and nothing
+// is lost or sent twice: the spans sent are the ones a fold silent up to before gives.
+func TestLiveCatchUp(t *testing.T) {
+	db, task := importLog(t, "claude-code.jsonl")
+	log := readLog(t, db, task)
+	ctx := context.Background()
+	for _, before := range []uint64{1, 5, 8, 11} {
+		c := &collect{}
+		live := NewLive(NewQueue(c, 0, nil), Options{})
+		n := uint64(len(log))
+		// Three requests: the first the server sees of the task, then two more.
+		for _, r := range [][2]uint64{{before, before + 1}, {before + 1, before + 3}, {before + 3, n}} {
+			if err := live.Appended(ctx, db, task, r[0], r[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := live.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m := NewMapper(task, Options{})
+		var want []Span
+		for _, ev := range log {
+			m.SetSilent(ev.Seq <= before)
+			s, err := m.Add(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, s...)
+		}
+		m.SetSilent(false)
+		want = append(want, m.Close()...)
+		got, _ := json.Marshal(c.spans)
+		exp, _ := json.Marshal(want)
+		if !bytes.Equal(got, exp) {
+			t.Errorf("before %d: sent\n%s\nwant\n%s", before, got, exp)
+		}
+	}
 }
