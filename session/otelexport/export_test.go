@@ -59,11 +59,21 @@ func TestConfigEnabled(t *testing.T) {
 // TestExportToReceiver sends a recorded task to an OTLP/HTTP receiver: every span arrives with
 // its id, parent, name, recorded times and attributes, under the configured service name.
 func TestExportToReceiver(t *testing.T) {
-	rcv := otlptest.NewReceiver()
-	defer rcv.Close()
+	g, err := otlptest.NewGRPCReceiver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	h := otlptest.NewReceiver()
+	defer h.Close()
+	t.Run(ProtocolHTTP, func(t *testing.T) { exportToReceiver(t, ProtocolHTTP, h.URL(), h.Spans) })
+	t.Run(ProtocolGRPC, func(t *testing.T) { exportToReceiver(t, ProtocolGRPC, g.URL(), g.Spans) })
+}
+
+func exportToReceiver(t *testing.T, protocol, endpoint string, received func() []otlptest.Span) {
 	db, task := importLog(t, "claude-code.jsonl")
 	ctx := context.Background()
-	exp, err := NewExporter(ctx, Config{Endpoint: rcv.URL(), ServiceName: "shop-agent", Getenv: env()})
+	exp, err := NewExporter(ctx, Config{Endpoint: endpoint, Protocol: protocol, ServiceName: "shop-agent", Getenv: env()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +86,7 @@ func TestExportToReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := rcv.Spans()
+	got := received()
 	if n != len(want) || len(got) != len(want) {
 		t.Fatalf("sent %d, received %d spans, want %d", n, len(got), len(want))
 	}

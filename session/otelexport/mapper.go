@@ -28,8 +28,8 @@ type Mapper struct {
 	opts Options
 	// silent, while set, folds events without returning spans: a live exporter catching up on
 	// a log whose earlier spans were sent by another process. It decodes only what the spans
-	// to come need, and that only when they come (catchUp): the catch-up runs on a request's
-	// path.
+	// to come need, and that only when they come (catchUp), so catching up on a long log
+	// costs little more than reading it.
 	silent bool
 	// behind holds, while silent, the events not decoded yet that the next spans may need:
 	// the current prompt's user message and its notes, and the decisions since the last one

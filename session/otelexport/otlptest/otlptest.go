@@ -1,10 +1,12 @@
-// Package otlptest is an OTLP/HTTP trace receiver for tests: it accepts what an exporter sends
-// to /v1/traces and keeps the spans, decoded, for the test to look at.
+// Package otlptest is an OTLP trace receiver for tests, over HTTP (/v1/traces) or gRPC: it
+// accepts what an exporter sends and keeps the spans, decoded, for the test to look at.
 package otlptest
 
 import (
+	"context"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -73,6 +76,14 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	r.record(&msg)
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Write(b)
+}
+
+// record keeps the spans of an export request.
+func (r *Receiver) record(msg *collectortrace.ExportTraceServiceRequest) {
 	var got []Span
 	for _, rs := range msg.ResourceSpans {
 		res := attrs(rs.GetResource().GetAttributes())
@@ -97,10 +108,42 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	case r.changed <- struct{}{}:
 	default:
 	}
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Write(b)
 }
+
+// GRPCReceiver is a running OTLP/gRPC receiver on 127.0.0.1.
+type GRPCReceiver struct {
+	*Receiver
+	srv  *grpc.Server
+	addr string
+}
+
+type traceService struct {
+	collectortrace.UnimplementedTraceServiceServer
+	r *Receiver
+}
+
+func (t traceService) Export(_ context.Context, msg *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	t.r.record(msg)
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// NewGRPCReceiver starts an OTLP/gRPC receiver; Close stops it.
+func NewGRPCReceiver() (*GRPCReceiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	g := &GRPCReceiver{Receiver: &Receiver{changed: make(chan struct{}, 1)}, srv: grpc.NewServer(), addr: ln.Addr().String()}
+	collectortrace.RegisterTraceServiceServer(g.srv, traceService{r: g.Receiver})
+	go g.srv.Serve(ln)
+	return g, nil
+}
+
+// URL is the receiver's address as an endpoint URL (http: no TLS).
+func (g *GRPCReceiver) URL() string { return "http://" + g.addr }
+
+// Close stops the receiver.
+func (g *GRPCReceiver) Close() { g.srv.Stop() }
 
 // Spans returns the spans received so far, in the order they arrived.
 func (r *Receiver) Spans() []Span {
