@@ -213,7 +213,7 @@ func (m *Mapper) add(ev events.Event) ([]Span, error) {
 		m.note(Event{Name: "tasklog.agent.loaded", Time: ev.Time, Attrs: sorted([]Attr{
 			{KeyLoadPath, p.Path}, {KeyLoadMemory, p.MemoryType}, {KeyLoadReason, p.Reason}, {KeySeq, int64(ev.Seq)}})})
 	case *events.ToolCall:
-		m.note(Event{Name: "gen_ai.tool.call", Time: ev.Time, Attrs: sorted([]Attr{
+		m.note(Event{Name: "tasklog.tool_call", Time: ev.Time, Attrs: sorted([]Attr{
 			{KeyToolName, p.Tool}, {KeySeq, int64(ev.Seq)}})})
 	case *events.Compaction:
 		m.note(Event{Name: "tasklog.compaction", Time: ev.Time, Attrs: sorted([]Attr{
