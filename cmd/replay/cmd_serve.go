@@ -42,8 +42,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
 	httpAddr := fs.String("http", "", "also answer the agents' HTTP hooks (POST /hook/AGENT) on this loopback address, 127.0.0.1:PORT; the server then does not exit when idle unless --idle is given")
+	otelCfg := otelFlagSet(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -103,6 +104,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, side)
 	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle}
+	appended, stopOtel, err := otelLive(otelCfg, lg)
+	if err != nil {
+		fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		return exitUsage
+	}
+	if stopOtel != nil {
+		opts.Appended = appended
+		defer stopOtel()
+	}
 	if *connIdle == 0 {
 		opts.ConnIdle = -1
 	}

@@ -25,6 +25,7 @@ var docRunElsewhere = map[string]string{
 	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
 	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",
 	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                    "TestNATSScripts", // the scripts' environment
+	"go test ./cmd/replay -run TestOtelJaeger -v":                                   "TestOtelJaeger",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a

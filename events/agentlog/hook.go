@@ -94,7 +94,7 @@ func (h *Hook) Started(os string) *events.TaskStarted {
 	if roots == nil {
 		roots = []string{}
 	}
-	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: os, Runtime: events.Runtime{Name: string(h.Agent)}}
+	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: os, Runtime: events.Runtime{Name: string(h.Agent)}, Session: h.SessionID}
 }
 
 // ParseHook reads one hook payload. The dialect comes from the payload itself; hint, the agent
