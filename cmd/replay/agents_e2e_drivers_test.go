@@ -131,7 +131,7 @@ var clineDriver = agentDriver{
 }
 
 // allDrivers are the agents the end-to-end tests drive, in order.
-var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver}
+var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver, copilotCLIDriver}
 
 // clineAuth points Cline at the fake model: cline stores the base URL with its port, so each run
 // authenticates anew into its own CLINE_DIR.

@@ -60,6 +60,10 @@ type agentDriver struct {
 	sessionID func(stdout string) string
 	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
 	promptHook bool
+	// noCallIDs is set for an agent that hands its hooks no tool call id (callID is then
+	// unused): the log keys each call by what the payload carries, and the test expects one
+	// distinct id per call, in order, the read's first.
+	noCallIDs bool
 }
 
 // jsonLinesField is the first string value of key in JSON Lines output.
