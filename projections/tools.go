@@ -124,10 +124,11 @@ var toolTable = map[string]toolHandler{
 	"apply_patch":                applyPatchTool,
 	"read_files":                 clineReadFiles,
 	"execute_command":            shellTool,
-	// Claude Code
-	"Read":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
-	"Write":        func(p toolParams, c *collector) { c.file(p.str("file_path")) },
-	"Edit":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	// Claude Code, and Copilot CLI's hooks, which name its tools as Claude Code's with their own
+	// "path"
+	"Read":         func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
+	"Write":        func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
+	"Edit":         func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
 	"MultiEdit":    func(p toolParams, c *collector) { c.file(p.str("file_path")) },
 	"NotebookEdit": func(p toolParams, c *collector) { c.file(p.str("notebook_path")) },
 	"Glob":         globTool,

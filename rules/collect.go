@@ -193,15 +193,6 @@ func (c *collector) probe(fsys fs.FS, p string) {
 	}
 }
 
-// source describes one place a provider keeps rules.
-type source struct {
-	provider string
-	dir      string // a folder to read recursively, or
-	file     string // a single file
-	accept   func(rel string) bool
-	flat     bool // only the folder's own files, no subfolders
-}
-
 func hasExt(exts ...string) func(string) bool {
 	return func(rel string) bool {
 		for _, e := range exts {
@@ -220,30 +211,6 @@ func clineAccept(rel string) bool {
 }
 
 func anyFile(string) bool { return true }
-
-var workspaceSources = []source{
-	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
-	{provider: ProviderCline, dir: ".clinerules", accept: clineAccept},
-	{provider: ProviderCline, file: ".clinerules"},
-	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
-	{provider: ProviderCursor, file: ".cursorrules"},
-	{provider: ProviderWindsurf, dir: ".windsurf/rules", accept: hasExt(".md"), flat: true},
-	{provider: ProviderWindsurf, file: ".windsurfrules"},
-	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
-	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
-	{provider: ProviderCopilot, file: ".github/copilot-instructions.md"},
-	{provider: ProviderCopilot, dir: ".github/instructions", accept: hasExt(".instructions.md")},
-}
-
-var homeSources = []source{
-	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
-	{provider: ProviderCline, dir: "Documents/Cline/Rules", accept: anyFile},
-	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
-	{provider: ProviderWindsurf, file: ".codeium/windsurf/memories/global_rules.md"},
-	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
-	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
-	{provider: ProviderAgents, file: ".codex/AGENTS.md"},
-}
 
 func (c *collector) workspace(r Root) {
 	c.entries, c.bytes = 0, 0

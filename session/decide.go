@@ -291,7 +291,7 @@ func snapshotOf(files []rules.File) (*events.RulesSnapshot, [][]byte) {
 		if sum == "" {
 			sum = rules.Digest(f.Content)
 		}
-		snap.Files[i] = events.SnapshotFile{Provider: f.Provider, Scope: f.Scope, Root: f.Root,
+		snap.Files[i] = events.SnapshotFile{Provider: string(f.Provider), Scope: f.Scope, Root: f.Root,
 			Path: f.Path, Blob: sum, Size: f.Size, AlwaysEnabled: f.AlwaysEnabled,
 			ReadError: f.ReadError}
 		blobs[i] = f.Content
@@ -312,7 +312,7 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 		if err != nil {
 			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
 		}
-		out[i] = rules.File{Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+		out[i] = rules.File{Provider: rules.Provider(f.Provider), Scope: f.Scope, Root: f.Root, Path: f.Path,
 			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError, Digest: f.Blob}
 	}
 	return out, nil
@@ -348,7 +348,7 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 	matches := make([]events.Match, 0, nMatches)
 	for _, r := range rd.Results {
 		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
-			Source: r.Rule.Provider, Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
+			Source: string(r.Rule.Provider), Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
 		if len(r.Matches) > 0 {
 			start := len(matches)
 			for _, m := range r.Matches {

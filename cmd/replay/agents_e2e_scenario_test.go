@@ -34,7 +34,7 @@ const (
 func e2eRules(agent string) map[string]string {
 	scoped := "---\npaths: [\"src/api/**\"]\n---\n" + scopedMarker + ": handlers under src/api validate their input first.\n"
 	always := alwaysMarker + ": keep every change small and say why in the summary.\n"
-	if agent == "claude-code" {
+	if agent == "claude-code" || agent == "copilot-cli" { // Copilot CLI loads .claude/rules itself
 		return map[string]string{".clinerules/api.md": scoped, ".clinerules/general.md": always}
 	}
 	return map[string]string{".claude/rules/api.md": scoped, ".claude/rules/general.md": always}
@@ -92,7 +92,7 @@ func fmtBoolPtr(b *bool) string {
 const e2ePrompt = "Add a health check endpoint next to the existing routes."
 
 // deliveredAs is the role of the message that carries a hook's text to the model.
-var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool"}
+var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user"}
 
 // replayBuilder builds the replay binary once for a test and its subtests.
 type replayBuilder struct {

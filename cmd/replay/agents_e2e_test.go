@@ -1,6 +1,6 @@
 package main
 
-// The real coding agents (Claude Code, Codex, Cline), installed from npm by .ci/install-agents,
+// The real coding agents (Claude Code, Codex, Cline, Copilot CLI), installed from npm by .ci/install-agents,
 // driven against the scripted fake model of internal/fakemodel. This file holds the harness: where
 // the agents are, how each is configured and run, and the script each follows.
 

@@ -97,7 +97,7 @@ func mcpWhatifReplay(ctx context.Context, db store.Store, task uuid.UUID, ws rul
 	labels := []string{}
 	for _, f := range discovered {
 		if f.Scope == target.scope && f.Root == target.root && f.Path == target.path {
-			out.Rules = append(out.Rules, f.Provider+":"+target.String())
+			out.Rules = append(out.Rules, string(f.Provider)+":"+target.String())
 		}
 		if f.Scope != rules.ScopeRemote {
 			labels = append(labels, mcpRuleFile{f.Scope, f.Root, f.Path}.String())

@@ -39,7 +39,7 @@ var geminiDialect = Register(&Dialect{
 	Agent: Gemini,
 	Order: 55,
 	Payload: hookspec.Spec{
-		Precedence:  35,
+		Precedence:  31,
 		Clues:       geminiClues(),
 		HintDecides: true,
 		Neutral:     "{}\n",

@@ -81,6 +81,10 @@ func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string)
 		return []Record{rec}
 	}
 	resp := get(v, "tool_response")
+	if rt := gets(v, "tool_result", "result_type"); rt != "" && rt != "success" { // Copilot CLI
+		rec.Payload.(*events.ToolCall).Failed = true
+		return []Record{rec}
+	}
 	if event == "PostToolUseFailure" || claudeToolFailed(agent, resp) {
 		rec.Payload.(*events.ToolCall).Failed = true
 		return []Record{rec}
@@ -92,7 +96,7 @@ func claudeToolRecords(agent Agent, base, event string, v any, cwd, root string)
 // VS Code's, and Codex patches (apply_patch, or a shell command carrying one).
 func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 	if w, ok := claudeWriteTools[tool]; ok {
-		p := gets(input, w.key)
+		p := firstString(input, w.key, "path") // Copilot CLI names its file "path"
 		if p == "" {
 			return nil
 		}

@@ -201,3 +201,20 @@ func TestCursorWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCopilotCLIWhateverTheHint: Copilot CLI runs VS Code's hook file too (same folder), so its
+// payloads are its own whichever agent the hook was installed for.
+func TestCopilotCLIWhateverTheHint(t *testing.T) {
+	for _, f := range []string{"03-PreToolUse-Read.json", "11-Stop.json", "01-SessionStart.json"} {
+		payload, err := os.ReadFile(filepath.Join("testdata", "hooks", "copilot-cli", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hint := range []Agent{Copilot, ClaudeCode, CopilotCLI} {
+			h, err := ParseHook(hint, payload)
+			if err != nil || h.Agent != CopilotCLI {
+				t.Errorf("%s installed for %s: %v, %v; want copilot-cli", f, hint, h, err)
+			}
+		}
+	}
+}

@@ -55,7 +55,11 @@ func Notes(opts Options) []string {
 			"the agent goes on and nothing is recorded; 'replay install "+opts.Agent+"' without --http goes back to the command hook")
 	}
 	if d.MCP.Format == agentlog.NoMCP && d.MCP.Absent != "" && !opts.NoMCP {
-		notes = append(notes, "note: "+d.MCP.Absent+": the "+hooksWord(d)+" records, decides and delivers by itself")
+		does := "the hooks record, decide and deliver by themselves"
+		if d.Hooks.Shape == agentlog.HookExtension {
+			does = "the extension records, decides and delivers by itself"
+		}
+		notes = append(notes, "note: "+d.MCP.Absent+": "+does)
 	}
 	if d.MCP.Format != agentlog.NoMCP && d.MCP.Project == "" && d.MCP.NoProject != "" && !opts.User && !opts.NoMCP {
 		notes = append(notes, "note: "+d.MCP.NoProject+": 'replay install "+opts.Agent+" --user' adds the tasklog server")
