@@ -17,6 +17,7 @@ import (
 var copilotCLIDriver = agentDriver{
 	name: "copilot-cli", bin: "copilot", pkg: "@github/copilot",
 	sessionID: jsonLinesField("sessionId"), promptHook: true,
+	toolNames: map[string]string{"view": "Read", "create": "Write", "edit": "Edit", "bash": "Bash"},
 	configure: func(t *testing.T, a *agentRun) []string {
 		return []string{
 			"COPILOT_HOME=" + filepath.Join(a.home, ".copilot"),

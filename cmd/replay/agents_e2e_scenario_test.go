@@ -350,7 +350,7 @@ func checkRecorded(t *testing.T, a *agentRun, evs []logEvent) {
 	var want, wantTools []string
 	for i, st := range a.driver.script(a.ws) {
 		if st.Tool != "" {
-			wantTools = append(wantTools, st.Tool)
+			wantTools = append(wantTools, a.driver.loggedTool(st.Tool))
 			if a.driver.callID != nil {
 				want = append(want, a.driver.callID(i))
 			}
@@ -384,7 +384,7 @@ type apiDelivery struct {
 func checkDeliveries(t *testing.T, a *agentRun, evs []logEvent) (readSeq int, api apiDelivery) {
 	t.Helper()
 	// The read is the call with the read step's id; without ids, the first call of its tool.
-	readID, readTool := "", a.driver.script(a.ws)[a.driver.readStep].Tool
+	readID, readTool := "", a.driver.loggedTool(a.driver.script(a.ws)[a.driver.readStep].Tool)
 	if a.driver.callID != nil {
 		readID = a.driver.callID(a.driver.readStep)
 	}

@@ -62,6 +62,9 @@ type agentDriver struct {
 	sessionID func(stdout string) string
 	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
 	promptHook bool
+	// toolNames maps the model's tool names to the ones the agent's hooks report, where they
+	// differ (Copilot CLI reports its view, create, edit and bash as Read, Write, Edit, Bash).
+	toolNames map[string]string
 	// memory is a file of the workspace the agent loads by itself and says so to its hooks
 	// (Gemini CLI's GEMINI.md): the scenario writes it and looks for its instructions_loaded.
 	memory string
@@ -266,4 +269,12 @@ func firstRequestAtStep(reqs []fakemodel.Request, i int) *fakemodel.Request {
 		}
 	}
 	return nil
+}
+
+// loggedTool is the name under which the agent's hooks report the model's tool.
+func (d agentDriver) loggedTool(tool string) string {
+	if n, ok := d.toolNames[tool]; ok {
+		return n
+	}
+	return tool
 }
