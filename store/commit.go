@@ -66,12 +66,21 @@ func (db *DB) lead(own *appendRequest) {
 		}
 	}()
 	for {
+		if answered {
+			batch = nil
+			db.handOff()
+			return
+		}
 		// The writers the last commit answered are runnable now but may not have run yet; let
 		// them queue their next append so it joins this commit instead of waiting for the next
-		// fsync. With nothing else runnable this returns at once: a lone writer never waits.
-		runtime.Gosched()
+		// fsync. A commit that answered only its leader woke nobody: yielding then would only
+		// wake an idle core to find nothing to run, which costs a lone writer more than its
+		// commit's bookkeeping.
+		if db.wokeOthers {
+			runtime.Gosched()
+		}
 		db.cmu.Lock()
-		if answered || len(db.queue) == 0 {
+		if len(db.queue) == 0 {
 			db.cmu.Unlock()
 			batch = nil
 			db.handOff()
@@ -129,11 +138,13 @@ func (db *DB) commit(batch []*appendRequest) {
 		for _, r := range batch {
 			db.commit([]*appendRequest{r})
 		}
+		db.wokeOthers = true
 		return
 	}
 	if err == nil && db.committedHook != nil {
 		db.committedHook()
 	}
+	db.wokeOthers = len(batch) > 1
 	for i, r := range batch {
 		if err != nil {
 			results[i] = appendResult{err: fmt.Errorf("append to task %s: %w", r.task, err)}
