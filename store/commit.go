@@ -158,6 +158,9 @@ type writer struct {
 	tx *bolt.Tx
 	// staged is the state of every task this transaction touches, as it will be if it commits.
 	staged map[uuid.UUID]*stagedTask
+	// first is the first task staged, kept out of staged: most transactions touch one task.
+	first   *stagedTask
+	firstID uuid.UUID
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
@@ -176,6 +179,9 @@ type stagedTask struct {
 
 // task returns the staged state of a task, reading its head from the log on first use.
 func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
+	if w.first != nil && w.firstID == id {
+		return w.first, nil
+	}
 	if st := w.staged[id]; st != nil {
 		return st, nil
 	}
@@ -187,6 +193,10 @@ func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
 	st := &stagedTask{head: h.seq, hash: h.hash, log: tb, ids: w.tx.Bucket(indexName(id))}
 	if st.head > 0 && st.ids == nil {
 		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, st.head)
+	}
+	if w.first == nil {
+		w.first, w.firstID = st, id
+		return st, nil
 	}
 	if w.staged == nil {
 		w.staged = make(map[uuid.UUID]*stagedTask)
