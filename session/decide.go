@@ -156,10 +156,12 @@ type evaluated struct {
 // evaluate decides rs against ec and builds the decision's record. Evaluation is pure, so when
 // the rule set, the context and the toggles are those of the last decision recorded, so is its
 // outcome: that decision's evaluation and record are taken again, with this turn and this
-// context's dropped counts, and reused reports it. A prompt is mostly built with nothing new
-// since the last one (a retry, a follow-up with no tool call between), and this is then most
-// of a decision's work and of its garbage. kept tells that ec is the last evaluation's own,
-// taken again because the projection's ContextVersion did not change: it needs no comparison.
+// context's dropped counts. A prompt is mostly built with nothing new since the last one (a
+// retry, a follow-up with no tool call between), and this is then most of a decision's work
+// and of its garbage. With the same paths and other evidence, the outcomes are the last ones
+// too (see resourced). reused reports that the outcomes are the last decision's, so that its
+// rendering is too. kept tells that ec is the last evaluation's own, taken again because the
+// projection's ContextVersion did not change: it needs no comparison.
 func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept bool, toggles rules.Toggles, turn int, snapSeq uint64,
 	dropped []events.Count) (ev evaluated, rec events.Decision, reused bool) {
 	// s.evaluated and s.last are set together, and a rule set is loaded again whenever the
@@ -171,7 +173,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		return last, rec, true
 	}
 	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
-		return s.resourced(ec, turn, dropped), s.recordResourced(ec, turn, dropped), false
+		return s.resourced(ec), s.recordResourced(ec, turn, dropped), true
 	}
 	rd := rs.Evaluate(ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
@@ -192,11 +194,10 @@ func samePaths(a, b rules.EvaluationContext) bool {
 // samePaths) and the rule set and toggles are the same, and an evaluation reads a path's
 // evidence only to copy it into the matches of that path, so every outcome is the last one's
 // and only the matches of a path whose evidence changed are made again.
-func (s *Session) resourced(ec rules.EvaluationContext, turn int, dropped []events.Count) evaluated {
+func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 	last := s.evaluated
 	ev := last
 	ev.ec = ec
-	ev.rd.Results = slices.Clone(last.rd.Results)
 	for i := range ev.rd.Results {
 		r := &ev.rd.Results[i]
 		cloned := false // the last evaluation's matches stay as they were
@@ -211,6 +212,10 @@ func (s *Session) resourced(ec rules.EvaluationContext, turn int, dropped []even
 				continue
 			}
 			if !cloned {
+				if &ev.rd.Results[0] == &last.rd.Results[0] {
+					ev.rd.Results = slices.Clone(last.rd.Results)
+					r = &ev.rd.Results[i]
+				}
 				r.Matches, cloned = slices.Clone(r.Matches), true
 			}
 			r.Matches[j].Sources = ec.Paths[k].Sources

@@ -15,7 +15,8 @@ import (
 // TestDecideWithNewEvidenceIsAFullEvaluation checks that a decision whose context has the last
 // one's paths with other evidence (a tool call on a file already in the context), which takes
 // the last evaluation's outcomes with the new evidence, gives byte for byte what evaluating
-// every rule again gives: the rules' results with their matches, and the decision recorded.
+// every rule again gives: the rules' results with their matches, the prompt and the decision
+// recorded.
 func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 	fsys := fstest.MapFS{
 		".clinerules/always.md": {Data: []byte("Always.\n")},
@@ -56,6 +57,9 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 				want := s.rules.Evaluate(ec, rules.Toggles(s.state.Toggles()))
 				if got, want := mustJSON(t, d.Rules.Results), mustJSON(t, want.Results); got != want {
 					t.Fatalf("decision %d: results\n%s\nwant (evaluated again)\n%s", i, got, want)
+				}
+				if d.Prompt != want.RenderCline() || d.Tagged != want.RenderTagged() {
+					t.Fatalf("decision %d: prompt\n%s\nwant (evaluated again)\n%s", i, d.Prompt, want.RenderCline())
 				}
 				rec := record(d.Turn, s.rulesSeq, ec, s.evaluated.dropped, want)
 				if got, want := eventJSON(t, d.Recorded()), eventJSON(t, rec); got != want {
