@@ -293,13 +293,17 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
 	sw.walk(s.dir, 1, info)
 	checked := c.statMany(fsys, sw.found)
+	ahead := c.readAhead(fsys, File{Provider: s.provider, Scope: scope, Root: root}, sw.found, checked)
 	for i, p := range sw.found {
 		f := File{Provider: s.provider, Scope: scope, Root: root, Path: p}
-		if checked != nil {
+		switch {
+		case ahead != nil && ahead[i].Path != "":
+			c.files = append(c.files, c.budget(ahead[i]))
+		case checked != nil:
 			c.files = append(c.files, c.budget(c.readChecked(fsys, f, checked[i].si, checked[i].err)))
-			continue
+		default:
+			c.read(fsys, f)
 		}
-		c.read(fsys, f)
 	}
 	c.files = append(c.files, sw.notes...)
 	if sw.limits != (walkLimits{}) {

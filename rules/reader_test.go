@@ -177,8 +177,9 @@ func TestReaderRestoredTime(t *testing.T) {
 	}
 }
 
-// TestReaderManyFiles checks a folder with more files than parallelStats, whose sizes and
-// times are checked on every processor at once: after edits, a file swapped for a folder and a
+// TestReaderManyFiles checks a folder with more files than parallelStats, whose files are
+// read and whose sizes and times are checked on every processor at once: the first collection
+// is Collect's, and after edits, a file swapped for a folder and a
 // removal, the reader reads again exactly the edited files and collects what Collect reads.
 func TestReaderManyFiles(t *testing.T) {
 	files := map[string]string{}
@@ -188,8 +189,15 @@ func TestReaderManyFiles(t *testing.T) {
 	dir := oldTree(t, files)
 	ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
 	r := &Reader{}
-	if _, err := r.Collect(ws); err != nil {
+	first, err := r.Collect(ws) // read on every processor at once
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want, err := Collect(ws); err != nil || !reflect.DeepEqual(first, want) {
+		t.Fatalf("first collection differs from Collect's (%v)", err)
+	}
+	if got := r.FilesRead(); got != len(files) {
+		t.Errorf("first collection read %d files, want %d", got, len(files))
 	}
 	write(t, dir, ".clinerules/r0003.md", "Edited.\n")
 	write(t, dir, ".clinerules/r0300.md", "Edited too, and longer.\n")

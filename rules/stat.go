@@ -133,3 +133,62 @@ func (c *collector) statMany(fsys fs.FS, names []string) []checked {
 	wg.Wait()
 	return out
 }
+
+// readAhead reads, spread over the processors, the files of names (of one rules folder, with
+// their stats checked by statMany) that the reader's memory does not vouch for: a first
+// collection of thousands of rule files. Files are read ahead only while their sizes fit in
+// what is left of MaxCollectionBytes, so that memory stays bounded as when reading one by
+// one; the rest, and those the memory vouches for, are left to the caller (an empty Path).
+func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked) []File {
+	if checked == nil {
+		return nil
+	}
+	var todo []int
+	room := MaxCollectionBytes - c.bytes
+	for i, name := range names {
+		ck := checked[i]
+		if ck.err != nil || !ck.si.mode.IsRegular() || ck.si.size > room {
+			continue
+		}
+		f := like
+		f.Path = name
+		if _, ok := c.cache.file(f, ck.si); ok {
+			continue
+		}
+		room -= ck.si.size
+		todo = append(todo, i)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if len(todo) < parallelStats || procs < 2 {
+		return nil
+	}
+	if dir, ok := osDir(fsys); ok {
+		c.bound.realDir(dir) // found once, then only read by the readers below
+	}
+	out := make([]File, len(names))
+	part := func(todo []int) {
+		b := c.bound // each reader its own copy
+		for _, i := range todo {
+			f := like
+			f.Path = names[i]
+			readAt := c.cache.now()
+			f = readFile(fsys, f, &b)
+			if f.ReadError == "" {
+				c.cache.remember(f, checked[i].si, readAt)
+			}
+			out[i] = f
+		}
+	}
+	size := (len(todo) + procs - 1) / procs
+	var wg sync.WaitGroup
+	for from := size; from < len(todo); from += size {
+		wg.Add(1)
+		go func(todo []int) {
+			defer wg.Done()
+			part(todo)
+		}(todo[from:min(from+size, len(todo))])
+	}
+	part(todo[:min(size, len(todo))])
+	wg.Wait()
+	return out
+}
