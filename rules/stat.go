@@ -134,38 +134,41 @@ func (c *collector) statMany(fsys fs.FS, names []string) []checked {
 	return out
 }
 
-// readAhead reads, spread over the processors, the files of names (of one rules folder, with
-// their stats checked by statMany) that the reader's memory does not vouch for: a first
-// collection of thousands of rule files. Files are read ahead only while their sizes fit in
-// what is left of MaxCollectionBytes, so that memory stays bounded as when reading one by
-// one; the rest, and those the memory vouches for, are left to the caller (an empty Path).
+// readAhead takes, for the files of names (of one rules folder, with their stats made by
+// statMany), the reads the reader's memory vouches for, and reads the others, spread over the
+// processors when there are many (a first collection of thousands of rule files). Files are
+// read ahead only while their sizes fit in what is left of MaxCollectionBytes, so that memory
+// stays bounded as when reading one by one; the rest are left to the caller (an empty Path).
 func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked) []File {
 	if checked == nil {
 		return nil
 	}
+	out := make([]File, len(names))
 	var todo []int
 	room := MaxCollectionBytes - c.bytes
 	for i, name := range names {
 		ck := checked[i]
-		if ck.err != nil || !ck.si.mode.IsRegular() || ck.si.size > room {
+		if ck.err != nil || !ck.si.mode.IsRegular() {
 			continue
 		}
 		f := like
 		f.Path = name
-		if _, ok := c.cache.file(f, ck.si); ok {
+		if hit, ok := c.cache.file(f, ck.si); ok {
+			out[i] = hit
+			continue
+		}
+		if ck.si.size > room {
 			continue
 		}
 		room -= ck.si.size
 		todo = append(todo, i)
 	}
-	procs := runtime.GOMAXPROCS(0)
-	if len(todo) < parallelStats || procs < 2 {
-		return nil
+	if len(todo) == 0 {
+		return out
 	}
 	if dir, ok := osDir(fsys); ok {
 		c.bound.realDir(dir) // found once, then only read by the readers below
 	}
-	out := make([]File, len(names))
 	part := func(todo []int) {
 		b := c.bound // each reader its own copy
 		for _, i := range todo {
@@ -178,6 +181,11 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 			}
 			out[i] = f
 		}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if len(todo) < parallelStats || procs < 2 {
+		part(todo)
+		return out
 	}
 	size := (len(todo) + procs - 1) / procs
 	var wg sync.WaitGroup
