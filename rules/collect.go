@@ -292,16 +292,26 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	}
 	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
 	sw.walk(s.dir, 1, info)
-	checked := c.statMany(fsys, sw.found)
-	ahead := c.readAhead(fsys, File{Provider: s.provider, Scope: scope, Root: root}, sw.found, checked)
-	for i, p := range sw.found {
-		f := File{Provider: s.provider, Scope: scope, Root: root, Path: p}
-		switch {
-		case ahead != nil && ahead[i].Path != "":
-			c.files = append(c.files, c.budget(ahead[i]))
-		case checked != nil:
-			c.files = append(c.files, c.budget(c.readChecked(fsys, f, checked[i].si, checked[i].err)))
-		default:
+	like := File{Provider: s.provider, Scope: scope, Root: root}
+	if checked := c.statMany(fsys, sw.found); checked != nil {
+		// The files go into c.files in place: read ahead, or left empty to be read here.
+		at := len(c.files)
+		c.files = slices.Grow(c.files, len(sw.found))[:at+len(sw.found)]
+		ahead := c.files[at:]
+		clear(ahead)
+		c.readAhead(fsys, like, sw.found, checked, ahead)
+		for i, p := range sw.found {
+			if ahead[i].Path == "" {
+				f := like
+				f.Path = p
+				ahead[i] = c.readChecked(fsys, f, checked[i].si, checked[i].err)
+			}
+			ahead[i] = c.budget(ahead[i])
+		}
+	} else {
+		for _, p := range sw.found {
+			f := like
+			f.Path = p
 			c.read(fsys, f)
 		}
 	}

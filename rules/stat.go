@@ -139,11 +139,8 @@ func (c *collector) statMany(fsys fs.FS, names []string) []checked {
 // processors when there are many (a first collection of thousands of rule files). Files are
 // read ahead only while their sizes fit in what is left of MaxCollectionBytes, so that memory
 // stays bounded as when reading one by one; the rest are left to the caller (an empty Path).
-func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked) []File {
-	if checked == nil {
-		return nil
-	}
-	out := make([]File, len(names))
+// out[i] gets the file of names[i].
+func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked, out []File) {
 	var todo []int
 	room := MaxCollectionBytes - c.bytes
 	for i, name := range names {
@@ -164,7 +161,7 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 		todo = append(todo, i)
 	}
 	if len(todo) == 0 {
-		return out
+		return
 	}
 	if dir, ok := osDir(fsys); ok {
 		c.bound.realDir(dir) // found once, then only read by the readers below
@@ -185,7 +182,7 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 	procs := runtime.GOMAXPROCS(0)
 	if len(todo) < parallelStats || procs < 2 {
 		part(todo)
-		return out
+		return
 	}
 	size := (len(todo) + procs - 1) / procs
 	var wg sync.WaitGroup
@@ -198,5 +195,4 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 	}
 	part(todo[:min(size, len(todo))])
 	wg.Wait()
-	return out
 }
