@@ -26,6 +26,12 @@ var docRunElsewhere = map[string]string{
 	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",
 	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                    "TestNATSScripts", // the scripts' environment
 	"go test ./cmd/replay -run TestOtelJaeger -v":                                   "TestOtelJaeger",
+
+	// Gemini CLI and Copilot CLI in the end-to-end tests, which install each agent they drive so.
+	"go test ./cmd/replay -run 'TestAgentsEndToEnd/gemini' -v":                        "TestAgentsEndToEnd",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run 'TestAgentHarness/gemini' -v": "TestAgentHarness",
+	"go test ./cmd/replay -run 'TestAgentsEndToEnd/copilot-cli' -v":                   "TestAgentsEndToEnd",
+	"replay install copilot-cli --project DIR --db PATH":                              "TestAgentsEndToEnd",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
