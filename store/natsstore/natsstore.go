@@ -126,12 +126,17 @@ type Options struct {
 	// Conn, when set, is used instead of dialling the URL's server (tests use it to reach an
 	// in-process server). The caller keeps ownership: Close does not close it.
 	Conn *nats.Conn
+
+	// layout, when set (by tests), is the layout Open creates a stream with instead of
+	// LayoutCurrent.
+	layout int
 }
 
 // Store is a task log kept in a JetStream stream. Its methods are safe for concurrent use.
 type Store struct {
 	url     string // the server's URL, without the stream
 	stream  string
+	layout  int // the stream's layout: Layout1 or Layout2
 	timeout time.Duration
 	nc      *nats.Conn
 	ownConn bool
@@ -275,7 +280,11 @@ func (s *Store) setup(o *Options) error {
 	s.js = js
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := s.ensureStream(ctx, replicas, o.Duplicates); err != nil {
+	layout := o.layout
+	if layout == 0 {
+		layout = LayoutCurrent
+	}
+	if err := s.ensureStream(ctx, replicas, o.Duplicates, layout); err != nil {
 		return err
 	}
 	if s.blobs, err = s.ensureObjectStore(ctx, s.stream+"_blobs", replicas); err != nil {
@@ -285,23 +294,26 @@ func (s *Store) setup(o *Options) error {
 	return err
 }
 
-// ensureStream creates the stream, or checks an existing one keeps the promises Append needs.
-func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration) error {
+// ensureStream creates the stream in layout, or checks an existing one keeps the promises
+// Append needs, and takes its layout from the stream's metadata.
+func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration, layout int) error {
 	want := jetstream.StreamConfig{
-		Name:                 s.stream,
-		Description:          "tasklog event logs",
-		Subjects:             []string{s.stream + ".>"},
-		Storage:              jetstream.FileStorage,
-		Replicas:             replicas,
-		Retention:            jetstream.LimitsPolicy,
-		Discard:              jetstream.DiscardNew,
-		DiscardNewPerSubject: true,
-		MaxMsgsPerSubject:    1,
-		Duplicates:           dups,
-		AllowDirect:          true,
-		AllowAtomicPublish:   true,
-		DenyDelete:           true,
-		DenyPurge:            true,
+		Name:               s.stream,
+		Description:        "tasklog event logs",
+		Subjects:           []string{s.stream + ".>"},
+		Storage:            jetstream.FileStorage,
+		Replicas:           replicas,
+		Retention:          jetstream.LimitsPolicy,
+		Discard:            jetstream.DiscardNew,
+		Duplicates:         dups,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		DenyDelete:         true,
+		DenyPurge:          true,
+		Metadata:           map[string]string{LayoutMetadataKey: strconv.Itoa(layout)},
+	}
+	if layout == Layout1 {
+		want.MaxMsgsPerSubject, want.DiscardNewPerSubject, want.Metadata = 1, true, nil
 	}
 	st, err := s.js.Stream(ctx, s.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -315,15 +327,37 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 		return fmt.Errorf("stream: %w", err)
 	}
 	cfg := st.CachedInfo().Config
+	if s.layout, err = streamLayout(cfg); err != nil {
+		return err
+	}
 	switch {
-	case cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject || cfg.Discard != jetstream.DiscardNew:
-		return errors.New("the stream exists but was not created by tasklog: it must keep one message per subject and discard new ones past it")
+	case cfg.Discard != jetstream.DiscardNew:
+		return errors.New("the stream exists but was not created by tasklog: it must discard new messages when full")
 	case !cfg.AllowAtomicPublish:
 		return errors.New("the stream exists but does not allow atomic batch publish (allow_atomic); the server must be 2.12 or later")
 	case !cfg.AllowDirect:
 		return errors.New("the stream exists but does not allow direct get")
 	}
 	return nil
+}
+
+// streamLayout returns the layout of a stream tasklog made, from its metadata: a stream that
+// names none is of layout 1 if it keeps one message per subject, as that layout needs.
+func streamLayout(cfg jetstream.StreamConfig) (int, error) {
+	v, ok := cfg.Metadata[LayoutMetadataKey]
+	if !ok {
+		if cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject {
+			return 0, errors.New("the stream exists but was not created by tasklog: it names no layout (metadata " + LayoutMetadataKey + ") and does not keep one message per subject")
+		}
+		return Layout1, nil
+	}
+	switch v {
+	case "1":
+		return Layout1, nil
+	case "2":
+		return Layout2, nil
+	}
+	return 0, fmt.Errorf("the stream is of layout %q (metadata %s), which this version of tasklog does not know: use a newer replay", v, LayoutMetadataKey)
 }
 
 // ensureObjectStore opens the named object store, creating it if it does not exist.
@@ -405,17 +439,32 @@ func (s *Store) Close() error {
 
 // Subjects of the stream.
 
-// eventSubject is the subject of one event.
-func (s *Store) eventSubject(task uuid.UUID, id string) string {
-	return s.stream + ".ev." + task.String() + "." + id
+// idSubject is the subject that holds event id of task: in layout 1 the event itself, in
+// layout 2 its id marker.
+func (s *Store) idSubject(task uuid.UUID, id string) string {
+	if s.layout == Layout1 {
+		return s.stream + ".ev." + task.String() + "." + id
+	}
+	return s.stream + ".id." + task.String() + "." + id
 }
 
-// taskFilter matches every event of task.
+// taskFilter matches every event of task: in layout 2 a literal subject, the task's log.
 func (s *Store) taskFilter(task uuid.UUID) string {
-	return s.stream + ".ev." + task.String() + ".*"
+	if s.layout == Layout1 {
+		return s.stream + ".ev." + task.String() + ".*"
+	}
+	return s.stream + ".log." + task.String()
 }
 
-// markerSubject is the subject of task's marker message.
+// idFilter matches the id markers of task's events (layout 2).
+func (s *Store) idFilter(task uuid.UUID) string {
+	return s.stream + ".id." + task.String() + ".*"
+}
+
+// markerSubject is the subject of task's marker message (layout 1).
 func (s *Store) markerSubject(task uuid.UUID) string {
 	return s.stream + ".task." + task.String()
 }
+
+// Layout returns the layout of the store's stream, Layout1 or Layout2.
+func (s *Store) Layout() int { return s.layout }
