@@ -71,6 +71,7 @@ var commands = map[string]command{
 	"uninstall": {cmdUninstall, "remove the hook entries and the MCP server 'replay install' wrote"},
 	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
 	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
+	"migrate":   {cmdMigrate, "copy a NATS stream of an earlier layout into a new stream of the current one"},
 }
 
 func main() {
