@@ -484,7 +484,8 @@ func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
 	return runHookCommand(cmd)
 }
 
-// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5.
+// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5; a single server refuses more than
+// one, a cluster of three real nats-server processes keeps three (testNATSCluster).
 func TestNATSReplicas(t *testing.T) {
 	tests := []struct {
 		url     string
@@ -513,6 +514,7 @@ func TestNATSReplicas(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "replicas > 1 not supported in non-clustered mode") {
 		t.Errorf("replicas=3 on a single server: %v", err)
 	}
+	t.Run("cluster", testNATSCluster)
 }
 
 // createLayout1Stream creates stream name on the server at url with the configuration tasklog
