@@ -70,7 +70,8 @@ func BenchmarkDurableAppend(b *testing.B) {
 
 // BenchmarkAppendLongTask appends single events durably from one writer to a task that already
 // holds 0, 10,000 or 100,000 events, in each layout of a JetStream stream and in bbolt, and
-// reports the median latency of one append. Layout 1 checks an append's expected last subject
+// reports the median latency of one append; with nats-server installed, on a stream of three
+// replicas (each server syncing every write) as well. Layout 1 checks an append's expected last subject
 // sequence on the task's subject filter, which matches a subject per event of the task; layout
 // 2 checks it on the task's one log subject.
 func BenchmarkAppendLongTask(b *testing.B) {
@@ -81,6 +82,22 @@ func BenchmarkAppendLongTask(b *testing.B) {
 		{"nats-layout1", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout1}) }},
 		{"nats-layout2", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout2}) }},
 		benchStores[1],
+	}
+	// With nats-server installed, a stream of three replicas on three processes as well.
+	if bin := natsServerBinary(); bin != "" {
+		top := b
+		var c *binaryCluster
+		for _, layout := range layouts {
+			stores = append(stores, struct {
+				name string
+				open func(b *testing.B) store.Store
+			}{fmt.Sprintf("r3-layout%d", layout), func(b *testing.B) store.Store {
+				if c == nil {
+					c = startBinaryCluster(top, bin, 3, true)
+				}
+				return openCluster(b, c, fmt.Sprintf("LONG%d?layout=%d", streams.Add(1), layout), 3)
+			}})
+		}
 	}
 	for _, n := range []int{0, 10_000, 100_000} {
 		for _, bs := range stores {

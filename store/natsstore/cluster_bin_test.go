@@ -85,11 +85,16 @@ func startBinaryCluster(tb testing.TB, bin string, n int, syncAlways bool) *bina
 	return c
 }
 
-// openCluster opens the store at the cluster's URL with stream and replicas, waiting for the
+// openCluster opens the store at the cluster's URL with stream (which may end in a query) and
+// replicas, waiting for the
 // cluster to elect its meta leader.
 func openCluster(tb testing.TB, c *binaryCluster, stream string, replicas int) *Store {
 	tb.Helper()
-	url := fmt.Sprintf("%s/%s?replicas=%d", c.url, stream, replicas)
+	sep := "?"
+	if strings.Contains(stream, "?") {
+		sep = "&"
+	}
+	url := fmt.Sprintf("%s/%s%sreplicas=%d", c.url, stream, sep, replicas)
 	deadline := time.Now().Add(slow)
 	for {
 		s, err := Open(url, &Options{Timeout: 10 * time.Second})

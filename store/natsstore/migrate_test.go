@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tasklog/tasklog/events"
 )
@@ -99,5 +101,33 @@ func TestLayoutIsTheStreams(t *testing.T) {
 		if n := len(rawMessages(t, s, s.stream+".log.>")); (layout == Layout1) != (n == 0) {
 			t.Fatalf("layout %d: %d messages on log subjects", layout, n)
 		}
+	}
+}
+
+// The URL's ?layout=N chooses the layout of a stream Open creates, and an existing stream of
+// another layout, or of a layout this version does not know, is refused with an error saying so.
+func TestLayoutInURL(t *testing.T) {
+	for raw, want := range map[string]int{"nats://h:4222/S": 0, "nats://h:4222/S?layout=1": 1, "nats://h:4222,h2:4222/S?replicas=3&layout=2": 2} {
+		if u, err := ParseURL(raw); err != nil || u.Layout != want {
+			t.Errorf("ParseURL(%q): layout %d, %v; want %d", raw, u.Layout, err, want)
+		}
+	}
+	if _, err := ParseURL("nats://h:4222/S?layout=3"); err == nil || !strings.Contains(err.Error(), "layout=3 is not 1 or 2") {
+		t.Errorf("layout=3: %v", err)
+	}
+	srv := startServer(t)
+	s := openStore(t, srv, &Options{layout: Layout1})
+	_, err := Open("nats://in-process/"+s.stream+"?layout=2", &Options{Conn: connect(t, srv)})
+	if err == nil || !strings.Contains(err.Error(), "the stream is of layout 1, not of layout 2 as asked") {
+		t.Fatalf("a stream of layout 1 opened as layout 2: %v", err)
+	}
+	cfg := jetstream.StreamConfig{Name: "FUTURE", Subjects: []string{"FUTURE.>"}, Storage: jetstream.FileStorage,
+		Discard: jetstream.DiscardNew, AllowDirect: true, AllowAtomicPublish: true, Metadata: map[string]string{LayoutMetadataKey: "3"}}
+	if _, err := s.js.CreateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open("nats://in-process/FUTURE", &Options{Conn: connect(t, srv)})
+	if err == nil || !strings.Contains(err.Error(), `the stream is of layout "3"`) {
+		t.Fatalf("a stream of an unknown layout: %v", err)
 	}
 }

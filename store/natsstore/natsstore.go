@@ -181,7 +181,8 @@ var (
 // IsURL reports whether s names a NATS store: it starts with nats://.
 func IsURL(s string) bool { return strings.HasPrefix(s, "nats://") }
 
-// URL is a NATS store's URL, nats://HOST:PORT[/STREAM][?replicas=N], taken apart.
+// URL is a NATS store's URL, nats://HOST:PORT[,HOST:PORT...][/STREAM][?replicas=N][&layout=N],
+// taken apart.
 type URL struct {
 	// Server is the server's URL, without the stream or the query.
 	Server string
@@ -191,6 +192,10 @@ type URL struct {
 	// Replicas is ?replicas=N, from 1 to 5: the replicas of the stream and its blob and
 	// snapshot stores when Open creates them; 0 when the URL says nothing.
 	Replicas int
+	// Layout is ?layout=N, Layout1 or Layout2: the layout Open creates the stream in, and the
+	// one an existing stream must be of; 0 when the URL says nothing (LayoutCurrent, and any
+	// existing stream).
+	Layout int
 }
 
 // ParseURL takes a NATS store's URL apart; errors name the URL.
@@ -220,14 +225,21 @@ func ParseURL(raw string) (URL, error) {
 			return URL{}, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
 		}
 	}
+	if v := u.Query().Get("layout"); v != "" {
+		if p.Layout, err = strconv.Atoi(v); err != nil || p.Layout < Layout1 || p.Layout > Layout2 {
+			return URL{}, fmt.Errorf("NATS store URL %q: layout=%s is not %d or %d", raw, v, Layout1, Layout2)
+		}
+	}
 	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
 	p.Server = u.String()
 	return p, nil
 }
 
-// Open connects to the server of rawURL (nats://HOST:PORT[/STREAM][?replicas=N], stream
-// TASKLOG by default) and opens the stream with its blob and snapshot stores, creating any that
-// does not exist (with Options.Replicas replicas, else the URL's, else one).
+// Open connects to the server of rawURL (nats://HOST:PORT[,HOST:PORT...][/STREAM][?replicas=N]
+// [&layout=N], stream TASKLOG by default) and opens the stream with its blob and snapshot
+// stores, creating any that does not exist (with Options.Replicas replicas, else the URL's,
+// else one; in the URL's layout, else LayoutCurrent). An existing stream is used in the layout
+// its metadata names; a URL asking for another is refused.
 // A server that cannot be reached fails Open within Options.Timeout.
 func Open(rawURL string, opts *Options) (*Store, error) {
 	u, err := ParseURL(rawURL)
@@ -244,6 +256,9 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 	}
 	if o.Replicas <= 0 {
 		o.Replicas = max(u.Replicas, 1)
+	}
+	if o.layout == 0 {
+		o.layout = u.Layout
 	}
 	s := &Store{url: server, stream: stream, timeout: o.Timeout, nc: o.Conn,
 		heads: make(map[uuid.UUID]head), marked: make(map[uuid.UUID]bool)}
@@ -287,6 +302,10 @@ func (s *Store) setup(o *Options) error {
 	if err := s.ensureStream(ctx, replicas, o.Duplicates, layout); err != nil {
 		return err
 	}
+	if o.layout != 0 && s.layout != o.layout {
+		return fmt.Errorf("the stream is of layout %d, not of layout %d as asked: a stream keeps the layout it was created in ('replay migrate' copies it into a new stream of layout %d)",
+			s.layout, o.layout, LayoutCurrent)
+	}
 	if s.blobs, err = s.ensureObjectStore(ctx, s.stream+"_blobs", replicas); err != nil {
 		return err
 	}
@@ -313,7 +332,7 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 		Metadata:           map[string]string{LayoutMetadataKey: strconv.Itoa(layout)},
 	}
 	if layout == Layout1 {
-		want.MaxMsgsPerSubject, want.DiscardNewPerSubject, want.Metadata = 1, true, nil
+		want.MaxMsgsPerSubject, want.DiscardNewPerSubject = 1, true
 	}
 	st, err := s.js.Stream(ctx, s.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -344,20 +363,20 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 // streamLayout returns the layout of a stream tasklog made, from its metadata: a stream that
 // names none is of layout 1 if it keeps one message per subject, as that layout needs.
 func streamLayout(cfg jetstream.StreamConfig) (int, error) {
-	v, ok := cfg.Metadata[LayoutMetadataKey]
-	if !ok {
-		if cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject {
-			return 0, errors.New("the stream exists but was not created by tasklog: it names no layout (metadata " + LayoutMetadataKey + ") and does not keep one message per subject")
+	perSubject := cfg.MaxMsgsPerSubject == 1 && cfg.DiscardNewPerSubject
+	switch v, ok := cfg.Metadata[LayoutMetadataKey]; {
+	case !ok && !perSubject:
+		return 0, errors.New("the stream exists but was not created by tasklog: it names no layout (metadata " + LayoutMetadataKey + ") and does not keep one message per subject")
+	case !ok || v == "1":
+		if !perSubject {
+			return 0, errors.New("the stream is of layout 1 but does not keep one message per subject, which that layout needs")
 		}
 		return Layout1, nil
-	}
-	switch v {
-	case "1":
-		return Layout1, nil
-	case "2":
+	case v == "2":
 		return Layout2, nil
+	default:
+		return 0, fmt.Errorf("the stream is of layout %q (metadata %s), which this version of tasklog does not know: use a newer replay", v, LayoutMetadataKey)
 	}
-	return 0, fmt.Errorf("the stream is of layout %q (metadata %s), which this version of tasklog does not know: use a newer replay", v, LayoutMetadataKey)
 }
 
 // ensureObjectStore opens the named object store, creating it if it does not exist.
