@@ -1,14 +1,18 @@
 package natsstore
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // clusterConf is the configuration of one node of a three-node cluster on 127.0.0.1, as the
@@ -30,6 +34,7 @@ cluster {
 type binaryCluster struct {
 	url   string // the store URL's servers, nats://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
 	cmds  []*exec.Cmd
+	confs []string
 	ports []int
 }
 
@@ -69,18 +74,10 @@ func startBinaryCluster(tb testing.TB, bin string, n int, syncAlways bool) *bina
 			cmd.Wait()
 		})
 		c.cmds = append(c.cmds, cmd)
+		c.confs = append(c.confs, conf)
 	}
 	for _, p := range c.ports {
-		addr := fmt.Sprintf("127.0.0.1:%d", p)
-		for deadline := time.Now().Add(slow); ; time.Sleep(20 * time.Millisecond) {
-			if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-				conn.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("nats-server did not listen on %s", addr)
-			}
-		}
+		waitListening(tb, p)
 	}
 	return c
 }
@@ -106,5 +103,103 @@ func openCluster(tb testing.TB, c *binaryCluster, stream string, replicas int) *
 			tb.Fatalf("the cluster did not become ready: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Three nats-server processes, a stream of three replicas, and three writer processes appending
+// to tasks of their own and to one they share: the stream's leader is killed with SIGKILL while
+// they append. Every acknowledged event is stored once, in order, each log verifies, and the
+// killed server, started again on its disk, catches up.
+func TestClusterLeaderKilledDuringAppends(t *testing.T) {
+	bin := natsServerBinary()
+	if bin == "" {
+		t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2)")
+	}
+	c := startBinaryCluster(t, bin, 3, true)
+	check := openCluster(t, c, "KILL", 3)
+	url := c.url + "/KILL?replicas=3"
+	const procs, n = 3, 150
+	var killed int
+	processesAppend(t, url, check, procs, n, func(shared uuid.UUID, own []uuid.UUID) {
+		// Once every writer is under way (its own task holds some events), kill the leader.
+		for _, task := range own {
+			for deadline := time.Now().Add(slow); ; time.Sleep(10 * time.Millisecond) {
+				if h, err := check.Head(task); err == nil && h.Seq >= 5 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the writers did not append")
+				}
+			}
+		}
+		killed = c.leaderIndex(t, check)
+		h, _ := check.Head(shared)
+		if err := c.cmds[killed].Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		c.cmds[killed].Wait()
+		t.Logf("node%d, the stream leader, killed with the shared task at %d of its %d events", killed+1, h.Seq, procs*n)
+	})
+	c.restart(t, bin, killed)
+	for deadline := time.Now().Add(slow); ; time.Sleep(100 * time.Millisecond) {
+		info, err := check.js.Stream(context.Background(), check.stream)
+		if err == nil {
+			cur := 0
+			for _, r := range info.CachedInfo().Cluster.Replicas {
+				if r.Current {
+					cur++
+				}
+			}
+			if cur == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed node did not catch up: %v", err)
+		}
+	}
+}
+
+// leaderIndex returns the index of the node leading s's stream.
+func (c *binaryCluster) leaderIndex(t *testing.T, s *Store) int {
+	t.Helper()
+	for deadline := time.Now().Add(slow); ; time.Sleep(50 * time.Millisecond) {
+		info, err := s.js.Stream(context.Background(), s.stream)
+		if err == nil && info.CachedInfo().Cluster != nil {
+			var i int
+			if _, err := fmt.Sscanf(info.CachedInfo().Cluster.Leader, "node%d", &i); err == nil && i >= 1 && i <= len(c.cmds) {
+				return i - 1
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream has no leader: %v", err)
+		}
+	}
+}
+
+// restart starts node i again with its configuration and disk, and waits until it listens.
+func (c *binaryCluster) restart(t *testing.T, bin string, i int) {
+	t.Helper()
+	cmd := exec.Command(bin, "-js", "-c", c.confs[i])
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c.cmds[i] = cmd
+	waitListening(t, c.ports[i])
+}
+
+// waitListening waits until something accepts connections on 127.0.0.1:port.
+func waitListening(tb testing.TB, port int) {
+	tb.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(slow); ; time.Sleep(20 * time.Millisecond) {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("nats-server did not listen on %s", addr)
+		}
 	}
 }
