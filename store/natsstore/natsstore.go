@@ -5,25 +5,39 @@
 //
 // # Mapping
 //
-// One stream (TASKLOG unless the URL names another) holds every task. Each event is one message
-// on its own subject, STREAM.ev.TASK.ID (task UUID, event ULID), whose payload is the event's
-// binary encoding (events.Event.AppendBinary): the bytes bbolt stores, hash chain included,
-// sealed by events.Event.Seal exactly as bbolt seals it. A task's log is the subject filter
-// STREAM.ev.TASK.*; the task's own sequence number and hash are inside the stored event, so
-// the head of a task is the last message on that filter, decoded.
+// One stream (TASKLOG unless the URL names another) holds every task, in one of two layouts,
+// which the stream names in its metadata (LayoutMetadataKey; see Layout1 and Layout2). A Store
+// reads and writes a stream in the stream's layout; Migrate copies a stream into a new one of
+// the current layout.
 //
-// Append reads the task's head (kept in a cache, refreshed when the server refuses it), seals
-// the events after it and publishes them with Nats-Expected-Last-Subject-Sequence set to the
-// head's stream sequence and Nats-Expected-Last-Subject-Sequence-Subject to the task's filter:
-// the server refuses the write if anything was stored on the task since, which is the optimistic
-// concurrency of an expected version, mapped from the task's count to a stream sequence. A
-// batch of several events is one atomic batch publish (Nats-Batch-Id, Nats-Batch-Sequence,
-// Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's allow_atomic): the
-// server stores all of them or none, at consecutive stream sequences. JetStream bounds an
-// atomic batch to 1000 messages by default (max_batch_size), so a larger Append is written as
-// consecutive atomic chunks of 1000 events: a failure part-way leaves whole chunks stored, and
-// the error says so; appending the same batch again completes it. That is the one promise of
-// store.DB this store keeps only in part: keep batches to 1000 events to have it whole.
+// In layout 2, a task's log is one literal subject, STREAM.log.TASK: each event is a message
+// there whose payload is the event's binary encoding (events.Event.AppendBinary): the bytes
+// bbolt stores, hash chain included, sealed by events.Event.Seal exactly as bbolt seals it. The
+// task's own sequence number and hash are inside the stored event, so the head of a task is the
+// last message on its subject, decoded. Each event's id is a marker message on
+// STREAM.id.TASK.ID holding the event's task sequence. An append is one atomic batch (Nats-Batch-Id,
+// Nats-Batch-Sequence, Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's
+// allow_atomic): first the markers, each with Nats-Expected-Last-Subject-Sequence 0 (no
+// message on the id's subject yet), then the events, the first with
+// Nats-Expected-Last-Subject-Sequence set to the stream sequence of the task's head. The server
+// stores all of it or none: it refuses the batch if anything was stored on the task since (the
+// optimistic concurrency of an expected version, mapped from the task's count to a stream
+// sequence), or if any id is stored already, however long ago. Both checks are on literal
+// subjects, so an append costs the same however long its task.
+//
+// In layout 1 (streams made before layouts were named), each event is one message on its own
+// subject, STREAM.ev.TASK.ID; the stream keeps at most one message per subject and refuses new
+// ones past it (max_msgs_per_subject 1, discard new per subject), which keeps an id from being
+// stored twice. A task's log is the filter STREAM.ev.TASK.*, and the expected sequence is set
+// with Nats-Expected-Last-Subject-Sequence-Subject to that filter, which the server resolves by
+// visiting every event subject of the task. A single event is one message, several one atomic
+// batch.
+//
+// JetStream bounds an atomic batch to 1000 messages by default (max_batch_size), so a larger
+// Append is written as consecutive atomic chunks of 1000 events in layout 1 and 500 in layout 2
+// (two messages an event): a failure part-way leaves whole chunks stored, and the error says
+// so; appending the same batch again completes it. That is the one promise of store.DB this
+// store keeps only in part: keep batches to one chunk to have it whole.
 //
 // Appends from many goroutines of one Store share publishes as bbolt's share commits: while a
 // shared publish is under way, or once 16 or more appends are, they queue, and one writer at a
@@ -33,18 +47,19 @@
 // of several synced disk writes. The server checks every append's expected subject sequence inside
 // the batch; if it refuses the batch, each append is sent again alone and gets its own answer.
 //
-// Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
-// so a retry within the stream's duplicate window (two minutes) is recognised by the server.
-// The stream keeps at most one message per subject and refuses new ones past it
-// (max_msgs_per_subject 1, discard new per subject), and an event's subject names its id, so
-// no id is ever stored twice in a task, however late the retry. Whenever the server refuses a
-// write, Append reads the batch's ids back (the last message of each event's subject) and
+// Idempotency by event id comes in three layers. Every event's message carries Nats-Msg-Id
+// TASK.ID, so a retry within the stream's duplicate window (two minutes) is recognised by the
+// server. An id's subject takes one message only (the marker expected first on it in layout 2,
+// the one message per subject in layout 1), so no id is ever stored twice in a task, however
+// late the retry. Whenever the server refuses a write, Append reads the batch's ids back (the
+// last message of each id's subject, and in layout 2 the event its marker names) and
 // answers as store.DB.Append does: the original positions with Duplicate set for an exact
 // repeat, store.ErrDuplicateID for any other overlap, otherwise a version conflict. The same id
 // in two tasks is two subjects, as ids are unique per task only.
 //
-// Tasks are listed through a marker message, STREAM.task.TASK, published once before a task's
-// first append: a marker whose task has no events (the append failed) is not listed. Blobs are
+// Tasks are listed by their log subjects in layout 2; in layout 1 through a marker message,
+// STREAM.task.TASK, published once before a task's first append: a marker whose task has no
+// events (the append failed) is not listed. Blobs are
 // kept in the object store STREAM_blobs under their hex SHA-256 sum, projection snapshots in the
 // object store STREAM_snapshots under TASK/NAME.
 //
@@ -69,14 +84,18 @@
 // SHA-256 sum, and its message, on its subject as always, names the sum in the Tasklog-Spilled
 // header; reads fetch the bytes and check them against it. Every event is a subject, which the
 // server indexes in memory: a stream of millions of events costs the server memory for as many
-// subjects. And the server checks an append's expected last subject sequence on the task's
-// filter by visiting the subject of every event of the task, so an append costs more the longer
-// its task: one to three milliseconds more at 50,000 events (BenchmarkAppendLongTask).
+// subjects. In layout 1 the server checks an append's expected last subject sequence on the
+// task's filter by visiting the subject of every event of the task, so an append costs more the
+// longer its task (BenchmarkAppendLongTask); layout 2 does not. But every append of layout 2 is
+// an atomic batch, which a single server stages in a file store of its own (see group.go): on a
+// single server syncing every write, an append of one event costs several milliseconds in
+// layout 2 against a fraction of one in layout 1. A cluster stages batches in memory.
 //
 // Reads of a task go to any replica (direct get, in chunks of up to 8192 events, without
 // headers) and are checked against the head read from the stream leader, so a lagging replica
 // never makes an acknowledged event look missing. Verify reads the messages with their headers,
-// to check each event is on the subject its id names, and is slower. Reading from a sequence
+// to check each event is where its id says (in layout 2, that the task's markers name its
+// events' ids in order), and is slower. Reading from a sequence
 // other than the first finds its place by a binary search over the stream (a few dozen reads).
 // Tasks reads the head of every task. Each call, an Append with its retries included, is
 // bounded by Options.Timeout: a server that is down fails it within that time.
