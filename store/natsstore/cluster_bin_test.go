@@ -35,6 +35,7 @@ type binaryCluster struct {
 	url   string // the store URL's servers, nats://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
 	cmds  []*exec.Cmd
 	confs []string
+	dirs  []string // the nodes' store folders
 	ports []int
 }
 
@@ -75,6 +76,7 @@ func startBinaryCluster(tb testing.TB, bin string, n int, syncAlways bool) *bina
 		})
 		c.cmds = append(c.cmds, cmd)
 		c.confs = append(c.confs, conf)
+		c.dirs = append(c.dirs, filepath.Join(dir, name))
 	}
 	for _, p := range c.ports {
 		waitListening(tb, p)
@@ -107,56 +109,117 @@ func openCluster(tb testing.TB, c *binaryCluster, stream string, replicas int) *
 }
 
 // Three nats-server processes, a stream of three replicas, and three writer processes appending
-// to tasks of their own and to one they share: the stream's leader is killed with SIGKILL while
-// they append. Every acknowledged event is stored once, in order, each log verifies, and the
-// killed server, started again on its disk, catches up.
-func TestClusterLeaderKilledDuringAppends(t *testing.T) {
+// to tasks of their own and to one they share; while they append, a fault: the stream's leader
+// killed with SIGKILL (and started again on its disk), the leader stopped with SIGSTOP (cut off
+// from the others and the clients, as by a network partition, then let go on), two of the three
+// stopped (quorum lost, then regained), a follower killed and started again with an empty disk.
+// Every acknowledged event is stored once, in order, each log verifies, and the three replicas
+// are current again at the end.
+func TestClusterFaultsDuringAppends(t *testing.T) {
 	bin := natsServerBinary()
 	if bin == "" {
 		t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2)")
 	}
-	c := startBinaryCluster(t, bin, 3, true)
-	check := openCluster(t, c, "KILL", 3)
-	url := c.url + "/KILL?replicas=3"
-	const procs, n = 3, 150
-	var killed int
-	processesAppend(t, url, check, procs, n, func(shared uuid.UUID, own []uuid.UUID) {
-		// Once every writer is under way (its own task holds some events), kill the leader.
-		for _, task := range own {
-			for deadline := time.Now().Add(slow); ; time.Sleep(10 * time.Millisecond) {
-				if h, err := check.Head(task); err == nil && h.Seq >= 5 {
+	if testing.Short() {
+		t.Skip("starts three nats-server processes for each of four faults")
+	}
+	signal := func(t *testing.T, c *binaryCluster, i int, sig syscall.Signal) {
+		if err := c.cmds[i].Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		// fault breaks the cluster while the writers append; the function it returns, run
+		// once they are done and before the logs are read, brings it back.
+		fault func(t *testing.T, c *binaryCluster, check *Store) (heal func())
+	}{
+		{"leader SIGKILL", func(t *testing.T, c *binaryCluster, check *Store) func() {
+			i := c.leaderIndex(t, check)
+			signal(t, c, i, syscall.SIGKILL)
+			c.cmds[i].Wait()
+			return func() { c.restart(t, bin, i) }
+		}},
+		{"leader SIGSTOP", func(t *testing.T, c *binaryCluster, check *Store) func() {
+			i := c.leaderIndex(t, check)
+			signal(t, c, i, syscall.SIGSTOP)
+			return func() { signal(t, c, i, syscall.SIGCONT) }
+		}},
+		{"quorum lost", func(t *testing.T, c *binaryCluster, check *Store) func() {
+			i := c.leaderIndex(t, check)
+			j := (i + 1) % len(c.cmds)
+			signal(t, c, i, syscall.SIGSTOP)
+			signal(t, c, j, syscall.SIGSTOP)
+			// The remaining node alone answers no append: wait until a store on it says so.
+			for deadline := time.Now().Add(slow); ; {
+				only := fmt.Sprintf("nats://127.0.0.1:%d/KILL", c.ports[3-i-j])
+				s, err := Open(only, &Options{Timeout: time.Second})
+				if err == nil {
+					_, err = s.Append(context.Background(), uuid.New(), 0, note(t, 1, "alone"))
+					s.Close()
+				}
+				if err != nil {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatal("the writers did not append")
+					t.Fatal("one node of three still takes appends")
 				}
 			}
-		}
-		killed = c.leaderIndex(t, check)
-		h, _ := check.Head(shared)
-		if err := c.cmds[killed].Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		c.cmds[killed].Wait()
-		t.Logf("node%d, the stream leader, killed with the shared task at %d of its %d events", killed+1, h.Seq, procs*n)
-	})
-	c.restart(t, bin, killed)
-	for deadline := time.Now().Add(slow); ; time.Sleep(100 * time.Millisecond) {
-		info, err := check.js.Stream(context.Background(), check.stream)
-		if err == nil {
-			cur := 0
-			for _, r := range info.CachedInfo().Cluster.Replicas {
-				if r.Current {
-					cur++
+			signal(t, c, i, syscall.SIGCONT)
+			signal(t, c, j, syscall.SIGCONT)
+			return func() {}
+		}},
+		{"follower back with an empty disk", func(t *testing.T, c *binaryCluster, check *Store) func() {
+			i := (c.leaderIndex(t, check) + 1) % len(c.cmds)
+			signal(t, c, i, syscall.SIGKILL)
+			c.cmds[i].Wait()
+			if err := os.RemoveAll(c.dirs[i]); err != nil {
+				t.Fatal(err)
+			}
+			c.restart(t, bin, i)
+			return func() {}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startBinaryCluster(t, bin, 3, true)
+			check := openCluster(t, c, "KILL", 3)
+			url := c.url + "/KILL?replicas=3"
+			const procs, n = 3, 150
+			processesAppend(t, url, check, procs, n, func(shared uuid.UUID, own []uuid.UUID) func() {
+				// Once every writer is under way (its own task holds some events), the fault.
+				for _, task := range own {
+					for deadline := time.Now().Add(slow); ; time.Sleep(10 * time.Millisecond) {
+						if h, err := check.Head(task); err == nil && h.Seq >= 5 {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatal("the writers did not append")
+						}
+					}
+				}
+				h, _ := check.Head(shared)
+				heal := tc.fault(t, c, check)
+				t.Logf("%s with the shared task at %d of its %d events", tc.name, h.Seq, procs*n)
+				return heal
+			})
+			for deadline := time.Now().Add(slow); ; time.Sleep(100 * time.Millisecond) {
+				info, err := check.js.Stream(context.Background(), check.stream)
+				cur := 0
+				if err == nil {
+					for _, r := range info.CachedInfo().Cluster.Replicas {
+						if r.Current {
+							cur++
+						}
+					}
+				}
+				if cur == 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the replicas are not current again: %v", err)
 				}
 			}
-			if cur == 2 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the killed node did not catch up: %v", err)
-		}
+		})
 	}
 }
 

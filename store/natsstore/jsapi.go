@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -89,7 +90,21 @@ func (s *Store) getNext(ctx context.Context, subject string, seq uint64) (m stor
 	return s.msgGet(ctx, map[string]any{"next_by_subj": subject, "seq": seq})
 }
 
+// msgGet reads one message from the stream leader. An answer that may go away on its own (a
+// leader being elected, a connection moving to another server) is asked again until the
+// timeout has passed.
 func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool, error) {
+	deadline := time.Now().Add(s.timeout)
+	for {
+		m, ok, err := s.msgGetOnce(ctx, req)
+		if err == nil || !retryable(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return m, ok, err
+		}
+		time.Sleep(retryWait)
+	}
+}
+
+func (s *Store) msgGetOnce(ctx context.Context, req map[string]any) (storedMsg, bool, error) {
 	body, _ := json.Marshal(req)
 	reply, err := s.request(ctx, &nats.Msg{Subject: "$JS.API.STREAM.MSG.GET." + s.stream, Data: body})
 	if err != nil {

@@ -284,6 +284,9 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 	if s.nc == nil {
 		s.nc, err = nats.Connect(server, nats.Name("tasklog"), nats.Timeout(o.Timeout),
 			nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+			// A server that stops answering (cut off, or stopped) is left for another of the
+			// URL's within a few timeouts, not the client's default of minutes.
+			nats.PingInterval(o.Timeout), nats.MaxPingsOutstanding(2),
 			// Calls report their own errors; the client's default handler would print
 			// asynchronous ones (a connection lost and being re-established) to stderr.
 			nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))

@@ -99,9 +99,10 @@ func TestProcessesAppend(t *testing.T) {
 }
 
 // processesAppend runs procs helper processes appending n events each to a task of its own and
-// n to one they share, calls during (when not nil) with the shared task while they run, and
-// checks that every acknowledged event is stored once, in order, and that each log verifies.
-func processesAppend(t *testing.T, url string, check *Store, procs, n int, during func(shared uuid.UUID, own []uuid.UUID)) {
+// n to one they share, calls during (when not nil) with the tasks while they run and the
+// function it returns once they are done, and checks that every acknowledged event is stored
+// once, in order, and that each log verifies.
+func processesAppend(t *testing.T, url string, check *Store, procs, n int, during func(shared uuid.UUID, own []uuid.UUID) (after func())) {
 	t.Helper()
 	shared := uuid.New()
 	own := make([]uuid.UUID, procs)
@@ -126,8 +127,9 @@ func processesAppend(t *testing.T, url string, check *Store, procs, n int, durin
 			}
 		})
 	}
+	after := func() {}
 	if during != nil {
-		during(shared, own)
+		after = during(shared, own)
 	}
 	acked := map[uuid.UUID]map[uint64]string{}
 	conflicts := 0
@@ -152,6 +154,7 @@ func processesAppend(t *testing.T, url string, check *Store, procs, n int, durin
 			acked[task][seq] = f[2]
 		}
 	}
+	after()
 	if conflicts < procs-1 {
 		t.Errorf("%d conflicts; the helpers' first appends to the shared task all expected it empty, so at least %d must conflict", conflicts, procs-1)
 	}

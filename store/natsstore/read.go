@@ -27,6 +27,12 @@ const (
 	readChunkBytes = 8 << 20
 )
 
+// maxReadTries is how many times a read of a chunk is sent before its lack of an answer fails
+// the read. Any replica may answer it, and one cut off from the rest (a network partition, a
+// stopped process) still receives its share of the requests until the cluster notices, and
+// answers none of them: another try goes to another replica, most likely.
+const maxReadTries = 4
+
 // Head returns the end of task's log, read from the stream leader, or store.ErrTaskNotFound.
 func (s *Store) Head(task uuid.UUID) (store.Head, error) {
 	if err := s.check(); err != nil {
@@ -83,14 +89,19 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 	next := from
 	filter := s.taskFilter(task)
 	var deadline time.Time // set while a replica's answer is behind the leader's head
+	tries := 0             // reads of this chunk that got no answer
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		msgs, lastSeq, err := s.directBatch(ctx, filter, sseq, readChunk, true)
 		if err != nil {
+			if tries++; tries < maxReadTries && retryable(err) {
+				continue // another replica may answer
+			}
 			return fail(err)
 		}
+		tries = 0
 		if len(msgs) == 0 {
 			// The replica that answered is behind the head the leader reported.
 			if deadline.IsZero() {
@@ -427,14 +438,19 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, filter string, upTo
 	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
 	sseq := uint64(1)
 	var deadline time.Time
+	tries := 0
 	for sseq <= upTo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, false)
 		if err != nil {
+			if tries++; tries < maxReadTries && retryable(err) {
+				continue // another replica may answer
+			}
 			return fail(err)
 		}
+		tries = 0
 		if len(msgs) == 0 {
 			if deadline.IsZero() {
 				deadline = time.Now().Add(s.timeout)
