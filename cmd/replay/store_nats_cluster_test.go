@@ -9,12 +9,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/natsstore"
 )
 
 // natsNodeConf is the storage page's configuration of node N of a three-node cluster on one
@@ -220,5 +224,110 @@ func testNATSCluster(t *testing.T) {
 	out = untilOK(t, "verify", "--all")
 	if len(okLine.FindAllString(out, -1)) != 2 {
 		t.Fatalf("verify after the node came back:\n%s", out)
+	}
+}
+
+// TestNATSClusterHooksLeaderKilled: 32 hook processes at once go through the 'replay serve
+// --store' server of a three-node cluster's URL, and the stream's leader is killed (SIGKILL)
+// while they run. No hook fails its agent (each exits 0 within its budget), the scoped rule
+// reaches the model at most once, and once the next hook has recorded what the others spooled,
+// every tool call is in the stream exactly once and verify passes.
+func TestNATSClusterHooksLeaderKilled(t *testing.T) {
+	bin := natsServerBin()
+	if bin == "" {
+		t.Skip("nats-server is not on PATH nor in $(go env GOPATH)/bin (go install github.com/nats-io/nats-server/v2@v2.15.2)")
+	}
+	replay := replayBinary(t)
+	ws, home := hookWorkspace(t)
+	nodes, servers := startNATSCluster(t, bin)
+	url := servers + "/TASKLOG?replicas=3"
+	data := filepath.Join(t.TempDir(), "data")
+	t.Setenv("XDG_DATA_HOME", data)
+	side := storeLoc{url: url}.sideFile()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + data, "XDG_RUNTIME_DIR=" + t.TempDir(), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", storeEnv + "="}
+	t.Cleanup(func() { exec.Command(replay, "serve", "--stop", "--store", url).Run() })
+	untilOK(t, "tasks", "--all", "--store", url) // the cluster has elected its leaders
+	start := `{"session_id":"s-cluster","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
+	if r := natsHookProcess(replay, url, []byte(start), env); r.code != 0 {
+		t.Fatalf("SessionStart: %+v", r)
+	}
+	waitServer(t, side)
+	info := streamInfo(t, servers, "TASKLOG")
+	var leader *natsNode
+	for _, n := range nodes {
+		if n.name == info.Cluster.Leader {
+			leader = n
+		}
+	}
+	if leader == nil {
+		t.Fatalf("the stream's leader %q is none of the nodes", info.Cluster.Leader)
+	}
+
+	var wg sync.WaitGroup
+	results := make([]hookResult, 32)
+	for i := range results {
+		id := fmt.Sprintf("toolu_%02d", i)
+		payload := fmt.Sprintf(`{"session_id":"s-cluster","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
+			ws, filepath.Join(ws, "src/api/routes.ts"), id)
+		wg.Go(func() { results[i] = natsHookProcess(replay, url, []byte(payload), env) })
+		if i == 8 {
+			leader.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	wg.Wait()
+	leader.cmd.Wait()
+	delivered := 0
+	for i, r := range results {
+		if r.code != 0 || r.took > slowBudget+hangLimit {
+			t.Errorf("hook %d: exit %d after %v, stderr %q", i, r.code, r.took, r.stderr)
+		}
+		delivered += strings.Count(r.stdout, "API handlers return JSON errors")
+	}
+	if delivered > 1 {
+		t.Errorf("the scoped rule reached the model %d times, want at most once", delivered)
+	}
+	exec.Command(replay, "serve", "--stop", "--store", url).Run()
+	// The hooks that failed open spooled their payloads for the next one.
+	stop := `{"session_id":"s-cluster","cwd":"` + ws + `","hook_event_name":"Stop","prompt_id":"p1"}`
+	if r := natsHookProcess(replay, url, []byte(stop), append(env, "TASKLOG_SERVE=off")); r.code != 0 {
+		t.Fatalf("Stop: %+v", r)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spoolDir(side), "*.json")); len(left) != 0 {
+		t.Errorf("%d payloads left in the spool after the next hook", len(left))
+	}
+	st, err := natsstore.Open(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tasks, err := st.Tasks()
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks in the stream: %v, %v; want one", tasks, err)
+	}
+	calls := map[string]int{}
+	for ev, err := range st.Events(context.Background(), tasks[0].Task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != events.TypeToolCall {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[p.(*events.ToolCall).ID]++
+	}
+	if len(calls) != 32 {
+		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(side), hookLogName))
+		t.Errorf("%d distinct tool calls recorded, want 32; the hooks' log:\n%s", len(calls), hlog)
+	}
+	for id, n := range calls {
+		if n != 1 {
+			t.Errorf("tool call %s recorded %d times", id, n)
+		}
+	}
+	if out, err := exec.Command(replay, "verify", "--store", url).CombinedOutput(); err != nil {
+		t.Errorf("verify: %v\n%s", err, out)
 	}
 }
