@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tasklog/tasklog/events/agentlog"
@@ -60,6 +62,14 @@ func TestNATSScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// oldstream NAME creates stream NAME on $NATS as tasklog created its streams before
+			// layouts were named (layout 1): one message per subject, no layout in its metadata.
+			"oldstream": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: oldstream NAME")
+				}
+				ts.Check(createLayout1Stream(ts.Getenv("NATS"), args[0]))
+			},
 			"logged": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: logged REGEXP")
@@ -474,7 +484,8 @@ func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
 	return runHookCommand(cmd)
 }
 
-// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5.
+// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5; a single server refuses more than
+// one, a cluster of three real nats-server processes keeps three (testNATSCluster).
 func TestNATSReplicas(t *testing.T) {
 	tests := []struct {
 		url     string
@@ -503,4 +514,28 @@ func TestNATSReplicas(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "replicas > 1 not supported in non-clustered mode") {
 		t.Errorf("replicas=3 on a single server: %v", err)
 	}
+	t.Run("cluster", testNATSCluster)
+}
+
+// createLayout1Stream creates stream name on the server at url with the configuration tasklog
+// gave its streams before layouts were named.
+func createLayout1Stream(url, name string) error {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	defer cancel()
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: name, Description: "tasklog event logs", Subjects: []string{name + ".>"},
+		Storage: jetstream.FileStorage, Replicas: 1, Retention: jetstream.LimitsPolicy,
+		Discard: jetstream.DiscardNew, DiscardNewPerSubject: true, MaxMsgsPerSubject: 1,
+		Duplicates: 2 * time.Minute, AllowDirect: true, AllowAtomicPublish: true, DenyDelete: true, DenyPurge: true,
+	})
+	return err
 }
