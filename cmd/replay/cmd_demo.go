@@ -219,15 +219,15 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 	dir := filepath.Join(dataDir, "workspaces", name)
 	wf := &workspaceFlags{}
 	if st, err := os.Stat(filepath.Join(dir, "home")); err == nil && st.IsDir() {
-		wf.home = filepath.Join(dir, "home")
+		wf.Home = filepath.Join(dir, "home")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "remote-rules.json")); err == nil {
-		wf.remote = filepath.Join(dir, "remote-rules.json")
+		wf.Remote = filepath.Join(dir, "remote-rules.json")
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != "home" {
-			wf.roots = append(wf.roots, "/"+e.Name()+"="+filepath.Join(dir, e.Name()))
+			wf.Roots = append(wf.Roots, "/"+e.Name()+"="+filepath.Join(dir, e.Name()))
 		}
 	}
 	return wf

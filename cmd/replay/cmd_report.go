@@ -337,7 +337,7 @@ func escapeDecision(d *events.Decision) {
 
 // addAudit puts the audit's columns into the cells and its findings into the page.
 func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *reportData, rows map[string]*reportRow) error {
-	roots, err := auditRoots(ctx, db, task, &workspaceFlags{}, true)
+	roots, err := (&session.Folders{}).AuditRoots(ctx, db, task, true)
 	if err != nil {
 		return err
 	}

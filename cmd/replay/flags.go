@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -262,36 +263,12 @@ func printJSON(w io.Writer, v any) error {
 
 // resolveTask accepts a full task id or a unique prefix of one, of a task the database holds.
 func resolveTask(db store.Store, arg string) (uuid.UUID, error) {
-	tasks, err := db.Tasks()
-	if err != nil {
-		return uuid.Nil, err
-	}
-	want := strings.ToLower(arg)
-	var found []uuid.UUID
-	for _, t := range tasks {
-		if s := t.Task.String(); s == want {
-			return t.Task, nil
-		} else if want != "" && strings.HasPrefix(s, want) {
-			found = append(found, t.Task)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks %s %s' lists them)", arg, db.Path(), storeFlagFor(db.Path()), db.Path())
-	}
-	const shown = 10
-	var b strings.Builder
-	fmt.Fprintf(&b, "task prefix %q is ambiguous in %s: %s match:", arg, db.Path(), plural(len(found), "task"))
-	for i, t := range found {
-		if i == shown {
-			fmt.Fprintf(&b, "\n  … and %d more", len(found)-shown)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s", t)
-	}
-	return uuid.Nil, errors.New(b.String())
+	return session.ResolveTask(db, arg, tasksCommand(db.Path()))
+}
+
+// tasksCommand is the command line that lists the tasks of the store at path.
+func tasksCommand(path string) string {
+	return "replay tasks " + storeFlagFor(path) + " " + path
 }
 
 // plural is "1 turn", "2 turns".

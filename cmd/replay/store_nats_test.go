@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
 	"github.com/tasklog/tasklog/store/natsstore"
@@ -418,20 +419,16 @@ func TestNATSMCP(t *testing.T) {
 	if code, _, stderr := replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	s := &mcpServer{cfg: mcpConfig{db: url, loc: storeLoc{url: url}, task: "0b3c"}}
-	var got string
-	err := s.withDB(func(db store.Store) error {
-		task, err := s.taskFor(db, "")
-		got = task.String()
-		return err
-	})
-	if err != nil || got != "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c" {
-		t.Fatalf("task %q, %v; want the imported one", got, err)
+	loc := storeLoc{url: url}
+	cfg := mcp.Config{Store: url, Task: "0b3c", Open: func() (store.Store, error) { return openMCP(loc, 0) }}
+	var out mcp.TimelineOut
+	if text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "timeline", map[string]any{"last": 1}, &out); isErr ||
+		out.Task != "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c" {
+		t.Fatalf("timeline: task %q, %s; want the imported one", out.Task, text)
 	}
-	s.cfg.task = "ffff"
-	err = s.withDB(func(db store.Store) error { _, err := s.taskFor(db, ""); return err })
-	if err == nil || !strings.Contains(err.Error(), url) {
-		t.Fatalf("a task not in the stream: %v; want an error naming %s", err, url)
+	cfg.Task = "ffff"
+	if text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "timeline", nil, nil); !isErr || !strings.Contains(text, url) {
+		t.Fatalf("a task not in the stream: %q; want an error naming %s", text, url)
 	}
 }
 
