@@ -14,6 +14,7 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
+// AuditIn is the audit tool's input: the request to show, by prompt and request or by turn.
 type AuditIn struct {
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"show the rules of this prompt (user message) at its last request, unless request is given; default: the task's last request"`
 	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
@@ -21,6 +22,7 @@ type AuditIn struct {
 	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
 }
 
+// AuditOut is the audit tool's answer: one request's rules side by side, and every finding.
 type AuditOut struct {
 	Task       string                 `json:"task"`
 	Agent      string                 `json:"agent"`
@@ -32,6 +34,7 @@ type AuditOut struct {
 	Findings []audit.Finding       `json:"findings" jsonschema:"every finding of the task, errors first"`
 }
 
+// WhyIn is the why tool's input: the rule, and the request, by prompt and request or by turn.
 type WhyIn struct {
 	Rule    string `json:"rule" jsonschema:"the rule, by name or id"`
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message), at its last request unless request is given; default: the task's last request"`

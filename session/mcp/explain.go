@@ -16,6 +16,7 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
+// ExplainIn is the explain tool's input: the decision, by turn or by prompt and request.
 type ExplainIn struct {
 	Turn    int    `json:"turn,omitempty" jsonschema:"the decision to explain by its ordinal in the task (1 is the first request); or give prompt"`
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message) to explain, at its last request unless request is given; 0 is before the first prompt"`
@@ -43,6 +44,7 @@ type Outcome struct {
 	ShadowedBy string     `json:"shadowed_by,omitempty"`
 }
 
+// ExplainOut is the explain tool's answer: a recorded decision with the evidence of its paths.
 type ExplainOut struct {
 	Task     string         `json:"task"`
 	Turn     int            `json:"turn"`

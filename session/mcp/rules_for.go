@@ -19,6 +19,7 @@ import (
 // maxPaths is the most paths one rules_for call takes, the context's default cap.
 const maxPaths = 100
 
+// RulesForIn is the rules_for tool's input: the paths the next step is about.
 type RulesForIn struct {
 	Paths []string `json:"paths" jsonschema:"the files or folders the next step is about: relative to the workspace root or absolute; a folder ends in /"`
 	Task  string   `json:"task,omitempty" jsonschema:"a task id or unique prefix whose rule toggles and settings apply (default: the current task, when there is one)"`
@@ -53,6 +54,8 @@ type PathAnswer struct {
 	Dropped string `json:"dropped,omitempty" jsonschema:"why the path was left out: outside_root, dotdot, not_a_path, …"`
 }
 
+// RulesForOut is the rules_for tool's answer: the rules that apply to the paths, those listed
+// on request and the others, each with its reason.
 type RulesForOut struct {
 	Task      string         `json:"task,omitempty" jsonschema:"the task whose toggles and settings were used"`
 	Paths     []PathAnswer   `json:"paths"`

@@ -25,6 +25,7 @@ const (
 	timelineCalls = 3
 )
 
+// TimelineIn is the timeline tool's input: how many turns, and from where.
 type TimelineIn struct {
 	Last   int    `json:"last,omitempty" jsonschema:"how many turns (default 20, at most 100)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier answer: the turns before those it held"`
@@ -41,6 +42,7 @@ type TimelineTurn struct {
 	Line     string `json:"line"`
 }
 
+// TimelineOut is the timeline tool's answer: a page of turns, a line each.
 type TimelineOut struct {
 	Task       string         `json:"task"`
 	Turns      int            `json:"turns" jsonschema:"how many turns the task has"`

@@ -16,12 +16,14 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
+// WhatifIn is the whatif tool's input: a rule file and the content it would have.
 type WhatifIn struct {
 	RuleFile string `json:"rule_file" jsonschema:"the rule file, new or existing: relative to the workspace root (.clinerules/api.md), absolute, or ~/… for a global rule"`
 	Content  string `json:"content" jsonschema:"the file's content as it would read, frontmatter included"`
 	Task     string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
 }
 
+// WhatifOut is the whatif tool's answer: the past decisions of the task the file would change.
 type WhatifOut struct {
 	Task      string           `json:"task"`
 	RuleFile  string           `json:"rule_file" jsonschema:"the file as the rules name it"`
