@@ -18,7 +18,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
-	"github.com/tasklog/tasklog/store/natsstore"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // The fixture layout the demo reads (and the tests share):
@@ -49,30 +49,24 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
-	if u, err := natsstore.ParseURL(f.loc.url); f.loc.isNATS() && err == nil && !u.NamesStream {
-		base, query, hasQuery := strings.Cut(f.loc.url, "?")
-		f.loc.url = strings.TrimSuffix(base, "/") + "/" + demoStream
-		if hasQuery {
-			f.loc.url += "?" + query
-		}
-		f.db = f.loc.url
-	}
+	f.loc = f.loc.WithDefaultStream(demoStream)
+	f.db = f.loc.String()
 	scripts, err := filepath.Glob(filepath.Join(*dataDir, "sessions", "*.jsonl"))
 	if err != nil || len(scripts) == 0 {
 		return fail(stderr, fmt.Errorf("no sessions under %s/sessions (run the demo from the repository root)", *dataDir))
 	}
 	sort.Strings(scripts)
-	if !f.loc.isNATS() {
+	if !f.loc.Shared() {
 		if err := removePreviousDemo(f, scripts); err != nil {
 			return fail(stderr, err)
 		}
 	}
-	db, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
+	db, err := f.loc.Open(location.Options{Wait: f.natsTimeout(), CallTimeout: f.natsTimeout()})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	if f.loc.isNATS() {
+	if f.loc.Shared() {
 		if err := checkDemoTasks(db, f.db, scripts); err != nil {
 			return fail(stderr, err)
 		}
@@ -108,7 +102,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks %s %s\n", storeFlagFor(f.db), f.db)
+	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks %s %s\n", location.FlagFor(f.db), f.db)
 	if failed {
 		return exitFailed
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 const mcpUsage = `[--workspace DIR] [--root ROOT=DIR]... [--db PATH] [--task TASK]
@@ -73,12 +74,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	cfg.Folders = wf.Folders
-	loc, wait := f.loc, f.storeTimeout()
-	if abs, err := filepath.Abs(loc.path); err == nil && !loc.isNATS() {
-		loc = fileLoc(abs)
-	}
+	loc, opts := f.loc.Abs(), f.readOptions()
 	cfg.Store, cfg.ListTasks = loc.String(), tasksCommand
-	cfg.Open = func() (store.Store, error) { return openMCP(loc, wait) }
+	cfg.Open = func() (store.Store, error) { return openMCP(loc, opts) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := mcp.Serve(ctx, cfg, os.Stdin, stdout); err != nil {
@@ -90,9 +88,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 
 // openMCP opens the store for one call of the MCP server; a file that does not exist yet is
 // mcp.ErrNoLog.
-func openMCP(loc storeLoc, wait time.Duration) (store.Store, error) {
-	db, err := openExisting(loc, wait)
-	if errors.Is(err, errNoLog) {
+func openMCP(loc location.Location, opts location.Options) (store.Store, error) {
+	db, err := loc.Open(opts)
+	if errors.Is(err, location.ErrNoLog) {
 		return nil, fmt.Errorf("%w: %w", mcp.ErrNoLog, err)
 	}
 	return db, err

@@ -16,6 +16,7 @@ import (
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // TestMCPAuditWhyAndDeliveries asks the audit scenario's questions over MCP: explain lists the
@@ -72,9 +73,11 @@ func TestMCPAuditWhyAndDeliveries(t *testing.T) {
 
 // mcpFileConfig is an MCP server over the database file db, as 'replay mcp --db db' serves it.
 func mcpFileConfig(db string) mcp.Config {
-	loc := fileLoc(db)
+	loc := location.File(db)
 	return mcp.Config{Store: db, Agent: "claude-code", ListTasks: tasksCommand,
-		Open: func() (store.Store, error) { return openMCP(loc, time.Second) }}
+		Open: func() (store.Store, error) {
+			return openMCP(loc, location.Options{Wait: time.Second, ReadOnly: true, MustExist: true})
+		}}
 }
 
 // mcpConnect serves cfg in process and connects the SDK's client to it in memory.
