@@ -169,7 +169,7 @@ func removePreviousDemo(f *flags, scripts []string) error {
 			"give another --db, or remove the file yourself", f.db, why)
 	}
 	demo := demoTasks(scripts)
-	db, err := store.Open(f.db, &store.Options{ReadOnly: true, Timeout: f.timeout})
+	db, err := location.File(f.db).Open(location.Options{Wait: f.timeout, ReadOnly: true})
 	if errors.Is(err, store.ErrNotDatabase) {
 		return refuse("is not a tasklog database")
 	} else if err != nil {
