@@ -12,8 +12,8 @@ const Module = "github.com/tasklog/tasklog"
 // a path ending in "/..." stands for every package under it. The most specific entry places a
 // package: "session/..." places session/serve, "session" only session itself.
 var Floors = [][]string{
-	// What an event is.
-	{"events"},
+	// What an event is, and a JSON reader that imports nothing.
+	{"events", "internal/jsonlite"},
 	// What the log holds and how rules are read, decided and audited; each knows nothing of
 	// sessions. audit and events/agentlog (an agent's words as events) sit here too.
 	{"events/agentlog", "audit", "projections", "rules", "store", "store/..."},

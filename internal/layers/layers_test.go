@@ -149,6 +149,8 @@ func TestFloor(t *testing.T) {
 		{"store/natsstore", 1, true},
 		{"session", 2, true},
 		{"session/serve/wire", 3, true},
+		{"internal/jsonlite", 0, true},
+		{"internal/layers", 3, true},
 		{"cmd/replay", 4, true},
 		{"sessions", 0, false},
 		{"tools", 0, false},

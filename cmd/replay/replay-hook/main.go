@@ -29,8 +29,8 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
+	"github.com/tasklog/tasklog/internal/jsonlite"
 	"github.com/tasklog/tasklog/session/serve/wire"
-	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
 // What replay hook does too (hookconf).
