@@ -17,19 +17,19 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if !f.loc.isNATS() {
+	if !f.loc.Shared() {
 		return fail(stderr, fmt.Errorf("migrate copies a NATS stream: name it with --store nats://HOST:PORT/STREAM (a database file needs no migration)"))
 	}
 	to, err := parseStoreLoc(pos[0])
-	if err != nil || !to.isNATS() {
+	if err != nil || !to.Shared() {
 		return fail(stderr, fmt.Errorf("migrate: the destination %q must be a NATS stream, nats://HOST:PORT/NEWSTREAM", pos[0]))
 	}
-	srcStore, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
+	srcStore, err := f.loc.Open(f.openOptions())
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer srcStore.Close()
-	dstStore, err := openStore(to, openOptions{timeout: f.natsTimeout()})
+	dstStore, err := to.Open(f.openOptions())
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/location"
 	"github.com/tasklog/tasklog/store/natsstore"
 )
 
@@ -243,7 +244,11 @@ func TestNATSClusterHooksLeaderKilled(t *testing.T) {
 	url := servers + "/TASKLOG?replicas=3"
 	data := filepath.Join(t.TempDir(), "data")
 	t.Setenv("XDG_DATA_HOME", data)
-	side := storeLoc{url: url}.sideFile()
+	loc, err := location.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := loc.SideFile()
 	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + data, "XDG_RUNTIME_DIR=" + t.TempDir(), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", storeEnv + "="}
 	t.Cleanup(func() { exec.Command(replay, "serve", "--stop", "--store", url).Run() })
 	untilOK(t, "tasks", "--all", "--store", url) // the cluster has elected its leaders
