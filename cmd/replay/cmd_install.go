@@ -174,7 +174,7 @@ func hookSide(db string) string {
 	}
 	if isNATSURL(db) {
 		if loc, err := parseStoreLoc(db); err == nil {
-			return loc.sideFile()
+			return loc.SideFile()
 		}
 	}
 	return db

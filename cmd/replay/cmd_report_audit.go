@@ -34,7 +34,7 @@ type reportAuditRule struct {
 // findings into the page. Names, paths and reasons come from the log: control characters are
 // escaped here, and the template escapes the HTML.
 func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *reportData, rows map[string]*reportRow) error {
-	roots, err := auditRoots(ctx, db, task, &workspaceFlags{}, true)
+	roots, err := (&session.Folders{}).AuditRoots(ctx, db, task, true)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // serveLogName is the server's log file beside the database.
@@ -25,13 +26,13 @@ const serveLogName = "tasklog-serve.log"
 
 // cmdServe is 'replay serve [--db PATH | --store URL] [--idle D] [--hold D] [--stop]': the
 // resident server of one store, on a Unix socket beside it (for a NATS store, in its folder
-// under the user's data folder: storeLoc.sideFile), until it has been idle for --idle or gets
+// under the user's data folder: location.Location.sideFile), until it has been idle for --idle or gets
 // SIGTERM.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", defaultHookDB(), "the database to serve (default: the hooks' database)")
-	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+storeEnv+" sets the default")
+	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+location.Env+" sets the default")
 	idle := fs.Duration("idle", serve.DefaultIdle, "exit after this long without a connection (0: never)")
 	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open; a NATS store is always kept open)")
 	timeout := fs.Duration("timeout", 0, "for a NATS store: how long each server call may take (default 5s)")
@@ -79,12 +80,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			*idle = 0 // an agent's HTTP hook cannot start a server: this one stays
 		}
 	}
-	loc, err := selectStore(*db, dbSet, *storeURL, storeSet, true)
+	loc, err := location.Select(*db, dbSet, *storeURL, storeSet, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
 		return exitUsage
 	}
-	side := loc.sideFile()
+	side := loc.SideFile()
 	if *stop {
 		return stopServer(loc, stdout, stderr)
 	}
@@ -122,12 +123,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if *hold == 0 {
 		opts.Hold = -1
 	}
-	if loc.isNATS() {
+	if loc.Shared() {
 		// No file lock to let go of: many processes share the stream, so the server keeps it
 		// open (and its sessions) until it exits.
-		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.url, natsSpoolCheck
+		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.String(), natsSpoolCheck
 		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
-			return openStore(loc, openOptions{timeout: *timeout})
+			return loc.Open(location.Options{Wait: *timeout, CallTimeout: *timeout})
 		}
 	}
 	srv, err := serve.Listen(side, opts)
@@ -185,11 +186,11 @@ func homeFS() fs.FS {
 }
 
 // stopServer asks the store's server to exit and waits until it let go of its socket.
-func stopServer(loc storeLoc, stdout, stderr io.Writer) int {
+func stopServer(loc location.Location, stdout, stderr io.Writer) int {
 	db := loc.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sock := serve.SocketPath(loc.sideFile())
+	sock := serve.SocketPath(loc.SideFile())
 	c, err := serve.Dial(ctx, sock, "replay serve --stop")
 	if err != nil {
 		fmt.Fprintf(stdout, "no server for %s\n", db)

@@ -32,6 +32,12 @@ var docRunElsewhere = map[string]string{
 	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run 'TestAgentHarness/gemini' -v": "TestAgentHarness",
 	"go test ./cmd/replay -run 'TestAgentsEndToEnd/copilot-cli' -v":                   "TestAgentsEndToEnd",
 	"replay install copilot-cli --project DIR --db PATH":                              "TestAgentsEndToEnd",
+
+	// The three nodes of a cluster on one machine, and the store URL naming them.
+	"nats-server -js -c node1.conf": "TestNATSReplicas",
+	"nats-server -js -c node2.conf": "TestNATSReplicas",
+	"nats-server -js -c node3.conf": "TestNATSReplicas",
+	"export TASKLOG_STORE='nats://127.0.0.1:4222,127.0.0.1:4223,127.0.0.1:4224/TASKLOG?replicas=3'": "TestNATSReplicas",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a

@@ -73,6 +73,7 @@ var commands = map[string]command{
 	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
 	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
 	"otel":      {cmdOtel, "otel export: send recorded tasks to an OpenTelemetry collector as traces"},
+	"migrate":   {cmdMigrate, "copy a NATS stream of an earlier layout into a new stream of the current one"},
 }
 
 func main() {

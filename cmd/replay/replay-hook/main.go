@@ -30,8 +30,8 @@ import (
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog/hookspec"
+	"github.com/tasklog/tasklog/internal/jsonlite"
 	"github.com/tasklog/tasklog/session/serve/wire"
-	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
 // What replay hook does too (hookconf).

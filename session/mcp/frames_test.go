@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// mcpCopyFrames hands on each JSON-RPC message as one line and answers every other line with
+// copyFrames hands on each JSON-RPC message as one line and answers every other line with
 // one error, whatever comes before or after it.
 func TestMCPCopyFrames(t *testing.T) {
 	const max = 64
@@ -24,7 +24,7 @@ func TestMCPCopyFrames(t *testing.T) {
 		{"batch", "[" + ok + "]\n", "[" + ok + "]\n", ""},
 		{"too long, id first", `{"jsonrpc":"2.0","id":7,"method":"x","params":"` + strings.Repeat("a", 3*max) + "\"}\n" + ok + "\n",
 			ok + "\n", `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"the message is longer than the 64 bytes one message may hold; it was discarded"}}` + "\n"},
-		{"too long, id after what is kept", `{"jsonrpc":"2.0","params":"` + strings.Repeat("a", mcpIDScan) + "\",\"id\":7}\n" + ok,
+		{"too long, id after what is kept", `{"jsonrpc":"2.0","params":"` + strings.Repeat("a", idScan) + "\",\"id\":7}\n" + ok,
 			ok + "\n", `"id":null,"error":{"code":-32600`},
 		{"too long, id within what is kept", `{"jsonrpc":"2.0","params":"` + strings.Repeat("a", 3*max) + "\",\"id\":7}\n" + ok,
 			ok + "\n", `"id":7,"error":{"code":-32600`},
@@ -32,7 +32,7 @@ func TestMCPCopyFrames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var passed, answered bytes.Buffer
-			if err := mcpCopyFrames(strings.NewReader(tc.in), &passed, &answered, max); err != nil {
+			if err := copyFrames(strings.NewReader(tc.in), &passed, &answered, max); err != nil {
 				t.Fatal(err)
 			}
 			if passed.String() != tc.passed {

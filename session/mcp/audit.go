@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"context"
@@ -7,21 +7,23 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
 
-type mcpAuditIn struct {
+// AuditIn is the audit tool's input: the request to show, by prompt and request or by turn.
+type AuditIn struct {
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"show the rules of this prompt (user message) at its last request, unless request is given; default: the task's last request"`
 	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
 	Turn    int    `json:"turn,omitempty" jsonschema:"show the rules of the decision of this turn instead"`
 	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
 }
 
-type mcpAuditOut struct {
+// AuditOut is the audit tool's answer: one request's rules side by side, and every finding.
+type AuditOut struct {
 	Task       string                 `json:"task"`
 	Agent      string                 `json:"agent"`
 	AgentLoads string                 `json:"agent_loads" jsonschema:"reported: the agent reports the files it loads; unknown: agent_loaded is null"`
@@ -32,7 +34,8 @@ type mcpAuditOut struct {
 	Findings []audit.Finding       `json:"findings" jsonschema:"every finding of the task, errors first"`
 }
 
-type mcpWhyIn struct {
+// WhyIn is the why tool's input: the rule, and the request, by prompt and request or by turn.
+type WhyIn struct {
 	Rule    string `json:"rule" jsonschema:"the rule, by name or id"`
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message), at its last request unless request is given; default: the task's last request"`
 	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
@@ -41,33 +44,33 @@ type mcpWhyIn struct {
 }
 
 // addAuditTools adds the audit and why tools.
-func (s *mcpServer) addAuditTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "audit", Title: "Did the agent get each rule",
+func (s *server) addAuditTools(srv *sdk.Server) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "audit", Title: "Did the agent get each rule",
 		Description: "For a request of the current task (default the last), every rule side by side: tasklog's decision, whether the agent loaded it, whether tasklog delivered it, whether the model held it; and every finding of the task (broken, missed_by_agent, loaded_not_applicable, never_applicable, shadowed, duplicate)."},
 		s.audit)
-	mcp.AddTool(srv, &mcp.Tool{Name: "why", Title: "Why a rule was or was not in the prompt",
+	sdk.AddTool(srv, &sdk.Tool{Name: "why", Title: "Why a rule was or was not in the prompt",
 		Description: "One rule at one request of the current task, in sentences: applied or not and why (pattern, path, the event that put it there; or what was missing and which paths would match), whether the agent loaded it, whether tasklog delivered it."},
 		s.why)
 }
 
 // auditAt is what the audit and why tools start from: the task a call names (or the current
 // one), the turn it names (or the last), and the folders whose files the audit lists.
-func (s *mcpServer) auditAt(ctx context.Context, db store.Store, name string, turn int, prompt *int, request int) (uuid.UUID, int, []session.Root, error) {
+func (s *server) auditAt(ctx context.Context, db store.Store, name string, turn int, prompt *int, request int) (uuid.UUID, int, []session.Root, error) {
 	task, err := s.taskFor(db, name)
 	if err != nil {
 		return uuid.Nil, 0, nil, err
 	}
-	if turn, err = mcpMoment(ctx, db, task, turn, prompt, request); err != nil {
+	if turn, err = momentOf(ctx, db, task, turn, prompt, request); err != nil {
 		return uuid.Nil, 0, nil, err
 	}
-	roots, err := auditRoots(ctx, db, task, &s.cfg.wf, true)
+	roots, err := s.cfg.Folders.AuditRoots(ctx, db, task, true)
 	return task, turn, roots, err
 }
 
-// mcpMoment is the turn a call names (by turn, or prompt and request), or the last one.
-func mcpMoment(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
+// momentOf is the turn a call names (by turn, or prompt and request), or the last one.
+func momentOf(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
 	if prompt != nil || turn != 0 {
-		return mcpTurn(ctx, db, task, turn, prompt, request)
+		return turnOf(ctx, db, task, turn, prompt, request)
 	}
 	reqs, err := session.RequestsOf(ctx, db, task)
 	if err != nil {
@@ -79,8 +82,8 @@ func mcpMoment(ctx context.Context, db store.Store, task uuid.UUID, turn int, pr
 	return reqs.Decided(), nil
 }
 
-func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAuditIn) (*mcp.CallToolResult, mcpAuditOut, error) {
-	var out mcpAuditOut
+func (s *server) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditIn) (*sdk.CallToolResult, AuditOut, error) {
+	var out AuditOut
 	err := s.withDB(func(db store.Store) error {
 		task, turn, roots, err := s.auditAt(ctx, db, in.Task, in.Turn, in.Prompt, in.Request)
 		if err != nil {
@@ -90,7 +93,7 @@ func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAud
 		if err != nil {
 			return err
 		}
-		out = mcpAuditOut{Task: rep.Task, Agent: rep.Agent, AgentLoads: rep.AgentLoads, Workspace: rep.Workspace,
+		out = AuditOut{Task: rep.Task, Agent: rep.Agent, AgentLoads: rep.AgentLoads, Workspace: rep.Workspace,
 			Requests: len(rep.Requests), Request: &rep.Requests[turn-1], Findings: rep.Findings}
 		return nil
 	})
@@ -110,10 +113,10 @@ func (s *mcpServer) audit(ctx context.Context, _ *mcp.CallToolRequest, in mcpAud
 	for _, f := range out.Findings {
 		fmt.Fprintf(&b, "%s: %s\n", f.Severity, f)
 	}
-	return mcpTextResult(b.String()), out, nil
+	return textResult(b.String()), out, nil
 }
 
-func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn) (*mcp.CallToolResult, session.WhyAnswer, error) {
+func (s *server) why(ctx context.Context, _ *sdk.CallToolRequest, in WhyIn) (*sdk.CallToolResult, session.WhyAnswer, error) {
 	var out session.WhyAnswer
 	if in.Rule == "" {
 		return nil, out, errors.New("rule: name the rule, by name or id")
@@ -127,7 +130,7 @@ func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn
 		if errors.Is(err, session.ErrNoRule) {
 			rec, _ := session.DecisionAt(ctx, db, task, turn)
 			return fmt.Errorf("turn %d of task %s decided about no rule %q; the rules are: %s", turn, task, in.Rule,
-				mcpBounded(mcpOutcomeNames(rec.Decision), mcpNamesShown))
+				bounded(outcomeNames(rec.Decision), namesShown))
 		} else if err != nil {
 			return err
 		}
@@ -137,5 +140,24 @@ func (s *mcpServer) why(ctx context.Context, _ *mcp.CallToolRequest, in mcpWhyIn
 	if err != nil {
 		return nil, out, err
 	}
-	return mcpTextResult(out.String()), out, nil
+	return textResult(out.String()), out, nil
+}
+
+// orDefault is s, or alt when s is empty.
+func orDefault(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// yesNo is "yes", "no", or "?" for unknown.
+func yesNo(b *bool) string {
+	switch {
+	case b == nil:
+		return "?"
+	case *b:
+		return "yes"
+	}
+	return "no"
 }

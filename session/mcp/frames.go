@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"bufio"
@@ -11,29 +11,29 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpMaxFrame bounds one JSON-RPC message on stdin, its newline included: the SDK's own bound.
+// maxFrame bounds one JSON-RPC message on stdin, its newline included: the SDK's own bound.
 // A longer line is answered with an error and the rest of it discarded unread into memory.
-const mcpMaxFrame = mcp.DefaultMaxLineLength
+const maxFrame = sdk.DefaultMaxLineLength
 
-// mcpIDScan is how much of an over-long line is kept to find the request's id in.
-const mcpIDScan = 64 << 10
+// idScan is how much of an over-long line is kept to find the request's id in.
+const idScan = 64 << 10
 
 // The SDK's stdio transport ends the session, and with it the server, on the first line that
 // is not a JSON-RPC message or is longer than its bound; requests sent before it then get no
-// answer. mcpFrames stands between stdin and the SDK: it hands the SDK only well-formed
+// answer. frames stands between stdin and the SDK: it hands the SDK only well-formed
 // messages, one a line, and answers every other line itself with a JSON-RPC error, so that one
 // bad frame costs one error reply and the server goes on.
 
 // lockedWriter serializes whole writes: the SDK writes each message in one Write, and the
-// errors mcpFrames answers must not land in the middle of one. Each response written settles
+// errors frames answers must not land in the middle of one. Each response written settles
 // its request in pending.
 type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	pending mcpPending
+	pending pendingCalls
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -48,30 +48,30 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// mcpPending counts the requests handed to the SDK that it has not answered yet, so that the
+// pendingCalls counts the requests handed to the SDK that it has not answered yet, so that the
 // end of stdin ends the session only once every request read before it has its answer (a
 // client may write its requests and close its end at once).
-type mcpPending struct {
+type pendingCalls struct {
 	mu    sync.Mutex
 	ids   map[string]bool
 	empty chan struct{} // closed while nothing is pending; nil when never waited on
 }
 
-func mcpIDKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
-func (p *mcpPending) add(id jsonrpc.ID) {
+func (p *pendingCalls) add(id jsonrpc.ID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ids == nil {
 		p.ids = map[string]bool{}
 	}
-	p.ids[mcpIDKey(id)] = true
+	p.ids[idKey(id)] = true
 }
 
-func (p *mcpPending) settle(id jsonrpc.ID) {
+func (p *pendingCalls) settle(id jsonrpc.ID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.ids, mcpIDKey(id))
+	delete(p.ids, idKey(id))
 	if len(p.ids) == 0 && p.empty != nil {
 		close(p.empty)
 		p.empty = nil
@@ -79,7 +79,7 @@ func (p *mcpPending) settle(id jsonrpc.ID) {
 }
 
 // wait returns once no request is pending, or after d.
-func (p *mcpPending) wait(d time.Duration) {
+func (p *pendingCalls) wait(d time.Duration) {
 	p.mu.Lock()
 	if len(p.ids) == 0 {
 		p.mu.Unlock()
@@ -96,23 +96,23 @@ func (p *mcpPending) wait(d time.Duration) {
 	}
 }
 
-// mcpDrain bounds how long the end of stdin waits for the answers still owed: a request the
+// drainWait bounds how long the end of stdin waits for the answers still owed: a request the
 // SDK never answers must not keep the server up for good.
-const mcpDrain = 5 * time.Minute
+const drainWait = 5 * time.Minute
 
 // Close leaves the writer open: it is the process's stdout.
 func (l *lockedWriter) Close() error { return nil }
 
-// mcpFrames returns what the SDK should read instead of r: the well-formed messages of r, each
+// frames returns what the SDK should read instead of r: the well-formed messages of r, each
 // on its line. The other lines are answered on w. Reading r ends at its end (EOF for the SDK,
 // once every request handed to it has been answered on w) or when the SDK closes the returned
 // reader.
-func mcpFrames(r io.Reader, w *lockedWriter, max int) io.ReadCloser {
+func frames(r io.Reader, w *lockedWriter, max int) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		err := mcpCopyFrames(r, &pendingWriter{pw, &w.pending}, w, max)
+		err := copyFrames(r, &pendingWriter{pw, &w.pending}, w, max)
 		if err == nil {
-			w.pending.wait(mcpDrain)
+			w.pending.wait(drainWait)
 		}
 		pw.CloseWithError(err)
 	}()
@@ -122,7 +122,7 @@ func mcpFrames(r io.Reader, w *lockedWriter, max int) io.ReadCloser {
 // pendingWriter hands messages to the SDK, counting the requests among them as pending.
 type pendingWriter struct {
 	w       io.Writer
-	pending *mcpPending
+	pending *pendingCalls
 }
 
 func (p *pendingWriter) Write(line []byte) (int, error) {
@@ -134,9 +134,9 @@ func (p *pendingWriter) Write(line []byte) (int, error) {
 	return p.w.Write(line)
 }
 
-// mcpCopyFrames copies the well-formed messages of r to to, one a line, answering the others on
+// copyFrames copies the well-formed messages of r to to, one a line, answering the others on
 // answers. It returns nil at the end of r.
-func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
+func copyFrames(r io.Reader, to, answers io.Writer, max int) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line, head []byte
 	over := false
@@ -146,8 +146,8 @@ func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
 		case over:
 		case len(line)+len(chunk) > max:
 			over = true
-			head = append([]byte(nil), line[:min(len(line), mcpIDScan)]...)
-			if room := mcpIDScan - len(head); room > 0 {
+			head = append([]byte(nil), line[:min(len(line), idScan)]...)
+			if room := idScan - len(head); room > 0 {
 				head = append(head, chunk[:min(len(chunk), room)]...)
 			}
 			line = nil
@@ -159,11 +159,11 @@ func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
 		}
 		var ferr error
 		if over {
-			ferr = mcpAnswer(answers, mcpRequestID(head), jsonrpc.CodeInvalidRequest,
-				"the message is longer than the "+mcpSize(max)+" one message may hold; it was discarded")
+			ferr = answerError(answers, requestID(head), jsonrpc.CodeInvalidRequest,
+				"the message is longer than the "+sizeText(max)+" one message may hold; it was discarded")
 			over, head = false, nil
 		} else {
-			ferr = mcpFrame(line, to, answers)
+			ferr = passFrame(line, to, answers)
 		}
 		if cap(line) > 1<<20 {
 			line = nil // what a large message took goes back
@@ -182,18 +182,18 @@ func mcpCopyFrames(r io.Reader, to, answers io.Writer, max int) error {
 	}
 }
 
-// mcpFrame hands one line to the SDK when it is a JSON-RPC message (or a batch of them) and
+// passFrame hands one line to the SDK when it is a JSON-RPC message (or a batch of them) and
 // answers it with an error otherwise. Blank lines are skipped, as the SDK skips them.
-func mcpFrame(line []byte, to, answers io.Writer) error {
+func passFrame(line []byte, to, answers io.Writer) error {
 	msg := bytes.TrimSpace(line)
 	if len(msg) == 0 {
 		return nil
 	}
 	if !json.Valid(msg) {
-		return mcpAnswer(answers, nil, jsonrpc.CodeParseError, "the line is not JSON")
+		return answerError(answers, nil, jsonrpc.CodeParseError, "the line is not JSON")
 	}
-	if id, why := mcpInvalidMessage(msg); why != "" {
-		return mcpAnswer(answers, id, jsonrpc.CodeInvalidRequest, why)
+	if id, why := invalidMessage(msg); why != "" {
+		return answerError(answers, id, jsonrpc.CodeInvalidRequest, why)
 	}
 	if _, err := to.Write(append(msg, '\n')); err != nil {
 		return err
@@ -201,9 +201,9 @@ func mcpFrame(line []byte, to, answers io.Writer) error {
 	return nil
 }
 
-// mcpInvalidMessage says why msg, valid JSON, is not a JSON-RPC message or batch the SDK reads
+// invalidMessage says why msg, valid JSON, is not a JSON-RPC message or batch the SDK reads
 // (and the request's id, when it has one); "" when it is one.
-func mcpInvalidMessage(msg []byte) (id json.RawMessage, why string) {
+func invalidMessage(msg []byte) (id json.RawMessage, why string) {
 	if msg[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(msg, &batch); err != nil || len(batch) == 0 {
@@ -217,14 +217,14 @@ func mcpInvalidMessage(msg []byte) (id json.RawMessage, why string) {
 		return nil, ""
 	}
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		return mcpRequestID(msg), "not a JSON-RPC 2.0 message: " + err.Error()
+		return requestID(msg), "not a JSON-RPC 2.0 message: " + err.Error()
 	}
 	return nil, ""
 }
 
-// mcpRequestID finds the "id" member of a JSON object that may be cut short; nil when there is
+// requestID finds the "id" member of a JSON object that may be cut short; nil when there is
 // none before the cut, or it is not a string or a number.
-func mcpRequestID(msg []byte) json.RawMessage {
+func requestID(msg []byte) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -257,8 +257,8 @@ func mcpRequestID(msg []byte) json.RawMessage {
 	return nil
 }
 
-// mcpAnswer writes a JSON-RPC error response for id (null when nil).
-func mcpAnswer(w io.Writer, id json.RawMessage, code int, message string) error {
+// answerError writes a JSON-RPC error response for id (null when nil).
+func answerError(w io.Writer, id json.RawMessage, code int, message string) error {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -274,8 +274,8 @@ func mcpAnswer(w io.Writer, id json.RawMessage, code int, message string) error 
 	return err
 }
 
-// mcpSize writes a bound in MiB when it is whole MiB.
-func mcpSize(n int) string {
+// sizeText writes a bound in MiB when it is whole MiB.
+func sizeText(n int) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}

@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
 
-type mcpExplainIn struct {
+// ExplainIn is the explain tool's input: the decision, by turn or by prompt and request.
+type ExplainIn struct {
 	Turn    int    `json:"turn,omitempty" jsonschema:"the decision to explain by its ordinal in the task (1 is the first request); or give prompt"`
 	Prompt  *int   `json:"prompt,omitempty" jsonschema:"the prompt (user message) to explain, at its last request unless request is given; 0 is before the first prompt"`
 	Request int    `json:"request,omitempty" jsonschema:"with prompt: the request of that prompt, from 1"`
@@ -24,43 +25,44 @@ type mcpExplainIn struct {
 	Task    string `json:"task,omitempty" jsonschema:"a task id or unique prefix (default: the current task)"`
 }
 
-// mcpEvidence is a context path with the events that put it there.
-type mcpEvidence struct {
+// Evidence is a context path with the events that put it there.
+type Evidence struct {
 	Path     string   `json:"path"`
 	Root     string   `json:"root,omitempty"`
 	Evidence []string `json:"evidence" jsonschema:"the events that put the path into the context: kind, seq, prompt and request"`
 }
 
-// mcpOutcome is a recorded rule outcome, its matched paths with their evidence.
-type mcpOutcome struct {
-	Name       string        `json:"name"`
-	ID         string        `json:"id"`
-	Category   string        `json:"category"`
-	Reason     string        `json:"reason"`
-	Detail     string        `json:"detail,omitempty"`
-	Matched    []mcpEvidence `json:"matched,omitempty" jsonschema:"the paths the rule's patterns matched, with their evidence"`
-	Patterns   []string      `json:"patterns,omitempty" jsonschema:"the patterns that matched, in the order of matched"`
-	ShadowedBy string        `json:"shadowed_by,omitempty"`
+// Outcome is a recorded rule outcome, its matched paths with their evidence.
+type Outcome struct {
+	Name       string     `json:"name"`
+	ID         string     `json:"id"`
+	Category   string     `json:"category"`
+	Reason     string     `json:"reason"`
+	Detail     string     `json:"detail,omitempty"`
+	Matched    []Evidence `json:"matched,omitempty" jsonschema:"the paths the rule's patterns matched, with their evidence"`
+	Patterns   []string   `json:"patterns,omitempty" jsonschema:"the patterns that matched, in the order of matched"`
+	ShadowedBy string     `json:"shadowed_by,omitempty"`
 }
 
-type mcpExplainOut struct {
+// ExplainOut is the explain tool's answer: a recorded decision with the evidence of its paths.
+type ExplainOut struct {
 	Task     string         `json:"task"`
 	Turn     int            `json:"turn"`
 	Prompt   int            `json:"prompt" jsonschema:"the prompt (user message) the decision served; 0 before the first"`
 	Request  int            `json:"request" jsonschema:"the decision's model request within its prompt, from 1"`
 	Seq      uint64         `json:"seq" jsonschema:"the decision event's sequence number"`
 	Engine   string         `json:"engine"`
-	Context  []mcpEvidence  `json:"context" jsonschema:"the candidate paths of the decision"`
-	Included []mcpOutcome   `json:"included"`
-	Excluded []mcpOutcome   `json:"excluded"`
+	Context  []Evidence     `json:"context" jsonschema:"the candidate paths of the decision"`
+	Included []Outcome      `json:"included"`
+	Excluded []Outcome      `json:"excluded"`
 	Omitted  map[string]int `json:"omitted,omitempty" jsonschema:"how many entries each list left out to bound the answer, by list; name a rule in rule to see it"`
 	// Deliveries are those of replay explain --json: the decision's, or with rule those that
 	// carried the rule up to this decision's own.
-	Deliveries []mcpDelivery `json:"deliveries,omitempty" jsonschema:"the deliveries of the decision: which rules an agent's hook put in front of the model, through which channel and hook, in full or by name; with rule, those that carried it up to this decision"`
+	Deliveries []Delivery `json:"deliveries,omitempty" jsonschema:"the deliveries of the decision: which rules an agent's hook put in front of the model, through which channel and hook, in full or by name; with rule, those that carried it up to this decision"`
 }
 
-// mcpDelivery is a delivery event as replay explain --json prints it.
-type mcpDelivery struct {
+// Delivery is a delivery event as replay explain --json prints it.
+type Delivery struct {
 	Seq      uint64   `json:"seq"`
 	Prompt   int      `json:"prompt" jsonschema:"the prompt of the request the rules were delivered into"`
 	Request  int      `json:"request" jsonschema:"the request the rules were delivered into"`
@@ -73,22 +75,22 @@ type mcpDelivery struct {
 	Decision uint64   `json:"decision" jsonschema:"the seq of the decision that chose the rules"`
 }
 
-func mcpDeliveries(ns []session.DeliveryNote) []mcpDelivery {
-	var out []mcpDelivery
+func deliveries(ns []session.DeliveryNote) []Delivery {
+	var out []Delivery
 	for _, n := range ns {
 		d := n.Delivery
 		names := make([]string, len(d.Rules))
 		for i, r := range d.Rules {
 			names[i] = r.Name
 		}
-		out = append(out, mcpDelivery{Seq: n.Seq, Prompt: n.Position.Prompt, Request: n.Position.Request, Agent: d.Agent,
+		out = append(out, Delivery{Seq: n.Seq, Prompt: n.Position.Prompt, Request: n.Position.Request, Agent: d.Agent,
 			Hook: d.Hook, Channel: d.Channel, Form: d.Form, Rules: names, Bytes: d.Bytes, Decision: d.Decision})
 	}
 	return out
 }
 
-// mcpTurn is the turn the input names, by turn or by prompt and request.
-func mcpTurn(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
+// turnOf is the turn the input names, by turn or by prompt and request.
+func turnOf(ctx context.Context, db store.Store, task uuid.UUID, turn int, prompt *int, request int) (int, error) {
 	if prompt == nil {
 		if turn < 1 {
 			return 0, fmt.Errorf("give turn (1 or more) or prompt")
@@ -113,95 +115,95 @@ func mcpTurn(ctx context.Context, db store.Store, task uuid.UUID, turn int, prom
 	return 0, fmt.Errorf("task %s has no decision at %s; %s", task, what, reqs.Describe())
 }
 
-func (s *mcpServer) explain(ctx context.Context, _ *mcp.CallToolRequest, in mcpExplainIn) (*mcp.CallToolResult, mcpExplainOut, error) {
-	var out mcpExplainOut
+func (s *server) explain(ctx context.Context, _ *sdk.CallToolRequest, in ExplainIn) (*sdk.CallToolResult, ExplainOut, error) {
+	var out ExplainOut
 	var text string
 	err := s.withDB(func(db store.Store) error {
 		task, err := s.taskFor(db, in.Task)
 		if err != nil {
 			return err
 		}
-		if in.Turn, err = mcpTurn(ctx, db, task, in.Turn, in.Prompt, in.Request); err != nil {
+		if in.Turn, err = turnOf(ctx, db, task, in.Turn, in.Prompt, in.Request); err != nil {
 			return err
 		}
 		rec, err := session.DecisionAt(ctx, db, task, in.Turn)
 		if errors.Is(err, session.ErrNoDecision) {
-			return fmt.Errorf("task %s has no decision at turn %d; %s", task, in.Turn, mcpTurnsOf(ctx, db, task))
+			return fmt.Errorf("task %s has no decision at turn %d; %s", task, in.Turn, turnsOf(ctx, db, task))
 		} else if err != nil {
 			return err
 		}
-		out = mcpExplainAnswer(task, rec)
+		out = explainAnswer(task, rec)
 		if in.Rule == "" {
 			dels, err := rec.Deliveries(ctx, db, task)
 			if err != nil {
 				return err
 			}
-			out.Deliveries = mcpDeliveries(dels)
-			text = mcpExplainText(out)
+			out.Deliveries = deliveries(dels)
+			text = explainText(out)
 			return nil
 		}
 		x, err := session.Explain(ctx, db, task, in.Turn, in.Rule)
 		if errors.Is(err, session.ErrNoRule) {
 			return fmt.Errorf("turn %d of task %s decided about no rule %q; the rules are: %s", in.Turn, task, in.Rule,
-				mcpBounded(mcpOutcomeNames(rec.Decision), mcpNamesShown))
+				bounded(outcomeNames(rec.Decision), namesShown))
 		} else if err != nil {
 			return err
 		}
-		out.Included, out.Excluded, out.Omitted = []mcpOutcome{}, []mcpOutcome{}, nil
-		o := mcpOutcomeOf(x.Rule, rec.Decision.Context, rec.Requests)
+		out.Included, out.Excluded, out.Omitted = []Outcome{}, []Outcome{}, nil
+		o := outcomeOf(x.Rule, rec.Decision.Context, rec.Requests)
 		if x.Included {
 			out.Included = append(out.Included, o)
 		} else {
 			out.Excluded = append(out.Excluded, o)
 		}
-		out.Deliveries = mcpDeliveries(x.Deliveries)
+		out.Deliveries = deliveries(x.Deliveries)
 		text = x.String()
 		return nil
 	})
 	if err != nil {
 		return nil, out, err
 	}
-	return mcpTextResult(text), out, nil
+	return textResult(text), out, nil
 }
 
-// mcpExplainAnswer is a recorded decision as explain answers it, the excluded rules mcpBounded.
-func mcpExplainAnswer(task uuid.UUID, rec session.Recorded) mcpExplainOut {
+// explainAnswer is a recorded decision as explain answers it, the excluded rules bounded.
+func explainAnswer(task uuid.UUID, rec session.Recorded) ExplainOut {
 	d := rec.Decision
-	out := mcpExplainOut{Task: task.String(), Turn: d.Turn, Prompt: rec.Position.Prompt, Request: rec.Position.Request, Seq: rec.Seq, Engine: d.Engine,
-		Context: []mcpEvidence{}, Included: []mcpOutcome{}, Excluded: []mcpOutcome{}}
+	out := ExplainOut{Task: task.String(), Turn: d.Turn, Prompt: rec.Position.Prompt, Request: rec.Position.Request, Seq: rec.Seq, Engine: d.Engine,
+		Context: []Evidence{}, Included: []Outcome{}, Excluded: []Outcome{}}
 	for _, p := range d.Context {
-		out.Context = mcpKeep(out.Context, mcpEvidenceOf(p.Path, p.Root, p.Sources, rec.Requests), &out.Omitted, "context")
+		out.Context = keep(out.Context, evidenceOf(p.Path, p.Root, p.Sources, rec.Requests), &out.Omitted, "context")
 	}
 	for _, o := range d.Included {
-		out.Included = mcpKeep(out.Included, mcpOutcomeOf(o, d.Context, rec.Requests), &out.Omitted, "included")
+		out.Included = keep(out.Included, outcomeOf(o, d.Context, rec.Requests), &out.Omitted, "included")
 	}
 	for _, o := range d.Excluded {
-		out.Excluded = mcpKeep(out.Excluded, mcpOutcomeOf(o, d.Context, rec.Requests), &out.Omitted, "excluded")
+		out.Excluded = keep(out.Excluded, outcomeOf(o, d.Context, rec.Requests), &out.Omitted, "excluded")
 	}
 	return out
 }
 
-func mcpEvidenceOf(path, root string, sources []events.Source, reqs *session.Requests) mcpEvidence {
-	e := mcpEvidence{Path: path, Root: root, Evidence: make([]string, len(sources))}
+func evidenceOf(path, root string, sources []events.Source, reqs *session.Requests) Evidence {
+	e := Evidence{Path: path, Root: root, Evidence: make([]string, len(sources))}
 	for i, src := range sources {
 		e.Evidence[i] = reqs.Source(src)
 	}
 	return e
 }
 
-func mcpOutcomeOf(o events.RuleOutcome, context []events.ContextPath, reqs *session.Requests) mcpOutcome {
-	out := mcpOutcome{Name: o.Name, ID: o.ID, Category: o.Category, Reason: o.Reason, Detail: o.Detail, ShadowedBy: o.ShadowedBy}
+func outcomeOf(o events.RuleOutcome, context []events.ContextPath, reqs *session.Requests) Outcome {
+	out := Outcome{Name: o.Name, ID: o.ID, Category: o.Category, Reason: o.Reason, Detail: o.Detail, ShadowedBy: o.ShadowedBy}
 	for _, m := range o.Matches {
 		if m.Path == "" {
 			continue
 		}
-		out.Matched = append(out.Matched, mcpEvidenceOf(m.Path, m.Root, events.SourcesOf(context, m.Root, m.Path), reqs))
+		out.Matched = append(out.Matched, evidenceOf(m.Path, m.Root, events.SourcesOf(context, m.Root, m.Path), reqs))
 		out.Patterns = append(out.Patterns, m.Pattern)
 	}
 	return out
 }
 
-func mcpOutcomeNames(d events.Decision) []string {
+func outcomeNames(d events.Decision) []string {
 	var names []string
 	for _, o := range d.Included {
 		names = append(names, o.Name)
@@ -212,8 +214,8 @@ func mcpOutcomeNames(d events.Decision) []string {
 	return names
 }
 
-// mcpTurnsOf says which turns of a task have a decision.
-func mcpTurnsOf(ctx context.Context, db store.Store, task uuid.UUID) string {
+// turnsOf says which turns of a task have a decision.
+func turnsOf(ctx context.Context, db store.Store, task uuid.UUID) string {
 	var turns []int
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
@@ -233,12 +235,12 @@ func mcpTurnsOf(ctx context.Context, db store.Store, task uuid.UUID) string {
 	for i, t := range turns {
 		names[i] = fmt.Sprint(t)
 	}
-	return "it has decisions at turns " + mcpBounded(names, mcpNamesShown)
+	return "it has decisions at turns " + bounded(names, namesShown)
 }
 
-// mcpExplainText is a decision in a few lines: the context, each included rule with why, and the
+// explainText is a decision in a few lines: the context, each included rule with why, and the
 // excluded rules by reason.
-func mcpExplainText(out mcpExplainOut) string {
+func explainText(out ExplainOut) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "prompt %d, request %d (turn %d) of task %s (decision at seq %d): %d rules included, %d excluded\n",
 		out.Prompt, out.Request, out.Turn, out.Task, out.Seq, len(out.Included)+out.Omitted["included"], len(out.Excluded)+out.Omitted["excluded"])
@@ -246,7 +248,7 @@ func mcpExplainText(out mcpExplainOut) string {
 	for i, p := range out.Context {
 		paths[i] = p.Path
 	}
-	fmt.Fprintf(&b, "context: %s\n", mcpBounded(paths, mcpNamesShown))
+	fmt.Fprintf(&b, "context: %s\n", bounded(paths, namesShown))
 	for _, o := range out.Included {
 		fmt.Fprintf(&b, "+ %s: %s", o.Name, o.Reason)
 		if o.Detail != "" {
@@ -263,7 +265,7 @@ func mcpExplainText(out mcpExplainOut) string {
 		byReason[o.Reason] = append(byReason[o.Reason], o.Name)
 	}
 	for _, r := range reasons {
-		fmt.Fprintf(&b, "- %s: %s\n", r, mcpBounded(byReason[r], mcpNamesShown))
+		fmt.Fprintf(&b, "- %s: %s\n", r, bounded(byReason[r], namesShown))
 	}
 	for _, d := range out.Deliveries {
 		fmt.Fprintf(&b, "delivered at seq %d into prompt %d, request %d: %s via %s (%s hook, %s), %d bytes: %s\n",

@@ -1,9 +1,9 @@
-package main
+package mcp
 
 import (
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasklog/tasklog/store"
 )
@@ -11,7 +11,7 @@ import (
 // BenchmarkMCPOpenReadOnly is what every call that reads the log pays for not holding the
 // database between calls: a read-only open and close of the file.
 func BenchmarkMCPOpenReadOnly(b *testing.B) {
-	f := mcpFixture(b)
+	f := newFixture(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		db, err := store.Open(f.db, &store.Options{ReadOnly: true})
@@ -25,10 +25,10 @@ func BenchmarkMCPOpenReadOnly(b *testing.B) {
 // BenchmarkMCPCall is each tool and a resource read, through the SDK's client over the
 // in-memory transport: what an agent waits for, less the pipe.
 func BenchmarkMCPCall(b *testing.B) {
-	f := mcpFixture(b)
+	f := newFixture(b)
 	cfg := f.cfg
-	cfg.task = mcpTask
-	cs := mcpConnect(b, cfg)
+	cfg.Task = fixtureTask
+	cs := connect(b, cfg)
 	billing := "---\npaths: [\"services/billing/**\"]\n---\nBilling only.\n"
 	calls := []struct {
 		name string
@@ -43,14 +43,14 @@ func BenchmarkMCPCall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				mcpCallTool(b, cs, c.name, c.args, nil)
+				callTool(b, cs, c.name, c.args, nil)
 			}
 		})
 	}
 	b.Run("read_rule", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := cs.ReadResource(b.Context(), &mcp.ReadResourceParams{URI: "rule://frontend"}); err != nil {
+			if _, err := cs.ReadResource(b.Context(), &sdk.ReadResourceParams{URI: "rule://frontend"}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func TestMCPBesideServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := mcpFixture(t)
+			f := newFixture(t)
 			srv, err := serve.Listen(f.db, serve.Options{Hold: tt.hold, Idle: -1, NoSync: true})
 			if err != nil {
 				t.Fatal(err)
@@ -41,14 +41,14 @@ func TestMCPBesideServe(t *testing.T) {
 			defer c.Close()
 			// A request that has the server open the database, as a hook's does.
 			var x json.RawMessage
-			if err := c.Call(ctx, &serve.Request{Op: serve.OpExplain, Task: mcpTask, Turn: 2, Rule: "backend"}, &x); err != nil {
+			if err := c.Call(ctx, &serve.Request{Op: serve.OpExplain, Task: fixtureTask, Turn: 2, Rule: "backend"}, &x); err != nil {
 				t.Fatalf("serve explain: %v", err)
 			}
 
 			cfg := f.cfg
-			cfg.task, cfg.timeout = mcpTask, tt.timeout
-			var out mcpTimelineOut
-			text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "timeline", map[string]any{"last": 1}, &out)
+			cfg.Task, cfg.Open = fixtureTask, openFile(f.db, tt.timeout)
+			var out TimelineOut
+			text, isErr := callToolRaw(t, connect(t, cfg), "timeline", map[string]any{"last": 1}, &out)
 			switch {
 			case tt.wantErr == "" && (isErr || out.Turns != 5):
 				t.Errorf("timeline beside serve = %q (%d turns), want the task's 5 turns", text, out.Turns)
