@@ -8,9 +8,9 @@ import (
 )
 
 // TestDocGoBlocks holds every Go block of the README and of docs/ to code that runs: each must be,
-// byte for byte, a region between "// doc: begin" and "// doc: end" in a test file of session or
-// session/replaytest (an Example or a test), with one leading tab stripped from each line where the
-// region is inside a function.
+// byte for byte, a region between "// doc: begin" and "// doc: end" in a test file of session,
+// session/replaytest, session/mcp or store/location (an Example or a test), with one leading tab
+// stripped from each line where the region is inside a function.
 func TestDocGoBlocks(t *testing.T) {
 	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
@@ -18,7 +18,8 @@ func TestDocGoBlocks(t *testing.T) {
 	}
 	pages = append(pages, filepath.Join("..", "README.md"))
 	var regions []string
-	for _, pattern := range []string{"*_test.go", filepath.Join("replaytest", "*_test.go")} {
+	for _, pattern := range []string{"*_test.go", filepath.Join("replaytest", "*_test.go"),
+		filepath.Join("mcp", "*_test.go"), filepath.Join("..", "store", "location", "*_test.go")} {
 		files, _ := filepath.Glob(pattern)
 		for _, f := range files {
 			src, err := os.ReadFile(f)

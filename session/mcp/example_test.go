@@ -16,9 +16,11 @@ import (
 // model over MCP, on the stdio of a process it starts (as 'replay mcp' does).
 func ExampleServe() {
 	const path = "/home/me/.local/share/tasklog/tasklog.db"
+	// doc: begin
 	cfg := mcp.Config{
-		Store: path,
+		Store: path, // names the log in messages
 		// Each call opens the log read-only and closes it, so that hooks write between calls.
+		// A log that does not exist yet is an error wrapping mcp.ErrNoLog.
 		Open: func() (store.Store, error) {
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("%w at %s", mcp.ErrNoLog, path)
@@ -29,7 +31,9 @@ func ExampleServe() {
 		Agent:   "claude-code",
 		Session: os.Getenv("CLAUDE_CODE_SESSION_ID"),
 	}
-	if err := mcp.Serve(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
+	err := mcp.Serve(context.Background(), cfg, os.Stdin, os.Stdout)
+	// doc: end
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }
