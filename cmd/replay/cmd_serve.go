@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/session/web"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -41,8 +42,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	inFlight := byteSize(serve.DefaultMaxInFlight)
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
+	httpAddr := fs.String("http", "", "also serve the read-only web app (the tasks, each task's report, live) on this loopback HOST:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free one); the server then keeps running without connections unless --idle is given")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -64,8 +66,19 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "replay serve: --max-conns %d: give at least 1\n", *maxConns)
 		return exitUsage
 	}
-	dbSet, storeSet := false, false
-	fs.Visit(func(fl *flag.Flag) { dbSet, storeSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store" })
+	dbSet, storeSet, idleSet := false, false, false
+	fs.Visit(func(fl *flag.Flag) {
+		dbSet, storeSet, idleSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store", idleSet || fl.Name == "idle"
+	})
+	if *httpAddr != "" {
+		if err := web.CheckAddr(*httpAddr); err != nil {
+			fmt.Fprintf(stderr, "replay serve: --http %v\n", err)
+			return exitUsage
+		}
+		if !idleSet {
+			*idle = 0
+		}
+	}
 	loc, err := selectStore(*db, dbSet, *storeURL, storeSet, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
@@ -116,6 +129,16 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		lg.Printf("listen: %v", err)
 		return exitFailed
+	}
+	if *httpAddr != "" {
+		stopWeb, err := serveWeb(*httpAddr, srv, stdout, lg)
+		if err != nil {
+			lg.Printf("web app: %v", err)
+			srv.Shutdown()
+			srv.Serve()
+			return exitFailed
+		}
+		defer stopWeb()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

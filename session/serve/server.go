@@ -113,6 +113,8 @@ type Server struct {
 	idle      *time.Timer
 	done      chan struct{}
 	stopOnce  sync.Once
+	// news tells the web app that a request which used the store ended (Changed).
+	news news
 }
 
 // Listen takes the database's server lock and listens on its socket (SocketPath(dbPath)); the
@@ -261,6 +263,7 @@ func (s *Server) stop() {
 		s.lock.release()
 		s.log.Printf("stopped")
 		close(s.done)
+		s.news.bump()
 	})
 }
 
@@ -475,8 +478,14 @@ func (s *Server) open(ctx context.Context, wait time.Duration) (store.Store, err
 	return store.Open(s.file, &store.Options{Timeout: wait, NoSync: s.opts.NoSync})
 }
 
-// release ends a use of the database; the last one lets it go after the hold period.
+// release ends a request's use of the database (see letGo) and tells Changed's waiters.
 func (s *Server) release() {
+	s.letGo()
+	s.news.bump()
+}
+
+// letGo ends a use of the database; the last one lets it go after the hold period.
+func (s *Server) letGo() {
 	s.dbmu.Lock()
 	defer s.dbmu.Unlock()
 	s.users--
