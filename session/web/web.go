@@ -142,12 +142,12 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 	found := true
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		head, err := db.Head(id)
-		if err != nil {
-			return err
-		}
-		if head.Seq == 0 {
+		if errors.Is(err, store.ErrTaskNotFound) || err == nil && head.Seq == 0 {
 			found = false
 			return nil
+		}
+		if err != nil {
+			return err
 		}
 		page, err = report.Build(r.Context(), db, id)
 		return err
@@ -165,15 +165,18 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	out := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(liveScript+"</body>"), 1)
+	// The page is the log up to its last event, seq Events: the stream starts there.
+	live := strings.Replace(liveScript, "{{since}}", strconv.Itoa(page.Events), 1)
+	out := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(live+"</body>"), 1)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(out)
 }
 
-// events streams one event each time the task's log grew. A browser that reconnects sends the
-// last id it saw (Last-Event-ID): it gets an event at once when the log grew meanwhile, and
-// none when it did not.
+// events streams one event each time the task's log grew past what the page shows: the page
+// says where it stands with ?since=SEQ, and a browser that reconnects sends the last id it saw
+// (Last-Event-ID), which takes precedence. Either gets an event at once when the log grew
+// meanwhile, and none when it did not. Without either the stream starts at the log's head.
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	id, ok := taskID(w, r)
 	if !ok {
@@ -186,15 +189,19 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	var seen uint64
 	resumed := false
-	if s := r.Header.Get("Last-Event-ID"); s != "" {
-		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+	for _, s := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("since")} {
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil && s != "" {
 			seen, resumed = n, true
+			break
 		}
 	}
 	head := func() (uint64, error) {
 		var seq uint64
 		err := h.src.View(r.Context(), func(db store.Store) error {
 			hd, err := db.Head(id)
+			if errors.Is(err, store.ErrTaskNotFound) {
+				return nil // not yet: its first event is news
+			}
 			seq = hd.Seq
 			return err
 		})
@@ -217,7 +224,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case first && !resumed:
-			// Where the page stands: no reload, and the id a reconnect sends back.
+			// Where the stream starts: no update, and the id a reconnect sends back.
 			fmt.Fprintf(w, "event: head\nid: %d\ndata: %d\n\n", seq, seq)
 			seen = seq
 		case seq > seen:
@@ -256,7 +263,7 @@ const liveScript = `<style>
 <div id="live" role="status" aria-live="polite">live</div>
 <script data-live>
 (function () {
-  var url = location.pathname.replace(/\/+$/, ''), updates = 0, busy = false, again = false;
+  var url = location.pathname.replace(/\/+$/, ''), updates = 0, busy = false, again = false, es = null;
   function mark() {
     var ths = document.querySelectorAll('.grid thead th.req'), last = ths[ths.length - 1];
     if (last) { last.classList.add('now'); last.setAttribute('aria-current', 'true'); }
@@ -265,6 +272,7 @@ const liveScript = `<style>
     b.className = '';
     b.textContent = 'live · now: ' + (last ? last.title.split(' · ')[0] : 'no request yet') + ' · ' + ths.length + (ths.length === 1 ? ' request' : ' requests') + (updates ? ' · updated ' + new Date().toLocaleTimeString() : '');
     document.body.setAttribute('data-updates', String(updates));
+    if (es && es.readyState === 1) document.body.setAttribute('data-live', 'open');
   }
   function refresh() {
     if (busy) { again = true; return; }
@@ -285,11 +293,11 @@ const liveScript = `<style>
       var b = document.getElementById('live'); if (b) { b.className = 'off'; b.textContent = 'could not update: ' + e.message; }
     }).then(function () { busy = false; if (again) { again = false; refresh(); } });
   }
-  var es = new EventSource(url + '/events');
+  es = new EventSource(url + '/events?since={{since}}');
   es.onmessage = refresh;
   es.addEventListener('failed', function (e) { var b = document.getElementById('live'); if (b) { b.className = 'off'; b.textContent = 'the server could not read the log: ' + e.data; } });
   es.onerror = function () { var b = document.getElementById('live'); if (b && es.readyState !== 1) { b.className = 'off'; b.textContent = 'reconnecting…'; } };
-  es.onopen = function () { var b = document.getElementById('live'); if (b && b.className === 'off') mark(); };
+  es.onopen = function () { document.body.setAttribute('data-live', 'open'); var b = document.getElementById('live'); if (b && b.className === 'off') mark(); };
   mark();
 })();
 </script>
