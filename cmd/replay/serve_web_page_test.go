@@ -145,13 +145,19 @@ func TestServeWebLive(t *testing.T) {
 		t.Errorf("the live script counts %d updates", got.Updates)
 	}
 	checkHostile(t, "task page after the update", got.Task)
+	if first.Selected == "" || got.Selected != first.Selected {
+		t.Errorf("the cell selected before the update was %q, after it %q: an update keeps the reader's selection", first.Selected, got.Selected)
+	}
+	if first.Filter == "" || got.Filter != first.Filter || !got.FilterFocused {
+		t.Errorf("the rule filter held %q before the update, %q after it (focused: %v): an update keeps it", first.Filter, got.Filter, got.FilterFocused)
+	}
 }
 
 // pageReport is what the harness saw of the pages.
 type pageReport struct {
 	Requests, Loads, Updates int
-	NowLast                  bool
-	Live                     string
+	NowLast, FilterFocused   bool
+	Live, Selected, Filter   string
 	Task, List               hostileView
 }
 
@@ -198,6 +204,7 @@ function hostile(w, sel) {
 // The task page's title of prompt 1 is in the grid's prompt header and the jump list.
 function taskView() { return hostile(taskFrame.contentWindow, '#jump option:last-child'); }
 function listView() { return hostile(listFrame.contentWindow, 'td.title a'); }
+function selected(d) { var c = d.querySelector('.cell[aria-pressed="true"]'); return c ? c.closest('tr').dataset.name + ' @' + c.dataset.t : ''; }
 function live(d) { return d.body && d.body.getAttribute('data-live') === 'open'; }
 // wait calls fn on every change of the frame's document until it returns true.
 function wait(frame, fn) {
@@ -213,12 +220,19 @@ function start() {
   wait(taskFrame, function () {
     if (!live(taskFrame.contentDocument)) return false;
     before = requests(taskFrame.contentDocument);
-    post('/ready', {Requests: before, Loads: loads, Task: taskView(), List: listView()});
+    // The reader selects the last rule's cell at the first request (the page starts on the
+    // first rule in the prompt) and types its name in the filter: the update keeps both.
+    var d = taskFrame.contentDocument, rows = d.querySelectorAll('.grid tbody tr'), f = d.getElementById('filter');
+    var c = d.querySelector('.cell[data-r="' + (rows.length - 1) + '"][data-t="0"]');
+    c.click();
+    f.focus(); f.value = c.closest('tr').dataset.name.split(' ')[0]; f.dispatchEvent(new Event('input'));
+    post('/ready', {Requests: before, Loads: loads, Task: taskView(), List: listView(), Selected: selected(d), Filter: f.value});
     wait(taskFrame, function () {
       var d = taskFrame.contentDocument, ths = d.querySelectorAll('.grid thead th.req');
       if (ths.length <= before) return false;
       post('/result', {Requests: ths.length, Loads: loads, Updates: +d.body.getAttribute('data-updates'),
-        NowLast: ths[ths.length - 1].classList.contains('now'), Live: (d.getElementById('live') || {}).textContent || '', Task: taskView()});
+        NowLast: ths[ths.length - 1].classList.contains('now'), Live: (d.getElementById('live') || {}).textContent || '', Task: taskView(),
+        Selected: selected(d), Filter: d.getElementById('filter').value, FilterFocused: d.activeElement === d.getElementById('filter')});
       return true;
     });
     return true;

@@ -274,6 +274,30 @@ const liveScript = `<style>
     document.body.setAttribute('data-updates', String(updates));
     if (es && es.readyState === 1) document.body.setAttribute('data-live', 'open');
   }
+  // keep notes what the reader set on the page: the cell selected (by its rule and request), the
+  // filters, and the control that has the focus; restore puts them back on the new page, or,
+  // with no cell selected, scrolls the grid to the newest request.
+  function keep() {
+    var k = {}, c = document.querySelector('.cell[aria-pressed="true"]'), a = document.activeElement;
+    if (c && c.closest('tr')) { k.name = c.closest('tr').dataset.name; k.t = c.dataset.t; k.cellFocused = a === c; }
+    ['filter', 'changed', 'jump', 'audit-req'].forEach(function (id) { var el = document.getElementById(id); if (el) k[id] = el.type === 'checkbox' ? el.checked : el.value; });
+    if (a && a.id && a !== document.body) { k.focus = a.id; if (typeof a.selectionStart === 'number') k.sel = [a.selectionStart, a.selectionEnd]; }
+    return k;
+  }
+  function restore(k) {
+    var f = document.getElementById('filter'), ch = document.getElementById('changed'), au = document.getElementById('audit-req');
+    if (f && k.filter) { f.value = k.filter; f.dispatchEvent(new Event('input')); }
+    if (ch && k.changed) { ch.checked = true; ch.dispatchEvent(new Event('change')); }
+    var cell = null;
+    if (k.name !== undefined) {
+      Array.prototype.forEach.call(document.querySelectorAll('.grid tbody tr'), function (tr) { if (tr.dataset.name === k.name) cell = tr.querySelector('.cell[data-t="' + k.t + '"]'); });
+    }
+    if (cell) cell.click();
+    else { var g = document.querySelector('.grid-scroll'); if (g) g.scrollLeft = g.scrollWidth; }
+    if (au && k['audit-req'] !== undefined && !cell) { au.value = k['audit-req']; au.dispatchEvent(new Event('change')); }
+    var el = k.focus && document.getElementById(k.focus);
+    if (el && !k.cellFocused) { el.focus({preventScroll: true}); if (k.sel && el.setSelectionRange) el.setSelectionRange(k.sel[0], k.sel[1]); }
+  }
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -283,11 +307,11 @@ const liveScript = `<style>
     }).then(function (text) {
       var doc = new DOMParser().parseFromString(text, 'text/html'), code = [];
       doc.body.querySelectorAll('script').forEach(function (s) { if (!s.hasAttribute('data-live')) code.push(s.textContent); s.remove(); });
-      var x = window.scrollX, y = window.scrollY;
+      var x = window.scrollX, y = window.scrollY, kept = keep();
       document.body.replaceChildren.apply(document.body, Array.prototype.map.call(doc.body.childNodes, function (n) { return document.importNode(n, true); }));
       code.forEach(function (c) { var s = document.createElement('script'); s.textContent = c; document.body.appendChild(s); });
+      restore(kept);
       window.scrollTo(x, y);
-      var g = document.querySelector('.grid-scroll'); if (g) g.scrollLeft = g.scrollWidth;
       updates++; mark();
     }).catch(function (e) {
       var b = document.getElementById('live'); if (b) { b.className = 'off'; b.textContent = 'could not update: ' + e.message; }
