@@ -100,14 +100,16 @@ func benchStore(b *testing.B, tasks, n int) (store.Store, []uuid.UUID) {
 }
 
 // BenchmarkPages is the server side of the web app on a store of 50 tasks of 10,000 events:
-// the list of tasks (every log read through), and one task's report page (built and rendered,
-// with the live script).
+// the list of tasks, one task's report page (built and rendered, with the live script), and the
+// rules (every task's decisions and deliveries). Cold is a server's first request (each log read
+// through); warm a later one, when no log grew (the list and the rules keep what they read of
+// each task by its length).
 func BenchmarkPages(b *testing.B) {
 	db, tasks := benchStore(b, 50, 10_000)
-	h := Handler(&storeSource{db: db})
-	page := func(b *testing.B, path string) {
+	page := func(b *testing.B, path string, cold bool) {
 		var size int
-		for b.Loop() {
+		h := Handler(&storeSource{db: db})
+		get := func() {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("GET", path, nil)
 			req.Host = "127.0.0.1:8080"
@@ -117,8 +119,20 @@ func BenchmarkPages(b *testing.B) {
 			}
 			size = rec.Body.Len()
 		}
+		if !cold {
+			get()
+		}
+		for b.Loop() {
+			if cold {
+				h = Handler(&storeSource{db: db})
+			}
+			get()
+		}
 		b.ReportMetric(float64(size), "bytes/page")
 	}
-	b.Run("list", func(b *testing.B) { page(b, "/") })
-	b.Run("task", func(b *testing.B) { page(b, "/task/"+tasks[len(tasks)-1].String()) })
+	b.Run("list/cold", func(b *testing.B) { page(b, "/", true) })
+	b.Run("list/warm", func(b *testing.B) { page(b, "/", false) })
+	b.Run("task", func(b *testing.B) { page(b, "/task/"+tasks[len(tasks)-1].String(), true) })
+	b.Run("rules/cold", func(b *testing.B) { page(b, "/rules", true) })
+	b.Run("rules/warm", func(b *testing.B) { page(b, "/rules", false) })
 }

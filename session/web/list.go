@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,27 +43,7 @@ type Task struct {
 const titleRunes = 80
 
 // Tasks reads every task of the store, newest first (the last event's time, then the id).
-func Tasks(ctx context.Context, db store.Store) ([]Task, error) {
-	infos, err := db.Tasks()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Task, 0, len(infos))
-	for _, info := range infos {
-		t, err := readTask(ctx, db, info)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Last.Equal(out[j].Last) {
-			return out[i].Last.After(out[j].Last)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
-}
+func Tasks(ctx context.Context, db store.Store) ([]Task, error) { return (*Cache)(nil).tasks(ctx, db) }
 
 func readTask(ctx context.Context, db store.Store, info store.TaskInfo) (Task, error) {
 	t := Task{ID: info.Task.String(), Events: info.Events}

@@ -61,12 +61,17 @@ const keepAlive = 25 * time.Second
 //	/task/ID           the task's report page, live
 //	/task/ID/events    server-sent events: one each time the task's log grew, its id the log's
 //	                   last sequence number
+//	/rules             every rule: in how many requests it was in the prompt, delivered,
+//	                   shadowed, toggled off, excluded
+//	/rule?id=ID        one rule, task by task
 func Handler(src Source) http.Handler {
-	h := &handler{src: src}
+	h := &handler{src: src, cache: NewCache()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.list)
 	mux.HandleFunc("GET /task/{id}", h.task)
 	mux.HandleFunc("GET /task/{id}/events", h.events)
+	mux.HandleFunc("GET /rules", h.rules)
+	mux.HandleFunc("GET /rule", h.rules)
 	return headers(mux)
 }
 
@@ -101,13 +106,16 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-type handler struct{ src Source }
+type handler struct {
+	src   Source
+	cache *Cache
+}
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	var tasks []Task
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		var err error
-		tasks, err = Tasks(r.Context(), db)
+		tasks, err = h.cache.tasks(r.Context(), db)
 		return err
 	})
 	if err != nil {
@@ -122,6 +130,44 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b.Bytes())
 }
+
+func (h *handler) rules(w http.ResponseWriter, r *http.Request) {
+	var rules []Rule
+	err := h.src.View(r.Context(), func(db store.Store) error {
+		var err error
+		rules, err = Rules(r.Context(), db, h.cache)
+		return err
+	})
+	if err != nil {
+		http.Error(w, "read the rules: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	one := r.URL.Path == "/rule"
+	if one {
+		want := r.URL.Query().Get("id")
+		var found []Rule
+		for _, rule := range rules {
+			if rule.ID == want {
+				found = append(found, rule)
+			}
+		}
+		if len(found) == 0 {
+			http.Error(w, "no rule of that id in this store's decisions: see /rules", http.StatusNotFound)
+			return
+		}
+		rules = found
+	}
+	var b bytes.Buffer
+	if err := RenderRules(&b, rules, one); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// parseTask reads a task id of the list.
+func parseTask(s string) (uuid.UUID, error) { return uuid.Parse(s) }
 
 // taskID reads the task of the path; false (after answering 404) when it is no task id.
 func taskID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {

@@ -9,7 +9,9 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -266,4 +268,58 @@ func TestEvents(t *testing.T) {
 		t.Errorf("a fresh stream starts with %q, want a head event at %d", got, head())
 	}
 	stop()
+}
+
+// TestRules: the rules page counts each rule's requests in the prompt; a rule's page lists its
+// tasks, their titles escaped.
+func TestRules(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, hostile, 3, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	rules, err := Rules(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api *Rule
+	for i := range rules {
+		if rules[i].Name == "api" {
+			api = &rules[i]
+		}
+	}
+	if len(rules) != 2 || api == nil {
+		t.Fatalf("rules %+v, want general and api", rules)
+	}
+	if api.Requests != 3 || api.Applied != 3 || len(api.Uses) != 1 || api.Uses[0].First.Request != 1 || api.Uses[0].Last.Request != 3 {
+		t.Errorf("api: %+v, want in the prompt at the 3 requests of the task, first 1 and last 3", api)
+	}
+	h := Handler(&storeSource{db: db})
+	code, page := get(t, h, "/rules")
+	// The template writes the query's escapes in lower case.
+	link := strings.ToLower(`<a href="/rule?id=` + url.QueryEscape(api.ID) + `">api</a>`)
+	if code != http.StatusOK || !strings.Contains(strings.ToLower(page), link) {
+		t.Errorf("/rules (%d) does not link the api rule:\n%s", code, page)
+	}
+	code, page = get(t, h, "/rule?id="+url.QueryEscape(api.ID))
+	if code != http.StatusOK {
+		t.Fatalf("/rule: %d\n%s", code, page)
+	}
+	if !strings.Contains(page, "in the prompt at 3 of 3 requests") || !strings.Contains(page, `<a href="/task/`+task.String()+`">`) {
+		t.Errorf("the api rule's page lacks its counts or its task:\n%s", page)
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the rule's page holds %q from the prompt as is", bad)
+		}
+	}
+	if code, _ := get(t, h, "/rule?id=nope"); code != http.StatusNotFound {
+		t.Errorf("/rule?id=nope: %d, want 404", code)
+	}
+	// The handler keeps what it read by the log's length: a turn more is read.
+	turn(t, s, 3)
+	if _, page = get(t, h, "/rule?id="+url.QueryEscape(api.ID)); !strings.Contains(page, "in the prompt at 4 of 4 requests") {
+		t.Errorf("after a fourth request the api rule's page still says %q", regexp.MustCompile(`in the prompt at \d+ of \d+ requests`).FindString(page))
+	}
+	if _, page = get(t, h, "/"); !strings.Contains(page, `data-label="requests">4<`) {
+		t.Errorf("after a fourth request the list does not count it")
+	}
 }
