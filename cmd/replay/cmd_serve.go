@@ -124,6 +124,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	srv, err := serve.Listen(side, opts)
 	if errors.Is(err, serve.ErrRunning) {
 		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(side))
+		if *httpAddr != "" {
+			// That server has no web app: say so rather than seem to serve one.
+			fmt.Fprintf(stderr, "replay serve: the web app needs the server itself: stop that one ('replay serve --stop%s') and run this again\n", stopArgs(dbSet, storeSet, loc))
+			return exitFailed
+		}
 		return exitOK
 	}
 	if err != nil {

@@ -39,3 +39,14 @@ func serveWeb(addr string, srv *serve.Server, stdout io.Writer, lg *log.Logger) 
 		}
 	}, nil
 }
+
+// stopArgs are the store flags 'replay serve --stop' needs to reach the same server.
+func stopArgs(dbSet, storeSet bool, loc storeLoc) string {
+	switch {
+	case storeSet:
+		return " --store " + loc.String()
+	case dbSet:
+		return " --db " + loc.String()
+	}
+	return ""
+}

@@ -145,6 +145,12 @@ func TestServeWebLive(t *testing.T) {
 		t.Errorf("the live script counts %d updates", got.Updates)
 	}
 	checkHostile(t, "task page after the update", got.Task)
+
+	// A second server for the same database has no web app to offer: it says so and fails.
+	out, err := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the web app needs the server itself: stop that one ('replay serve --stop --db "+db+"')") {
+		t.Errorf("a second 'replay serve --http' on the database: %v\n%s", err, out)
+	}
 	if first.Selected == "" || got.Selected != first.Selected {
 		t.Errorf("the cell selected before the update was %q, after it %q: an update keeps the reader's selection", first.Selected, got.Selected)
 	}
