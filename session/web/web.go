@@ -281,19 +281,26 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		first = false
 		fl.Flush()
-		select {
-		case <-r.Context().Done():
-			return
-		case <-changed:
-		case <-tick.C:
+		if !waitChange(r.Context(), changed, tick.C, func() {
 			fmt.Fprint(w, ": keep-alive\n\n")
 			fl.Flush()
-			// Wait again without reading: a keep-alive says nothing of the log.
-			select {
-			case <-r.Context().Done():
-				return
-			case <-changed:
-			}
+		}) {
+			return
+		}
+	}
+}
+
+// waitChange waits for changed, calling keep at each tick meanwhile; false when ctx ended
+// first.
+func waitChange(ctx context.Context, changed <-chan struct{}, tick <-chan time.Time, keep func()) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changed:
+			return true
+		case <-tick:
+			keep()
 		}
 	}
 }

@@ -323,3 +323,26 @@ func TestRules(t *testing.T) {
 		t.Errorf("after a fourth request the list does not count it")
 	}
 }
+
+// TestWaitChange: a stream waiting for a change sends a keep-alive at every tick, not only the
+// first, and ends with its request.
+func TestWaitChange(t *testing.T) {
+	changed, tick := make(chan struct{}), make(chan time.Time)
+	ctx, cancel := context.WithCancel(context.Background())
+	kept := make(chan bool)
+	done := make(chan bool)
+	go func() { done <- waitChange(ctx, changed, tick, func() { kept <- true }) }()
+	for range 3 {
+		tick <- time.Time{}
+		<-kept
+	}
+	close(changed)
+	if !<-done {
+		t.Errorf("waitChange after a change = false, want true")
+	}
+	go func() { done <- waitChange(ctx, make(chan struct{}), tick, func() {}) }()
+	cancel()
+	if <-done {
+		t.Errorf("waitChange after the request ended = true, want false")
+	}
+}
