@@ -69,7 +69,12 @@ func (e Event) MarshalBinary() ([]byte, error) {
 
 // ComputeHash is SHA-256 over the binary encoding of every field but Hash.
 func (e *Event) ComputeHash() Hash {
-	return sha256.Sum256(e.appendUnhashed(make([]byte, 0, e.encodedSize())))
+	var buf [512]byte // most events fit: no allocation then
+	b := buf[:0]
+	if n := e.encodedSize(); n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	return sha256.Sum256(e.appendUnhashed(b))
 }
 
 func (e *Event) encodedSize() int {

@@ -17,8 +17,18 @@ func Written(prev, next *Decision, base uint64) (delta *Decision, ok bool) {
 	d := *next
 	d.Base, d.Diagnostics = base, nil
 	d.Context, d.Gone = diffContext(prev.Context, next.Context)
-	d.Included, d.Excluded, d.Removed = diffOutcomes(prev, next)
+	if sameArray(prev.Included, next.Included) && sameArray(prev.Excluded, next.Excluded) {
+		// Outcomes taken over from prev: nothing of them changed.
+		d.Included, d.Excluded, d.Removed = []RuleOutcome{}, []RuleOutcome{}, nil
+	} else {
+		d.Included, d.Excluded, d.Removed = diffOutcomes(prev, next)
+	}
 	return &d, true
+}
+
+// sameArray reports whether a and b are the same elements of the same array.
+func sameArray(a, b []RuleOutcome) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Apply rebuilds the full decision d was written from, given base, the full decision d is

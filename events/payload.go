@@ -29,6 +29,9 @@ type TaskStarted struct {
 	// Cwd is the working directory the agent started in, when it differs from the primary
 	// root or the runtime reports both (agent hooks do).
 	Cwd string `json:"cwd,omitempty"`
+	// Session is the agent's own id of the session (its session_id), when the task was recorded
+	// from the agent's hooks; absent in tasks recorded before it was kept.
+	Session string `json:"session,omitempty"`
 }
 
 // Runtime names an agent runtime and its version.

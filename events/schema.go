@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // An upgrade turns the payload of one schema version into the next version's.
@@ -105,11 +106,26 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// decisionBufs hold the buffers decisions are encoded into; one that grew past
+// maxPooledDecision is left to the collector.
+var decisionBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledDecision = 1 << 20
+
 // canonicalJSON encodes v compactly, with object keys of maps sorted (encoding/json does that),
 // raw JSON fields canonicalized and no HTML escaping, so equal payloads have equal bytes.
 func canonicalJSON(v any) ([]byte, error) {
 	if p, ok := v.(*Decision); ok {
-		return p.appendJSON(make([]byte, 0, 4096)), nil
+		// Encoded into a buffer kept for the next one, then copied at its size: a decision
+		// written against the one before is often a hundred bytes, a full one many kilobytes.
+		buf := decisionBufs.Get().(*[]byte)
+		b := p.appendJSON((*buf)[:0])
+		out := bytes.Clone(b)
+		if cap(b) <= maxPooledDecision {
+			*buf = b
+			decisionBufs.Put(buf)
+		}
+		return out, nil
 	}
 	if p, ok := v.(*ToolCall); ok {
 		params, err := Canonicalize(p.Params)

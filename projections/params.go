@@ -124,6 +124,16 @@ func decodeString(tok []byte) string {
 	return s
 }
 
+// strOr is the first of keys holding a non-empty string.
+func (p toolParams) strOr(keys ...string) string {
+	for _, k := range keys {
+		if s := p.str(k); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 func (p toolParams) str(key string) string {
 	if v := p.raw(key); len(v) > 0 && v[0] == '"' {
 		return decodeString(v)

@@ -124,10 +124,11 @@ var toolTable = map[string]toolHandler{
 	"apply_patch":                applyPatchTool,
 	"read_files":                 clineReadFiles,
 	"execute_command":            shellTool,
-	// Claude Code
-	"Read":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
-	"Write":        func(p toolParams, c *collector) { c.file(p.str("file_path")) },
-	"Edit":         func(p toolParams, c *collector) { c.file(p.str("file_path")) },
+	// Claude Code, and Copilot CLI's hooks, which name its tools as Claude Code's with their own
+	// "path"
+	"Read":         func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
+	"Write":        func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
+	"Edit":         func(p toolParams, c *collector) { c.file(p.strOr("file_path", "path")) },
 	"MultiEdit":    func(p toolParams, c *collector) { c.file(p.str("file_path")) },
 	"NotebookEdit": func(p toolParams, c *collector) { c.file(p.str("notebook_path")) },
 	"Glob":         globTool,
@@ -141,23 +142,48 @@ var toolTable = map[string]toolHandler{
 	// pi, whose paths may carry the "@" of the mention they came from
 	"read":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
 	"write": func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
-	"edit":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	"edit":  piOrQwenEdit,
 	"ls":    func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
 	"find":  func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
 	"grep":  func(p toolParams, c *collector) { c.fileOrDir(strings.TrimPrefix(p.str("path"), "@")) },
 	"bash":  shellTool,
 	// Cline SDK
 	"run_commands": shellTool,
+	// Gemini CLI and Qwen Code share these names: Gemini names the folder dir_path, Qwen path
+	// (their read_file is Cline's name, with file_path: see clineFile; write_file and Gemini's
+	// replace give file_path, which the fallback reads)
+	"run_shell_command": shellTool,
+	"list_directory":    func(p toolParams, c *collector) { c.dir(p.str("dir_path")); c.dir(p.str("path")) },
+	"glob": func(p toolParams, c *collector) {
+		globUnder(p.str("dir_path")+p.str("path"), p.str("pattern"), c)
+	},
+	"grep_search": func(p toolParams, c *collector) {
+		for _, k := range []string{"dir_path", "path"} {
+			if d := p.str(k); d != "" {
+				c.fileOrDir(d)
+			}
+		}
+	},
 	// Cursor, whose other tools (Read, Write, Grep, Delete) take Claude Code's names
 	"Shell": shellTool,
+	// Qwen Code's read_file and edit share Cline's and pi's names (each reads both spellings).
+}
+
+// piOrQwenEdit: pi's edit names its file with path (perhaps with a mention's "@"), Qwen Code's
+// with file_path.
+func piOrQwenEdit(p toolParams, c *collector) {
+	c.file(strings.TrimPrefix(p.str("path"), "@"))
+	c.file(p.str("file_path"))
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,
-// "absolutePath"; VS Code's read_file of the same name gives "filePath".
+// "absolutePath"; VS Code's read_file of the same name gives "filePath", Gemini CLI's and Qwen
+// Code's "file_path".
 func clineFile(p toolParams, c *collector) {
 	c.file(p.str("path"))
 	c.file(p.str("absolutePath"))
 	c.file(p.str("filePath"))
+	c.file(p.str("file_path"))
 }
 
 func clineDir(p toolParams, c *collector) {
@@ -178,9 +204,11 @@ func clineReadFiles(p toolParams, c *collector) {
 }
 
 // globTool: the pattern's leading literal directories are what Glob lists, under path.
-func globTool(p toolParams, c *collector) {
-	base := p.str("path")
-	prefix, literal := globPrefix(p.str("pattern"))
+func globTool(p toolParams, c *collector) { globUnder(p.str("path"), p.str("pattern"), c) }
+
+// globUnder adds what a glob pattern searches under base.
+func globUnder(base, pattern string, c *collector) {
+	prefix, literal := globPrefix(pattern)
 	switch {
 	case literal && prefix != "":
 		c.file(joinUnder(base, prefix))
@@ -258,6 +286,9 @@ func shellTool(p toolParams, c *collector) {
 	workdir := p.str("workdir")
 	if workdir == "" {
 		workdir = p.str("working_directory")
+	}
+	if workdir == "" {
+		workdir = p.str("dir_path") // Gemini CLI's run_shell_command
 	}
 	cmd := strings.Join(parts, "\n")
 	if strings.Contains(cmd, "*** ") {

@@ -52,6 +52,25 @@ func TestToolTargets(t *testing.T) {
 			shell("src/a.test.ts")},
 		{"cline sdk read_files", "read_files", `{"files":[{"path":"a/b.ts","start_line":1},{"path":"c.md"}]}`, files("a/b.ts", "c.md")},
 
+		// Gemini CLI 0.61.0, shapes from its tool declarations and hook payloads.
+		{"gemini read_file", "read_file", `{"file_path":"/home/dev/shop/src/api/routes.ts"}`, files("/home/dev/shop/src/api/routes.ts")},
+		{"gemini write_file", "write_file", `{"file_path":"src/api/health.ts","content":"import x from 'lib/x.ts'"}`, files("src/api/health.ts")},
+		{"gemini replace", "replace", `{"file_path":"src/a.ts","instruction":"rename","old_string":"a","new_string":"b"}`, files("src/a.ts")},
+		{"gemini list_directory", "list_directory", `{"dir_path":"src/api"}`, files("src/api/")},
+		{"gemini glob", "glob", `{"pattern":"api/**/*.ts","dir_path":"src"}`, files("src/api/")},
+		{"gemini grep_search", "grep_search", `{"pattern":"health","dir_path":"src/api","include_pattern":"*.ts"}`, files("src/api/")},
+		{"gemini run_shell_command", "run_shell_command", `{"command":"cat routes.ts","description":"show","dir_path":"src/api"}`,
+			shell("src/api/routes.ts")},
+
+		// Qwen Code 0.24.4, shapes from its hook payloads (events/agentlog/testdata/hooks/qwen).
+		{"qwen read_file", "read_file", `{"file_path":"/home/dev/shop/src/api/routes.ts"}`, files("/home/dev/shop/src/api/routes.ts")},
+		{"qwen write_file", "write_file", `{"content":"x","file_path":"/w/src/api/health.ts"}`, files("/w/src/api/health.ts")},
+		{"qwen edit", "edit", `{"file_path":"/w/a.ts","new_string":"b","old_string":"a"}`, files("/w/a.ts")},
+		{"qwen run_shell_command", "run_shell_command", `{"command":"cat src/a.ts","description":"x"}`, shell("src/a.ts")},
+		{"qwen list_directory", "list_directory", `{"path":"/w/src"}`, files("/w/src/")},
+		{"qwen glob", "glob", `{"pattern":"src/api/*.ts"}`, files("src/api/")},
+		{"qwen grep_search", "grep_search", `{"pattern":"x","path":"src"}`, files("src/")},
+
 		// Cursor, shapes from its hooks page (cursor.com/docs/hooks).
 		{"cursor Shell", "Shell", `{"command":"npm test -- src/a.test.ts","working_directory":"/project"}`,
 			shell("/project/src/a.test.ts")},

@@ -42,35 +42,25 @@ func (b *builder) providerCategory() Category {
 			Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
 		return CategoryScoped
 	}
-	switch b.f.Provider {
-	case ProviderCline:
-		// Cline reads only paths, and only as a list: a string is the wrong type and the rule
-		// stays universal, as in Cline.
-		return b.scopedOr(b.pathCondition("paths", false, false), CategoryAlways)
-	case ProviderClaude:
-		return b.scopedOr(b.pathCondition("paths", true, false), CategoryAlways)
-	case ProviderCopilot:
-		c := b.pathCondition("applyTo", true, true)
-		if c == nil {
-			b.diag(0, SeverityInfo, DiagManualOnly, "no applyTo: GitHub Copilot attaches this file only when it is added by hand")
-		}
-		if c != nil && everyRequest(c.Values) {
-			// VS Code puts an instruction file that applies to "**" into every request, also one
-			// whose context holds no file.
-			return CategoryAlways
-		}
-		return b.scopedOr(c, CategoryManual)
-	case ProviderCursor:
-		if b.class.dir != "" {
-			return b.nestedCursorCategory()
-		}
-		return b.cursorCategory(false)
-	case ProviderWindsurf:
-		return b.windsurfCategory()
-	case ProviderTasklog:
-		return b.tasklogCategory()
+	if s := sourceOf(b.f.Provider); s != nil && s.category != nil {
+		return s.category(b)
 	}
 	return CategoryAlways
+}
+
+// copilotCategory reads applyTo as VS Code does: a file without one is attached by hand only,
+// one that applies to every file is in every request.
+func (b *builder) copilotCategory() Category {
+	c := b.pathCondition("applyTo", true, true)
+	if c == nil {
+		b.diag(0, SeverityInfo, DiagManualOnly, "no applyTo: GitHub Copilot attaches this file only when it is added by hand")
+	}
+	if c != nil && everyRequest(c.Values) {
+		// VS Code puts an instruction file that applies to "**" into every request, also one
+		// whose context holds no file.
+		return CategoryAlways
+	}
+	return b.scopedOr(c, CategoryManual)
 }
 
 func (b *builder) scopedOr(c *Condition, otherwise Category) Category {
@@ -220,7 +210,7 @@ func (b *builder) legacy(text string) {
 		what = "its keys (" + strings.Join(keys, ", ") + ")"
 	}
 	b.diag(line, SeverityInfo, DiagLegacyFrontmatter, fmt.Sprintf("%s is a legacy single file, which %s sends as written: %s are not read, and the whole text, the --- block included, is the body",
-		b.f.Path, providerTitle[b.f.Provider], what))
+		b.f.Path, titleOf(b.f.Provider), what))
 }
 
 // nestedCursorCategory reads a rule of a nested .cursor/rules folder (apps/api/.cursor/rules):

@@ -26,16 +26,6 @@ type fileClass struct {
 	dir string
 }
 
-// folderPrefixes are the rules folders of each provider, workspace and home.
-var folderPrefixes = map[string][]string{
-	ProviderTasklog:  {".tasklog/rules/"},
-	ProviderCline:    {".clinerules/", "Documents/Cline/Rules/"},
-	ProviderCursor:   {".cursor/rules/"},
-	ProviderWindsurf: {".windsurf/rules/"},
-	ProviderClaude:   {".claude/rules/"},
-	ProviderCopilot:  {".github/instructions/"},
-}
-
 func classify(f *File) fileClass {
 	if f.Scope == ScopeRemote {
 		return fileClass{kind: kindRemote, name: f.Path}
@@ -67,7 +57,7 @@ func classify(f *File) fileClass {
 		}
 	}
 	rel := p
-	for _, pre := range folderPrefixes[f.Provider] {
+	for _, pre := range folderPrefixes(f.Provider) {
 		if strings.HasPrefix(p, pre) {
 			rel = strings.TrimPrefix(p, pre)
 			break
@@ -76,10 +66,11 @@ func classify(f *File) fileClass {
 	return fileClass{kind: kindFolder, name: ruleName(f.Provider, rel)}
 }
 
-// ruleName drops the extension: ".instructions.md" for Copilot, the last one otherwise.
-func ruleName(provider, rel string) string {
-	if provider == ProviderCopilot {
-		if s, ok := strings.CutSuffix(rel, ".instructions.md"); ok {
+// ruleName drops the source's name suffix (".instructions.md" for Copilot), else the last
+// extension.
+func ruleName(provider Provider, rel string) string {
+	if s := sourceOf(provider); s != nil && s.nameSuffix != "" {
+		if s, ok := strings.CutSuffix(rel, s.nameSuffix); ok {
 			return s
 		}
 	}
@@ -89,18 +80,11 @@ func ruleName(provider, rel string) string {
 	return rel
 }
 
-// providerRank orders providers for shadowing: tasklog's own folder first, then the tools
-// whose rule formats carry the most intent (Cursor's, Windsurf's), then the rest.
-var providerRank = map[string]int{
-	ProviderTasklog: 7, ProviderCursor: 6, ProviderWindsurf: 5, ProviderClaude: 4,
-	ProviderCline: 3, ProviderCopilot: 2, ProviderAgents: 1,
-}
-
 // precedence of a rule: higher wins among rules of the same name. A remote rule that is
 // always enabled is mandated by its organization and outranks everything; then provider,
 // then scope (workspace over global over remote).
 func precedence(f *File) int {
-	p := providerRank[f.Provider] * 10
+	p := rankOf(f.Provider) * 10
 	switch f.Scope {
 	case ScopeWorkspace:
 		p += 3

@@ -193,15 +193,6 @@ func (c *collector) probe(fsys fs.FS, p string) {
 	}
 }
 
-// source describes one place a provider keeps rules.
-type source struct {
-	provider string
-	dir      string // a folder to read recursively, or
-	file     string // a single file
-	accept   func(rel string) bool
-	flat     bool // only the folder's own files, no subfolders
-}
-
 func hasExt(exts ...string) func(string) bool {
 	return func(rel string) bool {
 		for _, e := range exts {
@@ -220,30 +211,6 @@ func clineAccept(rel string) bool {
 }
 
 func anyFile(string) bool { return true }
-
-var workspaceSources = []source{
-	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
-	{provider: ProviderCline, dir: ".clinerules", accept: clineAccept},
-	{provider: ProviderCline, file: ".clinerules"},
-	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
-	{provider: ProviderCursor, file: ".cursorrules"},
-	{provider: ProviderWindsurf, dir: ".windsurf/rules", accept: hasExt(".md"), flat: true},
-	{provider: ProviderWindsurf, file: ".windsurfrules"},
-	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
-	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
-	{provider: ProviderCopilot, file: ".github/copilot-instructions.md"},
-	{provider: ProviderCopilot, dir: ".github/instructions", accept: hasExt(".instructions.md")},
-}
-
-var homeSources = []source{
-	{provider: ProviderTasklog, dir: ".tasklog/rules", accept: hasExt(".md", ".mdc")},
-	{provider: ProviderCline, dir: "Documents/Cline/Rules", accept: anyFile},
-	{provider: ProviderCursor, dir: ".cursor/rules", accept: hasExt(".mdc", ".md")},
-	{provider: ProviderWindsurf, file: ".codeium/windsurf/memories/global_rules.md"},
-	{provider: ProviderClaude, dir: ".claude/rules", accept: hasExt(".md")},
-	{provider: ProviderClaude, file: ".claude/CLAUDE.md"},
-	{provider: ProviderAgents, file: ".codex/AGENTS.md"},
-}
 
 func (c *collector) workspace(r Root) {
 	c.entries, c.bytes = 0, 0
@@ -275,11 +242,15 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 		}
 	}
 	if s.file != "" {
-		info, err := fs.Stat(fsys, s.file)
-		if err != nil || info.IsDir() {
+		info, err := c.stat(fsys, s.file)
+		if err != nil || info.mode.IsDir() {
 			return // absent, or the folder form of the same name (.clinerules/)
 		}
 		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: s.file})
+		return
+	}
+	// Most sources are absent: the look-up that says so allocates nothing.
+	if si, err := c.stat(fsys, s.dir); err != nil || !si.mode.IsDir() {
 		return
 	}
 	info, err := fs.Stat(fsys, s.dir)
@@ -288,8 +259,28 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 	}
 	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
 	sw.walk(s.dir, 1, info)
-	for _, p := range sw.found {
-		c.read(fsys, File{Provider: s.provider, Scope: scope, Root: root, Path: p})
+	like := File{Provider: s.provider, Scope: scope, Root: root}
+	if checked := c.statMany(fsys, sw.found); checked != nil {
+		// The files go into c.files in place: read ahead, or left empty to be read here.
+		at := len(c.files)
+		c.files = slices.Grow(c.files, len(sw.found))[:at+len(sw.found)]
+		ahead := c.files[at:]
+		clear(ahead)
+		c.readAhead(fsys, like, sw.found, checked, ahead)
+		for i, p := range sw.found {
+			if ahead[i].Path == "" {
+				f := like
+				f.Path = p
+				ahead[i] = c.readChecked(fsys, f, checked[i].si, checked[i].err)
+			}
+			ahead[i] = c.budget(ahead[i])
+		}
+	} else {
+		for _, p := range sw.found {
+			f := like
+			f.Path = p
+			c.read(fsys, f)
+		}
 	}
 	c.files = append(c.files, sw.notes...)
 	if sw.limits != (walkLimits{}) {
@@ -484,6 +475,11 @@ func (c *collector) readOne(fsys fs.FS, f File) File {
 		return readFile(fsys, f, &c.bound) // which checks the file's type itself
 	}
 	info, statErr := c.stat(fsys, f.Path)
+	return c.readChecked(fsys, f, info, statErr)
+}
+
+// readChecked is readOne with the file's stat made.
+func (c *collector) readChecked(fsys fs.FS, f File, info statInfo, statErr error) File {
 	if statErr == nil && !info.mode.IsRegular() {
 		return notRegular(f, info.mode)
 	}

@@ -23,10 +23,6 @@ type importWalk struct {
 // again. Files of another place are read by that place's walk (a "~/" import by the home
 // folder's, after every root).
 func (c *collector) imports(fsys fs.FS, scope, root string, from int) {
-	have := make(map[importKey]bool, len(c.files))
-	for i := range c.files {
-		have[keyOf(&c.files[i])] = true
-	}
 	type step struct {
 		k     importKey
 		depth int
@@ -36,6 +32,13 @@ func (c *collector) imports(fsys fs.FS, scope, root string, from int) {
 		if expandsImports(&c.files[i]) {
 			queue = append(queue, step{keyOf(&c.files[i]), 0})
 		}
+	}
+	if len(queue) == 0 {
+		return // nothing imports anything: the common case, at every collection
+	}
+	have := make(map[importKey]bool, len(c.files))
+	for i := range c.files {
+		have[keyOf(&c.files[i])] = true
 	}
 	seen := map[importKey]bool{}
 	iw := importWalk{c: c, fsys: fsys, scope: scope, root: root}

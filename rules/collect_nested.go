@@ -3,7 +3,6 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 )
 
@@ -24,7 +23,7 @@ func (c *collector) skippedMemory(r Root, dir, why string) {
 			continue
 		}
 		c.armName(dir, name)
-		if _, err := fs.Lstat(r.FS, full); err != nil {
+		if _, err := c.lstat(r.FS, full); err != nil {
 			continue
 		}
 		provider := ProviderAgents

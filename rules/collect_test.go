@@ -12,7 +12,7 @@ import (
 func fileKeys(fs []File) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, f.Provider+" "+f.Scope+" "+f.Root+" "+f.Path)
+		out = append(out, string(f.Provider)+" "+f.Scope+" "+f.Root+" "+f.Path)
 	}
 	return out
 }

@@ -275,10 +275,11 @@ func codes(ds []Diagnostic) []string {
 // Provider semantics: each row is one file as its tool's users write it.
 func TestProviderCategories(t *testing.T) {
 	tests := []struct {
-		provider, path, content string
-		category                Category
-		patterns                []string
-		codes                   []string
+		provider      Provider
+		path, content string
+		category      Category
+		patterns      []string
+		codes         []string
 	}{
 		{ProviderCursor, ".cursor/rules/a.mdc", "---\ndescription: x\nglobs: *.ts,*.tsx\nalwaysApply: false\n---\nB", CategoryScoped, []string{"*.ts", "*.tsx"},
 			[]string{DiagNotStrict, DiagUnquotedStar, DiagCommaString}},

@@ -10,7 +10,7 @@ import (
 // needs is in it, so a recorded list of Files re-loads to the same rule set anywhere.
 type File struct {
 	// Provider is the tool whose folder the file is in: one of the Provider constants.
-	Provider string `json:"provider"`
+	Provider Provider `json:"provider"`
 	// Scope is "workspace", "global" or "remote".
 	Scope string `json:"scope"`
 	// Root is the workspace root's name as recorded (for example "/ws"); empty for global and
@@ -48,7 +48,7 @@ func (f *File) label() string {
 
 // id is the stable identity of the rule the file becomes.
 func (f *File) id() string {
-	return f.Provider + ":" + f.label()
+	return string(f.Provider) + ":" + f.label()
 }
 
 func compareFiles(a, b File) int {

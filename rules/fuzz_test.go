@@ -24,7 +24,7 @@ func FuzzParseFrontmatter(f *testing.F) {
 		if fm.Failed && fm.Body != normalizeText(s) {
 			t.Fatalf("a failed parse must keep the whole file as the body")
 		}
-		for _, provider := range []string{ProviderCursor, ProviderCline, ProviderWindsurf, ProviderTasklog} {
+		for _, provider := range []Provider{ProviderCursor, ProviderCline, ProviderWindsurf, ProviderTasklog} {
 			files := []File{{Provider: provider, Scope: ScopeWorkspace, Path: ".x/r.md", Content: []byte(s)}}
 			rs := Load(files)
 			if len(rs.Rules()) != 1 {

@@ -17,10 +17,6 @@ import (
 // the file is a rule file of the list already), so that a rules snapshot records them and Load
 // expands from the list alone: replay needs nothing else.
 
-// ProviderImport is the provider of a file read only because a rule imports it: it is
-// recorded in the rules snapshot and expanded into the importing rule, never a rule itself.
-const ProviderImport = "import"
-
 // Bounds of import expansion.
 const (
 	// MaxImportDepth is how many hops an import chain may take from the file that starts it.

@@ -321,7 +321,7 @@ func (l ruleLint) shadowed(w *Rule) Finding {
 		why = "within a tool, workspace rules outrank global ones, and global ones remote ones"
 	default:
 		why = fmt.Sprintf("%s's folder ranks above %s's (tasklog, Cursor, Windsurf, Claude Code, Cline, Copilot, AGENTS.md)",
-			providerTitle[w.Provider], providerTitle[r.Provider])
+			titleOf(w.Provider), titleOf(r.Provider))
 	}
 	if r.Body == w.Body {
 		fd.Severity = SeverityInfo

@@ -6,33 +6,6 @@ import (
 	"strings"
 )
 
-// keyOwner names, for each tool-specific key, the tools that read it: a key found in another
-// tool's file is reported as foreign, with the key that tool reads instead.
-var keyOwner = map[string]string{
-	"paths":       "Claude Code and Cline",
-	"globs":       "Cursor and Windsurf",
-	"alwaysApply": "Cursor",
-	"applyTo":     "GitHub Copilot",
-	"trigger":     "Windsurf",
-}
-
-// providerKeys are the tool-specific keys each provider reads; the common keys (description,
-// the conditionals and the stream trigger keys) are read for every provider.
-var providerKeys = map[string][]string{
-	ProviderTasklog:  {"paths", "globs", "applyTo", "alwaysApply", "trigger"},
-	ProviderCline:    {"paths"},
-	ProviderCursor:   {"globs", "alwaysApply"},
-	ProviderWindsurf: {"trigger", "globs", "alwaysApply"},
-	ProviderClaude:   {"paths"},
-	ProviderCopilot:  {"applyTo"},
-	ProviderAgents:   {},
-}
-
-var providerTitle = map[string]string{
-	ProviderTasklog: "tasklog", ProviderCline: "Cline", ProviderCursor: "Cursor", ProviderWindsurf: "Windsurf",
-	ProviderClaude: "Claude Code", ProviderCopilot: "GitHub Copilot", ProviderAgents: "AGENTS.md",
-}
-
 // metadataKeys are common descriptive keys: read by no evaluator, but not anomalies worth a
 // warning either.
 var metadataKeys = map[string]bool{"title": true, "name": true, "author": true, "version": true,
@@ -239,12 +212,12 @@ func (b *builder) reportUnread() {
 }
 
 func (b *builder) foreignMessage(key string) string {
-	tool := providerTitle[b.f.Provider]
+	tool := titleOf(b.f.Provider)
 	switch b.class.kind {
 	case kindLegacy, kindMain, kindMemory:
 		return fmt.Sprintf("%s is %s's key; %s reads no keys in %s, so it is ignored (the file applies by where it is)", key, keyOwner[key], tool, b.f.Path)
 	}
-	reads := providerKeys[b.f.Provider]
+	reads := keysOf(b.f.Provider)
 	instead := "no such key"
 	for _, k := range reads {
 		if k == "paths" || k == "globs" || k == "applyTo" {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -173,5 +174,58 @@ func TestReaderRestoredTime(t *testing.T) {
 	}
 	if string(cached[0].Content) != "one" || string(fresh[0].Content) != "two" {
 		t.Errorf("reader saw %q, Collect %q; want one and two", cached[0].Content, fresh[0].Content)
+	}
+}
+
+// TestReaderManyFiles checks a folder with more files than parallelStats, whose files are
+// read and whose sizes and times are checked on every processor at once: the first collection
+// is Collect's, and after edits, a file swapped for a folder and a
+// removal, the reader reads again exactly the edited files and collects what Collect reads.
+func TestReaderManyFiles(t *testing.T) {
+	files := map[string]string{}
+	for i := range parallelStats + 90 {
+		files[fmt.Sprintf(".clinerules/r%04d.md", i)] = fmt.Sprintf("---\npaths: [\"src/m%d/**\"]\n---\nRule %d.\n", i, i)
+	}
+	dir := oldTree(t, files)
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
+	r := &Reader{}
+	first, err := r.Collect(ws) // read on every processor at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := Collect(ws); err != nil || !reflect.DeepEqual(first, want) {
+		t.Fatalf("first collection differs from Collect's (%v)", err)
+	}
+	if got := r.FilesRead(); got != len(files) {
+		t.Errorf("first collection read %d files, want %d", got, len(files))
+	}
+	write(t, dir, ".clinerules/r0003.md", "Edited.\n")
+	write(t, dir, ".clinerules/r0300.md", "Edited too, and longer.\n")
+	if err := os.Remove(filepath.Join(dir, ".clinerules/r0100.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".clinerules/r0100.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, ".clinerules/r0200.md")); err != nil {
+		t.Fatal(err)
+	}
+	before := r.FilesRead()
+	got, err := r.Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := r.FilesRead() - before; reads != 2 {
+		t.Errorf("second collection read %d files, want the 2 edited", reads)
+	}
+	want, err := Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("reader collected %d files, Collect %d; they differ", len(got), len(want))
+	}
+	if len(got) != parallelStats+88 {
+		t.Errorf("collected %d files, want %d", len(got), parallelStats+88)
 	}
 }

@@ -46,7 +46,7 @@ func (d Decision) RenderTagged() string {
 		r := res.Rule
 		switch {
 		case res.Included:
-			for _, piece := range [...]string{`<rule name="`, attr(r.Name), `" source="`, attr(r.Provider), `" path="`,
+			for _, piece := range [...]string{`<rule name="`, attr(r.Name), `" source="`, attr(string(r.Provider)), `" path="`,
 				attr(r.DisplayPath), "\">\n", r.Body, "\n</rule>\n"} {
 				gen.WriteString(piece)
 			}

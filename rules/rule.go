@@ -21,17 +21,6 @@ const (
 	CategoryStream Category = "stream_triggered"
 )
 
-// Provider names, as recorded in [File.Provider] and [Rule.Provider].
-const (
-	ProviderTasklog  = "tasklog"
-	ProviderCline    = "cline"
-	ProviderCursor   = "cursor"
-	ProviderWindsurf = "windsurf"
-	ProviderClaude   = "claude"
-	ProviderCopilot  = "copilot"
-	ProviderAgents   = "agents"
-)
-
 // Scopes, as recorded in [File.Scope].
 const (
 	ScopeWorkspace = "workspace"
@@ -47,7 +36,7 @@ type Rule struct {
 	// for top-level files). Rules of the same name shadow each other; rule://<name> resolves it.
 	Name string `json:"name"`
 	// Provider is the tool whose folder the rule came from (one of the Provider constants).
-	Provider string `json:"provider"`
+	Provider Provider `json:"provider"`
 	// Scope is "workspace", "global" or "remote".
 	Scope string `json:"scope"`
 	// Root is the workspace root the file was found in; empty for global and remote rules.

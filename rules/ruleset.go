@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +92,7 @@ func (l *Loader) Load(files []File) *RuleSet {
 			break
 		}
 	}
+	parsed := l.parseAll(files)
 	for i := range files {
 		f := &files[i]
 		if code, msg, ok := walkNote(f.ReadError); ok {
@@ -101,7 +103,11 @@ func (l *Loader) Load(files []File) *RuleSet {
 		if f.Provider == ProviderImport {
 			continue // expanded into the rules that import it
 		}
-		r := l.build(f, byKey)
+		var pc *parsedContent
+		if parsed != nil {
+			pc = parsed[i]
+		}
+		r := l.build(f, byKey, pc)
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -160,6 +166,42 @@ func (rs *RuleSet) shadow() {
 	slices.Sort(rs.names)
 }
 
+// parallelParses is the number of files from which Load parses them on every processor at
+// once before building the rules in order: parsing the frontmatter is most of the time of a
+// first load of thousands of rule files.
+const parallelParses = 256
+
+// parseAll parses the contents of the files that Load builds rules of, spread over the
+// processors, in the files' order; nil when there are too few files or one processor (Load
+// then parses each as it builds its rule). A parse is pure, so the order they are made in does
+// not matter.
+func (l *Loader) parseAll(files []File) []*parsedContent {
+	procs := runtime.GOMAXPROCS(0)
+	if len(files) < parallelParses || procs < 2 {
+		return nil
+	}
+	out := make([]*parsedContent, len(files))
+	part := func(from, to int) {
+		for i := from; i < to; i++ {
+			if f := &files[i]; f.ReadError == "" && f.Provider != ProviderImport {
+				out[i] = l.parse(f.Content)
+			}
+		}
+	}
+	size := (len(files) + procs - 1) / procs
+	var wg sync.WaitGroup
+	for from := size; from < len(files); from += size {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			part(from, to)
+		}(from, min(from+size, len(files)))
+	}
+	part(0, min(size, len(files)))
+	wg.Wait()
+	return out
+}
+
 func (l *Loader) parse(content []byte) *parsedContent {
 	key := sha256.Sum256(content)
 	l.mu.Lock()
@@ -216,7 +258,7 @@ func truncateUTF8(s string, n int) string {
 }
 
 // build turns one file into a rule.
-func (l *Loader) build(f *File, files map[importKey]*File) *Rule {
+func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *Rule {
 	class := classify(f)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
@@ -238,7 +280,9 @@ func (l *Loader) build(f *File, files map[importKey]*File) *Rule {
 		b.diag(0, SeverityError, DiagReadError, "the file could not be read: "+f.ReadError)
 		return r
 	}
-	pc := l.parse(f.Content)
+	if pc == nil {
+		pc = l.parse(f.Content)
+	}
 	r.ContentHash = pc.hash
 	if pc.binary {
 		r.Unusable = "binary"

@@ -50,7 +50,7 @@ func readSamples(t *testing.T) (string, []sample) {
 
 // placeSample puts a sample where its tool reads it: its own path when that is a rules
 // location already, else the tool's rules folder.
-func placeSample(s sample) (provider, p string) {
+func placeSample(s sample) (provider Provider, p string) {
 	orig := s.origPath
 	inside := func(marker string) (string, bool) {
 		if i := strings.Index(orig, marker); i >= 0 && (i == 0 || orig[i-1] == '/') {

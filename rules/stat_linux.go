@@ -27,6 +27,17 @@ const maxStatName = 512
 // statAt is stat(2) of name relative to the folder fd, following links as os.Stat does. done
 // is false for a name it does not take (too long, or holding a NUL byte).
 func statAt(fd int, name string) (si statInfo, done bool, err error) {
+	return fstatat(fd, name, 0)
+}
+
+// lstatAt is statAt without following a link at the end, as os.Lstat.
+func lstatAt(fd int, name string) (si statInfo, done bool, err error) {
+	return fstatat(fd, name, atSymlinkNofollow)
+}
+
+const atSymlinkNofollow = 0x100
+
+func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err error) {
 	var buf [maxStatName + 1]byte
 	if len(name) > maxStatName {
 		return si, false, nil
@@ -39,12 +50,16 @@ func statAt(fd int, name string) (si statInfo, done bool, err error) {
 	}
 	var st syscall.Stat_t
 	for {
-		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&st)), flags, 0, 0)
 		if e == syscall.EINTR {
 			continue
 		}
 		if e != 0 {
-			return si, true, &fs.PathError{Op: "stat", Path: name, Err: e}
+			op := "stat"
+			if flags&atSymlinkNofollow != 0 {
+				op = "lstat"
+			}
+			return si, true, &fs.PathError{Op: op, Path: name, Err: e}
 		}
 		break
 	}

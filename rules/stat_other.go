@@ -7,3 +7,5 @@ func openDirFD(string) (int, bool) { return 0, false }
 func closeDirFD(int) {}
 
 func statAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil }
+
+func lstatAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil }

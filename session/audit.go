@@ -107,7 +107,7 @@ const (
 )
 
 // agentsReportingLoads are the agents that report the instruction files they load.
-var agentsReportingLoads = []string{string(agentlog.ClaudeCode), "qwen-code"}
+var agentsReportingLoads = []string{string(agentlog.ClaudeCode), string(agentlog.Qwen)}
 
 // auditLog is what an audit reads from the log in one pass.
 type auditLog struct {
@@ -447,7 +447,7 @@ func (a *auditor) missed(o events.RuleOutcome, rec Recorded, dl auditDelivery, d
 			why, how, dl.del.Hook, dl.del.Channel, dl.seq, pos)}
 	}
 	switch {
-	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), o.Source, o.Path):
+	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), events.RuleSource(o.Source), o.Path):
 		return findingText{audit.Error, fmt.Sprintf("%s; tasklog did not deliver it: %s loads %s rules by itself, so tasklog leaves them to it",
 			why, a.l.agent, o.Source)}
 	case len(a.l.deliveries) == 0:

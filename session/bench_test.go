@@ -135,14 +135,17 @@ func BenchmarkDecide(b *testing.B) {
 			var took latencies
 			b.ReportAllocs()
 			b.ResetTimer()
-			for b.Loop() {
-				took.time(func() {
-					if _, err := s.Decide(ctx); err != nil {
-						b.Fatal(err)
-					}
-				})
+			decide := func() {
+				if _, err := s.Decide(ctx); err != nil {
+					b.Fatal(err)
+				}
 			}
+			for b.Loop() {
+				took.time(decide)
+			}
+			b.StopTimer()
 			took.report(b)
+			reportDecideAllocs(b, 100, decide)
 		})
 	}
 }

@@ -189,26 +189,38 @@ func benchClineCell(b *testing.B, corpus string, c clineCell, watched, durable, 
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
+	record := func() {
+		i++
+		params, _ := json.Marshal(map[string]string{"path": paths[i%len(paths)]})
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	decide := func() *Decision {
+		d, err := s.Decide(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
 	for b.Loop() {
 		if toolCall {
 			b.StopTimer()
-			i++
-			params, _ := json.Marshal(map[string]string{"path": paths[i%len(paths)]})
-			if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
-				b.Fatal(err)
-			}
+			record()
 			b.StartTimer()
 		}
 		var d *Decision
-		took.time(func() {
-			var err error
-			if d, err = s.Decide(ctx); err != nil {
-				b.Fatal(err)
-			}
-		})
+		took.time(func() { d = decide() })
 		if inc, act := selected(d); inc != c.included || act != c.activated {
 			b.Fatalf("included %d, activated %d; Cline: %d, %d", inc, act, c.included, c.activated)
 		}
 	}
+	b.StopTimer()
 	took.report(b)
+	reportDecideAllocs(b, 100, func() {
+		if toolCall {
+			record()
+		}
+		decide()
+	})
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -155,10 +156,12 @@ type evaluated struct {
 // evaluate decides rs against ec and builds the decision's record. Evaluation is pure, so when
 // the rule set, the context and the toggles are those of the last decision recorded, so is its
 // outcome: that decision's evaluation and record are taken again, with this turn and this
-// context's dropped counts, and reused reports it. A prompt is mostly built with nothing new
-// since the last one (a retry, a follow-up with no tool call between), and this is then most
-// of a decision's work and of its garbage. kept tells that ec is the last evaluation's own,
-// taken again because the projection's ContextVersion did not change: it needs no comparison.
+// context's dropped counts. A prompt is mostly built with nothing new since the last one (a
+// retry, a follow-up with no tool call between), and this is then most of a decision's work
+// and of its garbage. With the same paths and other evidence, the outcomes are the last ones
+// too (see resourced). reused reports that the outcomes are the last decision's, so that its
+// rendering is too. kept tells that ec is the last evaluation's own, taken again because the
+// projection's ContextVersion did not change: it needs no comparison.
 func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept bool, toggles rules.Toggles, turn int, snapSeq uint64,
 	dropped []events.Count) (ev evaluated, rec events.Decision, reused bool) {
 	// s.evaluated and s.last are set together, and a rule set is loaded again whenever the
@@ -169,9 +172,87 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		// The last record's slices are shared, never changed: Recorded hands out copies.
 		return last, rec, true
 	}
+	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
+		return s.resourced(ec), s.recordResourced(ec, turn, dropped), true
+	}
 	rd := rs.Evaluate(ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
 	return ev, record(turn, snapSeq, ec, dropped, rd), false
+}
+
+// samePaths reports whether two evaluation contexts hold the same candidate paths in the same
+// order, and are equal in everything else an evaluation reads but the paths' evidence. The
+// evidence (which events brought a path) changes at nearly every turn, the paths seldom: a tool
+// call on a file already in the context adds a source, nothing else.
+func samePaths(a, b rules.EvaluationContext) bool {
+	return a.Mode == b.Mode && a.Provider == b.Provider && a.Model == b.Model && a.OS == b.OS &&
+		slices.Equal(a.Rules, b.Rules) &&
+		slices.EqualFunc(a.Paths, b.Paths, func(p, q rules.ContextPath) bool { return p.Path == q.Path && p.Root == q.Root })
+}
+
+// resourced is the last evaluation with ec's evidence: ec has the last context's paths (see
+// samePaths) and the rule set and toggles are the same, and an evaluation reads a path's
+// evidence only to copy it into the matches of that path, so every outcome is the last one's
+// and only the matches of a path whose evidence changed are made again.
+func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
+	last := s.evaluated
+	ev := last
+	ev.ec = ec
+	for i := range ev.rd.Results {
+		r := &ev.rd.Results[i]
+		cloned := false // the last evaluation's matches stay as they were
+		for j, m := range r.Matches {
+			if m.Condition != rules.CondPaths {
+				continue
+			}
+			k, ok := slices.BinarySearchFunc(ec.Paths, m, func(p rules.ContextPath, m rules.Match) int {
+				return cmp.Or(cmp.Compare(p.Path, m.Path), cmp.Compare(p.Root, m.Root))
+			})
+			if !ok || slices.Equal(m.Sources, ec.Paths[k].Sources) {
+				continue
+			}
+			if !cloned {
+				if &ev.rd.Results[0] == &last.rd.Results[0] {
+					ev.rd.Results = slices.Clone(last.rd.Results)
+					r = &ev.rd.Results[i]
+				}
+				r.Matches, cloned = slices.Clone(r.Matches), true
+			}
+			r.Matches[j].Sources = ec.Paths[k].Sources
+		}
+	}
+	return ev
+}
+
+// recordResourced is the record of the evaluation resourced makes: the last decision's
+// outcomes, which are shared and never changed, with ec's context. The evidence of a path that
+// did not change is shared with the last record too.
+func (s *Session) recordResourced(ec rules.EvaluationContext, turn int, dropped []events.Count) events.Decision {
+	rec := *s.last
+	rec.Turn, rec.Dropped = turn, dropped
+	prev := s.last.Context
+	rec.Context = make([]events.ContextPath, len(ec.Paths))
+	var srcs []events.Source
+	for i, p := range ec.Paths {
+		rec.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root}
+		if i < len(prev) && prev[i].Path == p.Path && prev[i].Root == p.Root && sameSources(prev[i].Sources, p.Sources) {
+			rec.Context[i].Sources = prev[i].Sources
+			continue
+		}
+		start := len(srcs)
+		for _, src := range p.Sources {
+			srcs = append(srcs, events.Source{Kind: string(src.Kind), Seq: src.Seq, Turn: src.Turn, Detail: src.Detail})
+		}
+		rec.Context[i].Sources = srcs[start:len(srcs):len(srcs)]
+	}
+	return rec
+}
+
+// sameSources reports whether recorded evidence is the evidence of the context.
+func sameSources(rec []events.Source, ec []rules.Source) bool {
+	return slices.EqualFunc(rec, ec, func(a events.Source, b rules.Source) bool {
+		return a.Kind == string(b.Kind) && a.Seq == b.Seq && a.Turn == b.Turn && a.Detail == b.Detail
+	})
 }
 
 // sameContext reports whether two evaluation contexts are equal in everything an evaluation
@@ -291,7 +372,7 @@ func snapshotOf(files []rules.File) (*events.RulesSnapshot, [][]byte) {
 		if sum == "" {
 			sum = rules.Digest(f.Content)
 		}
-		snap.Files[i] = events.SnapshotFile{Provider: f.Provider, Scope: f.Scope, Root: f.Root,
+		snap.Files[i] = events.SnapshotFile{Provider: string(f.Provider), Scope: f.Scope, Root: f.Root,
 			Path: f.Path, Blob: sum, Size: f.Size, AlwaysEnabled: f.AlwaysEnabled,
 			ReadError: f.ReadError}
 		blobs[i] = f.Content
@@ -312,7 +393,7 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 		if err != nil {
 			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
 		}
-		out[i] = rules.File{Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+		out[i] = rules.File{Provider: rules.Provider(f.Provider), Scope: f.Scope, Root: f.Root, Path: f.Path,
 			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError, Digest: f.Blob}
 	}
 	return out, nil
@@ -348,7 +429,7 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 	matches := make([]events.Match, 0, nMatches)
 	for _, r := range rd.Results {
 		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
-			Source: r.Rule.Provider, Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
+			Source: string(r.Rule.Provider), Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
 		if len(r.Matches) > 0 {
 			start := len(matches)
 			for _, m := range r.Matches {

@@ -46,7 +46,7 @@ func TestImportedFilesAreSnapshottedAndReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range p.(*events.RulesSnapshot).Files {
-			if f.Path == "docs/style.md" && f.Provider == rules.ProviderImport {
+			if f.Path == "docs/style.md" && f.Provider == string(rules.ProviderImport) {
 				imported++
 				if _, err := db.Blob(f.Blob); err != nil {
 					t.Errorf("imported file's blob: %v", err)

@@ -135,7 +135,7 @@ func deliveryID(key string) ulid.ULID { return HookEventID(key + "\x00delivery")
 func chooseDelivery(agent agentlog.Agent, dlv *projections.Deliveries, included []events.RuleOutcome) []events.RuleOutcome {
 	var out []events.RuleOutcome
 	for _, o := range included {
-		if agentlog.LoadsNatively(agent, o.Source, o.Path) {
+		if agentlog.LoadsNatively(agent, events.RuleSource(o.Source), o.Path) {
 			continue
 		}
 		if file, ok := strings.CutPrefix(o.ID, o.Source+":"); ok && dlv.Loaded(file) {

@@ -168,10 +168,9 @@ func Open(ctx context.Context, db store.Store, task uuid.UUID, opts Options) (*S
 	case err != nil:
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
-	if err := s.resume(ctx, head.Seq); err != nil {
+	if err := s.resume(ctx, head); err != nil {
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
-	s.headHash = head.Hash
 	if err := s.checkRoots(); err != nil {
 		return nil, fmt.Errorf("open task %s: %w", task, err)
 	}
@@ -204,8 +203,12 @@ func (s *Session) start(ctx context.Context) error {
 }
 
 // resume restores the projection from its snapshot, when there is a usable one, and folds the
-// events after it.
-func (s *Session) resume(ctx context.Context, head uint64) error {
+// events after it, up to head or later: another writer may append after head was read, and the
+// read then takes in its events too (a later head of the same chain, which the session takes).
+// Fewer events than head is a broken chain.
+func (s *Session) resume(ctx context.Context, h store.Head) error {
+	head := h.Seq
+	s.headHash = h.Hash
 	from := uint64(1)
 	s.state = projections.New()
 	if seq, data, err := s.db.Snapshot(s.task, snapshotName); err == nil && seq <= head {
@@ -222,11 +225,17 @@ func (s *Session) resume(ctx context.Context, head uint64) error {
 		if err := s.state.Apply(ev); err != nil {
 			return err
 		}
+		if ev.Seq == head && ev.Hash != h.Hash {
+			return fmt.Errorf("%w: event %d's hash differs from the head's", store.ErrChainBroken, head)
+		}
+		if ev.Seq > head {
+			s.headHash = ev.Hash // appended by another writer since head was read
+		}
 		s.sinceSnapshot++
 		s.bytesSinceSnapshot += len(ev.Data)
 	}
 	s.head = s.state.LastSeq()
-	if s.head != head {
+	if s.head < head {
 		return fmt.Errorf("%w: log has %d events, folded %d", store.ErrChainBroken, head, s.head)
 	}
 	return nil

@@ -211,7 +211,7 @@ func (a *auditor) whyDelivery(o events.RuleOutcome, rec Recorded, e AuditEntry) 
 	switch {
 	case e.Decision != AuditApplies:
 		return "tasklog did not deliver it: it does not apply here."
-	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), o.Source, o.Path):
+	case agentlog.LoadsNatively(agentlog.Agent(a.l.agent), events.RuleSource(o.Source), o.Path):
 		return fmt.Sprintf("tasklog did not deliver it: %s loads %s rules by itself, so tasklog leaves them to it.", a.l.agent, o.Source)
 	case len(a.l.deliveries) == 0:
 		return "tasklog did not deliver it: no hook delivered rules in this task."

@@ -66,12 +66,21 @@ func (db *DB) lead(own *appendRequest) {
 		}
 	}()
 	for {
+		if answered {
+			batch = nil
+			db.handOff()
+			return
+		}
 		// The writers the last commit answered are runnable now but may not have run yet; let
 		// them queue their next append so it joins this commit instead of waiting for the next
-		// fsync. With nothing else runnable this returns at once: a lone writer never waits.
-		runtime.Gosched()
+		// fsync. A commit that answered only its leader woke nobody: yielding then would only
+		// wake an idle core to find nothing to run, which costs a lone writer more than its
+		// commit's bookkeeping.
+		if db.wokeOthers {
+			runtime.Gosched()
+		}
 		db.cmu.Lock()
-		if answered || len(db.queue) == 0 {
+		if len(db.queue) == 0 {
 			db.cmu.Unlock()
 			batch = nil
 			db.handOff()
@@ -129,11 +138,13 @@ func (db *DB) commit(batch []*appendRequest) {
 		for _, r := range batch {
 			db.commit([]*appendRequest{r})
 		}
+		db.wokeOthers = true
 		return
 	}
 	if err == nil && db.committedHook != nil {
 		db.committedHook()
 	}
+	db.wokeOthers = len(batch) > 1
 	for i, r := range batch {
 		if err != nil {
 			results[i] = appendResult{err: fmt.Errorf("append to task %s: %w", r.task, err)}
@@ -147,6 +158,9 @@ type writer struct {
 	tx *bolt.Tx
 	// staged is the state of every task this transaction touches, as it will be if it commits.
 	staged map[uuid.UUID]*stagedTask
+	// first is the first task staged, kept out of staged: most transactions touch one task.
+	first   *stagedTask
+	firstID uuid.UUID
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
@@ -165,6 +179,9 @@ type stagedTask struct {
 
 // task returns the staged state of a task, reading its head from the log on first use.
 func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
+	if w.first != nil && w.firstID == id {
+		return w.first, nil
+	}
 	if st := w.staged[id]; st != nil {
 		return st, nil
 	}
@@ -176,6 +193,10 @@ func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
 	st := &stagedTask{head: h.seq, hash: h.hash, log: tb, ids: w.tx.Bucket(indexName(id))}
 	if st.head > 0 && st.ids == nil {
 		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, st.head)
+	}
+	if w.first == nil {
+		w.first, w.firstID = st, id
+		return st, nil
 	}
 	if w.staged == nil {
 		w.staged = make(map[uuid.UUID]*stagedTask)

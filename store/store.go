@@ -78,6 +78,9 @@ type DB struct {
 	closed     bool
 	committing bool
 	queue      []*appendRequest
+	// wokeOthers tells that the last commit answered writers besides its leader; only the
+	// leader of the moment reads or writes it (see lead).
+	wokeOthers bool
 
 	closeOnce sync.Once
 	closeErr  error

@@ -130,8 +130,100 @@ var clineDriver = agentDriver{
 	},
 }
 
+// geminiDriver runs Gemini CLI in prompt mode against Gemini's REST API. The API-key auth is
+// chosen in the user's settings (with the variables alone it picks another, which it then
+// refuses); GEMINI_CLI_TRUST_WORKSPACE lets the project's hooks run. Its hooks get no call id.
+var geminiDriver = agentDriver{
+	name: "gemini", bin: "gemini", pkg: "@google/gemini-cli",
+	sessionID: jsonLinesField("session_id"), promptHook: true, memory: "GEMINI.md",
+	configure: func(t *testing.T, a *agentRun) []string {
+		e2eWriteFile(t, filepath.Join(a.home, ".gemini", "settings.json"), `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "telemetry": {"enabled": false}
+}
+`, 0o644)
+		return []string{
+			"GEMINI_CLI_HOME=" + a.home,
+			"GEMINI_API_KEY=dummy",
+			"GOOGLE_GEMINI_BASE_URL=" + a.model.URL(),
+			"GEMINI_CLI_TRUST_WORKSPACE=true",
+		}
+	},
+	args: func(prompt string) []string {
+		// -m: the "auto" model would first send a routing request of its own.
+		return []string{"-p", prompt, "--yolo", "-m", "gemini-2.5-flash", "--output-format", "stream-json"}
+	},
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		hooks := map[string]any{}
+		for _, ev := range []string{"SessionStart", "BeforeAgent", "BeforeModel", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"} {
+			hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{
+				map[string]any{"type": "command", "command": command, "timeout": 10000}}}}
+		}
+		b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2eWriteFile(t, filepath.Join(a.ws, ".gemini", "settings.json"), string(b), 0o644)
+	},
+	script: func(ws string) []fakemodel.Step {
+		abs := func(rel string) string { return filepath.Join(ws, rel) }
+		return []fakemodel.Step{
+			fakemodel.Call("read_file", map[string]any{"file_path": abs(e2eRead)}),
+			fakemodel.Call("write_file", map[string]any{"file_path": abs(e2eWrite), "content": "export const health = 'ok';\n"}),
+			fakemodel.Call("replace", map[string]any{"file_path": abs(e2eWrite), "instruction": "say healthy",
+				"old_string": "'ok'", "new_string": "'healthy'"}),
+			fakemodel.Call("run_shell_command", map[string]any{"command": "ls src/api", "description": "list the api folder"}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
+// qwenDriver runs Qwen Code in prompt mode against the OpenAI Chat Completions API. It needs
+// node 22, which .ci/install-agents installs beside it: its folder goes first on PATH.
+var qwenDriver = agentDriver{
+	name: "qwen", bin: "qwen", pkg: "@qwen-code/qwen-code",
+	callID: fakeCallID("call"), sessionID: jsonLinesField("session_id"), promptHook: true, reportsLoads: true,
+	configure: func(t *testing.T, a *agentRun) []string {
+		// No update check, usage statistics or telemetry: nothing leaves the machine.
+		e2eWriteFile(t, filepath.Join(a.home, ".qwen", "settings.json"), `{
+  "general": {"enableAutoUpdate": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false}
+}
+`, 0o644)
+		return []string{
+			"PATH=" + filepath.Dir(a.bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+			"OPENAI_BASE_URL=" + a.model.URL() + "/v1",
+			"OPENAI_API_KEY=dummy",
+			"OPENAI_MODEL=fake-model",
+			"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
+		}
+	},
+	args: func(prompt string) []string {
+		return []string{"--auth-type", "openai", "--approval-mode", "yolo", "--output-format", "stream-json", prompt}
+	},
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		// Not InstructionsLoaded: Qwen Code runs it for several files at once, and the hand
+		// hook's log takes one payload at a time.
+		e2eWriteFile(t, filepath.Join(a.ws, ".qwen", "settings.json"), claudeHooksJSON(t, command,
+			"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"), 0o644)
+	},
+	script: func(ws string) []fakemodel.Step {
+		abs := func(rel string) string { return filepath.Join(ws, rel) }
+		return []fakemodel.Step{
+			fakemodel.Call("read_file", map[string]any{"file_path": abs(e2eRead)}),
+			fakemodel.Call("write_file", map[string]any{"file_path": abs(e2eWrite), "content": "export const health = 'ok';\n"}),
+			fakemodel.Call("edit", map[string]any{"file_path": abs(e2eWrite), "old_string": "'ok'", "new_string": "'healthy'"}),
+			fakemodel.Call("run_shell_command", map[string]any{"command": "ls src/api", "description": "list the api folder"}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
 // allDrivers are the agents the end-to-end tests drive, in order.
-var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver}
+var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver, geminiDriver, qwenDriver, copilotCLIDriver}
 
 // clineAuth points Cline at the fake model: cline stores the base URL with its port, so each run
 // authenticates anew into its own CLINE_DIR.

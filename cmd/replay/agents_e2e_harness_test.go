@@ -17,7 +17,7 @@ const handHookMarker = "HARNESS-HOOK-CONTEXT"
 
 // handHookScript logs each payload (one line) to $1 and replies in the dialect named by $2: for
 // Claude and Codex an additionalContext on the events that take one, for Cline a
-// contextModification.
+// contextModification, for Copilot CLI a top-level additionalContext.
 const handHookScript = `#!/bin/sh
 in=$(cat)
 printf '%s\n' "$in" | tr -d '\n' >> "$1"
@@ -26,16 +26,21 @@ if [ "$2" = cline ]; then
 	printf '{"contextModification":"%s"}\n' "` + handHookMarker + `"
 	exit 0
 fi
+if [ "$2" = copilot-cli ]; then
+	printf '{"additionalContext":"%s"}\n' "` + handHookMarker + `"
+	exit 0
+fi
 ev=$(printf '%s' "$in" | sed -n 's/.*"hook_event_name": *"\([A-Za-z]*\)".*/\1/p')
 case "$ev" in
-SessionStart|UserPromptSubmit|PreToolUse|PostToolUse)
+SessionStart|UserPromptSubmit|PreToolUse|PostToolUse|BeforeAgent|AfterTool)
 	printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"%s %s"}}\n' "$ev" "` + handHookMarker + `" "$ev" ;;
 *)	echo '{}' ;;
 esac
 `
 
 // TestAgentHarness runs only with TASKLOG_AGENTS_HARNESS=1: it costs as much as the scenario,
-// and is what to run when the scenario fails, to tell a harness fault from tasklog's.
+// and is what to run when the scenario fails, to tell a harness fault from tasklog's. With
+// TASKLOG_AGENTS_PAYLOADS=DIR it keeps each agent's hook payloads in DIR/AGENT.jsonl.
 func TestAgentHarness(t *testing.T) {
 	if os.Getenv("TASKLOG_AGENTS_HARNESS") != "1" {
 		t.Skip("the harness self-test runs with TASKLOG_AGENTS_HARNESS=1")
@@ -49,13 +54,19 @@ func TestAgentHarness(t *testing.T) {
 			e2eWriteFile(t, script, handHookScript, 0o755)
 			logPath := filepath.Join(a.tmp, "payloads.jsonl")
 			dialect := "claude"
-			if d.name == "cline" {
-				dialect = "cline"
+			if d.name == "cline" || d.name == "copilot-cli" {
+				dialect = d.name
 			}
 			d.handHook(t, a, e2eQuote(script)+" "+e2eQuote(logPath)+" "+dialect)
 			a.run(t, "Add a health check endpoint next to the routes.")
 
 			payloads := readPayloads(t, logPath)
+			if dir := os.Getenv("TASKLOG_AGENTS_PAYLOADS"); dir != "" {
+				// Keep what the agent sent, to make fixtures from.
+				if b, err := os.ReadFile(logPath); err == nil {
+					e2eWriteFile(t, filepath.Join(dir, d.name+".jsonl"), string(b), 0o644)
+				}
+			}
 			if len(payloads) == 0 {
 				t.Fatalf("the hook never ran\nrequests:\n%s", a.describeRequests())
 			}

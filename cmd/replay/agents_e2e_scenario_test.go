@@ -34,17 +34,65 @@ const (
 func e2eRules(agent string) map[string]string {
 	scoped := "---\npaths: [\"src/api/**\"]\n---\n" + scopedMarker + ": handlers under src/api validate their input first.\n"
 	always := alwaysMarker + ": keep every change small and say why in the summary.\n"
-	if agent == "claude-code" {
+	if agent == "claude-code" || agent == "copilot-cli" { // Copilot CLI loads .claude/rules itself
 		return map[string]string{".clinerules/api.md": scoped, ".clinerules/general.md": always}
 	}
 	return map[string]string{".claude/rules/api.md": scoped, ".claude/rules/general.md": always}
+}
+
+// ownMarker is the text of the root AGENTS.md an agent that reports its loads reads itself.
+const ownMarker = "OWN-RULE-2D8E"
+
+// checkOwnLoads asserts, for an agent that reports the instruction files it loads: the model got
+// the root AGENTS.md once, from the agent (tasklog leaves it to the agent), and 'replay audit'
+// says the agent reports its loads and had loaded AGENTS.md at every request.
+func checkOwnLoads(t *testing.T, a *agentRun, replay, db string) {
+	t.Helper()
+	reqs := a.model.ModelRequests()
+	if n := strings.Count(reqs[len(reqs)-1].Text(), ownMarker); n != 1 {
+		t.Errorf("the last request holds the agent's own AGENTS.md %d times, want once", n)
+	}
+	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
+	var rep struct {
+		AgentLoads string `json:"agent_loads"`
+		auditJSON
+	}
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
+		t.Fatalf("replay audit --json: %v\n%s", err, out)
+	}
+	if rep.AgentLoads != "reported" {
+		t.Errorf("audit agent_loads %q, want reported", rep.AgentLoads)
+	}
+	rows := 0
+	for _, r := range rep.Requests {
+		for _, rule := range r.Rules {
+			if rule.Rule != "AGENTS" {
+				continue
+			}
+			rows++
+			if rule.AgentLoaded == nil || !*rule.AgentLoaded || rule.Delivered {
+				t.Errorf("prompt %d, request %d: AGENTS.md agent_loaded %v, delivered %v; want loaded by the agent, not delivered",
+					r.Prompt, r.Request, fmtBoolPtr(rule.AgentLoaded), rule.Delivered)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Errorf("no audit row for AGENTS.md:\n%s", e2eTail(out, 3000))
+	}
+}
+
+func fmtBoolPtr(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return fmt.Sprint(*b)
 }
 
 // e2ePrompt names no path, so the Read is the only evidence for the scoped rule.
 const e2ePrompt = "Add a health check endpoint next to the existing routes."
 
 // deliveredAs is the role of the message that carries a hook's text to the model.
-var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user"}
+var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user"}
 
 // replayBuilder builds the replay binary once for a test and its subtests.
 type replayBuilder struct {
@@ -87,6 +135,12 @@ func TestAgentsEndToEnd(t *testing.T) {
 			for rel, content := range e2eRules(d.name) {
 				a.write(t, rel, content)
 			}
+			if d.memory != "" {
+				a.write(t, d.memory, "Answer in English.\n")
+			}
+			if d.reportsLoads {
+				a.write(t, "AGENTS.md", ownMarker+": the agent loads this file by itself.\n")
+			}
 			out, code := runReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db)
 			if code != 0 {
 				t.Fatalf("replay install %s: exit %d\n%s", d.name, code, out)
@@ -115,6 +169,9 @@ func TestAgentsEndToEnd(t *testing.T) {
 			}
 			checkModelSaw(t, a)
 			checkLog(t, a, replay, db, agentOut)
+			if d.reportsLoads {
+				checkOwnLoads(t, a, replay, db)
+			}
 		})
 	}
 }
@@ -263,17 +320,22 @@ func decodeLog(t *testing.T, out string) []logEvent {
 func checkRecorded(t *testing.T, a *agentRun, evs []logEvent) {
 	t.Helper()
 	var prompts []string
-	var callIDs, writes []string
+	var callIDs, tools, writes, loaded []string
 	for _, ev := range evs {
 		switch ev.Type {
+		case "instructions_loaded":
+			var d struct{ Path string }
+			_ = json.Unmarshal(ev.Data, &d)
+			loaded = append(loaded, d.Path)
 		case "user_message":
 			var d struct{ Text string }
 			_ = json.Unmarshal(ev.Data, &d)
 			prompts = append(prompts, d.Text)
 		case "tool_call":
-			var d struct{ ID string }
+			var d struct{ ID, Tool string }
 			_ = json.Unmarshal(ev.Data, &d)
 			callIDs = append(callIDs, d.ID)
+			tools = append(tools, d.Tool)
 		case "file_write":
 			var d struct{ Path, Op string }
 			_ = json.Unmarshal(ev.Data, &d)
@@ -285,17 +347,29 @@ func checkRecorded(t *testing.T, a *agentRun, evs []logEvent) {
 	if a.driver.promptHook && !slices.Equal(prompts, []string{e2ePrompt}) {
 		t.Errorf("user messages %q, want the prompt once", prompts)
 	}
-	var want []string
+	var want, wantTools []string
 	for i, st := range a.driver.script(a.ws) {
 		if st.Tool != "" {
-			want = append(want, a.driver.callID(i))
+			wantTools = append(wantTools, a.driver.loggedTool(st.Tool))
+			if a.driver.callID != nil {
+				want = append(want, a.driver.callID(i))
+			}
 		}
 	}
-	if !slices.Equal(callIDs, want) {
+	if a.driver.callID == nil {
+		// No call id to compare with: the tools in order, each call once, under ids of its own.
+		distinct := slices.Compact(slices.Sorted(slices.Values(callIDs)))
+		if !slices.Equal(tools, wantTools) || len(distinct) != len(callIDs) || slices.Contains(callIDs, "") {
+			t.Errorf("tool calls recorded as %q with ids %q, want %q each once under distinct ids", tools, callIDs, wantTools)
+		}
+	} else if !slices.Equal(callIDs, want) {
 		t.Errorf("tool calls recorded with ids %q, want %q (each once, in order)", callIDs, want)
 	}
 	if !slices.Equal(writes, []string{"create", "edit"}) {
 		t.Errorf("file writes of %s: %q, want create then edit", e2eWrite, writes)
+	}
+	if a.driver.memory != "" && !slices.Contains(loaded, filepath.Join(a.ws, a.driver.memory)) {
+		t.Errorf("instructions_loaded %q, want the agent's own %s", loaded, a.driver.memory)
 	}
 }
 
@@ -309,13 +383,18 @@ type apiDelivery struct {
 // Read, and returns the Read's seq (0 when missing) and the scoped rule's delivery.
 func checkDeliveries(t *testing.T, a *agentRun, evs []logEvent) (readSeq int, api apiDelivery) {
 	t.Helper()
-	readID := a.driver.callID(a.driver.readStep)
+	// The read is the call with the read step's id; without ids, the first call of its tool.
+	readID, readTool := "", a.driver.loggedTool(a.driver.script(a.ws)[a.driver.readStep].Tool)
+	if a.driver.callID != nil {
+		readID = a.driver.callID(a.driver.readStep)
+	}
 	delivered := map[string][]int{} // rule name → delivery seqs
 	for _, ev := range evs {
 		switch ev.Type {
 		case "tool_call":
-			var d struct{ ID string }
-			if json.Unmarshal(ev.Data, &d) == nil && d.ID == readID {
+			var d struct{ ID, Tool string }
+			if json.Unmarshal(ev.Data, &d) == nil && readSeq == 0 &&
+				((readID != "" && d.ID == readID) || (readID == "" && d.Tool == readTool)) {
 				readSeq = ev.Seq
 			}
 		case "delivery":
@@ -340,7 +419,7 @@ func checkDeliveries(t *testing.T, a *agentRun, evs []logEvent) (readSeq int, ap
 		t.Errorf("deliveries by rule (seqs): %v, want api and general once each", delivered)
 	}
 	if readSeq == 0 {
-		t.Errorf("no tool_call with the read's id %s", readID)
+		t.Errorf("no tool_call of the read (id %q, tool %s)", readID, readTool)
 	} else if api.decision <= readSeq {
 		t.Errorf("the scoped rule was delivered by the decision at seq %d, not one after the read at seq %d", api.decision, readSeq)
 	}

@@ -1,6 +1,6 @@
 package main
 
-// The real coding agents (Claude Code, Codex, Cline), installed from npm by .ci/install-agents,
+// The real coding agents (Claude Code, Codex, Cline, Copilot CLI), installed from npm by .ci/install-agents,
 // driven against the scripted fake model of internal/fakemodel. This file holds the harness: where
 // the agents are, how each is configured and run, and the script each follows.
 
@@ -54,12 +54,23 @@ type agentDriver struct {
 	script func(ws string) []fakemodel.Step
 	// readStep is the index of the step that reads src/api/routes.ts.
 	readStep int
-	// callID is the id the agent reports for the fake model's call at step i.
+	// callID is the id the agent reports for the fake model's call at step i; nil for an agent
+	// whose hooks get no call id (the log's ids are then checked to be distinct, the calls by
+	// their tools).
 	callID func(i int) string
 	// sessionID finds the agent's session id in its output ("" when absent).
 	sessionID func(stdout string) string
 	// promptHook is whether a hook sees the user's prompt (Cline's CLI runs none).
 	promptHook bool
+	// toolNames maps the model's tool names to the ones the agent's hooks report, where they
+	// differ (Copilot CLI reports its view, create, edit and bash as Read, Write, Edit, Bash).
+	toolNames map[string]string
+	// memory is a file of the workspace the agent loads by itself and says so to its hooks
+	// (Gemini CLI's GEMINI.md): the scenario writes it and looks for its instructions_loaded.
+	memory string
+	// reportsLoads is whether the agent's hooks report the instruction files it loads
+	// itself: the scenario then gives it a root AGENTS.md, which the audit must show loaded.
+	reportsLoads bool
 }
 
 // jsonLinesField is the first string value of key in JSON Lines output.
@@ -258,4 +269,12 @@ func firstRequestAtStep(reqs []fakemodel.Request, i int) *fakemodel.Request {
 		}
 	}
 	return nil
+}
+
+// loggedTool is the name under which the agent's hooks report the model's tool.
+func (d agentDriver) loggedTool(tool string) string {
+	if n, ok := d.toolNames[tool]; ok {
+		return n
+	}
+	return tool
 }

@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/google/uuid"
-
 	"github.com/tasklog/tasklog/session"
-	"github.com/tasklog/tasklog/store"
 )
 
 // cmdAudit answers, for every request of a task, whether each rule applied, whether the agent
@@ -19,8 +15,8 @@ import (
 func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("audit", "[TASK] [--workspace DIR | --root ROOT=DIR]... [--findings]", stderr).withJSON()
 	var wf workspaceFlags
-	f.StringVar(&wf.workspace, "workspace", "", "folder holding the first workspace root's files, for the never_applicable check (default: the recorded roots, where they exist on this machine)")
-	f.Var(&wf.roots, "root", "ROOT=DIR: list the files of the recorded root ROOT from DIR (repeatable)")
+	f.StringVar(&wf.Workspace, "workspace", "", "folder holding the first workspace root's files, for the never_applicable check (default: the recorded roots, where they exist on this machine)")
+	f.Var((*multiFlag)(&wf.Roots), "root", "ROOT=DIR: list the files of the recorded root ROOT from DIR (repeatable)")
 	only := f.Bool("findings", false, "print only the findings, not every request's rules")
 	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
@@ -32,7 +28,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	roots, err := auditRoots(ctx, db, task, &wf, false)
+	roots, err := wf.AuditRoots(ctx, db, task, false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -51,29 +47,6 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// auditRoots are the folders whose files the never_applicable check lists: those the flags
-// name, else each recorded root that is a folder on this machine. With lenient, flags that do
-// not fit the task's roots (an MCP server's workspace, another task's) fall back to the latter.
-func auditRoots(ctx context.Context, db store.Store, task uuid.UUID, wf *workspaceFlags, lenient bool) ([]session.Root, error) {
-	recorded, err := recordedRoots(ctx, db, task)
-	if err != nil {
-		return nil, err
-	}
-	if wf.workspace != "" || len(wf.roots) > 0 {
-		roots, err := wf.sessionRoots(recorded)
-		if err == nil || !lenient {
-			return roots, err
-		}
-	}
-	var out []session.Root
-	for _, r := range recorded {
-		if st, err := os.Stat(r); err == nil && st.IsDir() {
-			out = append(out, session.Root{Path: r, FS: os.DirFS(r)})
-		}
-	}
-	return out, nil
 }
 
 // printAudit prints each request's rules side by side, then the findings.

@@ -18,7 +18,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
-	"github.com/tasklog/tasklog/store/natsstore"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // The fixture layout the demo reads (and the tests share):
@@ -49,30 +49,24 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
-	if u, err := natsstore.ParseURL(f.loc.url); f.loc.isNATS() && err == nil && !u.NamesStream {
-		base, query, hasQuery := strings.Cut(f.loc.url, "?")
-		f.loc.url = strings.TrimSuffix(base, "/") + "/" + demoStream
-		if hasQuery {
-			f.loc.url += "?" + query
-		}
-		f.db = f.loc.url
-	}
+	f.loc = f.loc.WithDefaultStream(demoStream)
+	f.db = f.loc.String()
 	scripts, err := filepath.Glob(filepath.Join(*dataDir, "sessions", "*.jsonl"))
 	if err != nil || len(scripts) == 0 {
 		return fail(stderr, fmt.Errorf("no sessions under %s/sessions (run the demo from the repository root)", *dataDir))
 	}
 	sort.Strings(scripts)
-	if !f.loc.isNATS() {
+	if !f.loc.Shared() {
 		if err := removePreviousDemo(f, scripts); err != nil {
 			return fail(stderr, err)
 		}
 	}
-	db, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
+	db, err := f.loc.Open(location.Options{Wait: f.natsTimeout(), CallTimeout: f.natsTimeout()})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer db.Close()
-	if f.loc.isNATS() {
+	if f.loc.Shared() {
 		if err := checkDemoTasks(db, f.db, scripts); err != nil {
 			return fail(stderr, err)
 		}
@@ -108,7 +102,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks %s %s\n", storeFlagFor(f.db), f.db)
+	fmt.Fprintf(stdout, "\nExplore it: go run ./cmd/replay tasks %s %s\n", location.FlagFor(f.db), f.db)
 	if failed {
 		return exitFailed
 	}
@@ -175,7 +169,7 @@ func removePreviousDemo(f *flags, scripts []string) error {
 			"give another --db, or remove the file yourself", f.db, why)
 	}
 	demo := demoTasks(scripts)
-	db, err := store.Open(f.db, &store.Options{ReadOnly: true, Timeout: f.timeout})
+	db, err := location.File(f.db).Open(location.Options{Wait: f.timeout, ReadOnly: true})
 	if errors.Is(err, store.ErrNotDatabase) {
 		return refuse("is not a tasklog database")
 	} else if err != nil {
@@ -219,15 +213,15 @@ func fixtureWorkspace(dataDir, name string) *workspaceFlags {
 	dir := filepath.Join(dataDir, "workspaces", name)
 	wf := &workspaceFlags{}
 	if st, err := os.Stat(filepath.Join(dir, "home")); err == nil && st.IsDir() {
-		wf.home = filepath.Join(dir, "home")
+		wf.Home = filepath.Join(dir, "home")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "remote-rules.json")); err == nil {
-		wf.remote = filepath.Join(dir, "remote-rules.json")
+		wf.Remote = filepath.Join(dir, "remote-rules.json")
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != "home" {
-			wf.roots = append(wf.roots, "/"+e.Name()+"="+filepath.Join(dir, e.Name()))
+			wf.Roots = append(wf.Roots, "/"+e.Name()+"="+filepath.Join(dir, e.Name()))
 		}
 	}
 	return wf

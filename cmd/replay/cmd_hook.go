@@ -19,6 +19,7 @@ import (
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/serve/wire"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // hookStdin is where 'replay hook' reads its payload; tests replace it.
@@ -58,12 +59,21 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 
 var errHelp = errors.New("help")
 
+// hookAgentNames lists the agents 'replay hook' reads, for its usage.
+func hookAgentNames() string {
+	var names []string
+	for _, a := range agentlog.HookAgents() {
+		names = append(names, string(a))
+	}
+	return strings.Join(names, ", ")
+}
+
 // hookConfig is a hook run's arguments.
 type hookConfig struct {
 	hint agentlog.Agent
 	// loc is the store; db the path its hook log, spool and server socket go beside
-	// (loc.sideFile(): the file itself, or a NATS store's folder in the user's data folder).
-	loc    storeLoc
+	// (loc.SideFile(): the file itself, or a NATS store's folder in the user's data folder).
+	loc    location.Location
 	db     string
 	budget time.Duration
 	start  time.Time
@@ -83,7 +93,7 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
 			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n\n"+
-				"Reads one hook payload of AGENT (claude-code, codex, cline, cursor, copilot) on stdin,\n"+
+				"Reads one hook payload of AGENT ("+hookAgentNames()+") on stdin,\n"+
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
 				"(owner-only) when that folder cannot be written.")
@@ -116,11 +126,11 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 			return hc, fmt.Errorf("replay hook: unexpected argument %q", a)
 		}
 	}
-	loc, err := selectStore(hc.db, dbSet, storeVal, storeSet, true)
+	loc, err := location.Select(hc.db, dbSet, storeVal, storeSet, true)
 	if err != nil {
 		return hc, fmt.Errorf("replay hook: %w", err)
 	}
-	hc.loc, hc.db = loc, loc.sideFile()
+	hc.loc, hc.db = loc, loc.SideFile()
 	hc.start = hookStart(hc.start, hc.budget)
 	ag, err := agentlog.ParseHookAgent(agent)
 	if err != nil {
@@ -204,7 +214,7 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 // the next hook.
 func (hc *hookConfig) handle(ctx context.Context, h *agentlog.Hook, payload []byte) (string, error) {
 	db, err := hc.openDB(ctx)
-	if errors.Is(err, store.ErrLocked) || diskRefused(err) || (err != nil && hc.loc.isNATS()) {
+	if errors.Is(err, store.ErrLocked) || diskRefused(err) || (err != nil && hc.loc.Shared()) {
 		// Another process holds the file, its disk refuses the write, or the NATS server is
 		// out of reach: the next hook that gets the store records the payload.
 		return "", hc.spoolPayload(h, payload, err)
@@ -268,7 +278,7 @@ func (hc *hookConfig) openDB(ctx context.Context) (store.Store, error) {
 	if wait <= 0 {
 		wait = time.Millisecond
 	}
-	return openHookStore(hc.loc, wait)
+	return hc.loc.Open(location.Options{Wait: wait, CallTimeout: wait, MakeDir: true})
 }
 
 // recordAndDeliver records the hook's events in its task and, when the event's reply reaches

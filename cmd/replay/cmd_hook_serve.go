@@ -16,6 +16,7 @@ import (
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/session/serve/wire"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // Reaching the server from a hook: the share of its budget a hook waits for a server it started
@@ -196,7 +197,7 @@ func startServer(db string) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"serve", storeFlagFor(db), db}
+	args := []string{"serve", location.FlagFor(db), db}
 	if idle := os.Getenv("TASKLOG_SERVE_IDLE"); idle != "" {
 		args = append(args, "--idle", idle)
 	}

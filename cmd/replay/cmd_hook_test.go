@@ -61,7 +61,7 @@ func hookPayload(t *testing.T, file, ws string) []byte {
 	return []byte(s)
 }
 
-var digestID = regexp.MustCompile(`"id":"([hsrme])[0-9a-f]{24}"`)
+var digestID = regexp.MustCompile(`"id":"([hsrmeg])[0-9a-f]{24}"`)
 
 // runHook runs 'replay hook' in this process with payload on stdin, with slowBudget unless extra
 // sets a budget.

@@ -33,7 +33,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		}
 		return importAgent(f, *from, *keep, &wf, args, stdout, stderr)
 	}
-	if *keep || wf.workspace != "" || len(wf.roots) > 0 || wf.home != "" || wf.remote != "" {
+	if *keep || wf.Workspace != "" || len(wf.Roots) > 0 || wf.Home != "" || wf.Remote != "" {
 		fmt.Fprintln(stderr, "replay import: --keep-content, --workspace, --root, --home and --remote-rules go with --from;"+
 			" a JSON Lines log already holds its decisions")
 		return exitUsage

@@ -45,11 +45,11 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 	if err != nil {
 		return fail(stderr, err)
 	}
-	home, err := wf.homeFS()
+	home, err := wf.HomeFS()
 	if err != nil {
 		return fail(stderr, err)
 	}
-	remote, err := wf.remoteRules()
+	remote, err := wf.RemoteRules()
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -94,7 +94,7 @@ func importAgent(f *flags, from string, keep bool, wf *workspaceFlags, paths []s
 			continue
 		}
 		s, rep, err := session.ImportAgent(context.Background(), db.Store, u, session.AgentImportOptions{
-			Agent: agent, Content: agentlog.Options{KeepContent: keep}, Roots: wf.sessionRoots, Home: home, Remote: remote})
+			Agent: agent, Content: agentlog.Options{KeepContent: keep}, Roots: wf.SessionRoots, Home: home, Remote: remote})
 		r := importRow{File: u, Status: statusImported, Report: &rep}
 		if s != nil {
 			r.Task, r.Events = s.Task().String(), s.Version()

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	_ "embed"
 	"flag"
 	"fmt"
 	"io"
@@ -9,24 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-)
 
-// installOptions says what install or uninstall does: for which agent, where, and with which
-// replay binary and database.
-type installOptions struct {
-	agent      string
-	project    string // the project folder as given ("." by default)
-	user       bool
-	exe        string         // the replay binary the hooks run, absolute
-	db         string         // the database baked into the command, absolute, or a NATS store's URL; "" for none
-	home       string         // the user's home folder
-	codexHome  string         // $CODEX_HOME, or ""
-	clineMCP   string         // Cline CLI's MCP settings file from its environment, or "" for ~/.cline's
-	piAgentDir string         // $PI_CODING_AGENT_DIR, or ""
-	records    installRecords // where install remembers what it changed, for uninstall
-	noMCP      bool           // --no-mcp: the hooks only
-	mcpOnly    bool           // --mcp-only: the MCP server only
-}
+	"github.com/tasklog/tasklog/cmd/replay/internal/install"
+)
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	return runInstall(true, args, stdout, stderr)
@@ -36,12 +21,12 @@ func cmdUninstall(args []string, stdout, stderr io.Writer) int {
 	return runInstall(false, args, stdout, stderr)
 }
 
-func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
-	opts, code := parseInstallArgs(install, args, stderr)
+func runInstall(doInstall bool, args []string, stdout, stderr io.Writer) int {
+	opts, code := parseInstallArgs(doInstall, args, stderr)
 	if code >= 0 {
 		return code
 	}
-	lines, err := installHooks(opts, install)
+	lines, err := install.Run(opts, doInstall)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -51,24 +36,31 @@ func runInstall(install bool, args []string, stdout, stderr io.Writer) int {
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)
 	}
-	if install && len(lines) > 0 {
-		for _, l := range append(recordingNotes(opts), installNotes(opts)...) {
+	if doInstall && len(lines) > 0 {
+		for _, l := range append(recordingNotes(opts), install.Notes(opts)...) {
 			fmt.Fprintln(stdout, l)
 		}
 	}
 	return exitOK
 }
 
+// piExtensionSource is pi's extension (pi has no command hooks): it speaks replay serve's
+// protocol over its socket. install writes it, with a marker line first, as
+// <extensions>/tasklog/index.ts, which pi loads by itself, and tasklog.json beside it.
+//
+//go:embed pi/tasklog.ts
+var piExtensionSource string
+
 // recordingNotes say where the hooks install wrote will record sessions (the store baked into
 // them, else the one they find in this environment, as they will) and what to run after the
 // next session to see it.
-func recordingNotes(opts installOptions) []string {
-	if opts.mcpOnly {
+func recordingNotes(opts install.Options) []string {
+	if opts.MCPOnly {
 		return nil
 	}
-	where, flag, from := opts.db, "", ""
+	where, flag, from := opts.DB, "", ""
 	if where != "" {
-		flag = " " + storeFlagFor(where) + " " + shellQuote(where)
+		flag = " " + storeFlagFor(where) + " " + install.ShellQuote(where)
 	} else {
 		loc, err := selectStore(defaultHookDB(), false, "", false, true)
 		if err != nil {
@@ -89,75 +81,64 @@ func recordingNotes(opts installOptions) []string {
 	}
 }
 
-// installNotes are what install leaves to the user, printed after the files it changed.
-func installNotes(opts installOptions) []string {
-	var notes []string
-	if opts.agent == "codex" && !opts.user && !opts.mcpOnly {
-		dir, _ := filepath.Abs(opts.project)
-		config := "~/.codex/config.toml"
-		if opts.codexHome != "" {
-			config = filepath.Join(opts.codexHome, "config.toml")
-		}
-		notes = append(notes, fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
-			"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlString(dir), config))
-	}
-	if opts.agent == "pi" && !opts.noMCP {
-		notes = append(notes, "note: pi has no MCP client: the extension records, decides and delivers by itself")
-	}
-	if opts.agent == "cline" && !opts.user && !opts.noMCP {
-		notes = append(notes, "note: Cline reads MCP servers per user only: 'replay install cline --user' adds the tasklog server")
-	}
-	return notes
-}
-
 // parseInstallArgs reads the command line and the environment; it returns the status to exit
 // with when there is nothing more to do (-1 to go on).
-func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOptions, int) {
+func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.Options, int) {
 	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT',\n"+
 		"and adds the tasklog MCP server ('replay mcp') to the agent's MCP settings"
-	if !install {
+	if !doInstall {
 		name, what = "uninstall", "removes the hook entries and the MCP server 'replay install' wrote, and nothing else"
 	}
 	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr, args: "AGENT"}
 	f.SetOutput(stderr)
-	var opts installOptions
-	f.StringVar(&opts.project, "project", ".", "the project folder whose configuration is changed")
-	f.BoolVar(&opts.user, "user", false, "change the user's configuration (in the home folder) instead")
-	f.StringVar(&opts.db, "db", "", "the database the hooks record to and the MCP server reads, baked into the commands (default: the hook's own, $TASKLOG_DB)")
+	var opts install.Options
+	f.StringVar(&opts.Project, "project", ".", "the project folder whose configuration is changed")
+	f.BoolVar(&opts.User, "user", false, "change the user's configuration (in the home folder) instead")
+	f.StringVar(&opts.DB, "db", "", "the database the hooks record to and the MCP server reads, baked into the commands (default: the hook's own, $TASKLOG_DB)")
 	var storeVal string
 	f.StringVar(&storeVal, "store", "", "the NATS store (nats://HOST:PORT[/STREAM]) the hooks record to and the MCP server reads, baked into the commands instead of --db")
-	f.BoolVar(&opts.noMCP, "no-mcp", false, "the hooks only, not the MCP server")
-	f.BoolVar(&opts.mcpOnly, "mcp-only", false, "the MCP server only, not the hooks")
+	f.BoolVar(&opts.NoMCP, "no-mcp", false, "the hooks only, not the MCP server")
+	f.BoolVar(&opts.MCPOnly, "mcp-only", false, "the MCP server only, not the hooks")
+	httpHooks := false
+	if doInstall {
+		f.BoolVar(&httpHooks, "http", false, "the hooks are HTTP posts to the running 'replay serve --http' of the database, with no process start (agents: "+
+			strings.Join(install.HTTPAgents(), ", ")+"); it must keep running")
+	}
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]\n\n%s.\n\nflags:\n",
-			name, strings.Join(installAgents, "|"), what)
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only] [--http]\n\n%s.\n\nflags:\n",
+			name, strings.Join(install.Agents(), "|"), what)
 		f.PrintDefaults()
 	}
 	pos, code := f.parseOrExit(args, 1, 1)
 	if code >= 0 {
 		return opts, code
 	}
-	opts.agent = pos[0]
+	opts.Agent = pos[0]
 	projectSet := false
 	f.Visit(func(fl *flag.Flag) { projectSet = projectSet || fl.Name == "project" })
-	if projectSet && opts.user {
+	if projectSet && opts.User {
 		fmt.Fprintf(stderr, "replay %s: --project and --user cannot be used together\n", name)
 		return opts, exitUsage
 	}
-	if opts.noMCP && opts.mcpOnly {
+	if opts.NoMCP && opts.MCPOnly {
 		fmt.Fprintf(stderr, "replay %s: --no-mcp and --mcp-only cannot be used together\n", name)
 		return opts, exitUsage
 	}
-	if !slices.Contains(installAgents, opts.agent) {
-		fmt.Fprintf(stderr, "replay %s: unknown agent %q (want one of %s)\n", name, opts.agent, strings.Join(installAgents, ", "))
+	if !slices.Contains(install.Agents(), opts.Agent) {
+		fmt.Fprintf(stderr, "replay %s: %v\n", name, install.UnknownAgent(opts.Agent))
+		return opts, exitUsage
+	}
+	if httpHooks && !slices.Contains(install.HTTPAgents(), opts.Agent) {
+		fmt.Fprintf(stderr, "replay %s: --http: %s's hooks are commands here; HTTP hooks are installed for %s\n",
+			name, opts.Agent, strings.Join(install.HTTPAgents(), ", "))
 		return opts, exitUsage
 	}
 	var err error
-	if opts.exe, err = replayExecutable(); err != nil {
+	if opts.Exe, err = replayExecutable(); err != nil {
 		return opts, fail(stderr, err)
 	}
 	if storeVal != "" {
-		if opts.db != "" {
+		if opts.DB != "" {
 			fmt.Fprintf(stderr, "replay %s: --db and --store name two stores: give one\n", name)
 			return opts, exitUsage
 		}
@@ -166,41 +147,37 @@ func parseInstallArgs(install bool, args []string, stderr io.Writer) (installOpt
 			fmt.Fprintf(stderr, "replay %s: --store: %v\n", name, err)
 			return opts, exitUsage
 		}
-		opts.db = loc.String()
+		opts.DB = loc.String()
 	}
-	if opts.db != "" && !isNATSURL(opts.db) {
-		if opts.db, err = filepath.Abs(opts.db); err != nil {
+	if opts.DB != "" && !isNATSURL(opts.DB) {
+		if opts.DB, err = filepath.Abs(opts.DB); err != nil {
 			return opts, fail(stderr, err)
 		}
 	}
-	opts.home, _ = os.UserHomeDir()
-	opts.codexHome = os.Getenv("CODEX_HOME")
-	opts.clineMCP = clineMCPSettings(os.Getenv)
-	opts.piAgentDir = os.Getenv("PI_CODING_AGENT_DIR")
-	opts.records = installRecords(filepath.Join(userDataDir(), "tasklog", "install"))
+	opts.Home, _ = os.UserHomeDir()
+	opts.Getenv = os.Getenv
+	opts.Extension = piExtensionSource
+	opts.Records = install.Records(filepath.Join(userDataDir(), "tasklog", "install"))
+	if httpHooks && !opts.MCPOnly {
+		if opts.HTTPURL, opts.HTTPToken, err = httpHookEndpoint(hookSide(opts.DB), opts.Agent); err != nil {
+			return opts, fail(stderr, fmt.Errorf("--http: %w", err))
+		}
+	}
 	return opts, -1
 }
 
-// clineMCPSettings is the file Cline's CLI reads its MCP servers from when its environment
-// moves it: $CLINE_MCP_SETTINGS_PATH, else under $CLINE_DATA_DIR, else under $CLINE_DIR; "" for
-// the default, ~/.cline/data/settings/cline_mcp_settings.json.
-func clineMCPSettings(getenv func(string) string) string {
-	const file = "cline_mcp_settings.json"
-	var p string
-	switch {
-	case strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH")) != "":
-		p = strings.TrimSpace(getenv("CLINE_MCP_SETTINGS_PATH"))
-	case strings.TrimSpace(getenv("CLINE_DATA_DIR")) != "":
-		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DATA_DIR")), "settings", file)
-	case strings.TrimSpace(getenv("CLINE_DIR")) != "":
-		p = filepath.Join(strings.TrimSpace(getenv("CLINE_DIR")), "data", "settings", file)
-	default:
-		return ""
+// hookSide is the file beside which the hooks' database keeps its server's files: the
+// database given to install (a NATS store's folder for a URL), else the hooks' default.
+func hookSide(db string) string {
+	if db == "" {
+		return defaultHookDB()
 	}
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
+	if isNATSURL(db) {
+		if loc, err := parseStoreLoc(db); err == nil {
+			return loc.SideFile()
+		}
 	}
-	return p
+	return db
 }
 
 // replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps
@@ -214,83 +191,4 @@ func replayExecutable() (string, error) {
 		exe = r
 	}
 	return filepath.Abs(exe)
-}
-
-// installHooks plans every file the agent's hooks and MCP server live in, then writes them; an
-// error in any plan changes nothing. It returns one line per file, event or server changed.
-func installHooks(opts installOptions, install bool) ([]string, error) {
-	s, err := opts.scope()
-	if err != nil {
-		return nil, err
-	}
-	var targets []target
-	if !opts.mcpOnly {
-		ts, err := hookTargets(opts.agent, s, newHookCommand(opts.exe, opts.agent, opts.db))
-		if err != nil {
-			return nil, err
-		}
-		targets = append(targets, ts...)
-	}
-	if opts.mcpOnly && opts.agent == "cline" && !opts.user {
-		return nil, errClineProjectMCP
-	}
-	if opts.mcpOnly && opts.agent == "pi" {
-		return nil, errors.New("pi has no MCP client: install its extension without --mcp-only")
-	}
-	if !opts.noMCP {
-		ts, err := mcpTargets(opts.agent, s, opts.exe, opts.db)
-		if err != nil {
-			return nil, err
-		}
-		targets = append(targets, ts...)
-	}
-	var changes []fileChange
-	for _, t := range targets {
-		c, err := t.plan(install)
-		if err != nil {
-			return nil, err
-		}
-		changes = append(changes, c...)
-	}
-	notes, err := applyRecorded(changes, install, opts.records)
-	if err != nil {
-		return nil, err
-	}
-	var lines []string
-	for _, c := range changes {
-		lines = append(lines, c.lines...)
-	}
-	return append(lines, notes...), nil
-}
-
-func (opts installOptions) scope() (scope, error) {
-	if opts.user {
-		if opts.home == "" {
-			return scope{}, errors.New("--user: the home folder is unknown ($HOME is not set)")
-		}
-		s := scope{user: true, root: opts.home, clineMCP: opts.clineMCP}
-		if opts.piAgentDir != "" {
-			abs, err := filepath.Abs(opts.piAgentDir)
-			if err != nil {
-				return scope{}, err
-			}
-			s.piAgentDir = abs
-		}
-		if opts.codexHome != "" {
-			abs, err := filepath.Abs(opts.codexHome)
-			if err != nil {
-				return scope{}, err
-			}
-			s.codexHome = abs
-		}
-		return s, nil
-	}
-	root, err := filepath.Abs(opts.project)
-	if err != nil {
-		return scope{}, err
-	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return scope{}, fmt.Errorf("--project %s: not a folder", opts.project)
-	}
-	return scope{root: root, shown: opts.project}, nil
 }

@@ -10,15 +10,25 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/atif"
 )
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "TASK", stderr)
 	out := f.String("o", "", "write to this file instead of standard output")
 	sign := f.String("sign", "", "sign the export with this Ed25519 private key file (ssh-keygen -t ed25519 -N '' writes one); import --verify-key KEY.pub checks it")
+	format := f.String("format", "jsonl", "jsonl: the log itself, lossless, as import reads it; atif: the Agent Trajectory Interchange Format (ATIF-v1.7) that Harbor and NeMo Agent Toolkit read, tasklog's decisions and deliveries in each step's extra")
 	pos, code := f.parseOrExit(args, 1, 1)
 	if code >= 0 {
 		return code
+	}
+	switch {
+	case *format != "jsonl" && *format != "atif":
+		fmt.Fprintf(stderr, "replay export: --format %q: use jsonl or atif\n", *format)
+		return exitUsage
+	case *format == "atif" && *sign != "":
+		fmt.Fprintln(stderr, "replay export: --sign signs the jsonl export only; a trajectory cannot be imported back")
+		return exitUsage
 	}
 	var key ed25519.PrivateKey
 	if *sign != "" {
@@ -33,6 +43,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	err = writeOutput(*out, stdout, func(w io.Writer) error {
+		if *format == "atif" {
+			return atif.WriteTask(context.Background(), db, task, w)
+		}
 		if key != nil {
 			return session.ExportSigned(context.Background(), db, task, w, key)
 		}

@@ -11,26 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/tasklog/tasklog/events/agentlog"
-	"github.com/tasklog/tasklog/rules"
+	"github.com/tasklog/tasklog/session/mcp"
+	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
-
-// mcpConfig is what the server needs to answer: where the rules and the log are, and which task
-// is the current one.
-type mcpConfig struct {
-	db      string
-	loc     storeLoc // the store when it is a NATS stream (--store, $TASKLOG_STORE); else db is the file
-	timeout time.Duration
-	wf      workspaceFlags
-	// task is --task: the current task, by id or unique prefix.
-	task string
-	// agent and session name the agent session whose task is the current one, when task is
-	// not set: its id is agentlog.TaskID(agent, session).
-	agent   string
-	session string
-}
 
 const mcpUsage = `[--workspace DIR] [--root ROOT=DIR]... [--db PATH] [--task TASK]
 
@@ -59,78 +44,54 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	timeout := f.Lookup("timeout")
 	timeout.DefValue = mcpLockWait.String()
 	_ = timeout.Value.Set(timeout.DefValue)
-	var cfg mcpConfig
-	cfg.wf.register(f)
-	f.StringVar(&cfg.task, "task", "", "the current `TASK` (an id or a unique prefix)")
-	f.StringVar(&cfg.agent, "agent", "claude-code", "the `AGENT` whose session names the current task")
-	f.StringVar(&cfg.session, "session", os.Getenv("CLAUDE_CODE_SESSION_ID"),
+	var wf workspaceFlags
+	var cfg mcp.Config
+	wf.register(f)
+	f.StringVar(&cfg.Task, "task", "", "the current `TASK` (an id or a unique prefix)")
+	f.StringVar(&cfg.Agent, "agent", "claude-code", "the `AGENT` whose session names the current task")
+	f.StringVar(&cfg.Session, "session", os.Getenv("CLAUDE_CODE_SESSION_ID"),
 		"the agent's session `ID`; $CLAUDE_CODE_SESSION_ID sets the default")
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
-	cfg.db, cfg.timeout, cfg.loc = f.db, f.storeTimeout(), f.loc
-	if _, err := agentlog.ParseHookAgent(cfg.agent); err != nil {
+	if _, err := agentlog.ParseHookAgent(cfg.Agent); err != nil {
 		return fail(stderr, fmt.Errorf("--agent: %w", err))
 	}
-	if cfg.wf.workspace == "" && len(cfg.wf.roots) == 0 {
-		cfg.wf.workspace = "."
+	if wf.Workspace == "" && len(wf.Roots) == 0 {
+		wf.Workspace = "."
 	}
-	if cfg.wf.workspace != "" {
-		abs, err := filepath.Abs(cfg.wf.workspace)
+	if wf.Workspace != "" {
+		abs, err := filepath.Abs(wf.Workspace)
 		if err != nil {
 			return fail(stderr, err)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return fail(stderr, fmt.Errorf("--workspace %q is not a folder", cfg.wf.workspace))
+			return fail(stderr, fmt.Errorf("--workspace %q is not a folder", wf.Workspace))
 		}
-		cfg.wf.workspace = abs
+		wf.Workspace = abs
 	}
-	if _, err := cfg.baseWorkspace(); err != nil {
+	if _, err := wf.Unrecorded(); err != nil {
 		return fail(stderr, err)
 	}
-	if abs, err := filepath.Abs(cfg.db); err == nil && !cfg.loc.isNATS() {
-		cfg.db = abs
-	}
+	cfg.Folders = wf.Folders
+	loc, opts := f.loc.Abs(), f.readOptions()
+	cfg.Store, cfg.ListTasks = loc.String(), tasksCommand
+	cfg.Open = func() (store.Store, error) { return openMCP(loc, opts) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// A bad line on stdin is answered with an error by mcpFrames and never reaches the SDK,
-	// which would end the session on it (see cmd_mcp_frames.go); the SDK's own bound stays, with
-	// room, behind it.
-	out := &lockedWriter{w: stdout}
-	t := &mcp.IOTransport{Reader: mcpFrames(os.Stdin, out, mcpMaxFrame), Writer: out, MaxLineLength: 2 * mcpMaxFrame}
-	srv, release := newMCPServer(cfg)
-	defer release()
-	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	if err := mcp.Serve(ctx, cfg, os.Stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "replay mcp: %v\n", err)
 		return exitUsage
 	}
 	return exitOK
 }
 
-// mcpServer answers the MCP requests. Every call reads the rule files as they are and opens
-// the log anew; between calls it keeps only what the rule files held, to read again only those
-// that changed.
-type mcpServer struct {
-	cfg    mcpConfig
-	reader *rules.Reader
-}
-
-const mcpInstructions = `tasklog decides which of the workspace's rule files go into the prompt and records why.
-Read a rule with resources/read rule://NAME (the prompt lists on-request rules by name and description only).
-rules_for(paths): the rules that apply to those paths now, with the pattern that matched.
-explain(prompt|turn, rule?): why a rule was or was not in the prompt at a prompt or turn of this task.
-whatif(rule_file, content): the past turns of this task whose rules would change if that rule file read so.
-timeline(last?, cursor?): the latest turns of this task, one line each.
-audit(prompt?|turn?): did the agent get each rule: tasklog's decision, the agent's own loads and the deliveries side by side, and the findings.
-why(rule, prompt?|turn?): one rule at one request, in sentences.`
-
-// newMCPServer builds the server: the rule:// resources and the tools. release stops
-// watching the workspace's folders.
-func newMCPServer(cfg mcpConfig) (srv *mcp.Server, release func()) {
-	s := &mcpServer{cfg: cfg, reader: &rules.Reader{}}
-	srv = mcp.NewServer(&mcp.Implementation{Name: "tasklog", Title: "tasklog rules", Version: rules.EngineVersion},
-		&mcp.ServerOptions{Instructions: mcpInstructions, HasResources: true, HasTools: true, PageSize: mcpPageSize})
-	s.addResources(srv)
-	s.addTools(srv)
-	return srv, s.reader.Close
+// openMCP opens the store for one call of the MCP server; a file that does not exist yet is
+// mcp.ErrNoLog.
+func openMCP(loc location.Location, opts location.Options) (store.Store, error) {
+	db, err := loc.Open(opts)
+	if errors.Is(err, location.ErrNoLog) {
+		return nil, fmt.Errorf("%w: %w", mcp.ErrNoLog, err)
+	}
+	return db, err
 }

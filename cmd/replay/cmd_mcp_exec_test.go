@@ -22,10 +22,10 @@ func startMCPProcess(t *testing.T, limit time.Duration) (context.Context, *exec.
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := mcpFixture(t)
+	ws, db := mcpFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bin, "mcp", "--workspace", f.ws, "--db", f.db)
+	cmd := exec.CommandContext(ctx, bin, "mcp", "--workspace", ws, "--db", db)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

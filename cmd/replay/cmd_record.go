@@ -121,17 +121,17 @@ func recordScript(db store.Store, name string, wf *workspaceFlags, ids *events.I
 		return nil, 0, err
 	}
 	defer in.Close()
-	home, err := wf.homeFS()
+	home, err := wf.HomeFS()
 	if err != nil {
 		return nil, 0, err
 	}
-	remote, err := wf.remoteRules()
+	remote, err := wf.RemoteRules()
 	if err != nil {
 		return nil, 0, err
 	}
 	var defaults []string
-	if wf.workspace != "" {
-		abs, err := absDir(wf.workspace)
+	if wf.Workspace != "" {
+		abs, err := absDir(wf.Workspace)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -139,7 +139,7 @@ func recordScript(db store.Store, name string, wf *workspaceFlags, ids *events.I
 	}
 	decisions := 0
 	s, err := session.RunScript(context.Background(), db, bufio.NewReader(in), name, session.ScriptOptions{
-		Roots:        wf.sessionRoots,
+		Roots:        wf.SessionRoots,
 		DefaultRoots: defaults,
 		Home:         home,
 		Remote:       remote,

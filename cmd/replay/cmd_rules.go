@@ -215,7 +215,7 @@ func rootNames(roots []rules.Root) string {
 // shows, and less its workspace root, so a workspace rule reads as its path inside the
 // workspace (led by the root's folder name when the workspace has several roots).
 func ruleLabel(r *rules.Rule, multiRoot bool) string {
-	label := strings.TrimPrefix(r.ID, r.Provider+":")
+	label := strings.TrimPrefix(r.ID, string(r.Provider)+":")
 	if r.Root == "" {
 		return label
 	}
@@ -240,7 +240,7 @@ func rulesPrintJSON(stdout, stderr io.Writer, rs *rules.RuleSet, d rules.Decisio
 	}
 	for _, res := range d.Results {
 		r := res.Rule
-		row := rulesRow{ID: r.ID, Name: r.Name, Source: r.Provider, Scope: r.Scope, Root: r.Root, Path: r.Path,
+		row := rulesRow{ID: r.ID, Name: r.Name, Source: string(r.Provider), Scope: r.Scope, Root: r.Root, Path: r.Path,
 			Category: r.Category, Description: r.Description, Conditions: r.Conditions, Applies: res.Included,
 			Listed: res.Listed, Reason: res.Reason, Detail: res.Detail, Matched: res.Matches, ShadowedBy: res.ShadowedBy,
 			Diagnostics: r.Diagnostics, Trigger: r.Trigger}

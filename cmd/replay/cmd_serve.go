@@ -19,6 +19,7 @@ import (
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/session/web"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // serveLogName is the server's log file beside the database.
@@ -26,13 +27,13 @@ const serveLogName = "tasklog-serve.log"
 
 // cmdServe is 'replay serve [--db PATH | --store URL] [--idle D] [--hold D] [--stop]': the
 // resident server of one store, on a Unix socket beside it (for a NATS store, in its folder
-// under the user's data folder: storeLoc.sideFile), until it has been idle for --idle or gets
+// under the user's data folder: location.Location.sideFile), until it has been idle for --idle or gets
 // SIGTERM.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", defaultHookDB(), "the database to serve (default: the hooks' database)")
-	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+storeEnv+" sets the default")
+	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+location.Env+" sets the default")
 	idle := fs.Duration("idle", serve.DefaultIdle, "exit after this long without a connection (0: never)")
 	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open; a NATS store is always kept open)")
 	timeout := fs.Duration("timeout", 0, "for a NATS store: how long each server call may take (default 5s)")
@@ -42,9 +43,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	inFlight := byteSize(serve.DefaultMaxInFlight)
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
-	httpAddr := fs.String("http", "", "also serve the read-only web app (the tasks, each task's report, live) on this loopback HOST:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free one); the server then keeps running without connections unless --idle is given")
+	httpAddr := fs.String("http", "", "also listen on this loopback HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one) for the read-only web app (the tasks, each task's report, live) and the agents' HTTP hooks (POST /hook/AGENT); the server then keeps running without connections unless --idle is given")
+	otelCfg := otelFlagSet(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -79,12 +81,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			*idle = 0
 		}
 	}
-	loc, err := selectStore(*db, dbSet, *storeURL, storeSet, true)
+	loc, err := location.Select(*db, dbSet, *storeURL, storeSet, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
 		return exitUsage
 	}
-	side := loc.sideFile()
+	side := loc.SideFile()
 	if *stop {
 		return stopServer(loc, stdout, stderr)
 	}
@@ -104,6 +106,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, side)
 	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle}
+	appended, stopOtel, err := otelLive(otelCfg, lg)
+	if err != nil {
+		fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		return exitUsage
+	}
+	if stopOtel != nil {
+		opts.Appended = appended
+		defer stopOtel()
+	}
 	if *connIdle == 0 {
 		opts.ConnIdle = -1
 	}
@@ -113,20 +124,20 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if *hold == 0 {
 		opts.Hold = -1
 	}
-	if loc.isNATS() {
+	if loc.Shared() {
 		// No file lock to let go of: many processes share the stream, so the server keeps it
 		// open (and its sessions) until it exits.
-		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.url, natsSpoolCheck
+		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.String(), natsSpoolCheck
 		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
-			return openStore(loc, openOptions{timeout: *timeout})
+			return loc.Open(location.Options{Wait: *timeout, CallTimeout: *timeout})
 		}
 	}
 	srv, err := serve.Listen(side, opts)
 	if errors.Is(err, serve.ErrRunning) {
 		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(side))
 		if *httpAddr != "" {
-			// That server has no web app: say so rather than seem to serve one.
-			fmt.Fprintf(stderr, "replay serve: the web app needs the server itself: stop that one ('replay serve --stop%s') and run this again\n", stopArgs(dbSet, storeSet, loc))
+			// That server has no web app nor HTTP hooks: say so rather than seem to serve one.
+			fmt.Fprintf(stderr, "replay serve: --http needs the server itself: stop that one ('replay serve --stop%s') and run this again\n", stopArgs(dbSet, storeSet, loc))
 			return exitFailed
 		}
 		return exitOK
@@ -136,14 +147,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if *httpAddr != "" {
-		stopWeb, err := serveWeb(*httpAddr, srv, stdout, lg)
+		cleanup, err := serveHTTP(srv, side, *httpAddr, stdout, lg)
 		if err != nil {
-			lg.Printf("web app: %v", err)
+			fmt.Fprintf(stderr, "replay serve: %v\n", err)
 			srv.Shutdown()
 			srv.Serve()
 			return exitFailed
 		}
-		defer stopWeb()
+		defer cleanup()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -177,11 +188,11 @@ func homeFS() fs.FS {
 }
 
 // stopServer asks the store's server to exit and waits until it let go of its socket.
-func stopServer(loc storeLoc, stdout, stderr io.Writer) int {
+func stopServer(loc location.Location, stdout, stderr io.Writer) int {
 	db := loc.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sock := serve.SocketPath(loc.sideFile())
+	sock := serve.SocketPath(loc.SideFile())
 	c, err := serve.Dial(ctx, sock, "replay serve --stop")
 	if err != nil {
 		fmt.Fprintf(stdout, "no server for %s\n", db)
@@ -236,4 +247,15 @@ func (b *byteSize) Set(s string) error {
 	}
 	*b = byteSize(n * unit)
 	return nil
+}
+
+// stopArgs are the store flags 'replay serve --stop' needs to reach the same server.
+func stopArgs(dbSet, storeSet bool, loc location.Location) string {
+	switch {
+	case storeSet:
+		return " --store " + loc.String()
+	case dbSet:
+		return " --db " + loc.String()
+	}
+	return ""
 }

@@ -127,7 +127,7 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if len(wf.roots) == 0 && wf.workspace == "" && *cfgFile == "" {
+	if len(wf.Roots) == 0 && wf.Workspace == "" && *cfgFile == "" {
 		fmt.Fprintln(stderr, "replay diff: give --workspace DIR (or --root) with the new rules, or --config FILE")
 		return exitUsage
 	}
@@ -138,12 +138,12 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	defer db.Close()
 	ctx := context.Background()
 	opts := session.ReplayOptions{}
-	if wf.workspace != "" || len(wf.roots) > 0 {
-		recorded, err := recordedRoots(ctx, db, task)
+	if wf.Workspace != "" || len(wf.Roots) > 0 {
+		recorded, err := session.RecordedRoots(ctx, db, task)
 		if err != nil {
 			return fail(stderr, err)
 		}
-		ws, err := wf.rulesWorkspace(recorded)
+		ws, err := wf.RulesWorkspace(recorded)
 		if err != nil {
 			return fail(stderr, err)
 		}

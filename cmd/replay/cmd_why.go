@@ -16,8 +16,8 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 	var at momentFlags
 	at.register(f)
 	var wf workspaceFlags
-	f.StringVar(&wf.workspace, "workspace", "", "folder holding the first workspace root's files, to name the files that would match (default: the recorded roots, where they exist on this machine)")
-	f.Var(&wf.roots, "root", "ROOT=DIR: list the files of the recorded root ROOT from DIR (repeatable)")
+	f.StringVar(&wf.Workspace, "workspace", "", "folder holding the first workspace root's files, to name the files that would match (default: the recorded roots, where they exist on this machine)")
+	f.Var((*multiFlag)(&wf.Roots), "root", "ROOT=DIR: list the files of the recorded root ROOT from DIR (repeatable)")
 	pos, code := f.parseOrExit(args, 1, 2)
 	if code >= 0 {
 		return code
@@ -48,7 +48,7 @@ func cmdWhy(args []string, stdout, stderr io.Writer) int {
 	} else if turn, code = at.resolve(ctx, "why", db, task, stderr); code >= 0 {
 		return code
 	}
-	roots, err := auditRoots(ctx, db, task, &wf, false)
+	roots, err := wf.AuditRoots(ctx, db, task, false)
 	if err != nil {
 		return fail(stderr, err)
 	}

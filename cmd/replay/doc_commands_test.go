@@ -19,10 +19,19 @@ var docRunElsewhere = map[string]string{
 	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                               "TestAgentsEndToEnd",
 	"go test ./cmd/replay -run Resume -v":                                           "TestCodexResume",
 	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":        "TestAgentHarness",
+	"go test ./cmd/replay -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v":      "TestQwenHTTPHooks",
+	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem":    "BenchmarkHookOverHTTP",
 	"go install github.com/nats-io/nats-server/v2@v2.15.2":                          ".ci/run",
 	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
 	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",
 	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                    "TestNATSScripts", // the scripts' environment
+	"go test ./cmd/replay -run TestOtelJaeger -v":                                   "TestOtelJaeger",
+
+	// The three nodes of a cluster on one machine, and the store URL naming them.
+	"nats-server -js -c node1.conf": "TestNATSReplicas",
+	"nats-server -js -c node2.conf": "TestNATSReplicas",
+	"nats-server -js -c node3.conf": "TestNATSReplicas",
+	"export TASKLOG_STORE='nats://127.0.0.1:4222,127.0.0.1:4223,127.0.0.1:4224/TASKLOG?replicas=3'": "TestNATSReplicas",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a

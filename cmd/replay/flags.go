@@ -15,7 +15,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 // flags is a command's flag set with the flags every command shares.
@@ -25,10 +27,10 @@ type flags struct {
 	json    bool
 	timeout time.Duration
 	stderr  io.Writer
-	// store is --store; loc is the store the flags and the environment select (see storeEnv),
+	// store is --store; loc is the store the flags and the environment select (see location.Env),
 	// set by parseOrExit. noStoreEnv: $TASKLOG_STORE is not used (the demo's own store).
 	store      string
-	loc        storeLoc
+	loc        location.Location
 	noStoreEnv bool
 	// timeoutSet: --timeout was given, so it bounds a NATS server's calls too.
 	timeoutSet bool
@@ -45,7 +47,7 @@ func newFlags(name, args string, stderr io.Writer) *flags {
 	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stderr: stderr, args: args}
 	f.SetOutput(stderr)
 	f.StringVar(&f.db, "db", defaultHookDB(), "task log database, the one the hooks record to: $TASKLOG_DB, else tasklog/tasklog.db in the user's data folder ($XDG_DATA_HOME, default ~/.local/share)")
-	f.StringVar(&f.store, "store", "", "the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db (--timeout then bounds each server call, default 5s); $"+storeEnv+" sets the default")
+	f.StringVar(&f.store, "store", "", "the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db (--timeout then bounds each server call, default 5s); $"+location.Env+" sets the default")
 	f.DurationVar(&f.timeout, "timeout", time.Second, "how long to wait for a database another process holds")
 	f.selects = true
 	f.Usage = func() {
@@ -108,7 +110,7 @@ func (f *flags) parseOrExit(args []string, min, max int) ([]string, int) {
 	return pos, -1
 }
 
-// chooseStore sets f.loc from --db, --store and the environment (see storeEnv for which wins),
+// chooseStore sets f.loc from --db, --store and the environment (see location.Env for which wins),
 // and f.db to its name for messages.
 func (f *flags) chooseStore() error {
 	dbSet, storeSet := false, false
@@ -124,7 +126,7 @@ func (f *flags) chooseStore() error {
 		}
 	})
 	var err error
-	f.loc, err = selectStore(f.db, dbSet, f.store, storeSet, !f.noStoreEnv)
+	f.loc, err = location.Select(f.db, dbSet, f.store, storeSet, !f.noStoreEnv)
 	if err != nil {
 		return err
 	}
@@ -140,35 +142,29 @@ func (f *flags) natsTimeout() time.Duration {
 	return 0
 }
 
-// storeTimeout is the timeout to open the selected store with.
-func (f *flags) storeTimeout() time.Duration {
-	if f.loc.isNATS() {
-		return f.natsTimeout()
-	}
-	return f.timeout
+// openOptions are how the flags open the store: --timeout bounds the wait for a file another
+// process holds and, when given, every call to a server (else natsstore's default).
+func (f *flags) openOptions() location.Options {
+	return location.Options{Wait: f.timeout, CallTimeout: f.natsTimeout()}
+}
+
+// readOptions open the store for reading: a file is never created.
+func (f *flags) readOptions() location.Options {
+	o := f.openOptions()
+	o.ReadOnly, o.MustExist = true, true
+	return o
 }
 
 // open opens the database for a verb that writes. It creates the file only when it is not there
 // yet, and then close removes it again unless something was written: a failed command leaves no
 // empty database behind. Verbs open it once they have something to write.
 func (f *flags) open() (*writeDB, error) {
-	if f.loc.isNATS() {
-		db, err := openStore(f.loc, openOptions{timeout: f.natsTimeout()})
-		if err != nil {
-			return nil, err
-		}
-		return &writeDB{Store: db}, nil
-	}
-	_, err := os.Stat(f.db)
-	created := errors.Is(err, fs.ErrNotExist)
-	if created && !f.dbSet {
-		// The default database (or $TASKLOG_DB) lives in a folder of its own, which the
-		// hooks create too.
-		if err := os.MkdirAll(filepath.Dir(f.db), 0o755); err != nil {
-			return nil, fmt.Errorf("create the database folder: %w", err)
-		}
-	}
-	db, err := store.Open(f.db, &store.Options{Timeout: f.timeout})
+	created := !f.loc.Exists()
+	o := f.openOptions()
+	// The default database (or $TASKLOG_DB) lives in a folder of its own, which the hooks
+	// create too.
+	o.MakeDir = created && !f.dbSet
+	db, err := f.loc.Open(o)
 	if err != nil {
 		if created {
 			os.Remove(f.db)
@@ -203,12 +199,12 @@ func (w *writeDB) Close() error {
 
 // openReadOnly opens an existing database for reading; it never creates one.
 func (f *flags) openReadOnly() (store.Store, error) {
-	db, err := openExisting(f.loc, f.storeTimeout())
-	if errors.Is(err, errNoLog) {
+	db, err := f.loc.Open(f.readOptions())
+	if errors.Is(err, location.ErrNoLog) {
 		return nil, fmt.Errorf("%w (create one with 'replay import' or 'replay record', or let an agent's hooks create it: "+
-			"'replay install AGENT'; --db, --store, $TASKLOG_DB or $%s names another)", err, storeEnv)
+			"'replay install AGENT'; --db, --store, $TASKLOG_DB or $%s names another)", err, location.Env)
 	}
-	return db, lockedHint(err, f.storeTimeout())
+	return db, lockedHint(err, f.timeout)
 }
 
 // lockedHint adds to the error of a database another process holds the flag that waits longer.
@@ -262,36 +258,12 @@ func printJSON(w io.Writer, v any) error {
 
 // resolveTask accepts a full task id or a unique prefix of one, of a task the database holds.
 func resolveTask(db store.Store, arg string) (uuid.UUID, error) {
-	tasks, err := db.Tasks()
-	if err != nil {
-		return uuid.Nil, err
-	}
-	want := strings.ToLower(arg)
-	var found []uuid.UUID
-	for _, t := range tasks {
-		if s := t.Task.String(); s == want {
-			return t.Task, nil
-		} else if want != "" && strings.HasPrefix(s, want) {
-			found = append(found, t.Task)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return uuid.Nil, fmt.Errorf("no task %q in %s ('replay tasks %s %s' lists them)", arg, db.Path(), storeFlagFor(db.Path()), db.Path())
-	}
-	const shown = 10
-	var b strings.Builder
-	fmt.Fprintf(&b, "task prefix %q is ambiguous in %s: %s match:", arg, db.Path(), plural(len(found), "task"))
-	for i, t := range found {
-		if i == shown {
-			fmt.Fprintf(&b, "\n  … and %d more", len(found)-shown)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s", t)
-	}
-	return uuid.Nil, errors.New(b.String())
+	return session.ResolveTask(db, arg, tasksCommand(db.Path()))
+}
+
+// tasksCommand is the command line that lists the tasks of the store at path.
+func tasksCommand(path string) string {
+	return "replay tasks " + location.FlagFor(path) + " " + path
 }
 
 // plural is "1 turn", "2 turns".

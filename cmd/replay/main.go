@@ -19,6 +19,7 @@
 //	replay hook AGENT                   record a hook event, decide, deliver rules (the agents run it)
 //	replay serve                        the resident server the hooks talk to over a Unix socket
 //	replay mcp                          an MCP server on stdio: rule resources and audit tools
+//	replay otel export [TASK...]        send tasks to an OpenTelemetry collector as traces
 //	replay help VERB                    a verb's usage and flags
 //	replay --version                    the module version it was built from
 //
@@ -71,6 +72,8 @@ var commands = map[string]command{
 	"uninstall": {cmdUninstall, "remove the hook entries and the MCP server 'replay install' wrote"},
 	"mcp":       {cmdMCP, "serve the rules and the task's decisions to an agent over MCP (stdio)"},
 	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
+	"otel":      {cmdOtel, "otel export: send recorded tasks to an OpenTelemetry collector as traces"},
+	"migrate":   {cmdMigrate, "copy a NATS stream of an earlier layout into a new stream of the current one"},
 }
 
 func main() {

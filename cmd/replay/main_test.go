@@ -19,6 +19,7 @@ import (
 	"github.com/tasklog/tasklog/session/replaytest"
 	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 )
 
 var update = flag.Bool("update", false, "rewrite the recorded logs under testdata/logs")
@@ -43,7 +44,7 @@ func (p privateDataHome) Run() int {
 	defer os.RemoveAll(dir)
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Unsetenv("TASKLOG_DB")
-	os.Unsetenv(storeEnv)
+	os.Unsetenv(location.Env)
 	return p.m.Run()
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -78,7 +79,7 @@ func TestMCPInClaudeCode(t *testing.T) {
 	}
 
 	// The rules_for answer reached the model as the tool's result: Claude Code gives the model
-	// the structured result (the JSON of mcpRulesForOut) rather than the short text.
+	// the structured result (the JSON of mcp.RulesForOut) rather than the short text.
 	afterTool := firstRequestAtStep(reqs, 2)
 	result := mcpToolResultText(afterTool)
 	out, ok := mcpFindRulesFor(result)
@@ -157,9 +158,9 @@ func mcpToolResultText(r *fakemodel.Request) string {
 
 // mcpFindRulesFor finds a rules_for result in the text of tool results: its JSON, or failing
 // that, nothing.
-func mcpFindRulesFor(text string) (mcpRulesForOut, bool) {
+func mcpFindRulesFor(text string) (mcp.RulesForOut, bool) {
 	for i := strings.Index(text, "{"); i >= 0; {
-		var out mcpRulesForOut
+		var out mcp.RulesForOut
 		if json.NewDecoder(strings.NewReader(text[i:])).Decode(&out) == nil && out.Paths != nil {
 			return out, true
 		}
@@ -169,7 +170,7 @@ func mcpFindRulesFor(text string) (mcpRulesForOut, bool) {
 		}
 		i += 1 + j
 	}
-	return mcpRulesForOut{}, false
+	return mcp.RulesForOut{}, false
 }
 
 // mcpDelivered reports whether the task's log records a delivery of the rule named name.

@@ -31,7 +31,7 @@ func BenchmarkNATSHookViaServe(b *testing.B) {
 		replayHere("serve", "--stop", "--store", url)
 		<-done
 	})
-	waitServer(b, storeLoc{url: url}.sideFile())
+	waitServer(b, natsLoc(url).SideFile())
 	benchNATSHooks(b, ws, url)
 }
 

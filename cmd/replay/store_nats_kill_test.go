@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/location"
 	"github.com/tasklog/tasklog/store/natsstore"
 )
 
@@ -23,8 +24,8 @@ func TestNATSServe32HooksKilled(t *testing.T) {
 	url := natsServer(t, filepath.Join(dir, "nats"), 0).ClientURL()
 	data := filepath.Join(dir, "data")
 	t.Setenv("XDG_DATA_HOME", data)
-	side := storeLoc{url: url}.sideFile()
-	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + data, "XDG_RUNTIME_DIR=" + t.TempDir(), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", storeEnv + "="}
+	side := natsLoc(url).SideFile()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + data, "XDG_RUNTIME_DIR=" + t.TempDir(), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", location.Env + "="}
 	t.Cleanup(func() { exec.Command(bin, "serve", "--stop", "--store", url).Run() })
 	start := `{"session_id":"s-kill","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
 	if r := natsHookProcess(bin, url, []byte(start), env); r.code != 0 {

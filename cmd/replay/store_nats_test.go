@@ -13,11 +13,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/location"
 	"github.com/tasklog/tasklog/store/natsstore"
 )
 
@@ -60,11 +64,19 @@ func TestNATSScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// oldstream NAME creates stream NAME on $NATS as tasklog created its streams before
+			// layouts were named (layout 1): one message per subject, no layout in its metadata.
+			"oldstream": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: oldstream NAME")
+				}
+				ts.Check(createLayout1Stream(ts.Getenv("NATS"), args[0]))
+			},
 			"logged": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: logged REGEXP")
 				}
-				p := filepath.Join(natsSideDirIn(ts.Getenv("XDG_DATA_HOME"), ts.Getenv(storeEnv)), hookLogName)
+				p := filepath.Join(location.SideDir(ts.Getenv("XDG_DATA_HOME"), ts.Getenv(location.Env)), hookLogName)
 				b, err := os.ReadFile(p)
 				ts.Check(err)
 				if !strings.Contains(string(b), args[0]) {
@@ -101,7 +113,7 @@ func TestNATSServerDown(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	t.Setenv("TASKLOG_SERVE", "off")
-	t.Setenv(storeEnv, "")
+	t.Setenv(location.Env, "")
 	port := closedPort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	for _, tt := range []struct {
@@ -131,8 +143,8 @@ func TestNATSServerDown(t *testing.T) {
 
 	// A hook: neutral reply, exit 0, the error in the store's hook log, the payload spooled.
 	ws, _ := hookWorkspace(t)
-	loc := storeLoc{url: url}
-	side := filepath.Dir(loc.sideFile())
+	loc := natsLoc(url)
+	side := filepath.Dir(loc.SideFile())
 	prompt := fmt.Sprintf(`{"session_id":"s-down","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"hello"}`, ws)
 	code, stdout, _ := hookRun(t, prompt, "claude-code", "--store", url)
 	if code != exitOK || stdout != "" {
@@ -142,7 +154,7 @@ func TestNATSServerDown(t *testing.T) {
 	if err != nil || !strings.Contains(string(log), fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(string(log), "spooled") {
 		t.Fatalf("hook log (%v) does not name the server and the spooled payload:\n%s", err, log)
 	}
-	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.sideFile()), "*.json")); len(spooled) != 1 {
+	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.SideFile()), "*.json")); len(spooled) != 1 {
 		t.Fatalf("spooled %d payloads, want 1", len(spooled))
 	}
 
@@ -152,7 +164,7 @@ func TestNATSServerDown(t *testing.T) {
 	if code, _, stderr := hookRun(t, stop, "claude-code", "--store", url, "--budget", slowBudget.String()); code != exitOK {
 		t.Fatalf("hook: exit %d: %s", code, stderr)
 	}
-	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.sideFile()), "*.json")); len(spooled) != 0 {
+	if spooled, _ := filepath.Glob(filepath.Join(spoolDir(loc.SideFile()), "*.json")); len(spooled) != 0 {
 		t.Fatalf("%d payloads still spooled after a hook reached the server", len(spooled))
 	}
 	code, out, stderr := replayHere("log", agentlog.TaskID(agentlog.ClaudeCode, "s-down").String(), "--store", url)
@@ -175,21 +187,21 @@ func hookRun(t *testing.T, payload string, args ...string) (int, string, string)
 func TestNATSServe(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
-	t.Setenv(storeEnv, "")
+	t.Setenv(location.Env, "")
 	ns := natsServer(t, filepath.Join(dir, "nats"), 0)
 	url := ns.ClientURL() + "/SERVED"
 	ws, _ := hookWorkspace(t)
 
 	// A payload a hook spooled while the server was out of reach: the server records it.
 	spooledPrompt := fmt.Sprintf(`{"session_id":"s-spooled","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"spooled"}`, ws)
-	if err := spool(storeLoc{url: url}.sideFile(), agentlog.ClaudeCode, []byte(spooledPrompt), time.Now()); err != nil {
+	if err := spool(natsLoc(url).SideFile(), agentlog.ClaudeCode, []byte(spooledPrompt), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
 	done := make(chan int, 1)
 	var serveErr bytes.Buffer
 	go func() { done <- cmdServe([]string{"--store", url, "--idle", "1m"}, &bytes.Buffer{}, &serveErr) }()
-	sock := serve.SocketPath(storeLoc{url: url}.sideFile())
+	sock := serve.SocketPath(natsLoc(url).SideFile())
 	c, err := dialWhenUp(sock)
 	if err != nil {
 		t.Fatalf("the server did not listen on %s: %v\n%s", sock, err, serveErr.String())
@@ -238,67 +250,6 @@ func TestNATSServe(t *testing.T) {
 	}
 	if code, out, _ := replayHere("verify", task, "--store", url); code != exitOK {
 		t.Fatalf("verify after serve: exit %d\n%s", code, out)
-	}
-}
-
-// TestSelectStore: which store the flags and the environment select.
-func TestSelectStore(t *testing.T) {
-	tests := []struct {
-		name          string
-		db            string
-		dbSet         bool
-		store         string
-		storeSet      bool
-		env           string
-		want, wantErr string
-	}{
-		{name: "default file", db: "tasklog.db", want: "tasklog.db"},
-		{name: "--db", db: "a.db", dbSet: true, want: "a.db"},
-		{name: "--store nats", db: "tasklog.db", store: "nats://h:4222/S", storeSet: true, want: "nats://h:4222/S"},
-		{name: "--store file", db: "tasklog.db", store: "b.db", storeSet: true, want: "b.db"},
-		{name: "env", db: "tasklog.db", env: "nats://h:4222", want: "nats://h:4222"},
-		{name: "--db beats env", db: "a.db", dbSet: true, env: "nats://h:4222", want: "a.db"},
-		{name: "--store beats env", db: "tasklog.db", store: "nats://x:1", storeSet: true, env: "nats://h:4222", want: "nats://x:1"},
-		{name: "both flags", db: "a.db", dbSet: true, store: "nats://h:1", storeSet: true, wantErr: "--db and --store name two stores"},
-		{name: "unknown kind", db: "tasklog.db", store: "redis://h", storeSet: true, wantErr: `--store: unknown kind of store "redis://h"`},
-		{name: "bad env", db: "tasklog.db", env: "http://h", wantErr: "$TASKLOG_STORE: unknown kind of store"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(storeEnv, tt.env)
-			got, err := selectStore(tt.db, tt.dbSet, tt.store, tt.storeSet, true)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got.String() != tt.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}
-
-// TestNATSSideFolder: a NATS store's local files are in one folder per stream, the default
-// stream's whether the URL names it or not, and never beside $TASKLOG_DB.
-func TestNATSSideFolder(t *testing.T) {
-	t.Setenv("XDG_DATA_HOME", "/data")
-	a := storeLoc{url: "nats://127.0.0.1:4222"}.sideFile()
-	if b := (storeLoc{url: "nats://127.0.0.1:4222/TASKLOG"}).sideFile(); a != b {
-		t.Errorf("the default stream has two folders: %s and %s", a, b)
-	}
-	if b := (storeLoc{url: "nats://127.0.0.1:4222/?replicas=3"}).sideFile(); a != b {
-		t.Errorf("?replicas gives the stream another folder: %s and %s", a, b)
-	}
-	if c := (storeLoc{url: "nats://127.0.0.1:4222/OTHER"}).sideFile(); a == c {
-		t.Errorf("two streams share the folder %s", a)
-	}
-	if !strings.HasPrefix(a, "/data/tasklog/nats-") || filepath.Base(a) != "tasklog" {
-		t.Errorf("side file %s, want /data/tasklog/nats-HASH/tasklog", a)
-	}
-	if got := serve.SocketPath(a); got != a+".sock" {
-		t.Errorf("socket %s, want %s.sock", got, a)
 	}
 }
 
@@ -386,7 +337,7 @@ func TestNATSServerBinary(t *testing.T) {
 	if code != exitOK || strings.Count(out, "verified") != 6 {
 		t.Fatalf("demo against nats-server: exit %d\n%s%s\nserver log:\n%s", code, out, stderr, logb())
 	}
-	st, err := openStore(storeLoc{url: url + "/" + demoStream}, openOptions{})
+	st, err := natsLoc(url + "/" + demoStream).Open(location.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,20 +369,16 @@ func TestNATSMCP(t *testing.T) {
 	if code, _, stderr := replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	s := &mcpServer{cfg: mcpConfig{db: url, loc: storeLoc{url: url}, task: "0b3c"}}
-	var got string
-	err := s.withDB(func(db store.Store) error {
-		task, err := s.taskFor(db, "")
-		got = task.String()
-		return err
-	})
-	if err != nil || got != "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c" {
-		t.Fatalf("task %q, %v; want the imported one", got, err)
+	loc := natsLoc(url)
+	cfg := mcp.Config{Store: url, Task: "0b3c", Open: func() (store.Store, error) { return openMCP(loc, location.Options{ReadOnly: true, MustExist: true}) }}
+	var out mcp.TimelineOut
+	if text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "timeline", map[string]any{"last": 1}, &out); isErr ||
+		out.Task != "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c" {
+		t.Fatalf("timeline: task %q, %s; want the imported one", out.Task, text)
 	}
-	s.cfg.task = "ffff"
-	err = s.withDB(func(db store.Store) error { _, err := s.taskFor(db, ""); return err })
-	if err == nil || !strings.Contains(err.Error(), url) {
-		t.Fatalf("a task not in the stream: %v; want an error naming %s", err, url)
+	cfg.Task = "ffff"
+	if text, isErr := mcpCallToolRaw(t, mcpConnect(t, cfg), "timeline", nil, nil); !isErr || !strings.Contains(text, url) {
+		t.Fatalf("a task not in the stream: %q; want an error naming %s", text, url)
 	}
 }
 
@@ -444,8 +391,8 @@ func TestNATSHookStartsServer(t *testing.T) {
 	ns := natsServer(t, filepath.Join(dir, "nats"), 0)
 	url := ns.ClientURL()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
-	side := storeLoc{url: url}.sideFile()
-	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", storeEnv + "="}
+	side := natsLoc(url).SideFile()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", location.Env + "="}
 	t.Cleanup(func() { exec.Command(bin, "serve", "--stop", "--store", url).Run() })
 	start := `{"session_id":"s-start","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
 	if r := natsHookProcess(bin, url, []byte(start), env); r.code != 0 {
@@ -474,7 +421,8 @@ func natsHookProcess(bin, url string, payload []byte, env []string) hookResult {
 	return runHookCommand(cmd)
 }
 
-// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5.
+// TestNATSReplicas: ?replicas=N in the URL, from 1 to 5; a single server refuses more than
+// one, a cluster of three real nats-server processes keeps three (testNATSCluster).
 func TestNATSReplicas(t *testing.T) {
 	tests := []struct {
 		url     string
@@ -497,10 +445,43 @@ func TestNATSReplicas(t *testing.T) {
 	// A single server refuses a stream of more than one replica, with the message the README
 	// quotes.
 	ns := natsServer(t, t.TempDir(), 0)
-	if st, err := openStore(storeLoc{url: ns.ClientURL() + "/R3?replicas=3"}, openOptions{}); err == nil {
+	if st, err := natsLoc(ns.ClientURL() + "/R3?replicas=3").Open(location.Options{}); err == nil {
 		st.Close()
 		t.Fatal("a single server created a stream of 3 replicas")
 	} else if !strings.Contains(err.Error(), "replicas > 1 not supported in non-clustered mode") {
 		t.Errorf("replicas=3 on a single server: %v", err)
 	}
+	t.Run("cluster", testNATSCluster)
+}
+
+// createLayout1Stream creates stream name on the server at url with the configuration tasklog
+// gave its streams before layouts were named.
+func createLayout1Stream(url, name string) error {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	defer cancel()
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: name, Description: "tasklog event logs", Subjects: []string{name + ".>"},
+		Storage: jetstream.FileStorage, Replicas: 1, Retention: jetstream.LimitsPolicy,
+		Discard: jetstream.DiscardNew, DiscardNewPerSubject: true, MaxMsgsPerSubject: 1,
+		Duplicates: 2 * time.Minute, AllowDirect: true, AllowAtomicPublish: true, DenyDelete: true, DenyPurge: true,
+	})
+	return err
+}
+
+// natsLoc is the location of the NATS store at url.
+func natsLoc(url string) location.Location {
+	l, err := location.Parse(url)
+	if err != nil || !l.Shared() {
+		panic(fmt.Sprintf("%q is not a NATS URL: %v", url, err))
+	}
+	return l
 }

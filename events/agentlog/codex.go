@@ -315,36 +315,6 @@ func codexCommandText(name string, args any) string {
 	return text
 }
 
-// codexFailed reads a tool output: a JSON string {output, metadata{exit_code}} or plain text. A
-// call the user rejected ("patch rejected by user") failed whatever its exit code.
-func codexFailed(out any) bool {
-	text, _ := out.(string)
-	if text == "" {
-		text = gets(out, "content")
-	}
-	if v, err := decodeAny([]byte(text)); err == nil {
-		if codexRejected(gets(v, "output")) {
-			return true
-		}
-		if code, ok := get(v, "metadata", "exit_code").(json.Number); ok {
-			return code.String() != "0"
-		}
-		if b, ok := get(v, "success").(bool); ok {
-			return !b
-		}
-	}
-	if codexRejected(text) {
-		return true
-	}
-	lower := strings.ToLower(strings.TrimSpace(text))
-	for _, p := range []string{"error", "failed", "aborted", "apply_patch verification failed"} {
-		if strings.HasPrefix(lower, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // userText emits a human turn: the IDE preamble of the VS Code extension becomes a tab
 // snapshot, the request after it the user message, its @tokens mentions.
 func (c *codexImporter) userText(s *sink, text string) error {

@@ -12,26 +12,6 @@ import (
 	"github.com/tasklog/tasklog/events"
 )
 
-// The agents whose hooks are understood besides the importable ones. They have no session files
-// this package imports.
-const (
-	Cursor  Agent = "cursor"
-	Copilot Agent = "copilot"
-)
-
-// HookAgents lists the agents whose hook payloads ParseHook reads, in a fixed order.
-func HookAgents() []Agent { return []Agent{ClaudeCode, Codex, Cline, Cursor, Copilot} }
-
-// ParseHookAgent returns the hook agent named s, or ErrUnknownAgent.
-func ParseHookAgent(s string) (Agent, error) {
-	for _, a := range HookAgents() {
-		if string(a) == s {
-			return a, nil
-		}
-	}
-	return "", fmt.Errorf("%w %q (want one of claude-code, codex, cline, cursor, copilot)", ErrUnknownAgent, s)
-}
-
 // ErrHookPayload is returned for stdin that is not a hook payload of a known agent.
 var ErrHookPayload = errors.New("not a hook payload")
 
@@ -114,7 +94,7 @@ func (h *Hook) Started(os string) *events.TaskStarted {
 	if roots == nil {
 		roots = []string{}
 	}
-	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: os, Runtime: events.Runtime{Name: string(h.Agent)}}
+	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: os, Runtime: events.Runtime{Name: string(h.Agent)}, Session: h.SessionID}
 }
 
 // ParseHook reads one hook payload. The dialect comes from the payload itself; hint, the agent
@@ -129,15 +109,11 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 		return nil, fmt.Errorf("%w: the payload is not a JSON object", ErrHookPayload)
 	}
 	agent := detectHook(hint, v)
-	var h *Hook
-	switch agent {
-	case Cline:
-		h, err = parseClineHook(v)
-	case Cursor:
-		h, err = parseCursorHook(v)
-	default:
-		h, err = parseClaudeHook(agent, v)
+	d := DialectOf(agent)
+	if d == nil || d.Parse == nil {
+		return nil, fmt.Errorf("%w: no dialect reads %s payloads", ErrHookPayload, agent)
 	}
+	h, err := d.Parse(agent, v)
 	if err != nil {
 		return nil, err
 	}
@@ -151,36 +127,6 @@ func ParseHook(hint Agent, payload []byte) (*Hook, error) {
 	}
 	return h, nil
 }
-
-// detectHook recognises the dialect: Cline's hookName and taskId, Cursor's conversation_id
-// (with Cursor's lowerCamel event names, which come with a session_id too: sessionStart and
-// sessionEnd name it, and Cursor documents it on every agent hook), VS Code's camelCase
-// hookEventName and sessionId, Codex's turn_id, model or apply_patch; the hint decides between
-// Claude Code and Codex otherwise.
-func detectHook(hint Agent, v any) Agent {
-	switch {
-	case get(v, "hookName") != nil || get(v, "taskId") != nil:
-		return Cline
-	case get(v, "conversation_id") != nil && (get(v, "session_id") == nil || cursorEvent(gets(v, "hook_event_name"))):
-		return Cursor
-	case get(v, "hookEventName") != nil && get(v, "hook_event_name") == nil:
-		return Copilot
-	case get(v, "turn_id") != nil || gets(v, "tool_name") == "apply_patch" ||
-		strings.Contains(gets(v, "transcript_path"), "/rollout-"):
-		return Codex
-	case gets(v, "model") != "" && hint != ClaudeCode:
-		return Codex
-	}
-	switch hint {
-	case Codex, Copilot:
-		return hint
-	}
-	return ClaudeCode
-}
-
-// cursorEvent reports whether name is spelled as Cursor spells its hook events (sessionStart,
-// preToolUse, stop), not as Claude Code does (SessionStart, PreToolUse, Stop).
-func cursorEvent(name string) bool { return name != "" && name[0] >= 'a' && name[0] <= 'z' }
 
 // key joins the parts of an idempotency key.
 func key(parts ...string) string { return strings.Join(parts, "\x00") }

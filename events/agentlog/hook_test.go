@@ -93,9 +93,10 @@ func TestTaskIDStable(t *testing.T) {
 
 func TestLoadsNatively(t *testing.T) {
 	for _, tc := range []struct {
-		agent          Agent
-		provider, path string
-		want           bool
+		agent    Agent
+		provider events.RuleSource
+		path     string
+		want     bool
 	}{
 		{ClaudeCode, "claude", ".claude/rules/api.md", true},
 		{ClaudeCode, "cline", ".clinerules/api.md", false},
@@ -197,6 +198,23 @@ func TestCursorWrites(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s %s: write %q, want %q", tc.tool, tc.input, got, tc.want)
+		}
+	}
+}
+
+// TestCopilotCLIWhateverTheHint: Copilot CLI runs VS Code's hook file too (same folder), so its
+// payloads are its own whichever agent the hook was installed for.
+func TestCopilotCLIWhateverTheHint(t *testing.T) {
+	for _, f := range []string{"03-PreToolUse-Read.json", "11-Stop.json", "01-SessionStart.json"} {
+		payload, err := os.ReadFile(filepath.Join("testdata", "hooks", "copilot-cli", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hint := range []Agent{Copilot, ClaudeCode, CopilotCLI} {
+			h, err := ParseHook(hint, payload)
+			if err != nil || h.Agent != CopilotCLI {
+				t.Errorf("%s installed for %s: %v, %v; want copilot-cli", f, hint, h, err)
+			}
 		}
 	}
 }

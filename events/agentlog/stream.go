@@ -128,6 +128,16 @@ func get(v any, keys ...string) any {
 // gets is get for a string value.
 func gets(v any, keys ...string) string { return str(get(v, keys...)) }
 
+// firstString is the first of v's keys holding a non-empty string.
+func firstString(v any, keys ...string) string {
+	for _, k := range keys {
+		if s := gets(v, k); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 // getb is get for a boolean value.
 func getb(v any, keys ...string) bool {
 	b, _ := get(v, keys...).(bool)

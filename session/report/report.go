@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"sort"
 	"unicode/utf8"
 
@@ -371,7 +370,7 @@ type AuditRule struct {
 // findings into the page. Names, paths and reasons come from the log: control characters are
 // escaped here, and the template escapes the HTML.
 func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *Page, rows map[string]*Row) error {
-	roots, err := localRoots(ctx, db, task)
+	roots, err := (&session.Folders{}).AuditRoots(ctx, db, task, true)
 	if err != nil {
 		return err
 	}
@@ -407,39 +406,6 @@ func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *Page, r
 		data.Findings = append(data.Findings, f)
 	}
 	return nil
-}
-
-// localRoots are the task's recorded workspace roots that are folders on this machine.
-func localRoots(ctx context.Context, db store.Store, task uuid.UUID) ([]session.Root, error) {
-	recorded, err := recordedRoots(ctx, db, task)
-	if err != nil {
-		return nil, err
-	}
-	var out []session.Root
-	for _, r := range recorded {
-		if st, err := os.Stat(r); err == nil && st.IsDir() {
-			out = append(out, session.Root{Path: r, FS: os.DirFS(r)})
-		}
-	}
-	return out, nil
-}
-
-// recordedRoots are the workspace roots the task's task_started recorded.
-func recordedRoots(ctx context.Context, db store.Store, task uuid.UUID) ([]string, error) {
-	for ev, err := range db.Events(ctx, task, 1) {
-		if err != nil {
-			return nil, err
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			return nil, err
-		}
-		if ts, ok := p.(*events.TaskStarted); ok {
-			return ts.Roots, nil
-		}
-		break
-	}
-	return nil, fmt.Errorf("task %s: the log does not start with task_started", task)
 }
 
 // yesNo is "yes", "no", or "?" for unknown.

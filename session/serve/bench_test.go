@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -152,6 +153,49 @@ func benchHookOverSocket(b *testing.B, durable, perHook bool, pause time.Duratio
 		if err != nil {
 			b.Fatal(err)
 		}
+		times = append(times, time.Since(t0))
+	}
+	b.StopTimer()
+	percentiles(b, times)
+}
+
+// BenchmarkHookOverHTTP is a Qwen Code PostToolUse hook posted over HTTP on loopback, as qwen's
+// "type": "http" hooks post it, on a task of 10,000 events: record, decide, deliver, reply,
+// with no process start. On one kept-alive connection (as qwen's fetch keeps it), with the
+// database's commits synced to disk (durable, as 'replay serve' runs) and not (nosync).
+func BenchmarkHookOverHTTP(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		durable bool
+	}{{"durable", true}, {"nosync", false}} {
+		b.Run(bc.name, func(b *testing.B) { benchHookOverHTTP(b, bc.durable) })
+	}
+}
+
+func benchHookOverHTTP(b *testing.B, durable bool) {
+	ws := workspace(b)
+	s, dbPath := startSync(b, Options{Hold: -1}, durable)
+	db, err := store.Open(dbPath, &store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed(b, db, ws, agentlog.Qwen, "bench", 10000).Close()
+	db.Close()
+	url := startHTTP(b, s, HTTPOptions{}) + "/hook/qwen"
+	client := &http.Client{}
+	post := func(i int) {
+		payload := fmt.Appendf(nil, `{"session_id":"bench","transcript_path":"/home/dev/.qwen/projects/x/chats/bench.jsonl","cwd":%q,"hook_event_name":"PostToolUse","tool_name":"read_file","tool_input":{"file_path":%q},"tool_response":{"llmContent":"x"},"tool_use_id":"toolu_%d","tool_call_id":"call_%d"}`,
+			ws, filepath.Join(ws, "src", fmt.Sprintf("f%d.ts", i%50)), i, i)
+		if code, body := postHook(b, client, url, testToken, payload); code != http.StatusOK {
+			b.Fatalf("status %d: %s", code, body)
+		}
+	}
+	post(-1) // opens the task
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		post(i)
 		times = append(times, time.Since(t0))
 	}
 	b.StopTimer()

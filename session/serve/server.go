@@ -9,9 +9,12 @@ import (
 	"io/fs"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/store"
 )
@@ -60,6 +63,11 @@ type Options struct {
 	// ConnIdle is how long a connection may wait for its next message before it is closed;
 	// zero means DefaultConnIdle, negative never. Clients reconnect when they need to.
 	ConnIdle time.Duration
+	// Appended, when set, is told after each request that appended to a task's log: the log's
+	// head before and after the request, while the store is open. It runs on the request's
+	// path (an OpenTelemetry export reads the new events there and queues its spans), so it
+	// must not wait on anything slow; its error is logged, never the request's.
+	Appended func(ctx context.Context, db store.Store, task uuid.UUID, before, after uint64) error
 }
 
 // DefaultIdle is how long a server without connections waits before it exits, and DefaultHold
@@ -115,6 +123,8 @@ type Server struct {
 	stopOnce  sync.Once
 	// news tells the web app that a request which used the store ended (Changed).
 	news news
+	// httpSrv are the HTTP hook listeners (ServeHTTPHooks), closed with the socket.
+	httpSrv []*http.Server
 }
 
 // Listen takes the database's server lock and listens on its socket (SocketPath(dbPath)); the
@@ -235,6 +245,7 @@ func (s *Server) Shutdown() {
 	for c := range s.conns {
 		c.nc.SetReadDeadline(time.Now())
 	}
+	s.closeHTTP()
 	s.mu.Unlock()
 	s.ln.Close()
 }

@@ -98,7 +98,13 @@ func (ss *sessions) with(ctx context.Context, db store.Store, task uuid.UUID, sp
 			e.mu.Unlock()
 			return fmt.Errorf("task %s as %s: %w (%q)", task, spec.agent, session.ErrAgentMismatch, e.a.Agent())
 		}
+		before := e.a.Version()
 		err := fn(e.a)
+		if after := e.a.Version(); err == nil && after > before && ss.s.opts.Appended != nil {
+			if aerr := ss.s.opts.Appended(ctx, db, task, before, after); aerr != nil {
+				ss.s.log.Printf("task %s: after the request: %v", task, aerr)
+			}
+		}
 		if errors.Is(err, store.ErrVersionConflict) || errors.Is(err, session.ErrStale) {
 			// The log moved under the session (another process wrote it while the server
 			// waited for the database), or the session folded a hook it could not write:

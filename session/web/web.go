@@ -33,7 +33,7 @@ type Source interface {
 }
 
 // ErrNotLoopback is returned by CheckAddr for an address another machine could reach.
-var ErrNotLoopback = errors.New("the web app listens on a loopback address only")
+var ErrNotLoopback = errors.New("the web app and the HTTP hooks listen on a loopback address only")
 
 // CheckAddr accepts HOST:PORT when HOST is a loopback address (127.0.0.1, ::1) or "localhost":
 // the pages show prompts and paths, and have no login.

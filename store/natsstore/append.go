@@ -16,7 +16,7 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
-// maxBatch is the most events one Append takes: JetStream's default max_batch_size.
+// maxBatch is the most messages one atomic batch holds: JetStream's default max_batch_size.
 const maxBatch = 1000
 
 // retryWait is the pause before an append retries a write the server could not take yet.
@@ -47,7 +47,7 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 	// evs is only read: seal makes the copies that are stored and returned.
 	var a store.Appended
 	var err error
-	if len(evs) <= maxBatch {
+	if len(evs) <= s.maxEvents() {
 		a, err = s.appendLoop(ctx, task, expectedVersion, evs)
 	} else {
 		a, err = s.appendChunks(ctx, task, expectedVersion, evs)
@@ -64,8 +64,9 @@ func (s *Store) Append(ctx context.Context, task uuid.UUID, expectedVersion uint
 func (s *Store) appendChunks(ctx context.Context, task uuid.UUID, expected uint64, evs []events.Event) (store.Appended, error) {
 	out := store.Appended{Events: make([]events.Event, 0, len(evs)), Duplicate: true}
 	base := expected
-	for off := 0; off < len(evs); off += maxBatch {
-		chunk := evs[off:min(off+maxBatch, len(evs))]
+	size := s.maxEvents()
+	for off := 0; off < len(evs); off += size {
+		chunk := evs[off:min(off+size, len(evs))]
 		a, err := s.appendLoop(ctx, task, base+uint64(off), chunk)
 		if err == nil && off == 0 {
 			// A repeat is answered at its stored position, whatever the expected version.
@@ -78,7 +79,7 @@ func (s *Store) appendChunks(ctx context.Context, task uuid.UUID, expected uint6
 		if err != nil {
 			if off > 0 {
 				return store.Appended{}, fmt.Errorf("%w (the first %d of the batch's %d events are stored, in chunks of %d; appending the same batch again completes it)",
-					err, off, len(evs), maxBatch)
+					err, off, len(evs), size)
 			}
 			return store.Appended{}, err
 		}
@@ -134,7 +135,7 @@ func (s *Store) appendLoop(ctx context.Context, task uuid.UUID, expected uint64,
 		if h.seq != expected {
 			return s.refused(ctx, task, expected, h, evs, errors.New("the head moved"))
 		}
-		if expected == 0 {
+		if expected == 0 && s.layout == Layout1 {
 			if err := s.mark(ctx, task); err != nil {
 				lastErr = err
 				if !retryable(err) {
@@ -228,13 +229,30 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 	return s.submit(&pubRequest{ctx: ctx, task: task, msgs: msgs, done: make(chan pubResult, 1), lead: make(chan struct{}, 1)})
 }
 
-// prepare makes the messages of the sealed events after h: each on its event's subject with its
-// message id, the first with the expected last subject sequence of the task's filter.
+// prepare makes the messages of the sealed events after h. In layout 1, each event on its
+// own subject with its message id, the first with the expected last subject sequence of the
+// task's filter. In layout 2, first each event's id marker, holding the event's task sequence,
+// with an expected last subject sequence of 0 (the id is stored once, however late the retry),
+// then the events on the task's log subject, the first with the log's expected last subject
+// sequence: the last message is the log's new head.
 func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []events.Event) ([]*nats.Msg, error) {
-	msgs := make([]*nats.Msg, len(sealed))
+	msgs := make([]*nats.Msg, 0, len(sealed)*s.msgsPerEvent())
+	if s.layout != Layout1 {
+		for i := range sealed {
+			ev := &sealed[i]
+			m := nats.NewMsg(s.idSubject(task, ev.ID.String()))
+			m.Data = strconv.AppendUint(nil, ev.Seq, 10)
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
+			msgs = append(msgs, m)
+		}
+	}
 	for i := range sealed {
 		ev := &sealed[i]
-		m := nats.NewMsg(s.eventSubject(task, ev.ID.String()))
+		subject := s.taskFilter(task)
+		if s.layout == Layout1 {
+			subject = s.idSubject(task, ev.ID.String())
+		}
+		m := nats.NewMsg(subject)
 		m.Data = ev.AppendBinary(make([]byte, 0, 128+len(ev.Data)))
 		if len(m.Data) > s.spillLimit() {
 			sum, err := s.spill(ctx, m.Data)
@@ -247,9 +265,11 @@ func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []ev
 		m.Header.Set("Nats-Msg-Id", task.String()+"."+ev.ID.String())
 		if i == 0 {
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(h.sseq, 10))
-			m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(task))
+			if s.layout == Layout1 {
+				m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(task))
+			}
 		}
-		msgs[i] = m
+		msgs = append(msgs, m)
 	}
 	return msgs, nil
 }
@@ -309,7 +329,7 @@ func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Even
 	missing := 0
 	for i := range evs {
 		ev := &evs[i]
-		m, ok, err := s.getLast(ctx, s.eventSubject(task, ev.ID.String()))
+		m, ok, err := s.eventByID(ctx, task, ev.ID.String())
 		if err != nil {
 			return store.Appended{}, fmt.Errorf("reading event %s back: %w", ev.ID, err), true
 		}
@@ -354,6 +374,37 @@ func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Even
 		}
 	}
 	return store.Appended{First: stored[0].Seq, Last: stored[len(stored)-1].Seq, Events: stored, Duplicate: true}, nil, true
+}
+
+// eventByID reads the message of task's event id from the stream leader; ok is false when the
+// task holds no such id. In layout 2 it is found through the id's marker, which names the
+// event's task sequence.
+func (s *Store) eventByID(ctx context.Context, task uuid.UUID, id string) (storedMsg, bool, error) {
+	m, ok, err := s.getLast(ctx, s.idSubject(task, id))
+	if err != nil || !ok || s.layout == Layout1 {
+		return m, ok, err
+	}
+	seq, err := strconv.ParseUint(string(m.Data), 10, 64)
+	if err != nil || seq == 0 {
+		return storedMsg{}, false, fmt.Errorf("task %s: %w: the marker of event %s at stream seq %d names no sequence", task, store.ErrCorrupt, id, m.Seq)
+	}
+	// The marker and its event were stored together: a head read after the marker holds it.
+	h, err := s.readHead(ctx, task)
+	if err != nil {
+		return storedMsg{}, false, err
+	}
+	if seq > h.seq {
+		return storedMsg{}, false, fmt.Errorf("task %s: %w: the marker of event %s names seq %d, past the head %d", task, store.ErrCorrupt, id, seq, h.seq)
+	}
+	pos, err := s.findStreamSeq(ctx, task, seq, h)
+	if err != nil {
+		return storedMsg{}, false, err
+	}
+	ev, ok, err := s.getNext(ctx, s.taskFilter(task), pos)
+	if err == nil && !ok {
+		err = fmt.Errorf("task %s: %w: no event at seq %d, which the marker of event %s names", task, store.ErrCorrupt, seq, id)
+	}
+	return ev, err == nil, err
 }
 
 // mark publishes task's marker message, once per task and Store: the task list is made of them.

@@ -62,52 +62,45 @@ func BenchmarkDurableAppend(b *testing.B) {
 	for _, sh := range []shape{{1, 1}, {8, 1}, {64, 1}, {1, 10}} {
 		for _, bs := range benchStores {
 			b.Run(fmt.Sprintf("%s/writers=%d/batch=%d", bs.name, sh.writers, sh.batch), func(b *testing.B) {
-				s := bs.open(b)
-				per := (b.N + sh.writers - 1) / sh.writers
-				evs := make([][]events.Event, sh.writers)
-				for w := range evs {
-					evs[w] = make([]events.Event, per*sh.batch)
-					for i := range evs[w] {
-						evs[w][i] = benchEvent(b, i)
-					}
-				}
-				lat := make([][]time.Duration, sh.writers)
-				b.ReportAllocs()
-				b.ResetTimer()
-				var wg sync.WaitGroup
-				for w := range sh.writers {
-					wg.Go(func() {
-						task := uuid.New()
-						lat[w] = make([]time.Duration, 0, per)
-						for i := range per {
-							batch := evs[w][i*sh.batch : (i+1)*sh.batch]
-							start := time.Now()
-							if _, err := s.Append(context.Background(), task, uint64(i*sh.batch), batch...); err != nil {
-								b.Error(err)
-								return
-							}
-							lat[w] = append(lat[w], time.Since(start))
-						}
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				all := slices.Concat(lat...)
-				slices.Sort(all)
-				b.ReportMetric(float64(per*sh.writers*sh.batch)/b.Elapsed().Seconds(), "events/s")
-				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+				durableAppend(b, bs.open(b), sh.writers, sh.batch)
 			})
 		}
 	}
 }
 
 // BenchmarkAppendLongTask appends single events durably from one writer to a task that already
-// holds 0, 10,000 or 50,000 events. JetStream checks an append's expected last subject sequence
-// on the task's subject filter, which matches a subject per event of the task.
+// holds 0, 10,000 or 100,000 events, in each layout of a JetStream stream and in bbolt, and
+// reports the median latency of one append; with nats-server installed, on a stream of three
+// replicas (each server syncing every write) as well. Layout 1 checks an append's expected last subject
+// sequence on the task's subject filter, which matches a subject per event of the task; layout
+// 2 checks it on the task's one log subject.
 func BenchmarkAppendLongTask(b *testing.B) {
-	for _, n := range []int{0, 10_000, 50_000} {
-		for _, bs := range benchStores {
+	stores := []struct {
+		name string
+		open func(b *testing.B) store.Store
+	}{
+		{"nats-layout1", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout1}) }},
+		{"nats-layout2", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout2}) }},
+		benchStores[1],
+	}
+	// With nats-server installed, a stream of three replicas on three processes as well.
+	if bin := natsServerBinary(); bin != "" {
+		top := b
+		var c *binaryCluster
+		for _, layout := range layouts {
+			stores = append(stores, struct {
+				name string
+				open func(b *testing.B) store.Store
+			}{fmt.Sprintf("r3-layout%d", layout), func(b *testing.B) store.Store {
+				if c == nil {
+					c = startBinaryCluster(top, bin, 3, true)
+				}
+				return openCluster(b, c, fmt.Sprintf("LONG%d?layout=%d", streams.Add(1), layout), 3)
+			}})
+		}
+	}
+	for _, n := range []int{0, 10_000, 100_000} {
+		for _, bs := range stores {
 			b.Run(fmt.Sprintf("%s/events=%d", bs.name, n), func(b *testing.B) {
 				s := bs.open(b)
 				task := uuid.New()
@@ -120,14 +113,20 @@ func BenchmarkAppendLongTask(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				lat := make([]time.Duration, 0, b.N)
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := range b.N {
+					start := time.Now()
 					if _, err := s.Append(context.Background(), task, uint64(n+i), evs[n+i]); err != nil {
 						b.Fatal(err)
 					}
+					lat = append(lat, time.Since(start))
 				}
+				b.StopTimer()
+				slices.Sort(lat)
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			})
 		}
 	}
@@ -220,9 +219,10 @@ func serverBatch(b *testing.B, s *Store, tasks []uuid.UUID, round int) ([]*nats.
 		if err != nil {
 			return nil, err
 		}
-		m[0].Header.Del("Nats-Expected-Last-Subject-Sequence")
-		m[0].Header.Del("Nats-Expected-Last-Subject-Sequence-Subject")
-		msgs[i] = m[0]
+		ev0 := m[len(m)-1] // the event's message, not its id marker
+		ev0.Header.Del("Nats-Expected-Last-Subject-Sequence")
+		ev0.Header.Del("Nats-Expected-Last-Subject-Sequence-Subject")
+		msgs[i] = ev0
 	}
 	return msgs, nil
 }
@@ -282,4 +282,117 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// BenchmarkR3 compares, in one run, a stream of three replicas on three nats-server processes
+// on 127.0.0.1 (each syncing every write, or every two minutes: sync=2m) with the bbolt file:
+// durable appends of single events from 1, 8 and 64 writers, each on its own task, and a read
+// of a 100,000-event task. It needs nats-server (go install
+// github.com/nats-io/nats-server/v2@v2.15.2) and skips without it.
+func BenchmarkR3(b *testing.B) {
+	bin := natsServerBinary()
+	if bin == "" {
+		b.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2)")
+	}
+	top := b // the clusters run for the whole benchmark
+	clusters := map[bool]*binaryCluster{}
+	stores := []struct {
+		name string
+		open func(b *testing.B) store.Store
+	}{
+		benchStores[1],
+	}
+	for _, always := range []bool{true, false} {
+		name := "r3-sync=always"
+		if !always {
+			name = "r3-sync=2m"
+		}
+		stores = append(stores, struct {
+			name string
+			open func(b *testing.B) store.Store
+		}{name, func(b *testing.B) store.Store {
+			if clusters[always] == nil {
+				clusters[always] = startBinaryCluster(top, bin, 3, always)
+			}
+			return openCluster(b, clusters[always], fmt.Sprintf("R3B%d", streams.Add(1)), 3)
+		}})
+	}
+	for _, writers := range []int{1, 8, 64} {
+		for _, bs := range stores {
+			b.Run(fmt.Sprintf("append/%s/writers=%d", bs.name, writers), func(b *testing.B) {
+				durableAppend(b, bs.open(b), writers, 1)
+			})
+		}
+	}
+	const n = 100_000
+	task := uuid.New()
+	evs := make([]events.Event, n)
+	for i := range evs {
+		evs[i] = benchEvent(b, i)
+	}
+	for _, bs := range stores {
+		b.Run("read/"+bs.name, func(b *testing.B) {
+			s := bs.open(b)
+			for i := 0; i < n; i += 500 {
+				if _, err := s.Append(context.Background(), task, uint64(i), evs[i:i+500]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				got := 0
+				for _, err := range s.Events(context.Background(), task, 1) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					got++
+				}
+				if got != n {
+					b.Fatalf("read %d events, want %d", got, n)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// durableAppend appends b.N batches of size events from writers goroutines, each on its own
+// task, and reports events/s and the latency of one append.
+func durableAppend(b *testing.B, s store.Store, writers, size int) {
+	sh := struct{ writers, batch int }{writers, size}
+	per := (b.N + sh.writers - 1) / sh.writers
+	evs := make([][]events.Event, sh.writers)
+	for w := range evs {
+		evs[w] = make([]events.Event, per*sh.batch)
+		for i := range evs[w] {
+			evs[w][i] = benchEvent(b, i)
+		}
+	}
+	lat := make([][]time.Duration, sh.writers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w := range sh.writers {
+		wg.Go(func() {
+			task := uuid.New()
+			lat[w] = make([]time.Duration, 0, per)
+			for i := range per {
+				batch := evs[w][i*sh.batch : (i+1)*sh.batch]
+				start := time.Now()
+				if _, err := s.Append(context.Background(), task, uint64(i*sh.batch), batch...); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[w] = append(lat[w], time.Since(start))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(float64(per*sh.writers*sh.batch)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 }

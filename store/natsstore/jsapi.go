@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -89,7 +90,21 @@ func (s *Store) getNext(ctx context.Context, subject string, seq uint64) (m stor
 	return s.msgGet(ctx, map[string]any{"next_by_subj": subject, "seq": seq})
 }
 
+// msgGet reads one message from the stream leader. An answer that may go away on its own (a
+// leader being elected, a connection moving to another server) is asked again until the
+// timeout has passed.
 func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool, error) {
+	deadline := time.Now().Add(s.timeout)
+	for {
+		m, ok, err := s.msgGetOnce(ctx, req)
+		if err == nil || !retryable(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return m, ok, err
+		}
+		time.Sleep(retryWait)
+	}
+}
+
+func (s *Store) msgGetOnce(ctx context.Context, req map[string]any) (storedMsg, bool, error) {
 	body, _ := json.Marshal(req)
 	reply, err := s.request(ctx, &nats.Msg{Subject: "$JS.API.STREAM.MSG.GET." + s.stream, Data: body})
 	if err != nil {
@@ -124,13 +139,14 @@ func (s *Store) msgGet(ctx context.Context, req map[string]any) (storedMsg, bool
 // directBatch reads up to n messages on subject from stream sequence seq on, through the
 // stream's direct get, which any replica may answer: the caller checks the answer is not
 // behind what it knows is stored. With noHdr the messages come as their payloads alone: no subject, sequence or headers.
-func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int, noHdr bool) (msgs []storedMsg, err error) {
+// last is the stream sequence of the last message returned, when the server says (0 if not).
+func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n int, noHdr bool) (msgs []storedMsg, last uint64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	inbox := s.nc.NewInbox()
 	sub, err := s.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer sub.Unsubscribe()
 	req := map[string]any{"seq": seq, "next_by_subj": subject, "batch": n, "max_bytes": readChunkBytes}
@@ -139,7 +155,7 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 	}
 	body, _ := json.Marshal(req)
 	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.stream, inbox, body); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
@@ -147,16 +163,19 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 			if errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("reading messages: no answer within %v: %w", s.timeout, errTimeout)
 			}
-			return nil, err
+			return nil, 0, err
 		}
 		if status := m.Header.Get("Status"); status != "" {
 			switch status {
-			case "204", "404": // end of batch, or nothing at or after seq
-				return msgs, nil
+			case "204": // end of batch: it names the last message's stream sequence
+				last, _ := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
+				return msgs, last, nil
+			case "404": // nothing at or after seq
+				return msgs, 0, nil
 			case "503":
-				return nil, nats.ErrNoResponders
+				return nil, 0, nats.ErrNoResponders
 			}
-			return nil, fmt.Errorf("reading messages: status %s %s", status, m.Header.Get("Description"))
+			return nil, 0, fmt.Errorf("reading messages: status %s %s", status, m.Header.Get("Description"))
 		}
 		if noHdr {
 			msgs = append(msgs, storedMsg{Data: m.Data})
@@ -164,7 +183,7 @@ func (s *Store) directBatch(ctx context.Context, subject string, seq uint64, n i
 		}
 		sseq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("reading messages: a message has no sequence header: %w", err)
+			return nil, 0, fmt.Errorf("reading messages: a message has no sequence header: %w", err)
 		}
 		msgs = append(msgs, storedMsg{Subject: m.Header.Get("Nats-Subject"), Seq: sseq, Data: m.Data, Spilled: m.Header.Get(spillHeader)})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -75,95 +76,127 @@ func mustAppend(t *testing.T, s store.Store, task uuid.UUID, expected uint64, ev
 	return a
 }
 
-// Each event is one message on the subject naming its task and id, holding exactly the bytes the
-// bbolt store keeps for it: the same chain, sealed the same way.
+// Each event is one message holding exactly the bytes the bbolt store keeps for it: the same
+// chain, sealed the same way. In layout 1 it is on the subject naming its task and id; in layout
+// 2 on its task's log subject, with a marker on the subject naming its id.
 func TestEventsAreMessagesWithBboltBytes(t *testing.T) {
-	s := openStore(t, startServer(t), nil)
-	db, err := store.Open(filepath.Join(t.TempDir(), "tasks.db"), &store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	task := uuid.New()
-	batches := [][]events.Event{notes(t, 1, "one"), notes(t, 3, "three"), notes(t, 2, "two")}
-	var head uint64
-	for _, b := range batches {
-		mustAppend(t, db, task, head, b...)
-		a := mustAppend(t, s, task, head, b...)
-		head = a.Last
-	}
-	msgs := rawMessages(t, s, s.taskFilter(task))
-	if len(msgs) != 6 {
-		t.Fatalf("%d messages on the task's subjects, want 6", len(msgs))
-	}
-	seq := uint64(0)
-	for ev, err := range db.Events(context.Background(), task, 1) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := msgs[seq]
-		seq++
-		if want := fmt.Sprintf("%s.ev.%s.%s", s.stream, task, ev.ID); m.Subject != want {
-			t.Errorf("seq %d is on subject %s, want %s", seq, m.Subject, want)
-		}
-		if got := m.Header.Get("Nats-Msg-Id"); got != task.String()+"."+ev.ID.String() {
-			t.Errorf("seq %d: Nats-Msg-Id %q, want task.id", seq, got)
-		}
-		if !bytes.Equal(m.Data, ev.AppendBinary(nil)) {
-			t.Errorf("seq %d: the message's bytes differ from what bbolt stores", seq)
-		}
-	}
-	if err := s.Verify(context.Background(), task); err != nil {
-		t.Fatal(err)
+	srv := startServer(t)
+	for _, layout := range layouts {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) {
+			s := openStore(t, srv, &Options{layout: layout})
+			db, err := store.Open(filepath.Join(t.TempDir(), "tasks.db"), &store.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			task := uuid.New()
+			batches := [][]events.Event{notes(t, 1, "one"), notes(t, 3, "three"), notes(t, 2, "two")}
+			var head uint64
+			for _, b := range batches {
+				mustAppend(t, db, task, head, b...)
+				a := mustAppend(t, s, task, head, b...)
+				head = a.Last
+			}
+			msgs := rawMessages(t, s, s.taskFilter(task))
+			if len(msgs) != 6 {
+				t.Fatalf("%d messages on the task's subjects, want 6", len(msgs))
+			}
+			markers := rawMessages(t, s, s.stream+".id.>")
+			if want := map[int]int{Layout1: 0, Layout2: 6}[layout]; len(markers) != want {
+				t.Fatalf("%d id markers, want %d", len(markers), want)
+			}
+			seq := uint64(0)
+			for ev, err := range db.Events(context.Background(), task, 1) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := msgs[seq]
+				seq++
+				want := fmt.Sprintf("%s.ev.%s.%s", s.stream, task, ev.ID)
+				if layout == Layout2 {
+					want = fmt.Sprintf("%s.log.%s", s.stream, task)
+					mk := markers[seq-1]
+					if mk.Subject != fmt.Sprintf("%s.id.%s.%s", s.stream, task, ev.ID) || string(mk.Data) != strconv.FormatUint(seq, 10) || mk.Sequence >= m.Sequence {
+						t.Errorf("seq %d: marker %s holding %q at stream seq %d, want the id's subject holding the seq before the event at %d", seq, mk.Subject, mk.Data, mk.Sequence, m.Sequence)
+					}
+				}
+				if m.Subject != want {
+					t.Errorf("seq %d is on subject %s, want %s", seq, m.Subject, want)
+				}
+				if got := m.Header.Get("Nats-Msg-Id"); got != task.String()+"."+ev.ID.String() {
+					t.Errorf("seq %d: Nats-Msg-Id %q, want task.id", seq, got)
+				}
+				if !bytes.Equal(m.Data, ev.AppendBinary(nil)) {
+					t.Errorf("seq %d: the message's bytes differ from what bbolt stores", seq)
+				}
+			}
+			if err := s.Verify(context.Background(), task); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
 // The expected version is a task's count, the server's check a stream sequence: with tasks
 // interleaved they differ, and a write carrying a stale stream sequence is refused by the server.
 func TestExpectedVersionMapsToSubjectSequence(t *testing.T) {
-	s := openStore(t, startServer(t), nil)
-	a, b := uuid.New(), uuid.New()
-	mustAppend(t, s, a, 0, note(t, 1, "a1"))
-	mustAppend(t, s, b, 0, note(t, 1, "b1"))
-	mustAppend(t, s, b, 1, note(t, 2, "b2"))
-	mustAppend(t, s, a, 1, note(t, 2, "a2"))
-	h, err := s.readHead(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two markers and four events: task a's second event is the stream's sixth message.
-	if h.seq != 2 || h.sseq != 6 {
-		t.Fatalf("head of a: task seq %d at stream seq %d, want 2 at 6", h.seq, h.sseq)
-	}
+	srv := startServer(t)
+	for _, tc := range []struct {
+		layout int
+		// where task a's second event is in the stream, and its first
+		head, before uint64
+	}{
+		{Layout1, 6, 3}, // two task markers and four events
+		{Layout2, 8, 2}, // four id markers and four events
+	} {
+		t.Run(fmt.Sprintf("layout%d", tc.layout), func(t *testing.T) {
+			s := openStore(t, srv, &Options{layout: tc.layout})
+			a, b := uuid.New(), uuid.New()
+			mustAppend(t, s, a, 0, note(t, 1, "a1"))
+			mustAppend(t, s, b, 0, note(t, 1, "b1"))
+			mustAppend(t, s, b, 1, note(t, 2, "b2"))
+			mustAppend(t, s, a, 1, note(t, 2, "a2"))
+			h, err := s.readHead(context.Background(), a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.seq != 2 || h.sseq != tc.head {
+				t.Fatalf("head of a: task seq %d at stream seq %d, want 2 at %d", h.seq, h.sseq, tc.head)
+			}
 
-	// What a second writer holding the old head would send: the server refuses it.
-	ev := note(t, 3, "stale")
-	ev.Task, ev.Seq = a, 2
-	ev.Seal(events.Hash{})
-	m := nats.NewMsg(s.eventSubject(a, ev.ID.String()))
-	m.Data = ev.AppendBinary(nil)
-	m.Header.Set("Nats-Expected-Last-Subject-Sequence", "3") // a's head before a2
-	m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(a))
-	ack, err := s.publishRaw(m)
-	if err == nil || apiCode(err) != codeWrongLastSeq {
-		t.Fatalf("a write with a stale subject sequence: ack %+v, error %v; want wrong last sequence", ack, err)
-	}
+			// What a second writer holding the old head would send: the server refuses it.
+			ev := note(t, 3, "stale")
+			ev.Task, ev.Seq = a, 2
+			ev.Seal(events.Hash{})
+			m := nats.NewMsg(s.taskFilter(a))
+			if tc.layout == Layout1 {
+				m = nats.NewMsg(s.idSubject(a, ev.ID.String()))
+				m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(a))
+			}
+			m.Data = ev.AppendBinary(nil)
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(tc.before, 10)) // a's head before a2
+			ack, err := s.publishRaw(m)
+			if err == nil || apiCode(err) != codeWrongLastSeq {
+				t.Fatalf("a write with a stale subject sequence: ack %+v, error %v; want wrong last sequence", ack, err)
+			}
 
-	// Through the store the same stale write is a version conflict with the actual head.
-	_, err = s.Append(context.Background(), a, 1, note(t, 3, "stale"))
-	var vc *store.VersionConflictError
-	if !errors.As(err, &vc) || vc.Actual != 2 || vc.Expected != 1 {
-		t.Fatalf("append at a stale version: %v, want a conflict at head 2", err)
-	}
-	// A Store whose cached head is stale (another process appended) still appends at the right
-	// place: the server refuses the stale sequence and the store reads the head again.
-	other := openStoreOn(t, s)
-	mustAppend(t, other, a, 2, note(t, 3, "from another process"))
-	if got := mustAppend(t, s, a, 3, note(t, 4, "after it")); got.First != 4 {
-		t.Fatalf("append after another writer's: first %d, want 4", got.First)
-	}
-	if err := s.Verify(context.Background(), a); err != nil {
-		t.Fatal(err)
+			// Through the store the same stale write is a version conflict with the actual head.
+			_, err = s.Append(context.Background(), a, 1, note(t, 3, "stale"))
+			var vc *store.VersionConflictError
+			if !errors.As(err, &vc) || vc.Actual != 2 || vc.Expected != 1 {
+				t.Fatalf("append at a stale version: %v, want a conflict at head 2", err)
+			}
+			// A Store whose cached head is stale (another process appended) still appends at the
+			// right place: the server refuses the stale sequence and the store reads the head again.
+			other := openStoreOn(t, s)
+			mustAppend(t, other, a, 2, note(t, 3, "from another process"))
+			if got := mustAppend(t, s, a, 3, note(t, 4, "after it")); got.First != 4 {
+				t.Fatalf("append after another writer's: first %d, want 4", got.First)
+			}
+			if err := s.Verify(context.Background(), a); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -200,14 +233,21 @@ func (s *Store) publishRaw(m *nats.Msg) (pubAck, error) {
 // A batch is one atomic batch publish: when the server refuses one of its messages, none is
 // stored.
 func TestBatchIsAllOrNothing(t *testing.T) {
-	s := openStore(t, startServer(t), nil)
+	srv := startServer(t)
+	for _, layout := range layouts {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) { batchIsAllOrNothing(t, openStore(t, srv, &Options{layout: layout})) })
+	}
+}
+
+func batchIsAllOrNothing(t *testing.T, s *Store) {
 	task := uuid.New()
 	stored := note(t, 1, "stored")
 	mustAppend(t, s, task, 0, stored)
 	before := len(rawMessages(t, s, s.stream+".>"))
 
 	// The third event's id is taken: the server refuses that message (one message per
-	// subject), and with it the two before.
+	// subject, or the id's marker expected to be the first on its subject), and with it the
+	// others.
 	batch := append(notes(t, 2, "new"), stored)
 	_, err := s.publish(context.Background(), task, head{seq: 1, hash: stored.Hash, sseq: 2}, seal(task, head{seq: 1}, batch))
 	if err == nil {
@@ -226,21 +266,31 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 }
 
 // Within the duplicate window the server recognises a repeated Nats-Msg-Id; past it, the one
-// message per subject refuses the repeat and the read-back answers it as bbolt does. Two
-// streams: one whose window of a minute a slow machine does not outlast, and one whose window
-// of 200 ms the test waits out (until the server forgot the id).
+// message per subject (layout 1) or the id marker expected to be the first on its subject
+// (layout 2) refuses the repeat, and the read-back answers it as bbolt does. Two streams per
+// layout: one whose window of a minute a slow machine does not outlast, and one whose window of
+// 200 ms the test waits out (until the server forgot the id).
 func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 	srv := startServer(t)
+	for _, layout := range layouts {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) { idempotency(t, srv, layout) })
+	}
+}
+
+func idempotency(t *testing.T, srv *server.Server, layout int) {
 	// repeat is the message of the batch's first event, as its append published it.
 	repeat := func(s *Store, task uuid.UUID, batch []events.Event, first store.Appended) *nats.Msg {
-		m := nats.NewMsg(s.eventSubject(task, batch[0].ID.String()))
+		m := nats.NewMsg(s.taskFilter(task))
+		if layout == Layout1 {
+			m = nats.NewMsg(s.idSubject(task, batch[0].ID.String()))
+		}
 		m.Data = first.Events[0].AppendBinary(nil)
 		m.Header.Set("Nats-Msg-Id", task.String()+"."+batch[0].ID.String())
 		return m
 	}
 
 	// Within the window: the server's own deduplication acknowledges the original.
-	s := openStore(t, srv, &Options{Duplicates: time.Minute})
+	s := openStore(t, srv, &Options{Duplicates: time.Minute, layout: layout})
 	task := uuid.New()
 	batch := notes(t, 1, "once")
 	first := mustAppend(t, s, task, 0, batch...)
@@ -253,11 +303,20 @@ func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 		t.Fatalf("a retry within the window: %+v, want the original position as a duplicate", a)
 	}
 
-	// Past the window: the message id is forgotten, the subject still refuses a second message.
+	// Past the window: the message id is forgotten, the id's subject still refuses a repeat.
 	const window = 200 * time.Millisecond
-	s = openStore(t, srv, &Options{Duplicates: window})
+	s = openStore(t, srv, &Options{Duplicates: window, layout: layout})
 	first = mustAppend(t, s, task, 0, batch...)
 	m := repeat(s, task, batch, first)
+	wantCode := codeStoreFailed
+	if layout == Layout2 {
+		// The repeat's marker, as the store sends it: expected first on the id's subject.
+		m = nats.NewMsg(s.idSubject(task, batch[0].ID.String()))
+		m.Data = []byte("1")
+		m.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
+		m.Header.Set("Nats-Msg-Id", task.String()+"."+batch[0].ID.String())
+		wantCode = codeWrongLastSeq
+	}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(window) {
 		// A repeat the server still recognises changes nothing.
 		if ack, err = s.publishRaw(m); err != nil || !ack.Duplicate {
@@ -267,8 +326,8 @@ func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 			t.Fatalf("the server still recognises a message id a minute past its window of %v", window)
 		}
 	}
-	if apiCode(err) != codeStoreFailed {
-		t.Fatalf("a repeated message id past the window: ack %+v, error %v; want the one-message-per-subject refusal", ack, err)
+	if apiCode(err) != wantCode {
+		t.Fatalf("a repeated message id past the window: ack %+v, error %v; want JetStream error %d", ack, err, wantCode)
 	}
 	a = mustAppend(t, s, task, 0, batch...)
 	if !a.Duplicate || a.First != 1 || a.Events[0].Hash != first.Events[0].Hash {
@@ -282,6 +341,9 @@ func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 	// The same id in another task is another subject: it is stored.
 	if a := mustAppend(t, s, uuid.New(), 0, batch...); a.Duplicate {
 		t.Fatal("an id of one task was taken as a repeat in another")
+	}
+	if err := s.Verify(context.Background(), task); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -299,7 +361,7 @@ func TestStreamIsDurable(t *testing.T) {
 	}
 	cfg := info.CachedInfo().Config
 	if cfg.Storage != jetstream.FileStorage || cfg.Replicas != 1 || cfg.Discard != jetstream.DiscardNew ||
-		!cfg.DenyDelete || !cfg.DenyPurge || cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject || !cfg.AllowAtomicPublish {
+		!cfg.DenyDelete || !cfg.DenyPurge || !cfg.AllowAtomicPublish || cfg.Metadata[LayoutMetadataKey] != "2" {
 		t.Fatalf("stream config %+v", cfg)
 	}
 	if !srv.JetStreamConfig().SyncAlways {
@@ -415,7 +477,13 @@ func TestServerDown(t *testing.T) {
 // An event too large for one message is kept in the object store; its message names it, and
 // reads, verify and a repeat of the append see the event as if it were inline.
 func TestLargeEventsSpill(t *testing.T) {
-	s := openStore(t, startServer(t), nil)
+	srv := startServer(t)
+	for _, layout := range layouts {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) { largeEventsSpill(t, openStore(t, srv, &Options{layout: layout})) })
+	}
+}
+
+func largeEventsSpill(t *testing.T, s *Store) {
 	s.maxInline = 300
 	task := uuid.New()
 	small, large := note(t, 1, "small"), note(t, 2, string(bytes.Repeat([]byte("x"), 1000)))

@@ -5,25 +5,39 @@
 //
 // # Mapping
 //
-// One stream (TASKLOG unless the URL names another) holds every task. Each event is one message
-// on its own subject, STREAM.ev.TASK.ID (task UUID, event ULID), whose payload is the event's
-// binary encoding (events.Event.AppendBinary): the bytes bbolt stores, hash chain included,
-// sealed by events.Event.Seal exactly as bbolt seals it. A task's log is the subject filter
-// STREAM.ev.TASK.*; the task's own sequence number and hash are inside the stored event, so
-// the head of a task is the last message on that filter, decoded.
+// One stream (TASKLOG unless the URL names another) holds every task, in one of two layouts,
+// which the stream names in its metadata (LayoutMetadataKey; see Layout1 and Layout2). A Store
+// reads and writes a stream in the stream's layout; Migrate copies a stream into a new one of
+// the current layout.
 //
-// Append reads the task's head (kept in a cache, refreshed when the server refuses it), seals
-// the events after it and publishes them with Nats-Expected-Last-Subject-Sequence set to the
-// head's stream sequence and Nats-Expected-Last-Subject-Sequence-Subject to the task's filter:
-// the server refuses the write if anything was stored on the task since, which is the optimistic
-// concurrency of an expected version, mapped from the task's count to a stream sequence. A
-// batch of several events is one atomic batch publish (Nats-Batch-Id, Nats-Batch-Sequence,
-// Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's allow_atomic): the
-// server stores all of them or none, at consecutive stream sequences. JetStream bounds an
-// atomic batch to 1000 messages by default (max_batch_size), so a larger Append is written as
-// consecutive atomic chunks of 1000 events: a failure part-way leaves whole chunks stored, and
-// the error says so; appending the same batch again completes it. That is the one promise of
-// store.DB this store keeps only in part: keep batches to 1000 events to have it whole.
+// In layout 2, a task's log is one literal subject, STREAM.log.TASK: each event is a message
+// there whose payload is the event's binary encoding (events.Event.AppendBinary): the bytes
+// bbolt stores, hash chain included, sealed by events.Event.Seal exactly as bbolt seals it. The
+// task's own sequence number and hash are inside the stored event, so the head of a task is the
+// last message on its subject, decoded. Each event's id is a marker message on
+// STREAM.id.TASK.ID holding the event's task sequence. An append is one atomic batch (Nats-Batch-Id,
+// Nats-Batch-Sequence, Nats-Batch-Commit; JetStream 2.12 and later, enabled by the stream's
+// allow_atomic): first the markers, each with Nats-Expected-Last-Subject-Sequence 0 (no
+// message on the id's subject yet), then the events, the first with
+// Nats-Expected-Last-Subject-Sequence set to the stream sequence of the task's head. The server
+// stores all of it or none: it refuses the batch if anything was stored on the task since (the
+// optimistic concurrency of an expected version, mapped from the task's count to a stream
+// sequence), or if any id is stored already, however long ago. Both checks are on literal
+// subjects, so an append costs the same however long its task.
+//
+// In layout 1 (streams made before layouts were named), each event is one message on its own
+// subject, STREAM.ev.TASK.ID; the stream keeps at most one message per subject and refuses new
+// ones past it (max_msgs_per_subject 1, discard new per subject), which keeps an id from being
+// stored twice. A task's log is the filter STREAM.ev.TASK.*, and the expected sequence is set
+// with Nats-Expected-Last-Subject-Sequence-Subject to that filter, which the server resolves by
+// visiting every event subject of the task. A single event is one message, several one atomic
+// batch.
+//
+// JetStream bounds an atomic batch to 1000 messages by default (max_batch_size), so a larger
+// Append is written as consecutive atomic chunks of 1000 events in layout 1 and 500 in layout 2
+// (two messages an event): a failure part-way leaves whole chunks stored, and the error says
+// so; appending the same batch again completes it. That is the one promise of store.DB this
+// store keeps only in part: keep batches to one chunk to have it whole.
 //
 // Appends from many goroutines of one Store share publishes as bbolt's share commits: while a
 // shared publish is under way, or once 16 or more appends are, they queue, and one writer at a
@@ -33,18 +47,19 @@
 // of several synced disk writes. The server checks every append's expected subject sequence inside
 // the batch; if it refuses the batch, each append is sent again alone and gets its own answer.
 //
-// Idempotency by event id comes in three layers. Every message carries Nats-Msg-Id TASK.ID,
-// so a retry within the stream's duplicate window (two minutes) is recognised by the server.
-// The stream keeps at most one message per subject and refuses new ones past it
-// (max_msgs_per_subject 1, discard new per subject), and an event's subject names its id, so
-// no id is ever stored twice in a task, however late the retry. Whenever the server refuses a
-// write, Append reads the batch's ids back (the last message of each event's subject) and
+// Idempotency by event id comes in three layers. Every event's message carries Nats-Msg-Id
+// TASK.ID, so a retry within the stream's duplicate window (two minutes) is recognised by the
+// server. An id's subject takes one message only (the marker expected first on it in layout 2,
+// the one message per subject in layout 1), so no id is ever stored twice in a task, however
+// late the retry. Whenever the server refuses a write, Append reads the batch's ids back (the
+// last message of each id's subject, and in layout 2 the event its marker names) and
 // answers as store.DB.Append does: the original positions with Duplicate set for an exact
 // repeat, store.ErrDuplicateID for any other overlap, otherwise a version conflict. The same id
 // in two tasks is two subjects, as ids are unique per task only.
 //
-// Tasks are listed through a marker message, STREAM.task.TASK, published once before a task's
-// first append: a marker whose task has no events (the append failed) is not listed. Blobs are
+// Tasks are listed by their log subjects in layout 2; in layout 1 through a marker message,
+// STREAM.task.TASK, published once before a task's first append: a marker whose task has no
+// events (the append failed) is not listed. Blobs are
 // kept in the object store STREAM_blobs under their hex SHA-256 sum, projection snapshots in the
 // object store STREAM_snapshots under TASK/NAME.
 //
@@ -69,14 +84,18 @@
 // SHA-256 sum, and its message, on its subject as always, names the sum in the Tasklog-Spilled
 // header; reads fetch the bytes and check them against it. Every event is a subject, which the
 // server indexes in memory: a stream of millions of events costs the server memory for as many
-// subjects. And the server checks an append's expected last subject sequence on the task's
-// filter by visiting the subject of every event of the task, so an append costs more the longer
-// its task: one to three milliseconds more at 50,000 events (BenchmarkAppendLongTask).
+// subjects. In layout 1 the server checks an append's expected last subject sequence on the
+// task's filter by visiting the subject of every event of the task, so an append costs more the
+// longer its task (BenchmarkAppendLongTask); layout 2 does not. But every append of layout 2 is
+// an atomic batch, which a single server stages in a file store of its own (see group.go): on a
+// single server syncing every write, an append of one event costs several milliseconds in
+// layout 2 against a fraction of one in layout 1. A cluster stages batches in memory.
 //
 // Reads of a task go to any replica (direct get, in chunks of up to 8192 events, without
 // headers) and are checked against the head read from the stream leader, so a lagging replica
 // never makes an acknowledged event look missing. Verify reads the messages with their headers,
-// to check each event is on the subject its id names, and is slower. Reading from a sequence
+// to check each event is where its id says (in layout 2, that the task's markers name its
+// events' ids in order), and is slower. Reading from a sequence
 // other than the first finds its place by a binary search over the stream (a few dozen reads).
 // Tasks reads the head of every task. Each call, an Append with its retries included, is
 // bounded by Options.Timeout: a server that is down fails it within that time.
@@ -126,12 +145,17 @@ type Options struct {
 	// Conn, when set, is used instead of dialling the URL's server (tests use it to reach an
 	// in-process server). The caller keeps ownership: Close does not close it.
 	Conn *nats.Conn
+
+	// layout, when set (by tests), is the layout Open creates a stream with instead of
+	// LayoutCurrent.
+	layout int
 }
 
 // Store is a task log kept in a JetStream stream. Its methods are safe for concurrent use.
 type Store struct {
 	url     string // the server's URL, without the stream
 	stream  string
+	layout  int // the stream's layout: Layout1 or Layout2
 	timeout time.Duration
 	nc      *nats.Conn
 	ownConn bool
@@ -176,7 +200,8 @@ var (
 // IsURL reports whether s names a NATS store: it starts with nats://.
 func IsURL(s string) bool { return strings.HasPrefix(s, "nats://") }
 
-// URL is a NATS store's URL, nats://HOST:PORT[/STREAM][?replicas=N], taken apart.
+// URL is a NATS store's URL, nats://HOST:PORT[,HOST:PORT...][/STREAM][?replicas=N][&layout=N],
+// taken apart.
 type URL struct {
 	// Server is the server's URL, without the stream or the query.
 	Server string
@@ -186,6 +211,10 @@ type URL struct {
 	// Replicas is ?replicas=N, from 1 to 5: the replicas of the stream and its blob and
 	// snapshot stores when Open creates them; 0 when the URL says nothing.
 	Replicas int
+	// Layout is ?layout=N, Layout1 or Layout2: the layout Open creates the stream in, and the
+	// one an existing stream must be of; 0 when the URL says nothing (LayoutCurrent, and any
+	// existing stream).
+	Layout int
 }
 
 // ParseURL takes a NATS store's URL apart; errors name the URL.
@@ -215,14 +244,21 @@ func ParseURL(raw string) (URL, error) {
 			return URL{}, fmt.Errorf("NATS store URL %q: replicas=%s is not a number from 1 to 5", raw, v)
 		}
 	}
+	if v := u.Query().Get("layout"); v != "" {
+		if p.Layout, err = strconv.Atoi(v); err != nil || p.Layout < Layout1 || p.Layout > Layout2 {
+			return URL{}, fmt.Errorf("NATS store URL %q: layout=%s is not %d or %d", raw, v, Layout1, Layout2)
+		}
+	}
 	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
 	p.Server = u.String()
 	return p, nil
 }
 
-// Open connects to the server of rawURL (nats://HOST:PORT[/STREAM][?replicas=N], stream
-// TASKLOG by default) and opens the stream with its blob and snapshot stores, creating any that
-// does not exist (with Options.Replicas replicas, else the URL's, else one).
+// Open connects to the server of rawURL (nats://HOST:PORT[,HOST:PORT...][/STREAM][?replicas=N]
+// [&layout=N], stream TASKLOG by default) and opens the stream with its blob and snapshot
+// stores, creating any that does not exist (with Options.Replicas replicas, else the URL's,
+// else one; in the URL's layout, else LayoutCurrent). An existing stream is used in the layout
+// its metadata names; a URL asking for another is refused.
 // A server that cannot be reached fails Open within Options.Timeout.
 func Open(rawURL string, opts *Options) (*Store, error) {
 	u, err := ParseURL(rawURL)
@@ -240,11 +276,17 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 	if o.Replicas <= 0 {
 		o.Replicas = max(u.Replicas, 1)
 	}
+	if o.layout == 0 {
+		o.layout = u.Layout
+	}
 	s := &Store{url: server, stream: stream, timeout: o.Timeout, nc: o.Conn,
 		heads: make(map[uuid.UUID]head), marked: make(map[uuid.UUID]bool)}
 	if s.nc == nil {
 		s.nc, err = nats.Connect(server, nats.Name("tasklog"), nats.Timeout(o.Timeout),
 			nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+			// A server that stops answering (cut off, or stopped) is left for another of the
+			// URL's within a few timeouts, not the client's default of minutes.
+			nats.PingInterval(o.Timeout), nats.MaxPingsOutstanding(2),
 			// Calls report their own errors; the client's default handler would print
 			// asynchronous ones (a connection lost and being re-established) to stderr.
 			nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
@@ -275,8 +317,16 @@ func (s *Store) setup(o *Options) error {
 	s.js = js
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := s.ensureStream(ctx, replicas, o.Duplicates); err != nil {
+	layout := o.layout
+	if layout == 0 {
+		layout = LayoutCurrent
+	}
+	if err := s.ensureStream(ctx, replicas, o.Duplicates, layout); err != nil {
 		return err
+	}
+	if o.layout != 0 && s.layout != o.layout {
+		return fmt.Errorf("the stream is of layout %d, not of layout %d as asked: a stream keeps the layout it was created in ('replay migrate' copies it into a new stream of layout %d)",
+			s.layout, o.layout, LayoutCurrent)
 	}
 	if s.blobs, err = s.ensureObjectStore(ctx, s.stream+"_blobs", replicas); err != nil {
 		return err
@@ -285,23 +335,26 @@ func (s *Store) setup(o *Options) error {
 	return err
 }
 
-// ensureStream creates the stream, or checks an existing one keeps the promises Append needs.
-func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration) error {
+// ensureStream creates the stream in layout, or checks an existing one keeps the promises
+// Append needs, and takes its layout from the stream's metadata.
+func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration, layout int) error {
 	want := jetstream.StreamConfig{
-		Name:                 s.stream,
-		Description:          "tasklog event logs",
-		Subjects:             []string{s.stream + ".>"},
-		Storage:              jetstream.FileStorage,
-		Replicas:             replicas,
-		Retention:            jetstream.LimitsPolicy,
-		Discard:              jetstream.DiscardNew,
-		DiscardNewPerSubject: true,
-		MaxMsgsPerSubject:    1,
-		Duplicates:           dups,
-		AllowDirect:          true,
-		AllowAtomicPublish:   true,
-		DenyDelete:           true,
-		DenyPurge:            true,
+		Name:               s.stream,
+		Description:        "tasklog event logs",
+		Subjects:           []string{s.stream + ".>"},
+		Storage:            jetstream.FileStorage,
+		Replicas:           replicas,
+		Retention:          jetstream.LimitsPolicy,
+		Discard:            jetstream.DiscardNew,
+		Duplicates:         dups,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		DenyDelete:         true,
+		DenyPurge:          true,
+		Metadata:           map[string]string{LayoutMetadataKey: strconv.Itoa(layout)},
+	}
+	if layout == Layout1 {
+		want.MaxMsgsPerSubject, want.DiscardNewPerSubject = 1, true
 	}
 	st, err := s.js.Stream(ctx, s.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -315,15 +368,37 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 		return fmt.Errorf("stream: %w", err)
 	}
 	cfg := st.CachedInfo().Config
+	if s.layout, err = streamLayout(cfg); err != nil {
+		return err
+	}
 	switch {
-	case cfg.MaxMsgsPerSubject != 1 || !cfg.DiscardNewPerSubject || cfg.Discard != jetstream.DiscardNew:
-		return errors.New("the stream exists but was not created by tasklog: it must keep one message per subject and discard new ones past it")
+	case cfg.Discard != jetstream.DiscardNew:
+		return errors.New("the stream exists but was not created by tasklog: it must discard new messages when full")
 	case !cfg.AllowAtomicPublish:
 		return errors.New("the stream exists but does not allow atomic batch publish (allow_atomic); the server must be 2.12 or later")
 	case !cfg.AllowDirect:
 		return errors.New("the stream exists but does not allow direct get")
 	}
 	return nil
+}
+
+// streamLayout returns the layout of a stream tasklog made, from its metadata: a stream that
+// names none is of layout 1 if it keeps one message per subject, as that layout needs.
+func streamLayout(cfg jetstream.StreamConfig) (int, error) {
+	perSubject := cfg.MaxMsgsPerSubject == 1 && cfg.DiscardNewPerSubject
+	switch v, ok := cfg.Metadata[LayoutMetadataKey]; {
+	case !ok && !perSubject:
+		return 0, errors.New("the stream exists but was not created by tasklog: it names no layout (metadata " + LayoutMetadataKey + ") and does not keep one message per subject")
+	case !ok || v == "1":
+		if !perSubject {
+			return 0, errors.New("the stream is of layout 1 but does not keep one message per subject, which that layout needs")
+		}
+		return Layout1, nil
+	case v == "2":
+		return Layout2, nil
+	default:
+		return 0, fmt.Errorf("the stream is of layout %q (metadata %s), which this version of tasklog does not know: use a newer replay", v, LayoutMetadataKey)
+	}
 }
 
 // ensureObjectStore opens the named object store, creating it if it does not exist.
@@ -405,17 +480,32 @@ func (s *Store) Close() error {
 
 // Subjects of the stream.
 
-// eventSubject is the subject of one event.
-func (s *Store) eventSubject(task uuid.UUID, id string) string {
-	return s.stream + ".ev." + task.String() + "." + id
+// idSubject is the subject that holds event id of task: in layout 1 the event itself, in
+// layout 2 its id marker.
+func (s *Store) idSubject(task uuid.UUID, id string) string {
+	if s.layout == Layout1 {
+		return s.stream + ".ev." + task.String() + "." + id
+	}
+	return s.stream + ".id." + task.String() + "." + id
 }
 
-// taskFilter matches every event of task.
+// taskFilter matches every event of task: in layout 2 a literal subject, the task's log.
 func (s *Store) taskFilter(task uuid.UUID) string {
-	return s.stream + ".ev." + task.String() + ".*"
+	if s.layout == Layout1 {
+		return s.stream + ".ev." + task.String() + ".*"
+	}
+	return s.stream + ".log." + task.String()
 }
 
-// markerSubject is the subject of task's marker message.
+// idFilter matches the id markers of task's events (layout 2).
+func (s *Store) idFilter(task uuid.UUID) string {
+	return s.stream + ".id." + task.String() + ".*"
+}
+
+// markerSubject is the subject of task's marker message (layout 1).
 func (s *Store) markerSubject(task uuid.UUID) string {
 	return s.stream + ".task." + task.String()
 }
+
+// Layout returns the layout of the store's stream, Layout1 or Layout2.
+func (s *Store) Layout() int { return s.layout }

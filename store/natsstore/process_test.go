@@ -37,6 +37,9 @@ func appendHelper() int {
 	url, own, shared := os.Getenv("TASKLOG_NATS_URL"), uuid.MustParse(os.Getenv("TASKLOG_NATS_OWN")), uuid.MustParse(os.Getenv("TASKLOG_NATS_SHARED"))
 	n, _ := strconv.Atoi(os.Getenv("TASKLOG_NATS_N"))
 	s, err := Open(url, nil)
+	for deadline := time.Now().Add(time.Minute); err != nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		s, err = Open(url, nil) // a cluster electing a leader
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -92,7 +95,15 @@ func TestProcessesAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer check.Close()
-	const procs, n = 3, 25
+	processesAppend(t, url, check, 3, 25, nil)
+}
+
+// processesAppend runs procs helper processes appending n events each to a task of its own and
+// n to one they share, calls during (when not nil) with the tasks while they run and the
+// function it returns once they are done, and checks that every acknowledged event is stored
+// once, in order, and that each log verifies.
+func processesAppend(t *testing.T, url string, check *Store, procs, n int, during func(shared uuid.UUID, own []uuid.UUID) (after func())) {
+	t.Helper()
 	shared := uuid.New()
 	own := make([]uuid.UUID, procs)
 	cmds := make([]*exec.Cmd, procs)
@@ -108,6 +119,17 @@ func TestProcessesAppend(t *testing.T) {
 		if err := cmds[i].Start(); err != nil {
 			t.Fatal(err)
 		}
+		cmd := cmds[i]
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+			}
+		})
+	}
+	after := func() {}
+	if during != nil {
+		after = during(shared, own)
 	}
 	acked := map[uuid.UUID]map[uint64]string{}
 	conflicts := 0
@@ -132,6 +154,7 @@ func TestProcessesAppend(t *testing.T) {
 			acked[task][seq] = f[2]
 		}
 	}
+	after()
 	if conflicts < procs-1 {
 		t.Errorf("%d conflicts; the helpers' first appends to the shared task all expected it empty, so at least %d must conflict", conflicts, procs-1)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,12 @@ const (
 	readChunk      = 8192
 	readChunkBytes = 8 << 20
 )
+
+// maxReadTries is how many times a read of a chunk is sent before its lack of an answer fails
+// the read. Any replica may answer it, and one cut off from the rest (a network partition, a
+// stopped process) still receives its share of the requests until the cluster notices, and
+// answers none of them: another try goes to another replica, most likely.
+const maxReadTries = 4
 
 // Head returns the end of task's log, read from the stream leader, or store.ErrTaskNotFound.
 func (s *Store) Head(task uuid.UUID) (store.Head, error) {
@@ -82,14 +89,19 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 	next := from
 	filter := s.taskFilter(task)
 	var deadline time.Time // set while a replica's answer is behind the leader's head
+	tries := 0             // reads of this chunk that got no answer
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, err := s.directBatch(ctx, filter, sseq, readChunk, true)
+		msgs, lastSeq, err := s.directBatch(ctx, filter, sseq, readChunk, true)
 		if err != nil {
+			if tries++; tries < maxReadTries && retryable(err) {
+				continue // another replica may answer
+			}
 			return fail(err)
 		}
+		tries = 0
 		if len(msgs) == 0 {
 			// The replica that answered is behind the head the leader reported.
 			if deadline.IsZero() {
@@ -111,11 +123,16 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 			if len(m.Data) == 0 {
 				// A spilled event: read its message again, headers and all.
 				pos := sseq
-				if i > 0 {
+				switch {
+				case i > 0 && s.layout == Layout1:
 					if pos, err = s.streamSeqOf(ctx, task, last); err != nil {
 						return err
 					}
 					pos++
+				case i > 0:
+					if pos, err = s.findStreamSeq(ctx, task, next, h); err != nil {
+						return err
+					}
 				}
 				if m, err = s.fullMessage(ctx, task, next, filter, pos); err != nil {
 					return err
@@ -134,6 +151,10 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 				return nil
 			}
 		}
+		if lastSeq > 0 {
+			sseq = lastSeq + 1
+			continue
+		}
 		if sseq, err = s.streamSeqOf(ctx, task, last); err != nil {
 			return err
 		}
@@ -143,7 +164,7 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 
 // streamSeqOf returns the stream sequence of task's event ev, from the subject its id names.
 func (s *Store) streamSeqOf(ctx context.Context, task uuid.UUID, ev events.Event) (uint64, error) {
-	m, ok, err := s.getLast(ctx, s.eventSubject(task, ev.ID.String()))
+	m, ok, err := s.eventByID(ctx, task, ev.ID.String())
 	switch {
 	case err != nil:
 		return 0, s.errorf(fmt.Sprintf("read task %s", task), err)
@@ -261,7 +282,12 @@ func (s *Store) Tasks() ([]store.TaskInfo, error) {
 
 // markedTasks returns the tasks with a marker message, sorted.
 func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
+	// Layout 1 lists tasks by their marker messages, layout 2 by their log subjects: a log
+	// subject holds an event as soon as it exists.
 	prefix := s.stream + ".task."
+	if s.layout != Layout1 {
+		prefix = s.stream + ".log."
+	}
 	var ids []uuid.UUID
 	for offset := 0; ; {
 		body, _ := json.Marshal(map[string]any{"subjects_filter": prefix + "*", "offset": offset})
@@ -302,16 +328,30 @@ func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
 }
 
 // Verify walks task's log from the first event and checks it is the chain that was written,
-// with store.ChainVerifier (the check store.DB.Verify makes), and that each event is on its
-// own subject, the one its id names. The first problem is a *store.VerifyError.
+// with store.ChainVerifier (the check store.DB.Verify makes), and that each event is where its
+// id says: in layout 1 on the subject its id names; in layout 2 on the task's log subject, with
+// the id markers of the task naming the same ids at the same sequences, in the same order. The
+// first problem is a *store.VerifyError.
 func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
+	head, ok, err := s.getLast(ctx, s.taskFilter(task))
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	}
 	c := store.NewChainVerifier(task)
+	var ids []ulid.ULID // layout 2: the events' ids, in order
 	var problem error
-	err := s.scanRaw(ctx, task, func(m storedMsg) bool {
+	err = s.scanRaw(ctx, task, s.taskFilter(task), head.Seq, func(m storedMsg) bool {
 		data, err := s.payload(ctx, m)
 		if err != nil {
 			if !errors.Is(err, store.ErrCorrupt) {
-				problem = s.errorf(fmt.Sprintf("verify task %s", task), err)
+				problem = fail(err)
 				return false
 			}
 			problem = &store.VerifyError{Task: task, Seq: c.Next(), Problem: err.Error()}
@@ -326,9 +366,16 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 			problem = err
 			return false
 		}
-		if want := s.eventSubject(task, ev.ID.String()); m.Subject != want {
+		want := s.taskFilter(task)
+		if s.layout == Layout1 {
+			want = s.idSubject(task, ev.ID.String())
+		}
+		if m.Subject != want {
 			problem = &store.VerifyError{Task: task, Seq: ev.Seq, Problem: fmt.Sprintf("the event is on subject %s, not %s: it was published by other code", m.Subject, want)}
 			return false
+		}
+		if s.layout != Layout1 {
+			ids = append(ids, ev.ID)
 		}
 		return true
 	})
@@ -339,35 +386,71 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 		return err
 	case c.Next() == 1:
 		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+	case s.layout == Layout1:
+		return nil
 	}
-	return nil
-}
-
-// scanRaw hands every message of task's filter, in stream order, to fn, without decoding, up to
-// the head the leader reports at the start.
-func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg) bool) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
-	last, ok, err := s.getLast(ctx, s.taskFilter(task))
+	// A marker past the log's head belongs to an append stored since.
+	last, ok, err := s.getLast(ctx, s.idFilter(task))
 	if err != nil {
 		return fail(err)
 	}
 	if !ok {
-		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
+		return &store.VerifyError{Task: task, Seq: 1, Problem: fmt.Sprintf("event %s has no id marker: a late retry of it could be stored twice", ids[0])}
 	}
-	filter := s.taskFilter(task)
+	return s.verifyMarkers(ctx, task, min(last.Seq, head.Seq), ids)
+}
+
+// verifyMarkers checks that the id markers of task stored up to stream sequence upTo name
+// the events ids, in order: marker k names the id of event k and holds k. An event without its
+// marker could be stored twice; a marker without its event was not written by this package.
+func (s *Store) verifyMarkers(ctx context.Context, task uuid.UUID, upTo uint64, ids []ulid.ULID) error {
+	prefix := s.stream + ".id." + task.String() + "."
+	var problem error
+	n := 0
+	err := s.scanRaw(ctx, task, s.idFilter(task), upTo, func(m storedMsg) bool {
+		seq := uint64(n + 1)
+		if n >= len(ids) {
+			problem = &store.VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id marker %s names no event of the log, which ends at seq %d: it was published by other code", m.Subject, len(ids))}
+			return false
+		}
+		want := prefix + ids[n].String()
+		if m.Subject != want || string(m.Data) != strconv.FormatUint(seq, 10) {
+			problem = &store.VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id marker there is %s holding %q, not %s holding %d: an event's id is not recorded with it", m.Subject, m.Data, want, seq)}
+			return false
+		}
+		n++
+		return true
+	})
+	switch {
+	case problem != nil:
+		return problem
+	case err != nil && !errors.Is(err, store.ErrTaskNotFound):
+		return err
+	case n < len(ids):
+		return &store.VerifyError{Task: task, Seq: uint64(n + 1), Problem: fmt.Sprintf("event %s has no id marker: a late retry of it could be stored twice", ids[n])}
+	}
+	return nil
+}
+
+// scanRaw hands every message of filter (one of task's), in stream order, to fn, without
+// decoding, up to stream sequence upTo.
+func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, filter string, upTo uint64, fn func(m storedMsg) bool) error {
+	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
 	sseq := uint64(1)
 	var deadline time.Time
-	for sseq <= last.Seq {
+	tries := 0
+	for sseq <= upTo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, err := s.directBatch(ctx, filter, sseq, readChunk, false)
+		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, false)
 		if err != nil {
+			if tries++; tries < maxReadTries && retryable(err) {
+				continue // another replica may answer
+			}
 			return fail(err)
 		}
+		tries = 0
 		if len(msgs) == 0 {
 			if deadline.IsZero() {
 				deadline = time.Now().Add(s.timeout)
@@ -382,7 +465,7 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, fn func(m storedMsg
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if m.Seq > last.Seq {
+			if m.Seq > upTo {
 				return nil
 			}
 			if !fn(m) {
@@ -402,7 +485,7 @@ func (s *Store) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
 		return false, err
 	}
 	for _, id := range ids {
-		_, ok, err := s.getLast(context.Background(), s.eventSubject(task, id.String()))
+		_, ok, err := s.getLast(context.Background(), s.idSubject(task, id.String()))
 		if err != nil {
 			return false, s.errorf(fmt.Sprintf("look up event %s of task %s", id, task), err)
 		}

@@ -49,17 +49,20 @@ func TestExportImportRoundTrip(t *testing.T) {
 			}
 			fromBolt := export(first)
 
-			ns := openStore(t, srv, nil)
-			if _, err := session.Import(ctx, ns, bytes.NewReader(fromBolt), base, session.ImportOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			fromNATS := export(ns)
-			if !bytes.Equal(fromNATS, fromBolt) {
-				t.Fatalf("the export from JetStream differs from the export from bbolt:\n%s\nvs\n%s", fromNATS, fromBolt)
-			}
-			for _, im := range imported {
-				if err := ns.Verify(ctx, im.Task); err != nil {
+			var fromNATS []byte
+			for _, layout := range layouts {
+				ns := openStore(t, srv, &Options{layout: layout})
+				if _, err := session.Import(ctx, ns, bytes.NewReader(fromBolt), base, session.ImportOptions{}); err != nil {
 					t.Fatal(err)
+				}
+				fromNATS = export(ns)
+				if !bytes.Equal(fromNATS, fromBolt) {
+					t.Fatalf("the export from JetStream (layout %d) differs from the export from bbolt:\n%s\nvs\n%s", layout, fromNATS, fromBolt)
+				}
+				for _, im := range imported {
+					if err := ns.Verify(ctx, im.Task); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 

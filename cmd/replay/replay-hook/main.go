@@ -29,8 +29,9 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
+	"github.com/tasklog/tasklog/events/agentlog/hookspec"
+	"github.com/tasklog/tasklog/internal/jsonlite"
 	"github.com/tasklog/tasklog/session/serve/wire"
-	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
 )
 
 // What replay hook does too (hookconf).
@@ -48,8 +49,19 @@ const (
 	waitGrace = 200 * time.Millisecond
 )
 
-// agents are the dialects replay hook takes.
-var agents = []string{"claude-code", "codex", "cline", "cursor", "copilot"}
+// agents are the dialects replay hook takes, and ordered their specs in detection order.
+var (
+	agents  = specNames(specs)
+	ordered = hookspec.Ordered(specs)
+)
+
+func specNames(specs []hookspec.Spec) []string {
+	out := make([]string, len(specs))
+	for i := range specs {
+		out[i] = specs[i].Agent
+	}
+	return out
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -145,7 +157,26 @@ func (c *call) parse() bool {
 
 // sessionEnds are the events that end a session in some dialect; replay hook gives them the
 // shorter budget (Codex allows its SessionEnd hook 3 s).
-var sessionEnds = []string{"SessionEnd", "sessionEnd", "TaskComplete", "TaskCancel", "SessionShutdown", "agent_end", "agent_abort"}
+var sessionEnds = func() []string {
+	var out []string
+	for i := range specs {
+		for _, e := range specs[i].SessionEnds {
+			if !contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}()
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
 
 // event is the payload's event name, whatever the dialect calls the field.
 func event(payload []byte) string {
@@ -260,37 +291,15 @@ func (c *call) neutral(payload []byte, err error, stdout, stderr io.Writer) int 
 
 // neutralReply is what agentlog.NeutralReply answers for the payload's dialect and event:
 // replay-hook falls back on it only when replay itself cannot be run. The dialect is told as
-// agentlog tells it (Cline's hookName or taskId, Cursor's conversation_id without a
-// session_id or with a lowerCamel event name, VS Code's camelCase hookEventName), else it is the
-// agent named on the command line.
+// agentlog tells it, from the same specs (hookspec.Detect), else it is the agent named on the
+// command line.
 func neutralReply(agent string, payload []byte) []byte {
 	parsed, err := jsonlite.Parse(payload)
 	if v, ok := parsed.(map[string]any); err == nil && ok {
-		has := func(k string) bool { x, ok := v[k]; return ok && x != nil }
-		name, _ := v["hook_event_name"].(string)
-		lowerCamel := name != "" && name[0] >= 'a' && name[0] <= 'z' // Cursor's event names
-		switch {
-		case has("hookName") || has("taskId"):
-			agent = "cline"
-		case has("conversation_id") && (!has("session_id") || lowerCamel):
-			agent = "cursor"
-		case has("hookEventName") && !has("hook_event_name"):
-			agent = "copilot"
-		}
+		agent = hookspec.Detect(ordered, agent, v)
 	}
-	switch agent {
-	case "cline":
-		return []byte(`{"cancel":false}` + "\n")
-	case "cursor":
-		switch event(payload) {
-		case "beforeSubmitPrompt":
-			return []byte(`{"continue":true}` + "\n")
-		case "beforeReadFile":
-			return []byte(`{"permission":"allow"}` + "\n")
-		}
-		return []byte("{}\n")
-	case "copilot":
-		return []byte("{}\n")
+	if s := hookspec.Find(specs, agent); s != nil {
+		return s.NeutralReply(event(payload))
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tasklog/tasklog/session/serve/wire/jsonlite"
+	"github.com/tasklog/tasklog/internal/jsonlite"
 )
 
 // Version is the protocol version this package speaks (serve.Version).

@@ -1,7 +1,8 @@
 // Package fakemodel is a scripted model server for driving real coding agents in tests. It listens
-// on 127.0.0.1, speaks the three wire protocols the agents use (Anthropic Messages, OpenAI
-// Responses and OpenAI Chat Completions, each streaming or not), answers from a fixed script of
-// steps and keeps every request it received, so a test can assert what the model was given.
+// on 127.0.0.1, speaks the wire protocols the agents use (Anthropic Messages, OpenAI Responses,
+// OpenAI Chat Completions and Gemini's generateContent, each streaming or not), answers from a
+// fixed script of steps and keeps every request it received, so a test can assert what the model
+// was given.
 //
 // The server is stateless about the conversation: it chooses the step from the number of
 // assistant tool-call turns already in the request, so a retried request gets the same answer.
@@ -185,6 +186,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if s.serveGemini(w, r, req) {
+		return
+	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages/count_tokens"):
@@ -213,7 +217,8 @@ type parsed struct {
 	model  string
 	tools  []string
 	parts  []Part
-	turns  int // assistant tool-call turns already in the conversation
+	turns  int  // assistant tool-call turns already in the conversation
+	sse    bool // a Gemini stream asked for as server-sent events (alt=sse)
 }
 
 func (s *Server) model(w http.ResponseWriter, req Request, api API, parse func([]byte) (parsed, error)) {
@@ -239,6 +244,8 @@ func (s *Server) model(w http.ResponseWriter, req Request, api API, parse func([
 		a.responses(w, p.stream)
 	case Chat:
 		a.chat(w, p.stream)
+	case Gemini:
+		a.gemini(w, p.stream, p.sse)
 	}
 }
 

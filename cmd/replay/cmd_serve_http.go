@@ -1,0 +1,172 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
+	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/session/web"
+)
+
+// The files beside the database (its side file) that the HTTP hooks need: the address of the
+// running server's HTTP listener, there while it runs, and the token every hook must carry,
+// owner-only and kept across restarts so that installed hooks go on working.
+func httpAddrFile(side string) string  { return side + ".http" }
+func httpTokenFile(side string) string { return side + ".http-token" }
+
+// errNotLoopback is returned for an --http address that is not on the loopback interface.
+var errNotLoopback = errors.New("the HTTP hook listener listens on the loopback interface only: give 127.0.0.1:PORT")
+
+// loopbackAddr checks that addr is HOST:PORT with HOST a loopback IP (127.0.0.1, ::1).
+func loopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w (give 127.0.0.1:PORT)", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--http %q: %w", addr, errNotLoopback)
+	}
+	return nil
+}
+
+// hookToken reads the HTTP hooks' token beside the database, making one (32 random bytes, in
+// an owner-only file) when there is none.
+func hookToken(side string) (string, error) {
+	p := httpTokenFile(side)
+	for range 2 {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			fi, serr := os.Stat(p)
+			if serr == nil && fi.Mode().Perm()&0o077 != 0 {
+				return "", fmt.Errorf("%s can be read by other users: chmod 600 it, or remove it for a new token", p)
+			}
+			tok := strings.TrimSpace(string(b))
+			if tok == "" {
+				return "", fmt.Errorf("%s is empty: remove it for a new token", p)
+			}
+			return tok, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		var raw [32]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue // made by another process meanwhile: read that one
+		}
+		if err != nil {
+			return "", err
+		}
+		_, werr := f.WriteString(hex.EncodeToString(raw[:]) + "\n")
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s: could not be read or made", p)
+}
+
+// serveHTTP listens on addr (loopback: web.CheckAddr) until srv stops, answering the agents'
+// HTTP hooks under /hook/ and the read-only web app on every other path, says where the web
+// app is on stdout, and writes the address beside the database for 'replay install --http'. A
+// hook payload it could not record is spooled, and the fault logged, as 'replay hook' does.
+// The returned function removes the address file.
+func serveHTTP(srv *serve.Server, side, addr string, stdout io.Writer, lg *log.Logger) (func(), error) {
+	if err := web.CheckAddr(addr); err != nil {
+		return nil, err
+	}
+	token, err := hookToken(side)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http %s: %w", addr, err)
+	}
+	endpoint := "http://" + ln.Addr().String()
+	if err := writeFileAtomic(httpAddrFile(side), []byte(endpoint+"\n"), 0o644); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Pages: web.Handler(srv), Unrecorded: func(agent string, payload []byte, cause error) {
+		line := fmt.Sprintf("%s replay serve HTTP hook %s: %v", time.Now().UTC().Format(time.RFC3339Nano), agent, cause)
+		if err := spool(side, agentlog.Agent(agent), payload, time.Now()); err != nil {
+			line += fmt.Sprintf("; spooling the payload failed too: %v", err)
+		} else {
+			line += "; the payload was spooled for the next hook to record"
+		}
+		hookconf.AppendLog(side, line+"\n")
+	}}
+	go func() {
+		if err := srv.ServeHTTPHooks(ln, opts); err != nil {
+			lg.Printf("HTTP: %v", err)
+		}
+	}()
+	lg.Printf("web app on %s/", endpoint)
+	fmt.Fprintf(stdout, "replay serve: the web app is on %s/\n", endpoint)
+	return func() {
+		if b, err := os.ReadFile(httpAddrFile(side)); err == nil && strings.TrimSpace(string(b)) == endpoint {
+			os.Remove(httpAddrFile(side))
+		}
+	}, nil
+}
+
+// writeFileAtomic writes a file through a temporary file renamed over it.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if err := errors.Join(werr, tmp.Chmod(mode), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// errNoHTTPServer is returned by 'replay install --http' when no server answers HTTP hooks for
+// the database.
+var errNoHTTPServer = errors.New("no 'replay serve --http' is running for this database")
+
+// httpHookEndpoint is the running server's HTTP hook URL for agent and its token, read beside
+// the database (side file). A server must be running: its address file is there only then.
+func httpHookEndpoint(side, agent string) (hookURL, token string, err error) {
+	b, err := os.ReadFile(httpAddrFile(side))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", fmt.Errorf("%w (%s): start it first, 'replay serve --http 127.0.0.1:PORT --db %s', or install the command hook (without --http)",
+			errNoHTTPServer, side, side)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	base := strings.TrimSpace(string(b))
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || loopbackAddr(u.Host) != nil {
+		return "", "", fmt.Errorf("%s holds %q, not a loopback http:// address: stop the server and start it again", httpAddrFile(side), base)
+	}
+	token, err = hookToken(side)
+	if err != nil {
+		return "", "", err
+	}
+	return base + serve.HTTPHookPath + agent, token, nil
+}

@@ -1,0 +1,92 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/rules"
+)
+
+// TestDecideWithNewEvidenceIsAFullEvaluation checks that a decision whose context has the last
+// one's paths with other evidence (a tool call on a file already in the context), which takes
+// the last evaluation's outcomes with the new evidence, gives byte for byte what evaluating
+// every rule again gives: the rules' results with their matches, the prompt and the decision
+// recorded.
+func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
+	fsys := fstest.MapFS{
+		".clinerules/always.md": {Data: []byte("Always.\n")},
+		".clinerules/web.md":    {Data: []byte("---\npaths: [\"apps/web/**\", \"**/*.tsx\"]\n---\nWeb.\n")},
+		".clinerules/api.md":    {Data: []byte("---\npaths: [\"apps/api/**\"]\n---\nApi.\n")},
+		".clinerules/docs.md":   {Data: []byte("---\npaths: [\"docs/**\", \"**/*.md\"]\n---\nDocs.\n")},
+		".clinerules/many.md":   {Data: []byte("---\npaths: [\"**/*\"]\n---\nEverything.\n")},
+		".clinerules/desc.md":   {Data: []byte("---\ndescription: on request\n---\nBody.\n")},
+	}
+	paths := []string{"apps/web/a.tsx", "apps/web/b.ts", "apps/api/c.go", "docs/d.md", "lib/e.tsx", "README.md"}
+	ctx := context.Background()
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 3))
+			s := newSession(t, openDB(t), fsys, Options{})
+			resourced := 0
+			for i := range 120 {
+				switch n := r.IntN(6); {
+				case n < 4: // a path the task may have seen
+					params, _ := json.Marshal(map[string]string{"path": paths[r.IntN(len(paths))]})
+					if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+						t.Fatal(err)
+					}
+				case n == 4:
+					if _, err := s.UserMessage(ctx, "go on"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				prev := s.evaluated.ec
+				d, err := s.Decide(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ec := s.evaluated.ec
+				if i > 0 && samePaths(prev, ec) && !sameContext(prev, ec) {
+					resourced++
+				}
+				want := s.rules.Evaluate(ec, rules.Toggles(s.state.Toggles()))
+				if got, want := mustJSON(t, d.Rules.Results), mustJSON(t, want.Results); got != want {
+					t.Fatalf("decision %d: results\n%s\nwant (evaluated again)\n%s", i, got, want)
+				}
+				if d.Prompt != want.RenderCline() || d.Tagged != want.RenderTagged() {
+					t.Fatalf("decision %d: prompt\n%s\nwant (evaluated again)\n%s", i, d.Prompt, want.RenderCline())
+				}
+				rec := record(d.Turn, s.rulesSeq, ec, s.evaluated.dropped, want)
+				if got, want := eventJSON(t, d.Recorded()), eventJSON(t, rec); got != want {
+					t.Fatalf("decision %d: recorded\n%s\nwant (evaluated again)\n%s", i, got, want)
+				}
+			}
+			if resourced == 0 {
+				t.Fatal("no decision had the last one's paths with new evidence: the test tests nothing")
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func eventJSON(t *testing.T, d events.Decision) string {
+	t.Helper()
+	ev, err := events.New(&d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ev.Data)
+}
