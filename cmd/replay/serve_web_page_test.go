@@ -148,7 +148,7 @@ func TestServeWebLive(t *testing.T) {
 
 	// A second server for the same database has no web app to offer: it says so and fails.
 	out, err := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "the web app needs the server itself: stop that one ('replay serve --stop --db "+db+"')") {
+	if err == nil || !strings.Contains(string(out), "--http needs the server itself: stop that one ('replay serve --stop --db "+db+"')") {
 		t.Errorf("a second 'replay serve --http' on the database: %v\n%s", err, out)
 	}
 	if first.Selected == "" || got.Selected != first.Selected {
