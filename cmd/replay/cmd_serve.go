@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/session/web"
 	"github.com/tasklog/tasklog/store"
 	"github.com/tasklog/tasklog/store/location"
 )
@@ -42,7 +43,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	inFlight := byteSize(serve.DefaultMaxInFlight)
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
-	httpAddr := fs.String("http", "", "also answer the agents' HTTP hooks (POST /hook/AGENT) on this loopback address, 127.0.0.1:PORT; the server then does not exit when idle unless --idle is given")
+	httpAddr := fs.String("http", "", "also listen on this loopback HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one) for the read-only web app (the tasks, each task's report, live) and the agents' HTTP hooks (POST /hook/AGENT); the server then keeps running without connections unless --idle is given")
 	otelCfg := otelFlagSet(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
@@ -72,12 +73,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		dbSet, storeSet, idleSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store", idleSet || fl.Name == "idle"
 	})
 	if *httpAddr != "" {
-		if err := loopbackAddr(*httpAddr); err != nil {
-			fmt.Fprintf(stderr, "replay serve: %v\n", err)
+		if err := web.CheckAddr(*httpAddr); err != nil {
+			fmt.Fprintf(stderr, "replay serve: --http %v\n", err)
 			return exitUsage
 		}
 		if !idleSet {
-			*idle = 0 // an agent's HTTP hook cannot start a server: this one stays
+			*idle = 0
 		}
 	}
 	loc, err := location.Select(*db, dbSet, *storeURL, storeSet, true)
@@ -135,7 +136,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, serve.ErrRunning) {
 		fmt.Fprintf(stderr, "replay serve: %v (%s)\n", err, serve.SocketPath(side))
 		if *httpAddr != "" {
-			fmt.Fprintf(stderr, "replay serve: --http needs a server of its own: stop the running one ('replay serve --stop') and start again\n")
+			// That server has no web app nor HTTP hooks: say so rather than seem to serve one.
+			fmt.Fprintf(stderr, "replay serve: --http needs the server itself: stop that one ('replay serve --stop%s') and run this again\n", stopArgs(dbSet, storeSet, loc))
 			return exitFailed
 		}
 		return exitOK
@@ -145,7 +147,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if *httpAddr != "" {
-		cleanup, err := serveHTTPHooks(srv, side, *httpAddr, lg)
+		cleanup, err := serveHTTP(srv, side, *httpAddr, stdout, lg)
 		if err != nil {
 			fmt.Fprintf(stderr, "replay serve: %v\n", err)
 			srv.Shutdown()
@@ -245,4 +247,15 @@ func (b *byteSize) Set(s string) error {
 	}
 	*b = byteSize(n * unit)
 	return nil
+}
+
+// stopArgs are the store flags 'replay serve --stop' needs to reach the same server.
+func stopArgs(dbSet, storeSet bool, loc location.Location) string {
+	switch {
+	case storeSet:
+		return " --store " + loc.String()
+	case dbSet:
+		return " --db " + loc.String()
+	}
+	return ""
 }

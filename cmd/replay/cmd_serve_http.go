@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
+	"github.com/tasklog/tasklog/session/web"
 )
 
 // The files beside the database (its side file) that the HTTP hooks need: the address of the
@@ -79,12 +81,13 @@ func hookToken(side string) (string, error) {
 	return "", fmt.Errorf("%s: could not be read or made", p)
 }
 
-// serveHTTPHooks listens on addr (loopback) and answers the agents' HTTP hooks there for srv
-// until it stops, writing the address beside the database for 'replay install --http'. A
-// payload it could not record is spooled, and the fault logged, as 'replay hook' does. The
-// returned function removes the address file.
-func serveHTTPHooks(srv *serve.Server, side, addr string, lg *log.Logger) (func(), error) {
-	if err := loopbackAddr(addr); err != nil {
+// serveHTTP listens on addr (loopback: web.CheckAddr) until srv stops, answering the agents'
+// HTTP hooks under /hook/ and the read-only web app on every other path, says where the web
+// app is on stdout, and writes the address beside the database for 'replay install --http'. A
+// hook payload it could not record is spooled, and the fault logged, as 'replay hook' does.
+// The returned function removes the address file.
+func serveHTTP(srv *serve.Server, side, addr string, stdout io.Writer, lg *log.Logger) (func(), error) {
+	if err := web.CheckAddr(addr); err != nil {
 		return nil, err
 	}
 	token, err := hookToken(side)
@@ -100,7 +103,7 @@ func serveHTTPHooks(srv *serve.Server, side, addr string, lg *log.Logger) (func(
 		ln.Close()
 		return nil, err
 	}
-	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Unrecorded: func(agent string, payload []byte, cause error) {
+	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Pages: web.Handler(srv), Unrecorded: func(agent string, payload []byte, cause error) {
 		line := fmt.Sprintf("%s replay serve HTTP hook %s: %v", time.Now().UTC().Format(time.RFC3339Nano), agent, cause)
 		if err := spool(side, agentlog.Agent(agent), payload, time.Now()); err != nil {
 			line += fmt.Sprintf("; spooling the payload failed too: %v", err)
@@ -111,9 +114,11 @@ func serveHTTPHooks(srv *serve.Server, side, addr string, lg *log.Logger) (func(
 	}}
 	go func() {
 		if err := srv.ServeHTTPHooks(ln, opts); err != nil {
-			lg.Printf("HTTP hooks: %v", err)
+			lg.Printf("HTTP: %v", err)
 		}
 	}()
+	lg.Printf("web app on %s/", endpoint)
+	fmt.Fprintf(stdout, "replay serve: the web app is on %s/\n", endpoint)
 	return func() {
 		if b, err := os.ReadFile(httpAddrFile(side)); err == nil && strings.TrimSpace(string(b)) == endpoint {
 			os.Remove(httpAddrFile(side))

@@ -38,6 +38,9 @@ var docRunElsewhere = map[string]string{
 	"nats-server -js -c node2.conf": "TestNATSReplicas",
 	"nats-server -js -c node3.conf": "TestNATSReplicas",
 	"export TASKLOG_STORE='nats://127.0.0.1:4222,127.0.0.1:4223,127.0.0.1:4224/TASKLOG?replicas=3'": "TestNATSReplicas",
+
+	// The web app's pages, timed.
+	"go test -run '^$' -bench BenchmarkPages -benchtime 3x ./session/web": "BenchmarkPages",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a

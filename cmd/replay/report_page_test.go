@@ -26,6 +26,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/report"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -395,10 +396,10 @@ func runChromium(t *testing.T, chromium string, width, height int, args ...strin
 	return out
 }
 
-func writeReportPage(t *testing.T, dir, name string, data reportData) string {
+func writeReportPage(t *testing.T, dir, name string, data report.Page) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := renderReport(&b, data); err != nil {
+	if err := report.Render(&b, data); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, name+".html")
@@ -409,7 +410,7 @@ func writeReportPage(t *testing.T, dir, name string, data reportData) string {
 }
 
 // monorepoReport is the report of the monorepo fixture, recorded as the demo records it.
-func monorepoReport(t *testing.T) reportData {
+func monorepoReport(t *testing.T) report.Page {
 	t.Helper()
 	data := filepath.Join(repoRoot(t), "testdata")
 	db := openTestDB(t)
@@ -417,7 +418,7 @@ func monorepoReport(t *testing.T) reportData {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := gatherReport(context.Background(), db, s.Task())
+	rep, err := report.Build(context.Background(), db, s.Task())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,11 +426,11 @@ func monorepoReport(t *testing.T) reportData {
 }
 
 // longReport is the report of a task of n turns (see longTask).
-func longReport(t *testing.T, n int) reportData {
+func longReport(t *testing.T, n int) report.Page {
 	t.Helper()
 	db := openTestDB(t)
 	task := longTask(t, db, n)
-	rep, err := gatherReport(context.Background(), db, task)
+	rep, err := report.Build(context.Background(), db, task)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,16 @@ const Module = "github.com/tasklog/tasklog"
 // a path ending in "/..." stands for every package under it. The most specific entry places a
 // package: "session/..." places session/serve, "session" only session itself.
 var Floors = [][]string{
-	// What an event is, and a JSON reader that imports nothing.
-	{"events", "internal/jsonlite"},
+	// What an event is, a JSON reader that imports nothing, and how a hook payload is
+	// recognised (plain data the hook program reads too).
+	{"events", "internal/jsonlite", "events/agentlog/hookspec"},
 	// What the log holds and how rules are read, decided and audited; each knows nothing of
 	// sessions. audit and events/agentlog (an agent's words as events) sit here too.
 	{"events/agentlog", "audit", "projections", "rules", "store", "store/..."},
-	// The API a runtime embeds.
-	{"session"},
-	// The shells over it: the server, the MCP server, the replay test helpers.
+	// The API a runtime embeds, and the conformance suite every agent's description passes.
+	{"session", "events/agentlog/agenttest"},
+	// The shells over it: the server, the MCP server, the report and the web app, the replay
+	// test helpers; and terminal-safe text, which they print.
 	{"session/...", "internal/..."},
 	// The command line.
 	{"cmd/..."},

@@ -35,6 +35,9 @@ type HTTPOptions struct {
 	// another process past the budget, the disk refused the write, the server was shutting
 	// down): 'replay serve' spools it for the next hook, as 'replay hook' does. nil drops it.
 	Unrecorded func(agent string, payload []byte, err error)
+	// Pages answers the requests outside HTTPHookPath (the read-only web app, which checks
+	// its own Host); nil answers them 404.
+	Pages http.Handler
 }
 
 // ErrHTTPToken is returned by ServeHTTPHooks without a token.
@@ -46,7 +49,8 @@ var ErrHTTPToken = errors.New("an HTTP hook listener needs a token")
 // neutral reply ({}), and goes on: the fault is in the server's log, and a payload that could
 // be recorded later goes to HTTPOptions.Unrecorded. Only a request without the token (401), not
 // a POST (405), or to another path or for an agent 'replay hook' does not read (404) gets an
-// error status. It returns when the listener fails or the server shuts down.
+// error status; the other paths are HTTPOptions.Pages'. It returns when the listener fails or
+// the server shuts down.
 func (s *Server) ServeHTTPHooks(ln net.Listener, opts HTTPOptions) error {
 	if opts.Token == "" {
 		ln.Close()
@@ -94,6 +98,9 @@ type httpHooks struct {
 func (h *httpHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	agent, ok := strings.CutPrefix(r.URL.Path, HTTPHookPath)
 	switch {
+	case !ok && h.opts.Pages != nil:
+		h.opts.Pages.ServeHTTP(w, r)
+		return
 	case !ok || agent == "" || strings.Contains(agent, "/"):
 		http.NotFound(w, r)
 		return

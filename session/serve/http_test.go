@@ -238,3 +238,31 @@ func TestHTTPHookClaudeCode(t *testing.T) {
 		t.Errorf("status %d, want Claude Code's reply with the src/api rule:\n%s", code, body)
 	}
 }
+
+// TestHTTPHookPages: with HTTPOptions.Pages, one listener answers hooks under /hook/ (token
+// and all) and gives every other path to the pages, which see no hook's token.
+func TestHTTPHookPages(t *testing.T) {
+	ws := workspace(t)
+	s, _ := start(t, Options{})
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "page %s %s", r.Method, r.URL.Path)
+	})
+	base := startHTTP(t, s, HTTPOptions{Pages: pages})
+	for _, path := range []string{"/", "/task/x", "/hooks/qwen"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "page GET " + path; resp.StatusCode != http.StatusOK || string(b) != want {
+			t.Errorf("GET %s: %d %q, want the page %q", path, resp.StatusCode, b, want)
+		}
+	}
+	if code, _ := postHook(t, http.DefaultClient, base+"/hook/qwen", "", qwenHooks(ws, "s1")[0]); code != http.StatusUnauthorized {
+		t.Errorf("a hook without the token beside pages: status %d, want 401", code)
+	}
+	if code, body := postHook(t, http.DefaultClient, base+"/hook/qwen", testToken, qwenHooks(ws, "s1")[0]); code != http.StatusOK || strings.HasPrefix(body, "page") {
+		t.Errorf("a hook beside pages: status %d %q, want the hook's reply", code, body)
+	}
+}

@@ -121,6 +121,8 @@ type Server struct {
 	idle      *time.Timer
 	done      chan struct{}
 	stopOnce  sync.Once
+	// news tells the web app that a request which used the store ended (Changed).
+	news news
 	// httpSrv are the HTTP hook listeners (ServeHTTPHooks), closed with the socket.
 	httpSrv []*http.Server
 }
@@ -272,6 +274,7 @@ func (s *Server) stop() {
 		s.lock.release()
 		s.log.Printf("stopped")
 		close(s.done)
+		s.news.bump()
 	})
 }
 
@@ -486,8 +489,14 @@ func (s *Server) open(ctx context.Context, wait time.Duration) (store.Store, err
 	return store.Open(s.file, &store.Options{Timeout: wait, NoSync: s.opts.NoSync})
 }
 
-// release ends a use of the database; the last one lets it go after the hold period.
+// release ends a request's use of the database (see letGo) and tells Changed's waiters.
 func (s *Server) release() {
+	s.letGo()
+	s.news.bump()
+}
+
+// letGo ends a use of the database; the last one lets it go after the hold period.
+func (s *Server) letGo() {
 	s.dbmu.Lock()
 	defer s.dbmu.Unlock()
 	s.users--

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 // text, in the cells and in the attributes, never as markup.
 func TestReportAuditEscapes(t *testing.T) {
 	hostile := `<img src=x onerror=alert(1)>"'`
-	data := reportData{Task: "t", AgentLoads: "reported", Audit: []reportAuditRequest{{
+	data := Page{Task: "t", AgentLoads: "reported", Audit: []AuditRequest{{
 		Position: session.Position{Prompt: 1, Request: 1}, Turn: 1, Seq: 4, Shown: true, Findings: 1,
-		Rules: []reportAuditRule{{Rule: hostile, Path: ".clinerules/" + hostile + ".md", Decision: "applies",
+		Rules: []AuditRule{{Rule: hostile, Path: ".clinerules/" + hostile + ".md", Decision: "applies",
 			Reason: "matched", Detail: hostile, AgentLoaded: "no", Held: "no", Delivered: true,
 			Findings: []string{"missed_by_agent"}}},
 	}}}
 	var b bytes.Buffer
-	if err := renderReport(&b, data); err != nil {
+	if err := Render(&b, data); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

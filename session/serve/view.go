@@ -1,0 +1,54 @@
+package serve
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tasklog/tasklog/store"
+)
+
+// View runs fn on the server's store, opening it when the server holds none (as a request
+// does), and lets go of it after the hold period as a request does; once the server is
+// shutting down it returns an error with CodeShuttingDown. fn only reads: the web
+// app's pages are built this way while the server goes on answering hooks.
+func (s *Server) View(ctx context.Context, fn func(db store.Store) error) error {
+	// Counted as a request in flight, so the server closes the store only after fn.
+	if !s.begin() {
+		return &Error{Code: CodeShuttingDown, Message: "the server is shutting down"}
+	}
+	defer s.inflight.Done()
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.letGo()
+	return fn(db)
+}
+
+// Changed returns a channel closed when a request that used the store ends (it may have
+// appended to a task's log), or when the server stops. Take a new one after each close.
+func (s *Server) Changed() <-chan struct{} { return s.news.next() }
+
+// news is a broadcast: every channel handed out is closed at the next bump.
+type news struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *news) next() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *news) bump() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/store"
+)
+
+// Cache keeps what the list and the rules pages read of each task, by the number of events its
+// log held then: a log only grows, so a task whose count has not moved is not read again. A nil
+// *Cache reads everything each time. It is safe for concurrent use.
+type Cache struct {
+	mu    sync.Mutex
+	lines map[uuid.UUID]Task
+	uses  map[uuid.UUID]cachedRules
+}
+
+type cachedRules struct {
+	events uint64
+	taskRuleUses
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}}
+}
+
+// tasks is Tasks through the cache.
+func (c *Cache) tasks(ctx context.Context, db store.Store) ([]Task, error) {
+	infos, err := db.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Task, 0, len(infos))
+	for _, info := range infos {
+		if c != nil {
+			c.mu.Lock()
+			t, ok := c.lines[info.Task]
+			c.mu.Unlock()
+			if ok && t.Events == info.Events {
+				out = append(out, t)
+				continue
+			}
+		}
+		t, err := readTask(ctx, db, info)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			c.mu.Lock()
+			c.lines[info.Task] = t
+			c.mu.Unlock()
+		}
+		out = append(out, t)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Last.Equal(out[j].Last) {
+			return out[i].Last.After(out[j].Last)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// rules is taskRules through the cache.
+func (c *Cache) rules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error) {
+	id, err := parseTask(t.ID)
+	if err != nil {
+		return taskRuleUses{}, err
+	}
+	if c != nil {
+		c.mu.Lock()
+		r, ok := c.uses[id]
+		c.mu.Unlock()
+		if ok && r.events == t.Events {
+			return r.taskRuleUses, nil
+		}
+	}
+	r, err := taskRules(ctx, db, t)
+	if err != nil {
+		return r, err
+	}
+	if c != nil {
+		c.mu.Lock()
+		c.uses[id] = cachedRules{t.Events, r}
+		c.mu.Unlock()
+	}
+	return r, nil
+}

@@ -1,0 +1,181 @@
+package web
+
+import (
+	"context"
+	_ "embed"
+	"html/template"
+	"io"
+	"sort"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/internal/termsafe"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+//go:embed rules.html.tmpl
+var rulesTemplate string
+
+var rulesPage = template.Must(template.New("rules").Parse(rulesTemplate))
+
+// Counts are how a rule fared over requests: in the prompt (Applied), delivered by a hook,
+// shadowed by another rule, toggled off, or excluded for another reason.
+type Counts struct {
+	Requests, Applied, Delivered, Shadowed, Off, Excluded int
+}
+
+func (c *Counts) add(o Counts) {
+	c.Requests += o.Requests
+	c.Applied += o.Applied
+	c.Delivered += o.Delivered
+	c.Shadowed += o.Shadowed
+	c.Off += o.Off
+	c.Excluded += o.Excluded
+}
+
+// RuleUse is one task's use of a rule: its counts, and the first and last request it was in
+// the prompt at.
+type RuleUse struct {
+	Task Task
+	Counts
+	First, Last session.Position
+}
+
+// Rule is one rule over the tasks of the store: its counts in all, and task by task (newest
+// first). Its text comes from the log, escaped (termsafe).
+type Rule struct {
+	ID, Name, Path string
+	Counts
+	Uses []RuleUse
+}
+
+// Rules reads every task's decisions and deliveries and gathers each rule's, sorted by id.
+// With a cache, a task whose log has not grown since it was last read is not read again.
+func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
+	tasks, err := cache.tasks(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Rule{}
+	for _, t := range tasks {
+		tr, err := cache.rules(ctx, db, t)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, 0, len(tr.uses))
+		for id := range tr.uses {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			r := byID[id]
+			if r == nil {
+				m := tr.meta[id]
+				r = &m
+				byID[id] = r
+			}
+			u := tr.uses[id]
+			u.Task = t
+			r.Uses = append(r.Uses, u)
+			r.Counts.add(u.Counts)
+		}
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]Rule, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, *byID[id])
+	}
+	return out, nil
+}
+
+// taskRuleUses are one task's rules: their use, and their id, name and path, by id.
+type taskRuleUses struct {
+	uses map[string]RuleUse
+	meta map[string]Rule
+}
+
+// taskRules counts each rule's outcomes in one task's decisions.
+func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error) {
+	out := taskRuleUses{uses: map[string]RuleUse{}, meta: map[string]Rule{}}
+	id, err := parseTask(t.ID)
+	if err != nil {
+		return out, err
+	}
+	// delivered holds the rules each decision's deliveries carried: decision seq → rule id.
+	delivered := map[uint64]map[string]bool{}
+	for ev, err := range db.Events(ctx, id, 1) {
+		if err != nil {
+			return out, err
+		}
+		if ev.Type != events.TypeDelivery {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			return out, err
+		}
+		d := p.(*events.Delivery)
+		if delivered[d.Decision] == nil {
+			delivered[d.Decision] = map[string]bool{}
+		}
+		for _, r := range d.Rules {
+			delivered[d.Decision][r.ID] = true
+		}
+	}
+	ds, err := session.Decisions(ctx, db, id)
+	if err != nil {
+		return out, err
+	}
+	uses := map[string]*RuleUse{}
+	use := func(o events.RuleOutcome) *RuleUse {
+		u := uses[o.ID]
+		if u == nil {
+			out.meta[o.ID] = Rule{ID: termsafe.Escape(o.ID), Name: termsafe.Escape(o.Name), Path: termsafe.Escape(o.Path)}
+			u = &RuleUse{}
+			uses[o.ID] = u
+		}
+		u.Requests++
+		return u
+	}
+	for _, rec := range ds {
+		for _, o := range rec.Decision.Included {
+			u := use(o)
+			u.Applied++
+			if u.First == (session.Position{}) {
+				u.First = rec.Position
+			}
+			u.Last = rec.Position
+			if delivered[rec.Seq][o.ID] {
+				u.Delivered++
+			}
+		}
+		for _, o := range rec.Decision.Excluded {
+			u := use(o)
+			switch o.Reason {
+			case "shadowed":
+				u.Shadowed++
+			case "toggled_off":
+				u.Off++
+			default:
+				u.Excluded++
+			}
+		}
+	}
+	for id, u := range uses {
+		out.uses[id] = *u
+	}
+	return out, nil
+}
+
+// RenderRules writes the rules page: every rule with its counts, or, with one (only), that
+// rule's tasks.
+func RenderRules(w io.Writer, rules []Rule, one bool) error {
+	return rulesPage.Execute(w, struct {
+		Rules []Rule
+		One   bool
+	}{rules, one})
+}

@@ -1,0 +1,361 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+// storeSource is a Source over a store the test writes: Bump tells the event streams.
+type storeSource struct {
+	db store.Store
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *storeSource) View(_ context.Context, fn func(store.Store) error) error { return fn(s.db) }
+
+func (s *storeSource) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *storeSource) Bump() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
+func openDB(t testing.TB) store.Store {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// recordTask records a task: the prompt, then turns tool calls each followed by a decision.
+func recordTask(t testing.TB, db store.Store, task uuid.UUID, prompt string, turns int, at time.Time) *session.Session {
+	t.Helper()
+	ctx := context.Background()
+	ws := fstest.MapFS{
+		".clinerules/general.md": {Data: []byte("Run the tests.\n")},
+		".clinerules/api.md":     {Data: []byte("---\npaths: [\"src/api/**\"]\n---\nValidate input.\n")},
+	}
+	s, err := session.Open(ctx, db, task, session.Options{
+		Roots:   []session.Root{{Path: "/work/shop", FS: ws}},
+		Runtime: events.Runtime{Name: "my-agent", Version: "1.0"},
+		Now:     func() time.Time { return at },
+		IDs:     events.NewIDSource(rand.New(rand.NewSource(int64(task[0])))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.UserMessage(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	for i := range turns {
+		turn(t, s, i)
+	}
+	return s
+}
+
+func turn(t testing.TB, s *session.Session, i int) {
+	t.Helper()
+	ctx := context.Background()
+	params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("src/api/f%d.ts", i)})
+	if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const hostile = "\u202egnp.exe <script>alert(1)</script><img src=x onerror=alert(2)>"
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1:8080"
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+// TestPagesEscape: a prompt holding markup and a right-to-left override shows as text on the
+// list and on the task page: no element of it, the override as \u202e.
+func TestPagesEscape(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, hostile, 2, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	h := Handler(&storeSource{db: db})
+	for _, path := range []string{"/", "/task/" + task.String()} {
+		code, page := get(t, h, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", path, code, page)
+		}
+		for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("GET %s: the page holds %q from the prompt as is", path, bad)
+			}
+		}
+		if !strings.Contains(page, `\u202egnp.exe &lt;script&gt;alert(1)&lt;/script&gt;`) {
+			t.Errorf("GET %s: the prompt is not shown escaped", path)
+		}
+	}
+}
+
+// TestList: the tasks newest first, with their counts.
+func TestList(t *testing.T) {
+	db := openDB(t)
+	older, newer := uuid.MustParse("11111111-1111-4111-8111-111111111111"), uuid.MustParse("22222222-2222-4222-8222-222222222222")
+	recordTask(t, db, newer, "the newer task", 3, time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
+	recordTask(t, db, older, "the older task", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	tasks, err := Tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 2 || tasks[0].ID != newer.String() || tasks[1].ID != older.String() {
+		t.Fatalf("tasks %+v, want the newer first", tasks)
+	}
+	got := tasks[0]
+	if got.Title != "the newer task" || got.Project != "shop" || got.Agent != "my-agent 1.0" || got.Prompts != 1 || got.Requests != 3 {
+		t.Errorf("the newer task: %+v", got)
+	}
+	code, page := get(t, Handler(&storeSource{db: db}), "/")
+	if code != http.StatusOK || strings.Index(page, "the newer task") > strings.Index(page, "the older task") {
+		t.Errorf("the list page (%d) does not show the newer task first", code)
+	}
+}
+
+// TestRefusals: a task that is not there, a Host that is not loopback, a non-loopback address.
+func TestRefusals(t *testing.T) {
+	h := Handler(&storeSource{db: openDB(t)})
+	if code, _ := get(t, h, "/task/0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c"); code != http.StatusNotFound {
+		t.Errorf("a task not in the store: %d, want 404", code)
+	}
+	if code, _ := get(t, h, "/task/not-a-uuid"); code != http.StatusNotFound {
+		t.Errorf("not a task id: %d, want 404", code)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Host = "attacker.example:8080"
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusMisdirectedRequest {
+		t.Errorf("Host attacker.example: %d, want %d", rec.Code, http.StatusMisdirectedRequest)
+	}
+	for _, tt := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:8080", true}, {"[::1]:0", true}, {"localhost:9000", true},
+		{"0.0.0.0:8080", false}, {":8080", false}, {"192.168.1.4:8080", false}, {"8080", false},
+	} {
+		err := CheckAddr(tt.addr)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckAddr(%q) = %v, want ok %v", tt.addr, err, tt.ok)
+		}
+		if !tt.ok && err != nil && strings.Contains(tt.addr, ":") && tt.addr != "8080" && !errors.Is(err, ErrNotLoopback) {
+			t.Errorf("CheckAddr(%q) = %v, want ErrNotLoopback", tt.addr, err)
+		}
+	}
+}
+
+// TestEvents: the stream sends an event each time the task's log grew past what the client has
+// (since, or Last-Event-ID on a reconnect), its id the log's head, and nothing for a change
+// that left the task's log as it was.
+func TestEvents(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	src := &storeSource{db: db}
+	srv := httptest.NewServer(Handler(src))
+	defer srv.Close()
+	head := func() uint64 {
+		h, err := db.Head(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Seq
+	}
+	open := func(query, lastID string) (*bufio.Reader, func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/task/"+task.String()+"/events"+query, nil)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("Content-Type %q", ct)
+		}
+		return bufio.NewReader(resp.Body), func() { cancel(); resp.Body.Close() }
+	}
+	// next reads the stream up to the next event (comments skipped) and returns its lines.
+	next := func(r *bufio.Reader) []string {
+		var lines []string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the stream ended: %v (after %q)", err, lines)
+			}
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case line == "" && len(lines) > 0:
+				return lines
+			case line == "" || strings.HasPrefix(line, ":"):
+			default:
+				lines = append(lines, line)
+			}
+		}
+	}
+	// A page at the head: the first event is the next growth, not a replay of the present.
+	start := head()
+	r, stop := open(fmt.Sprintf("?since=%d", start), "")
+	src.Bump() // a change elsewhere: nothing to send
+	turn(t, s, 1)
+	src.Bump()
+	// The first bump may wake the stream while the turn is still appending: it may then send
+	// the head it saw, and then the final one; ids only grow, and the last is the head.
+	want := []string{fmt.Sprintf("id: %d", head()), fmt.Sprintf("data: %d", head())}
+	for last := start; ; {
+		got := next(r)
+		var id uint64
+		if len(got) == 2 {
+			fmt.Sscanf(got[0], "id: %d", &id)
+		}
+		if id <= last || got[1] != fmt.Sprintf("data: %d", id) {
+			t.Fatalf("after a turn: %q after id %d, want growing ids up to %q", got, last, want)
+		}
+		if strings.Join(got, "|") == strings.Join(want, "|") {
+			break
+		}
+		last = id
+	}
+	stop()
+	// A browser reconnecting with the id it saw before the last turn gets one event at once;
+	// Last-Event-ID wins over the page's since.
+	seen := head()
+	turn(t, s, 2)
+	r, stop = open(fmt.Sprintf("?since=%d", start), fmt.Sprint(seen))
+	want = []string{fmt.Sprintf("id: %d", head()), fmt.Sprintf("data: %d", head())}
+	if got := next(r); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("reconnect after a turn missed: %q, want %q", got, want)
+	}
+	stop()
+	// Without since or an id, the stream says where it starts, as a "head" event.
+	r, stop = open("", "")
+	if got := next(r); len(got) != 3 || got[0] != "event: head" || got[1] != fmt.Sprintf("id: %d", head()) {
+		t.Errorf("a fresh stream starts with %q, want a head event at %d", got, head())
+	}
+	stop()
+}
+
+// TestRules: the rules page counts each rule's requests in the prompt; a rule's page lists its
+// tasks, their titles escaped.
+func TestRules(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, hostile, 3, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	rules, err := Rules(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api *Rule
+	for i := range rules {
+		if rules[i].Name == "api" {
+			api = &rules[i]
+		}
+	}
+	if len(rules) != 2 || api == nil {
+		t.Fatalf("rules %+v, want general and api", rules)
+	}
+	if api.Requests != 3 || api.Applied != 3 || len(api.Uses) != 1 || api.Uses[0].First.Request != 1 || api.Uses[0].Last.Request != 3 {
+		t.Errorf("api: %+v, want in the prompt at the 3 requests of the task, first 1 and last 3", api)
+	}
+	h := Handler(&storeSource{db: db})
+	code, page := get(t, h, "/rules")
+	// The template writes the query's escapes in lower case.
+	link := strings.ToLower(`<a href="/rule?id=` + url.QueryEscape(api.ID) + `">api</a>`)
+	if code != http.StatusOK || !strings.Contains(strings.ToLower(page), link) {
+		t.Errorf("/rules (%d) does not link the api rule:\n%s", code, page)
+	}
+	code, page = get(t, h, "/rule?id="+url.QueryEscape(api.ID))
+	if code != http.StatusOK {
+		t.Fatalf("/rule: %d\n%s", code, page)
+	}
+	if !strings.Contains(page, "in the prompt at 3 of 3 requests") || !strings.Contains(page, `<a href="/task/`+task.String()+`">`) {
+		t.Errorf("the api rule's page lacks its counts or its task:\n%s", page)
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the rule's page holds %q from the prompt as is", bad)
+		}
+	}
+	if code, _ := get(t, h, "/rule?id=nope"); code != http.StatusNotFound {
+		t.Errorf("/rule?id=nope: %d, want 404", code)
+	}
+	// The handler keeps what it read by the log's length: a turn more is read.
+	turn(t, s, 3)
+	if _, page = get(t, h, "/rule?id="+url.QueryEscape(api.ID)); !strings.Contains(page, "in the prompt at 4 of 4 requests") {
+		t.Errorf("after a fourth request the api rule's page still says %q", regexp.MustCompile(`in the prompt at \d+ of \d+ requests`).FindString(page))
+	}
+	if _, page = get(t, h, "/"); !strings.Contains(page, `data-label="requests">4<`) {
+		t.Errorf("after a fourth request the list does not count it")
+	}
+}
+
+// TestWaitChange: a stream waiting for a change sends a keep-alive at every tick, not only the
+// first, and ends with its request.
+func TestWaitChange(t *testing.T) {
+	changed, tick := make(chan struct{}), make(chan time.Time)
+	ctx, cancel := context.WithCancel(context.Background())
+	kept := make(chan bool)
+	done := make(chan bool)
+	go func() { done <- waitChange(ctx, changed, tick, func() { kept <- true }) }()
+	for range 3 {
+		tick <- time.Time{}
+		<-kept
+	}
+	close(changed)
+	if !<-done {
+		t.Errorf("waitChange after a change = false, want true")
+	}
+	go func() { done <- waitChange(ctx, make(chan struct{}), tick, func() {}) }()
+	cancel()
+	if <-done {
+		t.Errorf("waitChange after the request ended = true, want false")
+	}
+}
