@@ -1,0 +1,99 @@
+package main
+
+// opencode's driver, kept apart from the others': it has no command hooks, so tasklog reaches
+// it through the plugin 'replay install opencode' writes into .opencode/plugin, and the harness's
+// hand hook through a plugin that runs the hook command.
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+)
+
+// opencodeDriver runs opencode's 'run' against the fake model's Chat Completions API, through
+// a provider of its own (the AI SDK's OpenAI-compatible one, which opencode ships) in the
+// user's opencode.json. Its tool calls keep the model's call ids.
+var opencodeDriver = agentDriver{
+	name: "opencode", bin: "opencode", pkg: "opencode-ai",
+	callID: fakeCallID("call"), sessionID: jsonLinesField("sessionID"), promptHook: true,
+	configure: func(t *testing.T, a *agentRun) []string {
+		conf, err := json.MarshalIndent(map[string]any{
+			"$schema":     "https://opencode.ai/config.json",
+			"model":       "fake/fake-model",
+			"small_model": "fake/fake-model",
+			"autoupdate":  false,
+			"share":       "disabled",
+			"provider": map[string]any{"fake": map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"name":    "Fake model",
+				"options": map[string]any{"baseURL": a.model.URL() + "/v1", "apiKey": "dummy"},
+				"models":  map[string]any{"fake-model": map[string]any{"name": "Fake model", "tool_call": true}},
+			}},
+		}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2eWriteFile(t, filepath.Join(a.home, ".config", "opencode", "opencode.json"), string(conf), 0o644)
+		return []string{
+			"XDG_CONFIG_HOME=" + filepath.Join(a.home, ".config"),
+			"XDG_DATA_HOME=" + filepath.Join(a.home, ".local", "share"),
+			"XDG_CACHE_HOME=" + filepath.Join(a.home, ".cache"),
+			"XDG_STATE_HOME=" + filepath.Join(a.home, ".local", "state"),
+			"OPENCODE_DISABLE_MODELS_FETCH=1",
+			"OPENCODE_DISABLE_AUTOUPDATE=1",
+		}
+	},
+	args: func(prompt string) []string {
+		// The prompt as words: opencode's run joins its arguments with spaces, quoting each that
+		// holds one.
+		return append([]string{"run", "--format", "json", "-m", "fake/fake-model"}, strings.Fields(prompt)...)
+	},
+	handHook: func(t *testing.T, a *agentRun, command string) {
+		e2eWriteFile(t, filepath.Join(a.ws, ".opencode", "plugin", "hand.ts"), opencodeHandPlugin(t, command), 0o644)
+	},
+	script: func(ws string) []fakemodel.Step {
+		abs := func(rel string) string { return filepath.Join(ws, rel) }
+		return []fakemodel.Step{
+			fakemodel.Call("read", map[string]any{"filePath": abs(e2eRead)}),
+			fakemodel.Call("write", map[string]any{"filePath": abs(e2eWrite), "content": "export const health = 'ok';\n"}),
+			fakemodel.Call("edit", map[string]any{"filePath": abs(e2eWrite), "oldString": "'ok'", "newString": "'healthy'"}),
+			fakemodel.Call("bash", map[string]any{"command": "ls src/api", "description": "list the api folder"}),
+			fakemodel.Final("Added a health check (fake model)."),
+		}
+	},
+}
+
+// opencodeHandPlugin is a plugin that runs command with a Claude Code-like payload on each
+// prompt and tool call, and appends a PostToolUse reply's additionalContext to the tool's output.
+func opencodeHandPlugin(t *testing.T, command string) string {
+	t.Helper()
+	q, err := json.Marshal(command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `import { execSync } from "node:child_process";
+const run = (payload: any): any => {
+	try {
+		return JSON.parse(execSync(` + string(q) + `, { input: JSON.stringify(payload), shell: "/bin/sh" }).toString() || "{}");
+	} catch {
+		return {};
+	}
+};
+export const Hand = async () => ({
+	"chat.message": async (input: any, output: any) => {
+		run({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, parts: output.parts });
+	},
+	"tool.execute.before": async (input: any, output: any) => {
+		run({ hook_event_name: "PreToolUse", session_id: input.sessionID, tool_name: input.tool, tool_use_id: input.callID, tool_input: output.args });
+	},
+	"tool.execute.after": async (input: any, output: any) => {
+		const r = run({ hook_event_name: "PostToolUse", session_id: input.sessionID, tool_name: input.tool, tool_use_id: input.callID, tool_input: input.args });
+		const text = r?.hookSpecificOutput?.additionalContext;
+		if (text) output.output += "\n\n" + text;
+	},
+});
+`
+}
