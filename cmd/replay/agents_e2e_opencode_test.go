@@ -6,11 +6,15 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/session/serve"
 )
 
 // opencodeDriver runs opencode's 'run' against the fake model's Chat Completions API, through
@@ -96,4 +100,40 @@ export const Hand = async () => ({
 	},
 });
 `
+}
+
+// TestOpencodeHungServer runs opencode with tasklog's plugin while the database's server is
+// stopped (SIGSTOP: it accepts connections and never answers): opencode finishes its task, the
+// first event waits out the plugin's budget, and the events after it skip the server instead of
+// waiting again.
+func TestOpencodeHungServer(t *testing.T) {
+	a := newAgentRun(t, opencodeDriver)
+	replay := replayBinary(t)
+	db := filepath.Join(a.tmp, "t.db")
+	a.write(t, e2eRead, "export const routes = ['/users'];\n")
+	if out, code := runReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
+		t.Fatalf("replay install opencode: exit %d\n%s", code, out)
+	}
+	srv := exec.Command(replay, "serve", "--db", db, "--idle", "2m")
+	srv.Env = append(os.Environ(), "HOME="+a.home)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Signal(syscall.SIGCONT); srv.Process.Kill(); srv.Wait() })
+	c, err := dialWhenUp(serve.SocketPath(db))
+	if err != nil {
+		t.Fatalf("replay serve did not listen: %v", err)
+	}
+	c.Close()
+	if err := srv.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	a.run(t, e2ePrompt, "TASKLOG_OPENCODE_BUDGET_MS=1000")
+	waited, skipped := strings.Count(a.stderr, "no answer from replay serve"), strings.Count(a.stderr, "skipping it for now")
+	if waited < 1 || skipped < 3 {
+		t.Errorf("want one wait for the hung server and the later events skipping it; %d waits, %d skips:\n%s", waited, skipped, a.stderr)
+	}
+	if got, want := lastStep(a.model.ModelRequests()), len(opencodeDriver.script(a.ws))-1; got != want {
+		t.Errorf("opencode stopped at step %d of %d with the server hung", got, want)
+	}
 }
