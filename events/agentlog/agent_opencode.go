@@ -1,5 +1,7 @@
 package agentlog
 
+import "github.com/tasklog/tasklog/events"
+
 // Opencode is opencode (npm opencode-ai).
 const Opencode Agent = "opencode"
 
@@ -11,10 +13,16 @@ const Opencode Agent = "opencode"
 // tool.execute.after the file a write or edit changed and appends the rules the call brings to
 // the tool's output; the prompt's rules go into every request's system prompt
 // (experimental.chat.system.transform). It has an MCP client ("mcp" in opencode.json, entries
-// {"type": "local", "command": [...]}) that install does not write.
+// {"type": "local", "command": [...]}) that install does not write. It loads by itself the
+// first of AGENTS.md, CLAUDE.md and CONTEXT.md found from its working folder up to the worktree,
+// and ~/.config/opencode/AGENTS.md (else ~/.claude/CLAUDE.md): of tasklog's rule files, the root
+// AGENTS.md.
 var opencodeDialect = Register(&Dialect{
 	Agent: Opencode,
 	Order: 62,
+	LoadsItself: func(source events.RuleSource, path string) bool {
+		return source == events.RuleSourceAgents && path == "AGENTS.md"
+	},
 	Hooks: HookConfig{
 		Shape:      HookExtension,
 		Project:    ".opencode/plugin",
