@@ -11,8 +11,9 @@ const Opencode Agent = "opencode"
 // its own process. tasklog's plugin speaks to replay serve, which records, decides and delivers:
 // chat.message records the prompt, tool.execute.before the call (by opencode's call id),
 // tool.execute.after the file a write or edit changed and appends the rules the call brings to
-// the tool's output; the prompt's rules go into every request's system prompt
-// (experimental.chat.system.transform). It has an MCP client ("mcp" in opencode.json, entries
+// the tool's output; the prompt's rules go into the user's message as a synthetic part, kept in
+// the session (experimental.chat.system.transform reaches the model too, measured, but is made
+// afresh for each request and lost to a continued session). It has an MCP client ("mcp" in opencode.json, entries
 // {"type": "local", "command": [...]}) that install does not write. It loads by itself the
 // first of AGENTS.md, CLAUDE.md and CONTEXT.md found from its working folder up to the worktree,
 // and ~/.config/opencode/AGENTS.md (else ~/.claude/CLAUDE.md): of tasklog's rule files, the root

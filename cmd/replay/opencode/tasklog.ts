@@ -1,9 +1,10 @@
 /**
  * tasklog for opencode: records opencode's prompts, tool calls and file writes in tasklog's log
  * through `replay serve`'s socket, and puts the rules tasklog delivers in front of the model: the
- * rules a tool call brings in (a file read under a path-scoped rule) appended to that tool's
- * output, the rules that apply to the prompt in the system prompt of every request of the
- * session that follows it.
+ * rules that apply to the prompt as a part of the user's message (synthetic: opencode does not
+ * show it), the rules a tool call brings in (a file read under a path-scoped rule) appended to
+ * that tool's output. Both stay in opencode's session, so the model sees each once in every
+ * later request.
  *
  * Where: the socket is $TASKLOG_SOCKET, else the socket of the database $TASKLOG_DB, else of the
  * database in tasklog.json beside this file (`replay install opencode` writes it), else of the
@@ -210,6 +211,15 @@ class TasklogClient {
 	}
 }
 
+/** partID is a new id of a message part, ordered after the parts made before it, as opencode's are. */
+function partID(): string {
+	const time = (BigInt(Date.now()) * 0x1000n).toString(16).padStart(12, "0").slice(-12);
+	const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	let rand = "";
+	for (let i = 0; i < 14; i++) rand += chars[Math.floor(Math.random() * chars.length)];
+	return `prt_${time}${rand}`;
+}
+
 type Hooks = Record<string, (input: any, output: any) => Promise<void>>;
 
 /** TasklogPlugin is opencode's plugin: ctx.directory is the folder opencode works in. */
@@ -221,7 +231,6 @@ export const TasklogPlugin = async (ctx: { directory: string; worktree?: string 
 	const client = new TasklogClient(sock, db, replay);
 	const opened = new Set<string>(); // sessions opened on the server by this process
 	const prompts = new Map<string, string>(); // session → the id of its current user message
-	const system = new Map<string, string[]>(); // session → the prompt rules delivered in it
 
 	// Each event's calls share one budget; a failure is reported and swallowed (fail open).
 	const budget = () => Date.now() + BUDGET_MS;
@@ -256,18 +265,11 @@ export const TasklogPlugin = async (ctx: { directory: string; worktree?: string 
 				.join("\n");
 			const deadline = budget();
 			await record(session, `input/${id}`, "user_message", { text }, deadline, true);
+			// The prompt's rules as a part of the user's message, which opencode keeps in the
+			// session: every later request carries them once, a continued session (run -c) too.
 			const rules = await deliver(session, "chat.message", "prompt", `prompt/${id}`, deadline);
-			if (rules) {
-				system.set(session, [...(system.get(session) ?? []), rules]);
-			}
-		},
-
-		// The prompt's rules, in every request of the session from the prompt on: opencode builds
-		// the system prompt afresh for each request and keeps none of it in the conversation.
-		"experimental.chat.system.transform": async (input: any, output: any) => {
-			const rules = input?.sessionID ? system.get(input.sessionID) : undefined;
-			if (rules?.length && Array.isArray(output?.system)) {
-				output.system.push(...rules);
+			if (rules && Array.isArray(output.parts)) {
+				output.parts.push({ id: partID(), sessionID: session, messageID: id, type: "text", text: rules, synthetic: true });
 			}
 		},
 
