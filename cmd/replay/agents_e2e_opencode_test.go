@@ -137,3 +137,66 @@ func TestOpencodeHungServer(t *testing.T) {
 		t.Errorf("opencode stopped at step %d of %d with the server hung", got, want)
 	}
 }
+
+// TestOpencodeResume runs the real opencode twice on one session ('opencode run', then
+// 'opencode run -c') with tasklog's plugin: the first run reads src/api/routes.ts, which
+// delivers the src/api rule with the read's output, and the always rule goes with the prompt;
+// the continued run reads it again. opencode keeps both in the session it continues: every
+// request of the continued run holds each rule once, from the first run, and tasklog delivers
+// nothing again. 'replay audit --json' must say the same.
+func TestOpencodeResume(t *testing.T) {
+	read := func(ws string) fakemodel.Step {
+		return fakemodel.Call("read", map[string]any{"filePath": filepath.Join(ws, e2eRead)})
+	}
+	d := opencodeDriver
+	d.script = func(ws string) []fakemodel.Step { return []fakemodel.Step{read(ws), fakemodel.Final("The routes are empty.")} }
+	a := newAgentRun(t, d)
+	replay := replayBinary(t)
+	db := filepath.Join(a.tmp, "t.db")
+	a.write(t, e2eRead, "export const routes = ['/users'];\n")
+	for rel, content := range e2eRules("opencode") {
+		a.write(t, rel, content)
+	}
+	if out, code := runReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
+		t.Fatalf("replay install opencode: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	a.run(t, "Look at the API routes.")
+	first := a.model.ModelRequests()
+	for _, m := range []string{scopedMarker, alwaysMarker} {
+		if n := strings.Count(first[len(first)-1].Text(), m); n != 1 {
+			t.Fatalf("first run: the last request holds %s %d times, want once", m, n)
+		}
+	}
+
+	// The continued run's requests carry the first run's call: its script goes on from the
+	// second step.
+	resumed, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("unused"), read(a.ws), fakemodel.Final("The routes are unchanged.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resumed.Close() })
+	a.model = resumed
+	a.driver.args = func(prompt string) []string {
+		return append([]string{"run", "-c", "--format", "json", "-m", "fake/fake-model"}, strings.Fields(prompt)...)
+	}
+	a.run(t, "Look at the routes again.")
+	reqs := resumed.ModelRequests()
+	if len(reqs) < 2 {
+		t.Fatalf("the continued run made %d requests, want 2", len(reqs))
+	}
+	for i, req := range reqs {
+		if !strings.Contains(req.Text(), "Look at the API routes.") {
+			t.Errorf("continued request %d lacks the first prompt: not a continued session", i+1)
+		}
+		for _, m := range []string{scopedMarker, alwaysMarker} {
+			if n := strings.Count(req.Text(), m); n != 1 {
+				t.Errorf("continued request %d holds %q %d times, want once (kept from the first run, not delivered again)", i+1, m, n)
+			}
+		}
+	}
+	if out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
+		t.Fatalf("replay serve --stop: exit %d\n%s", code, out)
+	}
+	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
+}
