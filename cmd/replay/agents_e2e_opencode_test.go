@@ -149,7 +149,9 @@ func TestOpencodeResume(t *testing.T) {
 		return fakemodel.Call("read", map[string]any{"filePath": filepath.Join(ws, e2eRead)})
 	}
 	d := opencodeDriver
-	d.script = func(ws string) []fakemodel.Step { return []fakemodel.Step{read(ws), fakemodel.Final("The routes are empty.")} }
+	d.script = func(ws string) []fakemodel.Step {
+		return []fakemodel.Step{read(ws), fakemodel.Final("The routes are empty.")}
+	}
 	a := newAgentRun(t, d)
 	replay := replayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
