@@ -139,9 +139,10 @@ var toolTable = map[string]toolHandler{
 	"shell":         shellTool,
 	"shell_command": shellTool,
 	"exec_command":  shellTool,
-	// pi, whose paths may carry the "@" of the mention they came from
-	"read":  func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
-	"write": func(p toolParams, c *collector) { c.file(strings.TrimPrefix(p.str("path"), "@")) },
+	// pi, whose paths may carry the "@" of the mention they came from, and opencode, whose
+	// read, write and edit name their file with filePath
+	"read":  piOrOpencodeFile,
+	"write": piOrOpencodeFile,
 	"edit":  piOrQwenEdit,
 	"ls":    func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
 	"find":  func(p toolParams, c *collector) { c.dir(strings.TrimPrefix(p.str("path"), "@")) },
@@ -170,10 +171,18 @@ var toolTable = map[string]toolHandler{
 }
 
 // piOrQwenEdit: pi's edit names its file with path (perhaps with a mention's "@"), Qwen Code's
-// with file_path.
+// with file_path, opencode's with filePath.
 func piOrQwenEdit(p toolParams, c *collector) {
 	c.file(strings.TrimPrefix(p.str("path"), "@"))
 	c.file(p.str("file_path"))
+	c.file(p.str("filePath"))
+}
+
+// piOrOpencodeFile: pi's read and write name their file with path (perhaps with a mention's
+// "@"), opencode's with filePath.
+func piOrOpencodeFile(p toolParams, c *collector) {
+	c.file(strings.TrimPrefix(p.str("path"), "@"))
+	c.file(p.str("filePath"))
 }
 
 // clineFile: Cline's native tools give "path" (relative to the cwd) and, in newer builds,

@@ -243,9 +243,10 @@ func (a *AgentSession) saveDeliveries(force bool) error {
 // Agent is the agent that drives the task: its recorded runtime's name.
 func (a *AgentSession) Agent() agentlog.Agent { return a.agent }
 
-// knownAgent refuses delivering in a task whose runtime is no known agent (ErrNoAgent).
+// knownAgent refuses delivering in a task whose runtime is no known agent (ErrNoAgent): one
+// whose sessions import, or that has a dialect (hooks, or an extension such as opencode's).
 func (a *AgentSession) knownAgent() error {
-	if slices.Contains(agentlog.Agents(), a.agent) || slices.Contains(agentlog.HookAgents(), a.agent) {
+	if slices.Contains(agentlog.Agents(), a.agent) || agentlog.DialectOf(a.agent) != nil {
 		return nil
 	}
 	return fmt.Errorf("deliver in task %s (runtime %q): %w; open it with \"agent\"", a.task, a.agent, ErrNoAgent)

@@ -223,7 +223,7 @@ var qwenDriver = agentDriver{
 }
 
 // allDrivers are the agents the end-to-end tests drive, in order.
-var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver, geminiDriver, qwenDriver, copilotCLIDriver}
+var allDrivers = []agentDriver{claudeDriver, codexDriver, clineDriver, geminiDriver, qwenDriver, copilotCLIDriver, opencodeDriver}
 
 // clineAuth points Cline at the fake model: cline stores the base URL with its port, so each run
 // authenticates anew into its own CLINE_DIR.

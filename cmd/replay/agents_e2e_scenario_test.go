@@ -92,7 +92,7 @@ func fmtBoolPtr(b *bool) string {
 const e2ePrompt = "Add a health check endpoint next to the existing routes."
 
 // deliveredAs is the role of the message that carries a hook's text to the model.
-var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user"}
+var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user", "opencode": "tool"}
 
 // replayBuilder builds the replay binary once for a test and its subtests.
 type replayBuilder struct {

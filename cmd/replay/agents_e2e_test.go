@@ -103,6 +103,7 @@ type agentRun struct {
 	tmp    string // scratch space of the test
 	model  *fakemodel.Server
 	env    []string
+	stderr string // the agent's standard error of its last run
 }
 
 // newAgentRun finds the agent (skipping with one line when node or the package is missing),
@@ -212,6 +213,7 @@ func (a *agentRun) run(t *testing.T, prompt string, extraEnv ...string) (stdout 
 	if ps := cmd.ProcessState; ps != nil {
 		cpu = ps.UserTime() + ps.SystemTime()
 	}
+	a.stderr = errb.String()
 	t.Logf("%s ran in %s (%s of CPU); the fake model received:\n%s", a.driver.name,
 		time.Since(start).Round(time.Millisecond), cpu.Round(time.Millisecond), a.describeRequests())
 	if err != nil {

@@ -57,7 +57,8 @@ const (
 	HookTypedList
 	// HookScripts is Cline's: an executable file per event, named after it, in a folder.
 	HookScripts
-	// HookExtension is pi's: an extension folder the agent loads, which speaks to replay serve.
+	// HookExtension is pi's and opencode's: an extension (plugin) file the agent loads, which
+	// speaks to replay serve, with tasklog.json beside it.
 	HookExtension
 )
 
@@ -75,6 +76,10 @@ type HookConfig struct {
 	// UserDirEnv names an environment variable that, when set, holds the folder standing for
 	// UserDir, the leading folders of User ($CODEX_HOME for ".codex").
 	UserDirEnv, UserDir string
+	// Extension is the file name a HookExtension's source is written as in the Project or User
+	// folder: "" for index.ts in a folder of its own (pi's), else a file beside the agent's other
+	// plugins (opencode's tasklog.ts), whose folder uninstall never removes unless install made it.
+	Extension string
 	// Version is the "version" a new document gets (Cursor requires one); 0 writes none.
 	Version int
 	// HTTP marks an agent whose hooks may be HTTP posts to loopback ({"type": "http", "url",

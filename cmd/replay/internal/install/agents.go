@@ -157,10 +157,12 @@ func hookTargets(d *agentlog.Dialect, s scope, cmd hookCommand) ([]target, error
 		switch {
 		case !s.user:
 			prune = s.prune(rel + "/x")
-		default:
+		case h.Extension == "":
 			prune = []string{path}
+		default:
+			prune = nil // a folder of the agent's, shared with its other plugins
 		}
-		return []target{piExtension{dir: path, show: show, exe: cmd.exe, db: cmd.db, source: cmd.extension, prune: prune}}, nil
+		return []target{piExtension{dir: path, show: show, agent: string(d.Agent), file: h.Extension, exe: cmd.exe, db: cmd.db, source: cmd.extension, prune: prune}}, nil
 	}
 	return nil, fmt.Errorf("%s runs no hook commands install can write", d.Agent)
 }
