@@ -141,15 +141,22 @@ func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "tasklog.db")
 			replies := dyingServer(t, db, tc.takeOver)
 			payload := hookPayload(t, payloadFile, ws)
+			// When another server takes over, the hook waits for the database it holds until
+			// its budget is nearly spent: a budget of its own, shorter than the tests' usual
+			// minute and still many times what the hook needs, keeps the test from idling.
+			var extra []string
+			if tc.takeOver {
+				extra = []string{"--budget", "15s"}
+			}
 			var out string
 			if tc.via == "replay hook" {
 				t.Setenv("TASKLOG_SERVE", "")
 				var code int
-				if out, _, code = runHook(t, "claude-code", db, payload); code != 0 {
+				if out, _, code = runHook(t, "claude-code", db, payload, extra...); code != 0 {
 					t.Fatalf("exit %d", code)
 				}
 			} else {
-				r := clientProcess(client, "claude-code", db, payload, []string{"HOME=" + home, "TASKLOG_SERVE=on", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR")})
+				r := clientProcess(client, "claude-code", db, payload, []string{"HOME=" + home, "TASKLOG_SERVE=on", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR")}, extra...)
 				if r.code != 0 {
 					t.Fatalf("replay-hook: %+v", r)
 				}

@@ -11,21 +11,22 @@ import (
 // docRunElsewhere names, for each command of the README and docs/ that is not a replay verb, the
 // test (a Go test function of this repository, or .ci/run) that runs it.
 var docRunElsewhere = map[string]string{
-	"go install github.com/tasklog/tasklog/cmd/replay/...@latest":                   "TestInstallBinaries", // the same packages, from the checkout
-	"go install ./cmd/replay/...":                                                   "TestInstallBinaries",
-	"go test -race ./...":                                                           ".ci/run",
-	"go test -race -count=1 ./cmd/replay/... ./session/serve/... ./store/natsstore": ".ci/run",
-	"bash .ci/install-agents":                                                       ".ci/run",
-	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                               "TestAgentsEndToEnd",
-	"go test ./cmd/replay -run Resume -v":                                           "TestCodexResume",
-	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":        "TestAgentHarness",
-	"go test ./cmd/replay -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v":      "TestQwenHTTPHooks",
-	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem":    "BenchmarkHookOverHTTP",
-	"go install github.com/nats-io/nats-server/v2@v2.15.2":                          ".ci/run",
-	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":       "TestNATSServerBinary", // the same configuration
-	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                            "TestNATSServerBinary",
-	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                    "TestNATSScripts", // the scripts' environment
-	"go test ./cmd/replay -run TestOtelJaeger -v":                                   "TestOtelJaeger",
+	"go install github.com/tasklog/tasklog/cmd/replay/...@latest": "TestInstallBinaries", // the same packages, from the checkout
+	"go install ./cmd/replay/...":                                 "TestInstallBinaries",
+	"go test -race -count=1 -run 'TestHook|TestServe|TestMCPProcess|TestOtelServe|TestImportCopyRemovedOnSignal' -skip 'TestServePi' ./cmd/replay/...": ".ci/run",
+	"go test -race -count=1 ./session/serve/... ./session/mcp/... ./session/web/...":                                                                   ".ci/run",
+	"go test -race ./...":                                                        ".ci/run",
+	"bash .ci/install-agents":                                                    ".ci/run",
+	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                            "TestAgentsEndToEnd",
+	"go test ./cmd/replay -run Resume -v":                                        "TestCodexResume",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":     "TestAgentHarness",
+	"go test ./cmd/replay -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v":   "TestQwenHTTPHooks",
+	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem": "BenchmarkHookOverHTTP",
+	"go install github.com/nats-io/nats-server/v2@v2.15.2":                       ".ci/run",
+	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":    "TestNATSServerBinary", // the same configuration
+	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                         "TestNATSServerBinary",
+	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                 "TestNATSScripts", // the scripts' environment
+	"go test ./cmd/replay -run TestOtelJaeger -v":                                "TestOtelJaeger",
 
 	// Gemini CLI and Copilot CLI in the end-to-end tests, which install each agent they drive so.
 	"go test ./cmd/replay -run 'TestAgentsEndToEnd/gemini' -v":                        "TestAgentsEndToEnd",
