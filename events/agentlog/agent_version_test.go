@@ -11,8 +11,8 @@ import (
 )
 
 // TestClaudeResumeByVersion: a Claude Code SessionStart with source "resume" records the version
-// its transcript names, and is a compaction (tasklog delivers again) before 2.1.332 and when the
-// version is unknown, none from 2.1.332 on.
+// its transcript names, and is a compaction (tasklog delivers again) before 2.1.261 and when the
+// version is unknown, none from 2.1.261 on.
 func TestClaudeResumeByVersion(t *testing.T) {
 	dir := t.TempDir()
 	transcript := func(name string, lines ...string) string {
@@ -30,6 +30,8 @@ func TestClaudeResumeByVersion(t *testing.T) {
 		{"2.1.197 resumed", transcript("old.jsonl", `{"type":"user","version":"2.1.197"}`, `{"type":"assistant","version":"2.1.197"}`), "resume", "2.1.197", true},
 		{"2.1.332 resumed", transcript("new.jsonl", `{"type":"user","version":"2.1.197"}`, `{"type":"assistant","version":"2.1.332"}`, `{"type":"summary"}`), "resume", "2.1.332", false},
 		{"2.2.0 resumed", transcript("later.jsonl", `{"version":"2.2.0"}`), "resume", "2.2.0", false},
+		{"2.1.260 resumed", transcript("260.jsonl", `{"version":"2.1.260"}`), "resume", "2.1.260", true},
+		{"2.1.261 resumed", transcript("261.jsonl", `{"version":"2.1.261"}`), "resume", "2.1.261", false},
 		{"2.1.99 resumed", transcript("99.jsonl", `{"version":"2.1.99"}`), "resume", "2.1.99", true},
 		{"no transcript", filepath.Join(dir, "missing.jsonl"), "resume", "", true},
 		{"a transcript without versions", transcript("bad.jsonl", `not json`, `{"version":"x.y"}`), "resume", "", true},

@@ -35,8 +35,8 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		}
 		// After a compaction the model no longer has the hook text of the session before: it is
 		// a compaction, and what applies is delivered anew. After a resume ('claude --continue',
-		// '--resume') Claude Code before 2.1.332 keeps the hook text in the transcript but does
-		// not send it again: a compaction too. Claude Code 2.1.332 and Codex ('codex exec
+		// '--resume') Claude Code before 2.1.261 keeps the hook text in the transcript but does
+		// not send it again: a compaction too. Claude Code from 2.1.261 on and Codex ('codex exec
 		// resume') send the history with the hook text again: their resume is none
 		// (TestClaudeResume, TestCodexResume).
 		if src := gets(v, "source"); src == "compact" || src == "resume" && !resumeKeepsHookText(agent, version) {
@@ -153,7 +153,7 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 // resumeKeepsHookText tells whether an agent of Claude Code's hook shape, at version (empty when
 // unknown), sends the hook text of a resumed session to the model again, checked against the
 // real programs: its SessionStart with source "resume" is then no compaction. Codex does;
-// Claude Code does from claudeResumeKeepsFrom on (2.1.197 did not). A Claude Code whose version
+// Claude Code does from claudeResumeKeepsFrom on (2.1.260 and before did not). A Claude Code whose version
 // is unknown is taken for one before: a rule delivered twice costs less than one not held.
 func resumeKeepsHookText(agent Agent, version string) bool {
 	switch agent {
@@ -165,6 +165,7 @@ func resumeKeepsHookText(agent Agent, version string) bool {
 	return false
 }
 
-// claudeResumeKeepsFrom is the first Claude Code version measured to send a resumed session's
-// hook text again: 2.1.332 does, 2.1.197 does not; the versions between were not measured.
-const claudeResumeKeepsFrom = "2.1.332"
+// claudeResumeKeepsFrom is the first Claude Code version that sends a resumed session's hook
+// text again, measured with TestClaudeResume: 2.1.260 does not, 2.1.261 does (npm has no
+// 2.1.262), as do 2.1.263, 2.1.266 and 2.1.332.
+const claudeResumeKeepsFrom = "2.1.261"
