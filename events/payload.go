@@ -106,11 +106,14 @@ type FileWrite struct {
 	Op   string `json:"op"`
 }
 
-// SettingsChanged records a change of mode, provider or model; empty fields are unchanged.
+// SettingsChanged records a change of mode, provider, model or agent version; empty fields are
+// unchanged.
 type SettingsChanged struct {
 	Mode     string `json:"mode,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// AgentVersion is the version of the agent program, as the agent reports it ("2.1.332").
+	AgentVersion string `json:"agent_version,omitempty"`
 }
 
 // RuleToggled records a user turning a rule on or off.

@@ -101,7 +101,7 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 		v := slot(d, func(d *Decoder) *SettingsChanged { return &d.settingsChanged })
 		p, ok = v, s.object(func(k []byte) bool {
 			return s.key(k, "mode", 0) && s.str(&v.Mode) || s.key(k, "provider", 1) && s.str(&v.Provider) ||
-				s.key(k, "model", 2) && s.str(&v.Model)
+				s.key(k, "model", 2) && s.str(&v.Model) || s.key(k, "agent_version", 3) && s.str(&v.AgentVersion)
 		})
 	case TypeRuleToggled:
 		v := slot(d, func(d *Decoder) *RuleToggled { return &d.ruleToggled })

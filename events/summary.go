@@ -37,7 +37,7 @@ func Summary(e Event) string {
 		return p.Op + " " + p.Path
 	case *SettingsChanged:
 		var parts []string
-		for _, kv := range [][2]string{{"mode", p.Mode}, {"provider", p.Provider}, {"model", p.Model}} {
+		for _, kv := range [][2]string{{"mode", p.Mode}, {"provider", p.Provider}, {"model", p.Model}, {"agent_version", p.AgentVersion}} {
 			if kv[1] != "" {
 				parts = append(parts, kv[0]+"="+kv[1])
 			}

@@ -22,12 +22,15 @@ const (
 	e2eWrite = "src/api/health.ts"
 )
 
-// claudeDriver runs Claude Code in print mode against the Anthropic Messages API.
+// claudeDriver runs Claude Code in print mode against the Anthropic Messages API. From 2.1.332
+// on it asks for node 22, which .ci/install-agents installs beside it: its folder goes first on
+// PATH.
 var claudeDriver = agentDriver{
 	name: "claude-code", bin: "claude", pkg: "@anthropic-ai/claude-code",
 	callID: fakeCallID("toolu"), sessionID: jsonLinesField("session_id"), promptHook: true,
 	configure: func(t *testing.T, a *agentRun) []string {
 		return []string{
+			"PATH=" + filepath.Dir(a.bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
 			"ANTHROPIC_BASE_URL=" + a.model.URL(),
 			"ANTHROPIC_API_KEY=dummy",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

@@ -91,8 +91,9 @@ func fmtBoolPtr(b *bool) string {
 // e2ePrompt names no path, so the Read is the only evidence for the scoped rule.
 const e2ePrompt = "Add a health check endpoint next to the existing routes."
 
-// deliveredAs is the role of the message that carries a hook's text to the model.
-var deliveredAs = map[string]string{"claude-code": "user", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user", "opencode": "tool"}
+// deliveredAs is the role of the message that carries a hook's text to the model (Claude Code
+// 2.1.197 sent it in a user message, 2.1.332 in a system one).
+var deliveredAs = map[string]string{"claude-code": "system", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user", "opencode": "tool"}
 
 // replayBuilder builds the replay binary once for a test and its subtests.
 type replayBuilder struct {

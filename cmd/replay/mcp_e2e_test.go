@@ -52,6 +52,12 @@ func TestMCPInClaudeCode(t *testing.T) {
 			fakemodel.Final("The rules are clear (fake model)."),
 		}
 	}
+	// Claude Code 2.1.332 puts MCP tools behind its tool search, which the scripted model does
+	// not call: the tools are offered to the model directly.
+	configure := d.configure
+	d.configure = func(t *testing.T, a *agentRun) []string {
+		return append(configure(t, a), "ENABLE_TOOL_SEARCH=false")
+	}
 	a := newAgentRun(t, d)
 	replay := replayBinary(t)
 	db := filepath.Join(a.tmp, "tasklog.db")

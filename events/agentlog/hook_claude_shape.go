@@ -23,12 +23,23 @@ func parseClaudeHook(agent Agent, v any) (*Hook, error) {
 		if h.Model != "" {
 			h.Records = append(h.Records, Record{Key: key(base, "model", h.Model), Payload: &events.SettingsChanged{Model: h.Model}})
 		}
-		// After a compaction, and after a resume ('claude --continue', '--resume'), the model no
-		// longer has the hook text of the session before: Claude Code keeps it in the transcript
-		// but does not send it again. Both are compactions, and what applies is delivered anew.
-		// Codex ('codex exec resume') sends the history with the hook text again: its resume is
-		// none (TestCodexResume).
-		if src := gets(v, "source"); src == "compact" || src == "resume" && !resumeKeepsHookText[agent] {
+		// Claude Code's hooks are not told its version; its transcript's lines are. The version
+		// is recorded before the resume below depends on it.
+		version := ""
+		if agent == ClaudeCode {
+			version = transcriptVersion(gets(v, "transcript_path"))
+			if version != "" {
+				h.Records = append(h.Records, Record{Key: key(base, "agent_version", version),
+					Payload: &events.SettingsChanged{AgentVersion: version}})
+			}
+		}
+		// After a compaction the model no longer has the hook text of the session before: it is
+		// a compaction, and what applies is delivered anew. After a resume ('claude --continue',
+		// '--resume') Claude Code before 2.1.261 keeps the hook text in the transcript but does
+		// not send it again: a compaction too. Claude Code from 2.1.261 on and Codex ('codex exec
+		// resume') send the history with the hook text again: their resume is none
+		// (TestClaudeResume, TestCodexResume).
+		if src := gets(v, "source"); src == "compact" || src == "resume" && !resumeKeepsHookText(agent, version) {
 			h.Records = append(h.Records, Record{Key: key(base, "compaction"), Payload: &events.Compaction{Trigger: src}})
 			h.Channel, h.Redeliver = events.ChannelSession, true
 		}
@@ -139,7 +150,22 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 	return nil
 }
 
-// resumeKeepsHookText names the agents of Claude Code's hook shape that send the hook text of a
-// resumed session to the model again, checked against the real programs: their SessionStart
-// with source "resume" is no compaction.
-var resumeKeepsHookText = map[Agent]bool{Codex: true}
+// resumeKeepsHookText tells whether an agent of Claude Code's hook shape, at version (empty when
+// unknown), sends the hook text of a resumed session to the model again, checked against the
+// real programs: its SessionStart with source "resume" is then no compaction. Codex does;
+// Claude Code does from claudeResumeKeepsFrom on (2.1.260 and before did not). A Claude Code whose version
+// is unknown is taken for one before: a rule delivered twice costs less than one not held.
+func resumeKeepsHookText(agent Agent, version string) bool {
+	switch agent {
+	case Codex:
+		return true
+	case ClaudeCode:
+		return version != "" && compareVersions(version, claudeResumeKeepsFrom) >= 0
+	}
+	return false
+}
+
+// claudeResumeKeepsFrom is the first Claude Code version that sends a resumed session's hook
+// text again, measured with TestClaudeResume: 2.1.260 does not, 2.1.261 does (npm has no
+// 2.1.262), as do 2.1.263, 2.1.266 and 2.1.332.
+const claudeResumeKeepsFrom = "2.1.261"
