@@ -30,7 +30,7 @@ var codexDialect = Register(&Dialect{
 	},
 	Parse:       parseClaudeHook,
 	Reply:       additionalContextReply,
-	LoadsItself: rootAgents,
+	LoadsItself: codexAgents,
 	Hooks: HookConfig{
 		Shape:      HookGroups,
 		Project:    ".codex/hooks.json",

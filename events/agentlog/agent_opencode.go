@@ -1,7 +1,5 @@
 package agentlog
 
-import "github.com/tasklog/tasklog/events"
-
 // Opencode is opencode (npm opencode-ai).
 const Opencode Agent = "opencode"
 
@@ -19,11 +17,9 @@ const Opencode Agent = "opencode"
 // and ~/.config/opencode/AGENTS.md (else ~/.claude/CLAUDE.md): of tasklog's rule files, the root
 // AGENTS.md.
 var opencodeDialect = Register(&Dialect{
-	Agent: Opencode,
-	Order: 62,
-	LoadsItself: func(source events.RuleSource, path string) bool {
-		return source == events.RuleSourceAgents && path == "AGENTS.md"
-	},
+	Agent:       Opencode,
+	Order:       62,
+	LoadsItself: rootAgents,
 	Hooks: HookConfig{
 		Shape:      HookExtension,
 		Project:    ".opencode/plugin",

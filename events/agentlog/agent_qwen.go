@@ -38,9 +38,7 @@ var qwenDialect = Register(&Dialect{
 	},
 	Parse: parseQwenHook,
 	Reply: additionalContextReply,
-	LoadsItself: func(source events.RuleSource, path string) bool {
-		return source == events.RuleSourceAgents && path == "AGENTS.md"
-	},
+	LoadsItself: rootAgents,
 	Hooks: HookConfig{
 		Shape:      HookGroups,
 		Project:    ".qwen/settings.json",

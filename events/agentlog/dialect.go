@@ -247,8 +247,14 @@ func LoadsNatively(agent Agent, source events.RuleSource, path string) bool {
 	return d != nil && d.LoadsItself != nil && d.LoadsItself(source, path)
 }
 
-// rootAgents reports whether a rule is an AGENTS.md at a root or the user's global one: the
-// ones the agents that read AGENTS.md at all load.
+// rootAgents reports whether a rule is the AGENTS.md at a root: the one every agent that reads
+// AGENTS.md at all loads.
 func rootAgents(source events.RuleSource, path string) bool {
-	return source == events.RuleSourceAgents && (path == "AGENTS.md" || strings.HasPrefix(path, "~/"))
+	return source == events.RuleSourceAgents && path == "AGENTS.md"
+}
+
+// codexAgents reports whether a rule is an AGENTS.md Codex loads: the root's, and the user's
+// global one (~/.codex/AGENTS.md), which no other agent reads.
+func codexAgents(source events.RuleSource, path string) bool {
+	return rootAgents(source, path) || source == events.RuleSourceAgents && strings.HasPrefix(path, "~/")
 }
