@@ -104,7 +104,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, side)
-	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle}
+	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle,
+		Machine: hostOrigin().Machine, User: hostOrigin().User}
 	appended, stopOtel, err := otelLive(otelCfg, lg)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)

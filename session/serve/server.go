@@ -42,6 +42,10 @@ type Options struct {
 	// holds; nil opens the bbolt file at the path given to Listen. A store that many processes
 	// share (a NATS stream) is usually kept open: Hold negative.
 	Open func(ctx context.Context, wait time.Duration) (store.Store, error)
+	// Machine and User are recorded in the task_started of each task the server starts: the
+	// machine it runs on and the account it runs under, as the command that starts it finds
+	// them; "" records none.
+	Machine, User string
 	// Name names the store in the server's log; "" is the path given to Listen.
 	Name string
 	// Opened runs each time the server opens the database, before any request uses it:
