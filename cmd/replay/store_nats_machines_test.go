@@ -23,13 +23,19 @@ type machine struct {
 	session    string
 	ws, home   string
 	data       string
+	// direct: the hooks open the store themselves, no 'replay serve'.
+	direct bool
 }
 
 // env is the machine's environment for a replay process: its home, data folder and labels,
-// with 'replay serve' started by its first hook.
+// with 'replay serve' started by its first hook unless direct.
 func (m *machine) env(runtimeDir string) []string {
+	serve := "on"
+	if m.direct {
+		serve = "off"
+	}
 	return []string{"HOME=" + m.home, "XDG_DATA_HOME=" + m.data, "XDG_RUNTIME_DIR=" + runtimeDir,
-		"TASKLOG_MACHINE=" + m.name, "TASKLOG_USER=" + m.user, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s",
+		"TASKLOG_MACHINE=" + m.name, "TASKLOG_USER=" + m.user, "TASKLOG_SERVE=" + serve, "TASKLOG_SERVE_IDLE=30s",
 		location.Env + "="}
 }
 
@@ -45,6 +51,13 @@ func (m *machine) hook(bin, url, runtimeDir string, payload string) hookResult {
 	cmd.Stdin = strings.NewReader(payload)
 	cmd.Env = append(os.Environ(), m.env(runtimeDir)...)
 	return runHookCommand(cmd)
+}
+
+// serveStop stops the machine's 'replay serve' of the store at url, if one runs.
+func (m *machine) serveStop(bin, url, runtimeDir string) {
+	cmd := exec.Command(bin, "serve", "--stop", "--store", url)
+	cmd.Env = append(os.Environ(), m.env(runtimeDir)...)
+	cmd.Run()
 }
 
 // newMachines makes the machines' folders: a workspace with rule files and a home each.
@@ -96,11 +109,7 @@ func TestNATSManyMachines(t *testing.T) {
 	)
 	// Two users on build-7: each has its own home and data folder, so its own server.
 	for _, m := range ms {
-		t.Cleanup(func() {
-			cmd := exec.Command(bin, "serve", "--stop", "--store", url)
-			cmd.Env = append(os.Environ(), m.env(runtimeDir)...)
-			cmd.Run()
-		})
+		t.Cleanup(func() { m.serveStop(bin, url, runtimeDir) })
 	}
 	prompts := []string{"Fix the banner.", "Add a health endpoint.", "Write the changelog."}
 	for i, m := range ms {

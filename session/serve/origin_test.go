@@ -2,11 +2,14 @@ package serve
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
 )
 
 // TestTasksRecordTheMachine: the tasks a server starts, by a hook or an open, record the
@@ -48,5 +51,37 @@ func TestTasksRecordTheMachine(t *testing.T) {
 				t.Fatalf("task_started records machine %q user %q, want %q %q", ts.Machine, ts.User, tt.machine, tt.user)
 			}
 		})
+	}
+}
+
+// TestPendingRunsOpenedFirst: on the open store, a request finds Opened's work pending (a
+// spooled payload) and runs Opened before it; with nothing pending it does not.
+func TestPendingRunsOpenedFirst(t *testing.T) {
+	ws := workspace(t)
+	var opened, pending atomic.Int64
+	s, _ := start(t, Options{Hold: -1,
+		Opened:  func(context.Context, store.Store) error { opened.Add(1); return nil },
+		Pending: func() bool { return pending.Load() > 0 }})
+	c := dial(t, s)
+	steps := []struct {
+		pending bool
+		want    int64
+	}{
+		{false, 1}, // opening the store runs it
+		{false, 1},
+		{true, 2},
+		{false, 2},
+	}
+	for i, st := range steps {
+		pending.Store(0)
+		if st.pending {
+			pending.Store(1)
+		}
+		if _, err := c.Hook(context.Background(), "claude-code", preToolUse(ws, "sess-1", fmt.Sprintf("toolu_%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if got := opened.Load(); got != st.want {
+			t.Fatalf("request %d (pending %v): Opened ran %d times, want %d", i, st.pending, got, st.want)
+		}
 	}
 }

@@ -55,6 +55,10 @@ type Options struct {
 	// at least this long after it last ran: 'replay serve' of a NATS stream records what hooks
 	// spooled while the server was out of reach. Zero: only when the store is opened.
 	OpenedAgain time.Duration
+	// Pending, for a store the server keeps open, reports whether Opened has work waiting
+	// ('replay serve': payloads in the spool); checked at each request, it runs Opened before
+	// the request, so that what was spooled is recorded first. nil: never.
+	Pending func() bool
 	// MaxConns bounds the open connections; zero means DefaultMaxConns. A connection past it
 	// closes the one that has waited longest for its next message; when every one is in the
 	// middle of a request, the new one is answered CodeBusy and closed.
@@ -464,7 +468,7 @@ func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 		s.db = db
 		s.dbGen++
 		s.runOpened(ctx, "after opening the database")
-	} else if s.opts.OpenedAgain > 0 && time.Since(s.openedAt) >= s.opts.OpenedAgain {
+	} else if s.opts.OpenedAgain > 0 && time.Since(s.openedAt) >= s.opts.OpenedAgain || s.opts.Pending != nil && s.opts.Pending() {
 		s.runOpened(ctx, "on the open database")
 	}
 	s.users++
