@@ -32,6 +32,12 @@ type TaskStarted struct {
 	// Session is the agent's own id of the session (its session_id), when the task was recorded
 	// from the agent's hooks; absent in tasks recorded before it was kept.
 	Session string `json:"session,omitempty"`
+	// Machine names the machine the task was recorded on (its host name, or the label
+	// $TASKLOG_MACHINE gave the hook); absent in tasks recorded before it was kept.
+	Machine string `json:"machine,omitempty"`
+	// User is the account the agent ran under on that machine (or the label $TASKLOG_USER
+	// gave the hook); absent in tasks recorded before it was kept.
+	User string `json:"user,omitempty"`
 }
 
 // Runtime names an agent runtime and its version.

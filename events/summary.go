@@ -21,6 +21,12 @@ func Summary(e Event) string {
 		if p.Runtime.Name != "" {
 			s += "; runtime " + strings.TrimSpace(p.Runtime.Name+" "+p.Runtime.Version)
 		}
+		if p.Machine != "" {
+			s += "; machine " + p.Machine
+		}
+		if p.User != "" {
+			s += "; user " + p.User
+		}
 		return s
 	case *UserMessage:
 		return quote(p.Text, 72)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -291,7 +290,7 @@ func recordAndDeliver(ctx context.Context, db store.Store, h *agentlog.Hook, now
 		home = os.DirFS(dir)
 	}
 	a, err := session.OpenAgent(ctx, db, h.TaskID(), session.AgentOptions{Agent: h.Agent,
-		Started: h.Started(runtime.GOOS), Home: home, Now: now})
+		Started: h.Started(hostOrigin()), Home: home, Now: now})
 	if err != nil {
 		return "", err
 	}

@@ -96,6 +96,35 @@ func spoolTo(dir, name string, data []byte) error {
 // payload, or its payload is not one of the agent's hooks.
 var errSpoolUnparsable = errors.New("not a recordable spooled payload")
 
+// spoolPending reports whether the spool of the database holds a payload to record: a look at
+// the names in its folders, cheap enough for every hook.
+func spoolPending(dbPath string) bool {
+	dirs := []string{spoolDir(dbPath)}
+	if private, err := privateSpoolDir(dbPath); err == nil {
+		dirs = append(dirs, private)
+	}
+	for _, dir := range dirs {
+		f, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		for {
+			names, err := f.Readdirnames(32)
+			found := slices.ContainsFunc(names, func(n string) bool {
+				return strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".")
+			})
+			if found || err != nil {
+				f.Close()
+				if found {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
+}
+
 // drainSpool records the spooled payloads, oldest first, and removes each once recorded. The
 // caller holds the database, so no other hook drains at the same time. Only a file that cannot
 // be parsed is moved aside (".bad"); on any other error (the deadline, a conflict, the

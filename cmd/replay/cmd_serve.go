@@ -105,7 +105,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	lg := log.New(out, fmt.Sprintf("replay serve[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
 	opts := serve.Options{Idle: *idle, Hold: *hold, Log: lg, Home: homeFS(), Opened: func(ctx context.Context, d store.Store) error {
 		return drainSpool(ctx, d, side)
-	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle}
+	}, MaxConns: *maxConns, MaxInFlight: int64(inFlight), ConnIdle: *connIdle,
+		Machine: hostOrigin().Machine, User: hostOrigin().User}
 	appended, stopOtel, err := otelLive(otelCfg, lg)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay serve: %v\n", err)
@@ -128,6 +129,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		// No file lock to let go of: many processes share the stream, so the server keeps it
 		// open (and its sessions) until it exits.
 		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.String(), natsSpoolCheck
+		opts.Pending = func() bool { return spoolPending(side) }
 		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
 			return loc.Open(location.Options{Wait: *timeout, CallTimeout: *timeout})
 		}

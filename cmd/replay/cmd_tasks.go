@@ -17,13 +17,18 @@ import (
 
 // cmdTasks lists the tasks of the folder it runs in: those whose recorded workspace root (or,
 // for a task that records none, working directory) is that folder or holds it. Where no task
-// ran in the folder, and with --all, it lists every task.
+// ran in the folder, and with --all, it lists every task. --machine, --user and --agent keep
+// the tasks recorded on that machine, by that user, with that agent, of every folder.
 func cmdTasks(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("tasks", "", stderr).withJSON()
 	all := f.Bool("all", false, "list the tasks of every folder, not only of the one replay runs in")
+	machine := f.String("machine", "", "list only the tasks recorded on this machine (of every folder)")
+	user := f.String("user", "", "list only the tasks of this user (of every folder)")
+	agent := f.String("agent", "", "list only the tasks of this agent, e.g. claude-code (of every folder)")
 	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
 		return code
 	}
+	filtered := *machine != "" || *user != "" || *agent != ""
 	db, err := f.openReadOnly()
 	if err != nil {
 		return fail(stderr, err)
@@ -38,6 +43,9 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 		Events   uint64   `json:"events"`
 		LastTurn int      `json:"last_turn"`
 		Runtime  string   `json:"runtime"`
+		Agent    string   `json:"agent"`
+		Machine  string   `json:"machine"`
+		User     string   `json:"user"`
 		Title    string   `json:"title"`
 		Roots    []string `json:"roots"`
 	}
@@ -48,7 +56,10 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, err)
 		}
-		r := row{t.Task.String(), t.Events, t.LastTurn, h.runtime, h.title, h.roots}
+		if filtered && (*machine != "" && h.machine != *machine || *user != "" && h.user != *user || *agent != "" && h.agent != *agent) {
+			continue
+		}
+		r := row{t.Task.String(), t.Events, t.LastTurn, h.runtime, h.agent, h.machine, h.user, h.title, h.roots}
 		if r.Roots == nil {
 			r.Roots = []string{}
 		}
@@ -58,7 +69,7 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch {
-	case *all || len(rows) == 0:
+	case *all || filtered || len(rows) == 0:
 	case len(here) == 0:
 		fmt.Fprintf(safeWriter{stderr}, "replay tasks: no task ran in %s: listing the tasks of every folder\n", cwd[0])
 	default:
@@ -77,16 +88,29 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if len(rows) == 0 && filtered {
+		fmt.Fprintf(stdout, "no tasks in %s match\n", f.db)
+		return exitOK
+	}
 	if len(rows) == 0 {
 		fmt.Fprintf(stdout, "no tasks in %s\n", f.db)
 		return exitOK
 	}
 	w := safeWriter{stdout}
-	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "TITLE")
+	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %-16s  %-12s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "MACHINE", "USER", "TITLE")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16), r.Title)
+		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %-16s  %-12s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16),
+			orDash(cut(r.Machine, 16)), orDash(cut(r.User, 12)), r.Title)
 	}
 	return exitOK
+}
+
+// orDash is s, or "-" for a column a task recorded nothing in.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // titleRunes is how much of the first user message a task's title keeps.
@@ -95,6 +119,9 @@ const titleRunes = 60
 // headline is what the list of tasks shows of one.
 type headline struct {
 	runtime string   // the runtime task_started recorded, "" for none
+	agent   string   // the runtime's name alone
+	machine string   // the machine task_started recorded, "" for none
+	user    string   // the user task_started recorded, "" for none
 	title   string   // the first user message, on one line and cut
 	roots   []string // the workspace roots task_started recorded
 	cwd     string   // the working directory task_started recorded
@@ -113,6 +140,7 @@ func taskHeadline(ctx context.Context, db store.Store, task uuid.UUID) (headline
 				ts := p.(*events.TaskStarted)
 				h.runtime = strings.TrimSpace(ts.Runtime.Name + " " + ts.Runtime.Version)
 				h.roots, h.cwd = ts.Roots, ts.Cwd
+				h.agent, h.machine, h.user = ts.Runtime.Name, ts.Machine, ts.User
 			}
 		case events.TypeUserMessage:
 			if p, err := ev.Payload(); err == nil {

@@ -45,8 +45,17 @@ func (p privateDataHome) Run() int {
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Unsetenv("TASKLOG_DB")
 	os.Unsetenv(location.Env)
+	// The machine and user task_started records: the same on every machine the tests run on.
+	os.Setenv("TASKLOG_MACHINE", testMachine)
+	os.Setenv("TASKLOG_USER", testUser)
 	return p.m.Run()
 }
+
+// testMachine and testUser are the machine and user the tests' hooks record.
+const (
+	testMachine = "devbox"
+	testUser    = "dev"
+)
 
 // repoRoot is the repository root, where testdata/ is shared by the demo and the tests.
 func repoRoot(t *testing.T) string {
@@ -72,6 +81,8 @@ func TestScripts(t *testing.T) {
 			// /no-home, which root could create.
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".data"))
 			env.Setenv("UID", strconv.Itoa(os.Getuid()))
+			env.Setenv("TASKLOG_MACHINE", testMachine)
+			env.Setenv("TASKLOG_USER", testUser)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -61,6 +61,8 @@ func TestNATSScripts(t *testing.T) {
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			env.Setenv("TASKLOG_SERVE", "off")
+			env.Setenv("TASKLOG_MACHINE", testMachine)
+			env.Setenv("TASKLOG_USER", testUser)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

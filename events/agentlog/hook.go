@@ -87,14 +87,26 @@ type Record struct {
 // TaskID is the task the hook's session maps to.
 func (h *Hook) TaskID() uuid.UUID { return TaskID(h.Agent, h.SessionID) }
 
+// Origin is where a hook runs, as the process that handles it finds out (outside any
+// projection) and task_started records it.
+type Origin struct {
+	// OS is the operating system, as Go names it.
+	OS string
+	// Machine names the machine; "" records none.
+	Machine string
+	// User is the account the agent runs under; "" records none.
+	User string
+}
+
 // Started is the task_started payload of a task that begins with this hook: its roots, the
-// agent's cwd and the agent as the runtime.
-func (h *Hook) Started(os string) *events.TaskStarted {
+// agent's cwd, the agent as the runtime and where it runs.
+func (h *Hook) Started(o Origin) *events.TaskStarted {
 	roots := h.Roots
 	if roots == nil {
 		roots = []string{}
 	}
-	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: os, Runtime: events.Runtime{Name: string(h.Agent)}, Session: h.SessionID}
+	return &events.TaskStarted{Roots: roots, Cwd: h.Cwd, OS: o.OS, Runtime: events.Runtime{Name: string(h.Agent)},
+		Session: h.SessionID, Machine: o.Machine, User: o.User}
 }
 
 // ParseHook reads one hook payload. The dialect comes from the payload itself; hint, the agent

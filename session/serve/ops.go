@@ -111,7 +111,7 @@ func (s *Server) hook(ctx context.Context, db store.Store, req *Request) (HookRe
 		return HookResult{}, &Error{Code: CodeBadRequest, Message: err.Error()}
 	}
 	var text string
-	err = s.tasks.with(ctx, db, h.TaskID(), openSpec{agent: h.Agent, started: h.Started(goos)}, func(a *session.AgentSession) error {
+	err = s.tasks.with(ctx, db, h.TaskID(), openSpec{agent: h.Agent, started: h.Started(s.origin())}, func(a *session.AgentSession) error {
 		var err error
 		if req.Again {
 			text, err = a.HookAgain(ctx, h)
@@ -124,6 +124,11 @@ func (s *Server) hook(ctx context.Context, db store.Store, req *Request) (HookRe
 		return HookResult{}, err
 	}
 	return HookResult{Reply: string(h.Reply(text)), Task: h.TaskID().String(), Delivered: text != ""}, nil
+}
+
+// origin is where the tasks the server starts run: its machine, as Options named it.
+func (s *Server) origin() agentlog.Origin {
+	return agentlog.Origin{OS: goos, Machine: s.opts.Machine, User: s.opts.User}
 }
 
 // taskOf is the task a request names: "task", or the agent's "session".
@@ -163,7 +168,8 @@ func (s *Server) openTask(ctx context.Context, db store.Store, req *Request) (Op
 	if name == "" {
 		name = req.Client
 	}
-	started := &events.TaskStarted{Roots: roots, Cwd: req.Cwd, OS: osName, Runtime: events.Runtime{Name: name}}
+	started := &events.TaskStarted{Roots: roots, Cwd: req.Cwd, OS: osName, Runtime: events.Runtime{Name: name},
+		Machine: s.opts.Machine, User: s.opts.User}
 	var res OpenResult
 	err = s.tasks.with(ctx, db, task, openSpec{agent: agentlog.Agent(req.Agent), started: started}, func(a *session.AgentSession) error {
 		res = OpenResult{Task: task.String(), Version: a.Version(), Turn: a.Turn()}

@@ -42,6 +42,10 @@ type Options struct {
 	// holds; nil opens the bbolt file at the path given to Listen. A store that many processes
 	// share (a NATS stream) is usually kept open: Hold negative.
 	Open func(ctx context.Context, wait time.Duration) (store.Store, error)
+	// Machine and User are recorded in the task_started of each task the server starts: the
+	// machine it runs on and the account it runs under, as the command that starts it finds
+	// them; "" records none.
+	Machine, User string
 	// Name names the store in the server's log; "" is the path given to Listen.
 	Name string
 	// Opened runs each time the server opens the database, before any request uses it:
@@ -51,6 +55,10 @@ type Options struct {
 	// at least this long after it last ran: 'replay serve' of a NATS stream records what hooks
 	// spooled while the server was out of reach. Zero: only when the store is opened.
 	OpenedAgain time.Duration
+	// Pending, for a store the server keeps open, reports whether Opened has work waiting
+	// ('replay serve': payloads in the spool); checked at each request, it runs Opened before
+	// the request, so that what was spooled is recorded first. nil: never.
+	Pending func() bool
 	// MaxConns bounds the open connections; zero means DefaultMaxConns. A connection past it
 	// closes the one that has waited longest for its next message; when every one is in the
 	// middle of a request, the new one is answered CodeBusy and closed.
@@ -463,7 +471,7 @@ func (s *Server) acquire(ctx context.Context) (store.Store, error) {
 		s.db = db
 		s.dbGen++
 		s.runOpened(ctx, "after opening the database")
-	} else if s.opts.OpenedAgain > 0 && time.Since(s.openedAt) >= s.opts.OpenedAgain {
+	} else if s.opts.OpenedAgain > 0 && time.Since(s.openedAt) >= s.opts.OpenedAgain || s.opts.Pending != nil && s.opts.Pending() {
 		s.runOpened(ctx, "on the open database")
 	}
 	s.users++
