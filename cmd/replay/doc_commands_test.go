@@ -15,7 +15,7 @@ var docRunElsewhere = map[string]string{
 	"go install ./cmd/replay/...":                                 "TestInstallBinaries",
 	"go test -race -count=1 -run 'TestHook|TestServe|TestMCPProcess|TestOtelServe|TestImportCopyRemovedOnSignal' -skip 'TestServePi' ./cmd/replay/...": ".ci/run",
 	"go test -race -count=1 ./session/serve/... ./session/mcp/... ./session/web/...":                                                                   ".ci/run",
-	"go test -race ./...":                                                        ".ci/run",
+	"go test -race -timeout 30m ./...":                                           ".ci/run",
 	"bash .ci/install-agents":                                                    ".ci/run",
 	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                            "TestAgentsEndToEnd",
 	"go test ./cmd/replay -run Resume -v":                                        "TestCodexResume",

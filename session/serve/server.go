@@ -281,8 +281,8 @@ func (s *Server) stop() {
 		s.dbmu.Unlock()
 		s.lock.release()
 		s.log.Printf("stopped")
+		s.news.stop() // before done: whoever saw Done sees Changed closed
 		close(s.done)
-		s.news.bump()
 	})
 }
 

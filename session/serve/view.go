@@ -29,10 +29,12 @@ func (s *Server) View(ctx context.Context, fn func(db store.Store) error) error 
 // appended to a task's log), or when the server stops. Take a new one after each close.
 func (s *Server) Changed() <-chan struct{} { return s.news.next() }
 
-// news is a broadcast: every channel handed out is closed at the next bump.
+// news is a broadcast: every channel handed out is closed at the next bump; once stopped,
+// every channel handed out is closed already.
 type news struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu      sync.Mutex
+	ch      chan struct{}
+	stopped bool
 }
 
 func (n *news) next() <-chan struct{} {
@@ -40,15 +42,33 @@ func (n *news) next() <-chan struct{} {
 	defer n.mu.Unlock()
 	if n.ch == nil {
 		n.ch = make(chan struct{})
+		if n.stopped {
+			close(n.ch)
+		}
 	}
 	return n.ch
+}
+
+// stop closes the channels handed out and every one handed out later.
+func (n *news) stop() {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+	n.bump()
 }
 
 func (n *news) bump() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.ch != nil {
+	if n.ch == nil {
+		return
+	}
+	select {
+	case <-n.ch: // closed by stop already
+	default:
 		close(n.ch)
+	}
+	if !n.stopped {
 		n.ch = nil
 	}
 }
