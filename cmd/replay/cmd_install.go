@@ -1,7 +1,6 @@
 package main
 
 import (
-	_ "embed"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/extension"
 	"github.com/tasklog/tasklog/cmd/replay/internal/install"
 )
 
@@ -42,28 +42,6 @@ func runInstall(doInstall bool, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// piExtensionSource is pi's extension (pi has no command hooks): it speaks replay serve's
-// protocol over its socket. install writes it, with a marker line first, as
-// <extensions>/tasklog/index.ts, which pi loads by itself, and tasklog.json beside it.
-//
-//go:embed pi/tasklog.ts
-var piExtensionSource string
-
-// opencodePluginSource is opencode's plugin (opencode has no command hooks): it speaks replay
-// serve's protocol over its socket. install writes it, with a marker line first, as
-// .opencode/plugin/tasklog.ts, which opencode loads by itself, and tasklog.json beside it.
-//
-//go:embed opencode/tasklog.ts
-var opencodePluginSource string
-
-// extensionSource is the extension install writes for an agent that loads one.
-func extensionSource(agent string) string {
-	if agent == "opencode" {
-		return opencodePluginSource
-	}
-	return piExtensionSource
 }
 
 // recordingNotes say where the hooks install wrote will record sessions (the store baked into
@@ -171,7 +149,7 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	}
 	opts.Home, _ = os.UserHomeDir()
 	opts.Getenv = os.Getenv
-	opts.Extension = extensionSource(opts.Agent)
+	opts.Extension = extension.Source(opts.Agent)
 	opts.Records = install.Records(filepath.Join(userDataDir(), "tasklog", "install"))
 	if httpHooks && !opts.MCPOnly {
 		if opts.HTTPURL, opts.HTTPToken, err = httpHookEndpoint(hookSide(opts.DB), opts.Agent); err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/extension"
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session/serve"
@@ -63,9 +64,9 @@ func newPiRun(t *testing.T, db string, steps ...fakemodel.Step) *piRun {
 		"baseUrl": model.URL() + "/v1", "api": "openai-completions", "apiKey": "dummy",
 		"models": []map[string]string{{"id": "fake-model"}}}}})
 	e2eWriteFile(t, filepath.Join(r.agentDir, "models.json"), string(models), 0o644)
-	if r.ext, err = filepath.Abs(filepath.Join("pi", "tasklog.ts")); err != nil {
-		t.Fatal(err)
-	}
+	// The extension as install writes it, the socket client in place.
+	r.ext = filepath.Join(t.TempDir(), "tasklog.ts")
+	e2eWriteFile(t, r.ext, extension.Source("pi"), 0o644)
 	return r
 }
 
@@ -125,7 +126,7 @@ func (r *piRun) stop() []events.Event {
 	return taskEvents(r.t, r.db)
 }
 
-// TestServePiExtension runs the real pi with pi/tasklog.ts, a TypeScript extension
+// TestServePiExtension runs the real pi with its extension (internal/extension), a TypeScript extension
 // that speaks replay serve's protocol over its socket, against the fake model: the always rule
 // reaches the model with the prompt, the rule scoped to src/api reaches it only after pi read
 // src/api/routes.ts (appended to the read's result), once; the log holds the prompt, the tool

@@ -3,7 +3,6 @@ package install
 import (
 	"errors"
 	"flag"
-	"github.com/tasklog/tasklog/events/agentlog"
 	"io/fs"
 	"maps"
 	"os"
@@ -11,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/extension"
+	"github.com/tasklog/tasklog/events/agentlog"
 )
 
 // The binary and database every test installs, so that golden files do not depend on where
@@ -979,10 +981,4 @@ func (tr tree) unchanged(t *testing.T, dir string) {
 var update = flag.Bool("update", false, "rewrite testdata/install/*.golden")
 
 // piSource is pi's extension, as cmd/replay embeds it.
-var piSource = func() string {
-	b, err := os.ReadFile(filepath.Join("..", "..", "pi", "tasklog.ts"))
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}()
+var piSource = extension.Source("pi")
