@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"slices"
 	"strings"
@@ -168,6 +169,53 @@ func TestLoadKeys(t *testing.T) {
 		got := loadKeys(&events.InstructionsLoaded{Path: tc.path, MemoryType: tc.memory})
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("loadKeys(%s %s) = %q, want %q", tc.memory, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestWhyAgentFile: asked about a name that is no rule but a file the agent reported loading by
+// itself (Gemini CLI's GEMINI.md), Why still fails with ErrNoRule and names the agent's loads of
+// that name; about any other name, only ErrNoRule.
+func TestWhyAgentFile(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	a := openAgent(t, db, agentlog.Gemini)
+	if _, err := a.RecordHook(ctx, []agentlog.Record{
+		{Key: "load1", Payload: &events.InstructionsLoaded{Path: "/ws/GEMINI.md", MemoryType: "Project", Reason: "session_start"}},
+		{Key: "load2", Payload: &events.InstructionsLoaded{Path: "/ws/src/api/GEMINI.md", MemoryType: "Project", Reason: "nested_traversal"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deliverAfter(t, a, "t1", "/ws/src/api/a.ts")
+	tests := []struct {
+		name string
+		want []string // in the error, in order; nil: the plain ErrNoRule
+	}{
+		{"GEMINI", []string{"gemini reported loading, by itself, /ws/GEMINI.md (session_start, instructions_loaded at seq ",
+			"/ws/src/api/GEMINI.md (nested_traversal, ", "no rule file tasklog reads"}},
+		{"src/api/GEMINI", []string{"by itself, /ws/src/api/GEMINI.md (nested_traversal, "}},
+		{"EMINI", nil},
+		{"nope", nil},
+	}
+	for _, tt := range tests {
+		_, err := Why(ctx, db, a.Task(), 1, tt.name, AuditOptions{})
+		if !errors.Is(err, ErrNoRule) {
+			t.Fatalf("why %s: %v, want ErrNoRule", tt.name, err)
+		}
+		msg, at := err.Error(), 0
+		if tt.want == nil && strings.Contains(msg, "reported loading") {
+			t.Errorf("why %s: %q names a load of another file", tt.name, msg)
+		}
+		for _, w := range tt.want {
+			i := strings.Index(msg[at:], w)
+			if i < 0 {
+				t.Errorf("why %s: %q, want %q after offset %d", tt.name, msg, w, at)
+				break
+			}
+			at += i + len(w)
+		}
+		if tt.name == "src/api/GEMINI" && strings.Contains(msg, "session_start") {
+			t.Errorf("why %s: %q names the root GEMINI.md", tt.name, msg)
 		}
 	}
 }

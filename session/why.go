@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -44,6 +46,9 @@ func Why(ctx context.Context, lr LogReader, task uuid.UUID, turn int, rule strin
 		return nil, err
 	}
 	x, err := explainIn(rec, rule)
+	if errors.Is(err, ErrNoRule) {
+		return nil, agentFileOf(ctx, lr, task, rule, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -241,4 +246,28 @@ func (w *WhyAnswer) String() string {
 		fmt.Fprintf(&b, "  %s: %s\n", f.Severity, f)
 	}
 	return b.String()
+}
+
+// agentFileOf adds to err, a rule the decision does not mention, the files of that name the
+// agent reported loading by itself (a GEMINI.md, an @ import): no rule tasklog reads, so Why can
+// say only that, and when, the agent loaded them. A file is of that name when its path without
+// the extension is the name, or ends with "/" and the name.
+func agentFileOf(ctx context.Context, er EventReader, task uuid.UUID, rule string, err error) error {
+	l, rerr := readAudit(ctx, er, task)
+	if rerr != nil || rule == "" {
+		return err
+	}
+	var seen []string
+	for _, ld := range l.loads {
+		stem := strings.TrimSuffix(ld.p.Path, path.Ext(ld.p.Path))
+		if stem != rule && !strings.HasSuffix(stem, "/"+rule) {
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("%s (%s, instructions_loaded at seq %d)", ld.p.Path, orWord(ld.p.Reason, "a load"), ld.seq))
+	}
+	if len(seen) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s reported loading, by itself, %s: no rule file tasklog reads, so it decided nothing about it",
+		err, orWord(l.agent, "the agent"), strings.Join(seen, ", "))
 }
