@@ -121,3 +121,15 @@ func Sort(fs []Finding) {
 		return cmp.Or(cmp.Compare(rank(a.Kind), rank(b.Kind)), cmp.Compare(turn(a), turn(b)), cmp.Compare(a.ID, b.ID))
 	})
 }
+
+// YesNo is how the audit shows a column that may be unknown, such as whether the agent loaded
+// a rule: "yes", "no", or "?" when nil (the agent reports no loads).
+func YesNo(b *bool) string {
+	switch {
+	case b == nil:
+		return "?"
+	case *b:
+		return "yes"
+	}
+	return "no"
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
 )
 
@@ -94,7 +95,7 @@ func checkResumeAudit(t *testing.T, replay, home, db string, held map[string]boo
 			}
 			if rule.Held == nil || !*rule.Held || rule.Delivered {
 				t.Errorf("prompt 2, request %d, %s: held %s, delivered %v; want held, not delivered again (the model has it from prompt 1)",
-					r.Request, rule.Rule, yesNo(rule.Held), rule.Delivered)
+					r.Request, rule.Rule, audit.YesNo(rule.Held), rule.Delivered)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/session"
 )
 
@@ -76,8 +77,8 @@ func printAudit(w io.Writer, rep *session.AuditReport, onlyFindings bool) {
 				for i, k := range e.Findings {
 					kinds[i] = string(k)
 				}
-				fmt.Fprintf(tw, "  %s\t%s (%s)\t%s\t%s\t%s\t%s\n", orDefault(e.Path, e.Rule), e.Decision, e.Reason, yesNo(e.AgentLoaded),
-					yesNo(&e.Delivered), yesNo(e.Held), strings.Join(kinds, ", "))
+				fmt.Fprintf(tw, "  %s\t%s (%s)\t%s\t%s\t%s\t%s\n", orDefault(e.Path, e.Rule), e.Decision, e.Reason, audit.YesNo(e.AgentLoaded),
+					audit.YesNo(&e.Delivered), audit.YesNo(e.Held), strings.Join(kinds, ", "))
 			}
 			tw.Flush()
 		}
@@ -98,15 +99,4 @@ func orDefault(s, alt string) string {
 		return alt
 	}
 	return s
-}
-
-// yesNo is "yes", "no", or "?" for unknown.
-func yesNo(b *bool) string {
-	switch {
-	case b == nil:
-		return "?"
-	case *b:
-		return "yes"
-	}
-	return "no"
 }

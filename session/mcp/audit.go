@@ -105,7 +105,7 @@ func (s *server) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditIn) 
 	fmt.Fprintf(&b, "task %s (%s, agent loads %s), prompt %d, request %d (turn %d):\n", out.Task, out.Agent, out.AgentLoads, r.Prompt, r.Request, r.Turn)
 	for _, e := range r.Rules {
 		fmt.Fprintf(&b, "- %s: %s (%s); agent loaded %s; delivered %s; held %s\n", orDefault(e.Path, e.Rule), e.Decision, e.Reason,
-			yesNo(e.AgentLoaded), yesNo(&e.Delivered), yesNo(e.Held))
+			audit.YesNo(e.AgentLoaded), audit.YesNo(&e.Delivered), audit.YesNo(e.Held))
 	}
 	if len(out.Findings) == 0 {
 		b.WriteString("no findings\n")
@@ -149,15 +149,4 @@ func orDefault(s, alt string) string {
 		return alt
 	}
 	return s
-}
-
-// yesNo is "yes", "no", or "?" for unknown.
-func yesNo(b *bool) string {
-	switch {
-	case b == nil:
-		return "?"
-	case *b:
-		return "yes"
-	}
-	return "no"
 }

@@ -385,7 +385,7 @@ func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *Page, r
 		for _, e := range req.Rules {
 			row := AuditRule{Rule: termsafe.Escape(e.Rule), Path: termsafe.Escape(e.Path), Decision: e.Decision,
 				Reason: termsafe.Escape(e.Reason), Detail: termsafe.Escape(e.Detail),
-				AgentLoaded: yesNo(e.AgentLoaded), Held: yesNo(e.Held), Delivered: e.Delivered}
+				AgentLoaded: audit.YesNo(e.AgentLoaded), Held: audit.YesNo(e.Held), Delivered: e.Delivered}
 			for _, k := range e.Findings {
 				row.Findings = append(row.Findings, string(k))
 			}
@@ -406,17 +406,6 @@ func addAudit(ctx context.Context, db store.Store, task uuid.UUID, data *Page, r
 		data.Findings = append(data.Findings, f)
 	}
 	return nil
-}
-
-// yesNo is "yes", "no", or "?" for unknown.
-func yesNo(b *bool) string {
-	switch {
-	case b == nil:
-		return "?"
-	case *b:
-		return "yes"
-	}
-	return "no"
 }
 
 // titleRunes is how much of a prompt's user message its title keeps.
