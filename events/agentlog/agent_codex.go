@@ -65,11 +65,12 @@ func codexTrustNote(dir string, getenv func(string) string) string {
 		config = filepath.Join(home, "config.toml")
 	}
 	return fmt.Sprintf("note: Codex runs a project's hooks only once you trust the project: "+
-		"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", tomlBasicString(dir), config)
+		"trust_level = \"trusted\" under [projects.%s] in %s (replay does not write that)", TOMLString(dir), config)
 }
 
-// tomlBasicString is s as a TOML basic string.
-func tomlBasicString(s string) string {
+// TOMLString is s as a TOML basic string: the Codex note names a project as its config.toml
+// does, and the installer writes Codex's config.toml with it.
+func TOMLString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

@@ -36,8 +36,8 @@ var qwenDialect = Register(&Dialect{
 		HintDecides: true,
 		SessionEnds: []string{"SessionEnd"},
 	},
-	Parse: parseQwenHook,
-	Reply: additionalContextReply,
+	Parse:       parseQwenHook,
+	Reply:       additionalContextReply,
 	LoadsItself: rootAgents,
 	Hooks: HookConfig{
 		Shape:      HookGroups,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tasklog/tasklog/events/agentlog"
 )
 
 // Codex reads its MCP servers from config.toml, a file its owner edits by hand. Install does
@@ -28,10 +30,10 @@ type codexConfig struct {
 func codexBlock(l mcpLaunch) string {
 	args := make([]string, len(l.args))
 	for i, a := range l.args {
-		args[i] = tomlString(a)
+		args[i] = agentlog.TOMLString(a)
 	}
 	return codexMCPMarker + "\n" + codexMCPHeader + "\n" +
-		"command = " + tomlString(l.command) + "\n" +
+		"command = " + agentlog.TOMLString(l.command) + "\n" +
 		"args = [" + strings.Join(args, ", ") + "]\n"
 }
 
@@ -179,23 +181,4 @@ func tomlDefinesServer(table, line string) bool {
 		return k == mcpServerName || strings.HasPrefix(k, mcpServerName+".")
 	}
 	return false
-}
-
-// tomlString writes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
