@@ -17,9 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store/location"
-	"github.com/tasklog/tasklog/store/natsstore"
 )
 
 // natsNodeConf is the storage page's configuration of node N of a three-node cluster on one
@@ -291,48 +289,5 @@ func TestNATSClusterHooksLeaderKilled(t *testing.T) {
 	if delivered > 1 {
 		t.Errorf("the scoped rule reached the model %d times, want at most once", delivered)
 	}
-	exec.Command(replay, "serve", "--stop", "--store", url).Run()
-	// The hooks that failed open spooled their payloads for the next one.
-	stop := `{"session_id":"s-cluster","cwd":"` + ws + `","hook_event_name":"Stop","prompt_id":"p1"}`
-	if r := natsHookProcess(replay, url, []byte(stop), append(env, "TASKLOG_SERVE=off")); r.code != 0 {
-		t.Fatalf("Stop: %+v", r)
-	}
-	if left, _ := filepath.Glob(filepath.Join(spoolDir(side), "*.json")); len(left) != 0 {
-		t.Errorf("%d payloads left in the spool after the next hook", len(left))
-	}
-	st, err := natsstore.Open(url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tasks, err := st.Tasks()
-	if err != nil || len(tasks) != 1 {
-		t.Fatalf("tasks in the stream: %v, %v; want one", tasks, err)
-	}
-	calls := map[string]int{}
-	for ev, err := range st.Events(context.Background(), tasks[0].Task, 1) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type != events.TypeToolCall {
-			continue
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls[p.(*events.ToolCall).ID]++
-	}
-	if len(calls) != 32 {
-		hlog, _ := os.ReadFile(filepath.Join(filepath.Dir(side), hookLogName))
-		t.Errorf("%d distinct tool calls recorded, want 32; the hooks' log:\n%s", len(calls), hlog)
-	}
-	for id, n := range calls {
-		if n != 1 {
-			t.Errorf("tool call %s recorded %d times", id, n)
-		}
-	}
-	if out, err := exec.Command(replay, "verify", "--store", url).CombinedOutput(); err != nil {
-		t.Errorf("verify: %v\n%s", err, out)
-	}
+	checkNATSCallsOnce(t, replay, url, ws, "s-cluster", side, env)
 }

@@ -35,16 +35,25 @@ func TestNATSServe32HooksKilled(t *testing.T) {
 	hooksThroughKilledServer(t, side, ws, "s-kill", first, "hook", func(payload []byte) hookResult {
 		return natsHookProcess(bin, url, payload, env)
 	})
+	checkNATSCallsOnce(t, bin, url, ws, "s-kill", side, env)
+}
+
+// checkNATSCallsOnce stops the server of the NATS store url, runs one more hook of session
+// (Stop, opening the store itself) to record what the others spooled, and checks that the
+// spool is empty, the stream holds one task with each of the 32 tool calls once, and that it
+// verifies. side is the store's side file, env the hooks' environment.
+func checkNATSCallsOnce(t *testing.T, bin, url, ws, session, side string, env []string) {
+	t.Helper()
 	exec.Command(bin, "serve", "--stop", "--store", url).Run()
-	// A hook that lost a race for the stream's head spooled its payload for the next one.
-	stop := `{"session_id":"s-kill","cwd":"` + ws + `","hook_event_name":"Stop","prompt_id":"p1"}`
+	// A hook that failed open (lost a race for the stream's head, found no server) spooled its
+	// payload for the next one.
+	stop := `{"session_id":"` + session + `","cwd":"` + ws + `","hook_event_name":"Stop","prompt_id":"p1"}`
 	if r := natsHookProcess(bin, url, []byte(stop), append(env, "TASKLOG_SERVE=off")); r.code != 0 {
 		t.Fatalf("Stop: %+v", r)
 	}
 	if left, _ := filepath.Glob(filepath.Join(spoolDir(side), "*.json")); len(left) != 0 {
 		t.Errorf("%d payloads left in the spool after the next hook", len(left))
 	}
-
 	st, err := natsstore.Open(url, nil)
 	if err != nil {
 		t.Fatal(err)
