@@ -16,17 +16,7 @@ import (
 // resumes only in its terminal UI ('cline --id' drops the prompt and refuses --json): the test
 // then checks the first run and skips, saying so.
 func TestClineResume(t *testing.T) {
-	a := newAgentRun(t, clineDriver)
-	replay := (&replayBuilder{dir: t.TempDir()}).binary(t)
-	db := filepath.Join(a.tmp, "t.db")
-	a.write(t, e2eRead, "export const routes = ['/users'];\n")
-	for rel, content := range e2eRules("cline") {
-		a.write(t, rel, content)
-	}
-	if out, code := runReplay(t, replay, a.home, "install", "cline", "--project", a.ws, "--db", db); code != 0 {
-		t.Fatalf("replay install: exit %d\n%s", code, out)
-	}
-	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	a, replay, db := installedRun(t, clineDriver)
 	read := fakemodel.Call("read_files", map[string]any{"files": []any{map[string]any{"path": filepath.Join(a.ws, e2eRead)}}})
 
 	model, err := fakemodel.Start([]fakemodel.Step{read, fakemodel.Final("The routes list /users.")})

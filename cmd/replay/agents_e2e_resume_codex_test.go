@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,17 +16,7 @@ import (
 // first session, and tasklog delivers nothing again. 'replay audit --json' must say the same:
 // the rule held at every request of the second prompt, delivered only in the first.
 func TestCodexResume(t *testing.T) {
-	a := newAgentRun(t, codexDriver)
-	replay := (&replayBuilder{dir: t.TempDir()}).binary(t)
-	db := filepath.Join(a.tmp, "t.db")
-	a.write(t, e2eRead, "export const routes = ['/users'];\n")
-	for rel, content := range e2eRules("codex") {
-		a.write(t, rel, content)
-	}
-	if out, code := runReplay(t, replay, a.home, "install", "codex", "--project", a.ws, "--db", db); code != 0 {
-		t.Fatalf("replay install: exit %d\n%s", code, out)
-	}
-	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	a, replay, db := installedRun(t, codexDriver)
 	read := fakemodel.Call("exec_command", map[string]any{"cmd": "cat " + e2eRead})
 
 	model, err := fakemodel.Start([]fakemodel.Step{read, fakemodel.Final("The routes list /users.")})

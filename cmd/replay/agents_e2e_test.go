@@ -280,3 +280,22 @@ func (d agentDriver) loggedTool(tool string) string {
 	}
 	return tool
 }
+
+// installedRun is a run of d's agent in a workspace holding src/api/routes.ts and the scenario's
+// rules, with tasklog installed for the project into the database db (a fresh replay binary,
+// replay); the server the hooks start is stopped when the test ends.
+func installedRun(t *testing.T, d agentDriver) (a *agentRun, replay, db string) {
+	t.Helper()
+	a = newAgentRun(t, d)
+	replay = (&replayBuilder{dir: t.TempDir()}).binary(t)
+	db = filepath.Join(a.tmp, "t.db")
+	a.write(t, e2eRead, "export const routes = ['/users'];\n")
+	for rel, content := range e2eRules(d.name) {
+		a.write(t, rel, content)
+	}
+	if out, code := runReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db); code != 0 {
+		t.Fatalf("replay install: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	return a, replay, db
+}
