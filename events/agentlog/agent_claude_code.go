@@ -27,7 +27,12 @@ var claudeCodeDialect = Register(&Dialect{
 	Reply: additionalContextReply,
 	LoadsItself: func(source events.RuleSource, _ string) bool {
 		return source == events.RuleSourceClaude
+	}, // From claudeResumeKeepsFrom on, 'claude --continue' sends the hook text again; before, and
+	// when the transcript names no version, it does not (TestClaudeResume).
+	ResumeKeepsHookText: func(version string) bool {
+		return version != "" && compareVersions(version, claudeResumeKeepsFrom) >= 0
 	},
+
 	Hooks: HookConfig{
 		Shape:   HookGroups,
 		Project: ".claude/settings.json",

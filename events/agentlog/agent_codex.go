@@ -31,6 +31,8 @@ var codexDialect = Register(&Dialect{
 	Parse:       parseClaudeHook,
 	Reply:       additionalContextReply,
 	LoadsItself: codexAgents,
+	// 'codex exec resume' sends the history with the hook text again (TestCodexResume).
+	ResumeKeepsHookText: func(string) bool { return true },
 	Hooks: HookConfig{
 		Shape:      HookGroups,
 		Project:    ".codex/hooks.json",

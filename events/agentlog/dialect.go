@@ -32,6 +32,10 @@ type Dialect struct {
 	// display path: root-relative, "~/…" for global rules) in front of the model, so that
 	// tasklog must not deliver it. Nil: the agent loads none.
 	LoadsItself func(source events.RuleSource, path string) bool
+	// ResumeKeepsHookText reports whether the agent, at version (empty when unknown), sends the
+	// hook text of a session it resumes to the model again, so that a resume (SessionStart
+	// source "resume") is no compaction and nothing is delivered again. Nil: it does not.
+	ResumeKeepsHookText func(version string) bool
 	// Hooks is where and how the agent reads its hook commands.
 	Hooks HookConfig
 	// MCP is where and how the agent reads its MCP servers.

@@ -150,19 +150,12 @@ func claudeWrites(tool string, input, resp any, cwd string) []events.FileWrite {
 	return nil
 }
 
-// resumeKeepsHookText tells whether an agent of Claude Code's hook shape, at version (empty when
-// unknown), sends the hook text of a resumed session to the model again, checked against the
-// real programs: its SessionStart with source "resume" is then no compaction. Codex does;
-// Claude Code does from claudeResumeKeepsFrom on (2.1.260 and before did not). A Claude Code whose version
-// is unknown is taken for one before: a rule delivered twice costs less than one not held.
+// resumeKeepsHookText tells whether agent, at version (empty when unknown), sends the hook text
+// of a resumed session to the model again (its Dialect's ResumeKeepsHookText): its SessionStart
+// with source "resume" is then no compaction.
 func resumeKeepsHookText(agent Agent, version string) bool {
-	switch agent {
-	case Codex:
-		return true
-	case ClaudeCode:
-		return version != "" && compareVersions(version, claudeResumeKeepsFrom) >= 0
-	}
-	return false
+	d := DialectOf(agent)
+	return d != nil && d.ResumeKeepsHookText != nil && d.ResumeKeepsHookText(version)
 }
 
 // claudeResumeKeepsFrom is the first Claude Code version that sends a resumed session's hook
