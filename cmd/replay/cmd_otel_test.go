@@ -105,15 +105,7 @@ func TestOtelServeLive(t *testing.T) {
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	_, home, db, payloads := otelScenario(t)
-	srv := exec.Command(bin, "serve", "--db", db, "--idle", "2m", "--otel-endpoint", rcv.URL())
-	srv.Env = append(os.Environ(), "HOME="+home)
-	var srvOut bytes.Buffer
-	srv.Stdout, srv.Stderr = &srvOut, &srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	waitServer(t, db)
+	srv, srvOut := startOtelServe(t, bin, db, home, rcv.URL())
 	env := []string{"HOME=" + home, "TASKLOG_SERVE=on"}
 	for i, p := range payloads {
 		if r := hookProcess(bin, "claude-code", db, p, env); r.code != 0 || r.stderr != "" {
@@ -162,19 +154,7 @@ func TestOtelServeHungCollector(t *testing.T) {
 	defer ln.Close() // the kernel accepts; nothing ever answers
 	replies := func(endpoint string) (out []string, db string, srvLog string) {
 		_, home, db, payloads := otelScenario(t)
-		args := []string{"serve", "--db", db, "--idle", "2m"}
-		if endpoint != "" {
-			args = append(args, "--otel-endpoint", endpoint)
-		}
-		srv := exec.Command(bin, args...)
-		srv.Env = append(os.Environ(), "HOME="+home)
-		var srvOut bytes.Buffer
-		srv.Stdout, srv.Stderr = &srvOut, &srvOut
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Process.Kill()
-		waitServer(t, db)
+		srv, srvOut := startOtelServe(t, bin, db, home, endpoint)
 		for i, p := range payloads {
 			r := hookProcess(bin, "claude-code", db, p, []string{"HOME=" + home, "TASKLOG_SERVE=on"})
 			if r.code != 0 || r.stderr != "" {
@@ -281,4 +261,25 @@ func BenchmarkServeHookOtel(b *testing.B) {
 	for _, mode := range modes {
 		reportNamedPercentiles(b, mode+"-", times[mode])
 	}
+}
+
+// startOtelServe starts 'replay serve' for db with HOME home, exporting to endpoint ("" for no
+// export), and waits until it answers; its output collects in the buffer, and the test's end
+// kills it if it still runs.
+func startOtelServe(t *testing.T, bin, db, home, endpoint string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	args := []string{"serve", "--db", db, "--idle", "2m"}
+	if endpoint != "" {
+		args = append(args, "--otel-endpoint", endpoint)
+	}
+	srv := exec.Command(bin, args...)
+	srv.Env = append(os.Environ(), "HOME="+home)
+	var out bytes.Buffer
+	srv.Stdout, srv.Stderr = &out, &out
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	waitServer(t, db)
+	return srv, &out
 }

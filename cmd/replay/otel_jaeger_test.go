@@ -276,15 +276,7 @@ func TestOtelJaeger(t *testing.T) {
 	bin := replayBinary(t)
 	_, home, db, payloads := otelScenario(t)
 	sid := fmt.Sprintf("jaeger-live-%d", time.Now().UnixNano())
-	srv := exec.Command(bin, "serve", "--db", db, "--idle", "2m", "--otel-endpoint", j.otlp)
-	srv.Env = append(os.Environ(), "HOME="+home)
-	var srvOut bytes.Buffer
-	srv.Stdout, srv.Stderr = &srvOut, &srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	waitServer(t, db)
+	srv, srvOut := startOtelServe(t, bin, db, home, j.otlp)
 	env := []string{"HOME=" + home, "TASKLOG_SERVE=on"}
 	for i, p := range payloads {
 		p = bytes.ReplaceAll(p, []byte("a0d17000-5e55-4b7a-a76c-2bafc4c82781"), []byte(sid))
