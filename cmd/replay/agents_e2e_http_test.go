@@ -15,6 +15,7 @@ import (
 // as HTTP posts to 'replay serve --http' (replay install qwen --http): no process starts for a
 // hook, and the model and the log must show the same as with the command hooks.
 func TestQwenHTTPHooks(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, qwenDriver)
 	build := &replayBuilder{dir: t.TempDir()}
 	replay := build.binary(t)

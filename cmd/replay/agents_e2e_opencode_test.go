@@ -107,6 +107,7 @@ export const Hand = async () => ({
 // first event waits out the plugin's budget, and the events after it skip the server instead of
 // waiting again.
 func TestOpencodeHungServer(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, opencodeDriver)
 	replay := replayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
@@ -145,6 +146,7 @@ func TestOpencodeHungServer(t *testing.T) {
 // request of the continued run holds each rule once, from the first run, and tasklog delivers
 // nothing again. 'replay audit --json' must say the same.
 func TestOpencodeResume(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	read := func(ws string) fakemodel.Step {
 		return fakemodel.Call("read", map[string]any{"filePath": filepath.Join(ws, e2eRead)})
 	}

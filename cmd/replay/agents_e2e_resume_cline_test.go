@@ -16,6 +16,7 @@ import (
 // resumes only in its terminal UI ('cline --id' drops the prompt and refuses --json): the test
 // then checks the first run and skips, saying so.
 func TestClineResume(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a, replay, db := installedRun(t, clineDriver)
 	read := fakemodel.Call("read_files", map[string]any{"files": []any{map[string]any{"path": filepath.Join(a.ws, e2eRead)}}})
 

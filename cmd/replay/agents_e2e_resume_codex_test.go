@@ -16,6 +16,7 @@ import (
 // first session, and tasklog delivers nothing again. 'replay audit --json' must say the same:
 // the rule held at every request of the second prompt, delivered only in the first.
 func TestCodexResume(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a, replay, db := installedRun(t, codexDriver)
 	read := fakemodel.Call("exec_command", map[string]any{"cmd": "cat " + e2eRead})
 

@@ -15,6 +15,7 @@ import (
 // session it continues: every request of the continued run holds each rule once, from the
 // first run, and tasklog delivers nothing again. 'replay audit --json' must say the same.
 func TestPiResume(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	read := fakemodel.Call("read", map[string]string{"path": "src/api/routes.ts"})
 	r := newPiRun(t, "", read, fakemodel.Final("The routes are empty."))
 	r.serve()

@@ -23,6 +23,7 @@ import (
 // And 'replay audit --json' must agree with the requests the fake model saved
 // (checkAuditAgainstModel).
 func TestClaudeResume(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, claudeDriver)
 	build := &replayBuilder{dir: t.TempDir()}
 	replay := build.binary(t)

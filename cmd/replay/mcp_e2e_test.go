@@ -43,6 +43,7 @@ const (
 )
 
 func TestMCPInClaudeCode(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	d := claudeDriver
 	d.script = func(ws string) []fakemodel.Step {
 		return []fakemodel.Step{
