@@ -58,6 +58,7 @@ func Measure(ctx context.Context, c Config, rows []Row) (*Measured, error) {
 		bin, ok := bins[b.Pkg]
 		if !ok {
 			bin = filepath.Join(dir, strings.ReplaceAll(b.Pkg, "/", "_")+".test")
+			fmt.Fprintf(c.Log, "build the tests of ./%s\n", b.Pkg)
 			if err := build(ctx, c.Root, b.Pkg, bin); err != nil {
 				return nil, err
 			}
