@@ -131,14 +131,20 @@ func baseName(name string) string {
 }
 
 // Values is every value of unit that the benchmark name reported, one per run, in order; or
-// why there is none.
+// why there is none. A benchmark that failed in any run gives no values: the others' may be
+// the fast ones.
 func (o *Output) Values(name, unit string) ([]float64, error) {
+	if msg, ok := o.Failed[name]; ok {
+		return nil, fmt.Errorf("%s failed: %s", name, firstLine(msg)) // in one run of several, maybe
+	}
 	rs := o.Results[name]
 	if len(rs) == 0 {
-		for _, n := range append([]string{name}, parents(name)...) {
+		for _, n := range parents(name) {
 			if msg, ok := o.Failed[n]; ok {
 				return nil, fmt.Errorf("%s failed: %s", n, firstLine(msg))
 			}
+		}
+		for _, n := range append([]string{name}, parents(name)...) {
 			if msg, ok := o.Skipped[n]; ok {
 				return nil, fmt.Errorf("%s skipped: %s", n, firstLine(msg))
 			}

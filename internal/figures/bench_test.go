@@ -10,7 +10,7 @@ import (
 // benchOutput is benchmark output as a test binary prints it with -count 2 and -test.v: a
 // header, sub-benchmarks with custom metrics, a benchmark skipped below its top and one at its
 // top (their reasons before the status line), one that fails after its name is printed (the
-// reason after the status line, as without -test.v) and one that fails later (before).
+// reason after the status line, as without -test.v) and one that fails later (before), one that fails in the second of its runs.
 const benchOutput = `goos: linux
 goarch: amd64
 pkg: github.com/tasklog/tasklog/store
@@ -26,6 +26,10 @@ BenchmarkDiskUsage-2        	1000000000	         0.0000010 ns/op	       276.0 di
 BenchmarkBroken-2           	--- FAIL: BenchmarkBroken-2
     bench_test.go:12: open fixture: no such file
     bench_test.go:13: second line
+BenchmarkFlaky-2            	     100	      1000 ns/op
+BenchmarkFlaky
+    bench_test.go:30: lost the race
+--- FAIL: BenchmarkFlaky-2
 BenchmarkLate
     bench_test.go:20: late failure
 --- FAIL: BenchmarkLate-2
@@ -58,6 +62,7 @@ func TestValues(t *testing.T) {
 		{name: "BenchmarkClineCorpus/ws50/paths10.json/watched/cached", unit: "p50-µs",
 			err: "BenchmarkClineCorpus skipped: clinecorpus_bench_test.go:45: Cline corpus not found"},
 		{name: "BenchmarkLate", unit: "ns/op", err: "BenchmarkLate failed: bench_test.go:20: late failure"},
+		{name: "BenchmarkFlaky", unit: "ns/op", err: "BenchmarkFlaky failed: bench_test.go:30: lost the race"},
 		{name: "BenchmarkRenamed", unit: "ns/op", is: ErrNoBenchmark},
 		{name: "BenchmarkRead/payloads", unit: "events/s", is: ErrNoBenchmark},
 		{name: "BenchmarkRead/envelopes", unit: "p50-µs", is: ErrNoMetric},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -74,20 +75,11 @@ func benchCell(r Row, c Config) string {
 	var names []string
 	for _, p := range r.Parts {
 		top, _, _ := strings.Cut(p.Name, "/")
-		if n := "`" + top + "`"; !contains(names, n) {
+		if n := "`" + top + "`"; !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
 	return fmt.Sprintf("`%s` %s, `-benchtime %s`", r.Bench.Pkg, strings.Join(names, ", "), c.benchtime(r.Bench))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Markdown is the report: the machine, the load and the table.
