@@ -23,8 +23,8 @@ var Floors = [][]string{
 	// The shells over it: the server, the MCP server, the report and the web app, the replay
 	// test helpers; and terminal-safe text, which they print.
 	{"session/...", "internal/..."},
-	// The command line.
-	{"cmd/..."},
+	// The command line, and the program that measures the performance page's figures.
+	{"cmd/...", "internal/figures"},
 }
 
 // Floor is the floor of the package at path (relative to Module), and whether the table

@@ -1,0 +1,3 @@
+module example.com/tinymod
+
+go 1.26
