@@ -56,6 +56,32 @@ func TestConfigEnabled(t *testing.T) {
 	}
 }
 
+func TestConfigCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		ok   bool
+	}{
+		{"nothing set", Config{Getenv: env()}, true},
+		{"URL", Config{Endpoint: "http://127.0.0.1:4318", Getenv: env()}, true},
+		{"host:port", Config{Endpoint: "127.0.0.1:4318", Getenv: env()}, false},
+		{"grpc host:port", Config{Endpoint: "http://127.0.0.1:4317", Protocol: ProtocolGRPC, Getenv: env()}, true},
+		{"unknown protocol", Config{Getenv: env("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")}, false},
+	}
+	for _, tt := range tests {
+		err := tt.c.Check()
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Check: %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if tt.c.Endpoint == "" || err != nil {
+			continue
+		}
+		if _, nerr := NewExporter(context.Background(), tt.c); nerr != nil {
+			t.Errorf("%s: Check passes, NewExporter: %v", tt.name, nerr)
+		}
+	}
+}
+
 // TestExportToReceiver sends a recorded task to an OTLP/HTTP receiver: every span arrives with
 // its id, parent, name, recorded times and attributes, under the configured service name.
 func TestExportToReceiver(t *testing.T) {
