@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -202,6 +203,41 @@ func TestQueueHungCollector(t *testing.T) {
 	}
 	if q.Dropped() != total || q.Sent() != 0 {
 		t.Errorf("after Close: dropped %d, sent %d; want %d and 0", q.Dropped(), q.Sent(), total)
+	}
+}
+
+// TestQueueBatches: spans enqueued one hook at a time go out together, in one request, when
+// the delay ends or the queue closes; batchSize waiting spans go at once, without the delay.
+func TestQueueBatches(t *testing.T) {
+	c := &collect{}
+	q := newQueue(c, 0, time.Hour, nil)
+	span := Span{TraceID: "0102030405060708090a0b0c0d0e0f10", SpanID: "0102030405060708", Name: "x"}
+	for range 3 {
+		q.Enqueue([]Span{span})
+	}
+	if got := c.sent(); len(got) != 0 {
+		t.Fatalf("sent %v before the delay ended", got)
+	}
+	big := make([]Span, batchSize)
+	for i := range big {
+		big[i] = span
+	}
+	q.Enqueue(big)
+	deadline := time.Now().Add(waitLong)
+	for len(c.sent()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := c.sent(); len(got) != 1 || got[0] != batchSize {
+		t.Fatalf("with %d spans waiting, sent %v; want one request of %d at once", batchSize+3, got, batchSize)
+	}
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.sent(); !slices.Equal(got, []int{batchSize, 3}) {
+		t.Errorf("sent requests of %v spans, want [%d 3]", got, batchSize)
+	}
+	if q.Sent() != batchSize+3 || q.Dropped() != 0 {
+		t.Errorf("sent %d, dropped %d", q.Sent(), q.Dropped())
 	}
 }
 
