@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/otelexport"
 	"github.com/tasklog/tasklog/session/serve/wire"
 	"github.com/tasklog/tasklog/store"
 	"github.com/tasklog/tasklog/store/location"
@@ -80,7 +83,18 @@ type hookConfig struct {
 	// the agent ($TASKLOG_HOOK_AGAIN, or the server was reached and did not answer); the hook
 	// then prints that delivery again (session.AgentSession.HookAgain).
 	again bool
+	// otel is the OpenTelemetry export of a server this hook starts (its --otel-* flags; the
+	// OTEL_* variables reach that server with the hook's environment). A hook never exports.
+	otel otelexport.Config
+	// otelArgs are the --otel-* flags as given, for the server this hook starts.
+	otelArgs []string
 }
+
+// hookValueFlags are the flags of replay hook that take a value; --otel-log-user-prompts is
+// its one boolean flag.
+var hookValueFlags = []string{"db", "store", "budget", "otel-endpoint", "otel-protocol", "otel-service-name"}
+
+const hookPromptsFlag = "otel-log-user-prompts"
 
 func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB(), again: os.Getenv(hookAgainEnv) == "1"}
@@ -91,13 +105,23 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n\n"+
+			fmt.Fprintln(stderr, "usage: replay hook AGENT [--db PATH | --store nats://HOST:PORT[/STREAM]] [--budget DURATION]\n"+
+				"                   [--otel-endpoint URL] [--otel-protocol P] [--otel-service-name NAME] [--otel-log-user-prompts]\n\n"+
 				"Reads one hook payload of AGENT ("+hookAgentNames()+") on stdin,\n"+
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
-				"(owner-only) when that folder cannot be written.")
+				"(owner-only) when that folder cannot be written.\n\n"+
+				"The --otel-* flags are replay serve's: a hook never exports itself; the server it starts\n"+
+				"exports with these flags and the hook's OTEL_* variables.")
 			return hc, errHelp
-		case strings.HasPrefix(a, "-") && (name == "db" || name == "store" || name == "budget"):
+		case strings.HasPrefix(a, "-") && name == hookPromptsFlag:
+			on, err := strconv.ParseBool(cmp.Or(val, "true"))
+			if hasVal && err != nil {
+				return hc, fmt.Errorf("replay hook: --%s=%q is not true or false", name, val)
+			}
+			hc.otel.UserPrompts = on
+			hc.otelArgs = append(hc.otelArgs, "--"+name+"="+strconv.FormatBool(on))
+		case strings.HasPrefix(a, "-") && slices.Contains(hookValueFlags, name):
 			if !hasVal {
 				if i+1 >= len(args) {
 					return hc, fmt.Errorf("replay hook: flag --%s needs a value", name)
@@ -105,17 +129,30 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 				i++
 				val = args[i]
 			}
-			if name == "db" {
+			switch name {
+			case "db":
 				hc.db, dbSet = val, true
-			} else if name == "store" {
+			case "store":
 				storeVal, storeSet = val, true
-			} else if d, err := time.ParseDuration(val); err == nil && d > 0 {
+			case "budget":
+				d, err := time.ParseDuration(val)
+				if err != nil || d <= 0 {
+					return hc, fmt.Errorf("replay hook: --budget %q is not a positive duration", val)
+				}
 				hc.budget = d
-			} else {
-				return hc, fmt.Errorf("replay hook: --budget %q is not a positive duration", val)
+			default:
+				switch name {
+				case "otel-endpoint":
+					hc.otel.Endpoint = val
+				case "otel-protocol":
+					hc.otel.Protocol = val
+				case "otel-service-name":
+					hc.otel.ServiceName = val
+				}
+				hc.otelArgs = append(hc.otelArgs, "--"+name, val)
 			}
 		case strings.HasPrefix(a, "-"):
-			if s := closestFlag(name, []string{"db", "store", "budget"}); s != "" {
+			if s := closestFlag(name, append(slices.Clone(hookValueFlags), hookPromptsFlag)); s != "" {
 				return hc, fmt.Errorf("replay hook: unknown flag %s (did you mean --%s?)", a, s)
 			}
 			return hc, fmt.Errorf("replay hook: unknown flag %s", a)
@@ -124,6 +161,9 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		default:
 			return hc, fmt.Errorf("replay hook: unexpected argument %q", a)
 		}
+	}
+	if err := hc.otel.Check(); len(hc.otelArgs) > 0 && err != nil {
+		return hc, fmt.Errorf("replay hook: %w", err)
 	}
 	loc, err := location.Select(hc.db, dbSet, storeVal, storeSet, true)
 	if err != nil {
@@ -193,6 +233,7 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 		return reply
 	}
 	text, err := hc.handle(ctx, h, payload)
+	hc.noteNotExported(h)
 	if err != nil && hc.again && errors.Is(err, store.ErrLocked) {
 		// The payload is spooled; a server that took over the database may hold its delivery.
 		if reply, ok := hc.againViaServer(ctx, payload); ok {

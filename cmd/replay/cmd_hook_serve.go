@@ -52,7 +52,7 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	sock := serve.SocketPath(hc.db)
 	res, err := wire.Hook(callCtx, sock, "replay hook", string(hc.hint), payload)
 	if serverStarter != nil && wire.NothingListens(err) && !startFailedRecently(hc.db) {
-		if serr := serverStarter(hc.loc.String()); serr != nil {
+		if serr := serverStarter(hc.loc.String(), hc.otelArgs); serr != nil {
 			markStartFailed(hc.db)
 			hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("start replay serve: %w", serr))
 			return nil, false
@@ -82,9 +82,9 @@ func (hc *hookConfig) viaServer(ctx context.Context, h *agentlog.Hook, payload [
 	return agentlog.NeutralReply(h.Agent, h.Event), true
 }
 
-// serverStarter starts a server for a database; nil in test binaries, whose executable is not
-// replay (tests set it).
-var serverStarter = func() func(db string) error {
+// serverStarter starts a server for a database, with more flags of replay serve (the hook's
+// --otel-* flags); nil in test binaries, whose executable is not replay (tests set it).
+var serverStarter = func() func(db string, flags []string) error {
 	if testing.Testing() {
 		return nil
 	}
@@ -191,8 +191,9 @@ func hookStarted(ctx context.Context, wait time.Duration, sock, agent string, pa
 // startServer starts 'replay serve --db DB' ('--store URL' for a NATS store) in a session of its
 // own, detached from the hook's stdio (the agent reads the hook's stdout until every writer
 // closed it) and left running when the hook exits. Of several started at once, one gets the
-// database's server lock; the others exit.
-func startServer(db string) error {
+// database's server lock; the others exit. The server has the hook's environment (the OTEL_*
+// variables of its export among it) and takes flags too (the hook's --otel-* flags).
+func startServer(db string, flags []string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -201,6 +202,7 @@ func startServer(db string) error {
 	if idle := os.Getenv("TASKLOG_SERVE_IDLE"); idle != "" {
 		args = append(args, "--idle", idle)
 	}
+	args = append(args, flags...)
 	cmd := exec.Command(exe, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// Stdin, Stdout and Stderr left nil are the null device.
@@ -208,4 +210,21 @@ func startServer(db string) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// noteNotExported notes once in the error log of a database that a hook with OpenTelemetry
+// export configured recorded its payload itself, without a server: a hook never exports (an
+// exporter must not slow it), so what it records reaches a collector only through 'replay otel
+// export'. The marker file beside the database says it was noted.
+func (hc *hookConfig) noteNotExported(h *agentlog.Hook) {
+	if !hc.otel.Enabled() {
+		return
+	}
+	f, err := os.OpenFile(hc.db+".otel-noted", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return // noted before, or the folder cannot be written (nor then the log)
+	}
+	f.Close()
+	hc.logError(io.Discard, h.Agent, h.Event, errors.New("note: OpenTelemetry export is configured, but this hook recorded its payload without replay serve "+
+		"($TASKLOG_SERVE=off, or no server took it): a hook never exports itself, so what hooks record this way is sent only by 'replay otel export' (noted once)"))
 }

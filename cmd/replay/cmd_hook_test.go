@@ -480,7 +480,7 @@ func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "tasklog.db")
 			var started int
 			old := serverStarter
-			serverStarter = func(string) error { started++; return nil }
+			serverStarter = func(string, []string) error { started++; return nil }
 			defer func() { serverStarter = old }()
 			tc.setup(t, db)
 			fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")

@@ -40,6 +40,11 @@ var docRunElsewhere = map[string]string{
 	"nats-server -js -c node3.conf": "TestNATSReplicas",
 	"export TASKLOG_STORE='nats://127.0.0.1:4222,127.0.0.1:4223,127.0.0.1:4224/TASKLOG?replicas=3'": "TestNATSReplicas",
 
+	// Jaeger for the trace test, which .ci/run builds in the background and runs when it can.
+	"bash .ci/install-jaeger":                                                         ".ci/run",
+	"go test -race -count=1 -run TestOtelJaeger ./cmd/replay":                         ".ci/run",
+	"go test ./cmd/replay -run '^$' -bench 'BenchmarkServeHookOtel$' -benchtime 200x": "BenchmarkServeHookOtel",
+
 	// The web app's pages, timed.
 	"go test -run '^$' -bench BenchmarkPages -benchtime 3x ./session/web": "BenchmarkPages",
 }

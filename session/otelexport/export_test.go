@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +54,32 @@ func TestConfigEnabled(t *testing.T) {
 	}
 	if o := (Config{Getenv: env("OTEL_LOG_USER_PROMPTS", "1")}).Options(); !o.UserPrompts {
 		t.Error("OTEL_LOG_USER_PROMPTS=1 does not turn UserPrompts on")
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		ok   bool
+	}{
+		{"nothing set", Config{Getenv: env()}, true},
+		{"URL", Config{Endpoint: "http://127.0.0.1:4318", Getenv: env()}, true},
+		{"host:port", Config{Endpoint: "127.0.0.1:4318", Getenv: env()}, false},
+		{"grpc host:port", Config{Endpoint: "http://127.0.0.1:4317", Protocol: ProtocolGRPC, Getenv: env()}, true},
+		{"unknown protocol", Config{Getenv: env("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")}, false},
+	}
+	for _, tt := range tests {
+		err := tt.c.Check()
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Check: %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if tt.c.Endpoint == "" || err != nil {
+			continue
+		}
+		if _, nerr := NewExporter(context.Background(), tt.c); nerr != nil {
+			t.Errorf("%s: Check passes, NewExporter: %v", tt.name, nerr)
+		}
 	}
 }
 
@@ -176,6 +203,41 @@ func TestQueueHungCollector(t *testing.T) {
 	}
 	if q.Dropped() != total || q.Sent() != 0 {
 		t.Errorf("after Close: dropped %d, sent %d; want %d and 0", q.Dropped(), q.Sent(), total)
+	}
+}
+
+// TestQueueBatches: spans enqueued one hook at a time go out together, in one request, when
+// the delay ends or the queue closes; batchSize waiting spans go at once, without the delay.
+func TestQueueBatches(t *testing.T) {
+	c := &collect{}
+	q := newQueue(c, 0, time.Hour, nil)
+	span := Span{TraceID: "0102030405060708090a0b0c0d0e0f10", SpanID: "0102030405060708", Name: "x"}
+	for range 3 {
+		q.Enqueue([]Span{span})
+	}
+	if got := c.sent(); len(got) != 0 {
+		t.Fatalf("sent %v before the delay ended", got)
+	}
+	big := make([]Span, batchSize)
+	for i := range big {
+		big[i] = span
+	}
+	q.Enqueue(big)
+	deadline := time.Now().Add(waitLong)
+	for len(c.sent()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := c.sent(); len(got) != 1 || got[0] != batchSize {
+		t.Fatalf("with %d spans waiting, sent %v; want one request of %d at once", batchSize+3, got, batchSize)
+	}
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.sent(); !slices.Equal(got, []int{batchSize, 3}) {
+		t.Errorf("sent requests of %v spans, want [%d 3]", got, batchSize)
+	}
+	if q.Sent() != batchSize+3 || q.Dropped() != 0 {
+		t.Errorf("sent %d, dropped %d", q.Sent(), q.Dropped())
 	}
 }
 

@@ -238,15 +238,23 @@ func attr(attrs []Attr, key string) any {
 
 // collect is a Sender that keeps what it is sent.
 type collect struct {
-	mu    sync.Mutex
-	spans []Span
+	mu       sync.Mutex
+	spans    []Span
+	requests []int // the spans of each request
 }
 
 func (c *collect) Export(_ context.Context, spans []Span) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.spans = append(c.spans, spans...)
+	c.requests = append(c.requests, len(spans))
 	return nil
+}
+
+func (c *collect) sent() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.requests)
 }
 
 // TestLiveCatchUp: a server that meets a task in the middle (before > 0) folds its log in the

@@ -93,6 +93,28 @@ func (c Config) protocol() (string, error) {
 	return "", fmt.Errorf("OTLP protocol %q: use %s or %s", p, ProtocolHTTP, ProtocolGRPC)
 }
 
+// Check tells whether the configuration's protocol and endpoint flag are ones NewExporter
+// takes, without making an exporter.
+func (c Config) Check() error {
+	proto, err := c.protocol()
+	if err != nil {
+		return err
+	}
+	if c.Endpoint != "" && proto == ProtocolHTTP {
+		_, err = endpointURL(c.Endpoint)
+	}
+	return err
+}
+
+// endpointURL parses an endpoint flag of the http/protobuf protocol: a URL, not host:port.
+func endpointURL(endpoint string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("OTLP endpoint %q: give a URL such as http://127.0.0.1:4318", endpoint)
+	}
+	return u, nil
+}
+
 // Exporter sends spans over OTLP with a resource (service.name, OTEL_RESOURCE_ATTRIBUTES).
 type Exporter struct {
 	exp   sdktrace.SpanExporter
@@ -125,9 +147,9 @@ func NewExporter(ctx context.Context, c Config) (*Exporter, error) {
 	default:
 		opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
 		if c.Endpoint != "" {
-			u, perr := url.Parse(c.Endpoint)
-			if perr != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-				return nil, fmt.Errorf("OTLP endpoint %q: give a URL such as http://127.0.0.1:4318", c.Endpoint)
+			u, perr := endpointURL(c.Endpoint)
+			if perr != nil {
+				return nil, perr
 			}
 			u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 			opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))

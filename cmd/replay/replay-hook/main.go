@@ -2,7 +2,7 @@
 // hook payload to the database's running server ('replay serve') and prints its reply. It
 // takes the same arguments,
 //
-//	replay-hook AGENT [--db PATH] [--budget DURATION]
+//	replay-hook AGENT [--db PATH] [--budget DURATION] [--otel-* flags]
 //
 // and links only part of the standard library (no encoding/json, no fmt: their code and
 // initialisation cost page faults at every start) and the protocol's client
@@ -120,6 +120,15 @@ func (c *call) parse() bool {
 		a := c.args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
+		case strings.HasPrefix(a, "-") && name == "otel-log-user-prompts":
+			// For the server replay hook starts; a running server keeps its own.
+		case strings.HasPrefix(a, "-") && (name == "otel-endpoint" || name == "otel-protocol" || name == "otel-service-name"):
+			if !hasVal {
+				if i+1 >= len(c.args) {
+					return false
+				}
+				i++
+			}
 		case strings.HasPrefix(a, "-") && (name == "db" || name == "budget"):
 			if !hasVal {
 				if i+1 >= len(c.args) {

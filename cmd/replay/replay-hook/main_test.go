@@ -37,6 +37,10 @@ func TestParse(t *testing.T) {
 		{[]string{"claude-code", "--budget", "-1s"}, false, "", hookBudget},
 		{[]string{"claude-code", "--db"}, false, "", hookBudget},
 		{[]string{"claude-code", "extra"}, false, "", hookBudget},
+		// The --otel-* flags are for the server replay hook starts: the fast path takes them.
+		{[]string{"codex", "--otel-endpoint", "http://127.0.0.1:4318", "--db", "/x/t.db"}, true, "/x/t.db", hookBudget},
+		{[]string{"codex", "--otel-protocol=grpc", "--otel-service-name", "svc", "--otel-log-user-prompts"}, true, "", hookBudget},
+		{[]string{"codex", "--otel-endpoint"}, false, "", hookBudget},
 	}
 	t.Setenv("TASKLOG_STORE", "")
 	for _, tt := range tests {
