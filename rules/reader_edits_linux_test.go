@@ -176,3 +176,53 @@ func diffFiles(got, want []File) string {
 	}
 	return out
 }
+
+// TestReaderReadsAgainOnlyTheEdit checks that a Reader checking a large rules folder from the
+// memory of its last walk reads again exactly the files edited, after an edit in place, a new
+// file and a rename, and collects what Collect reads each time.
+func TestReaderReadsAgainOnlyTheEdit(t *testing.T) {
+	files := map[string]string{}
+	for i := range parallelStats + 40 {
+		files[fmt.Sprintf(".clinerules/r%04d.md", i)] = fmt.Sprintf("Rule %d.\n", i)
+	}
+	dir := oldTree(t, files)
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
+	// Reads are stamped an hour late, so that an edit just made lies outside the racy window.
+	r := &Reader{Now: func() time.Time { return time.Now().Add(time.Hour) }}
+	steps := []struct {
+		name   string
+		change func()
+		reads  int
+	}{
+		{"first collection", func() {}, len(files)},
+		{"nothing changed", func() {}, 0},
+		{"nothing changed again", func() {}, 0},
+		{"one file edited", func() { write(t, dir, ".clinerules/r0003.md", "Edited, and longer.\n") }, 1},
+		{"nothing changed after the edit", func() {}, 0},
+		{"a new file", func() { write(t, dir, ".clinerules/new.md", "New.\n") }, 1},
+		{"a file renamed", func() {
+			if err := os.Rename(filepath.Join(dir, ".clinerules/r0007.md"), filepath.Join(dir, ".clinerules/renamed.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"nothing changed at last", func() {}, 0},
+	}
+	for _, st := range steps {
+		st.change()
+		before := r.FilesRead()
+		got, err := r.Collect(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads := r.FilesRead() - before; reads != st.reads {
+			t.Errorf("%s: read %d files, want %d", st.name, reads, st.reads)
+		}
+		want, err := Collect(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the reader collected otherwise than Collect:\n%s", st.name, diffFiles(got, want))
+		}
+	}
+}

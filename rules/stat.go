@@ -157,32 +157,41 @@ func (c *collector) statMany(fsys fs.FS, names []string) []checked {
 func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked, out []File, prev []cachedFile) []cachedFile {
 	var todo []int
 	room := MaxCollectionBytes - c.bytes
-	var next []cachedFile // nil while it is prev (see below)
+	// next is what to keep; while every file is as prev has it, it stays nil and prev is kept
+	// as it is, which is the most frequent case.
+	var next []cachedFile
 	if prev == nil {
 		next = make([]cachedFile, len(names))
 	}
-	changed := false // from prev
+	changed := func(i int) {
+		if next == nil {
+			next = make([]cachedFile, len(names))
+			copy(next, prev[:i])
+		}
+	}
 	for i, name := range names {
 		ck := checked[i]
 		if ck.err != nil || !ck.si.mode.IsRegular() {
 			if prev != nil && prev[i].file.Path != "" {
-				changed = true
+				changed(i)
 			}
 			continue
 		}
 		if prev != nil {
 			if p := prev[i]; p.file.Path == name && p.file.Provider == like.Provider && p.vouches(ck.si) {
 				out[i] = p.file
+				if next != nil {
+					next[i] = p
+				}
 				continue
 			}
-			changed = true
-		} else {
-			f := like
-			f.Path = name
-			if hit, ok := c.cache.remembered(f, ck.si); ok {
-				out[i], next[i] = hit.file, hit
-				continue
-			}
+			changed(i)
+		}
+		f := like
+		f.Path = name
+		if hit, ok := c.cache.remembered(f, ck.si); ok {
+			out[i], next[i] = hit.file, hit
+			continue
 		}
 		if ck.si.size > room {
 			continue
@@ -190,18 +199,8 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 		room -= ck.si.size
 		todo = append(todo, i)
 	}
-	if prev != nil {
-		// Most often every file is as it was: what the last collection kept is kept again as
-		// it is. Otherwise the files it vouched for are kept, and what is read below.
-		if !changed {
-			return prev
-		}
-		next = make([]cachedFile, len(names))
-		for i := range names {
-			if out[i].Path != "" {
-				next[i] = prev[i]
-			}
-		}
+	if next == nil {
+		return prev
 	}
 	if len(todo) == 0 {
 		return next
