@@ -250,15 +250,23 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 		return
 	}
 	// Most sources are absent: the look-up that says so allocates nothing.
-	if si, err := c.stat(fsys, s.dir); err != nil || !si.mode.IsDir() {
-		return
-	}
-	info, err := fs.Stat(fsys, s.dir)
-	if err != nil || !info.IsDir() {
+	si, err := c.stat(fsys, s.dir)
+	if err != nil || !si.mode.IsDir() {
 		return
 	}
 	sw := sourceWalk{c: c, fsys: fsys, scope: scope, root: root, s: s}
-	sw.walk(s.dir, 1, info)
+	var prev []cachedFile // what the last collection of the same walk kept of its files
+	if w, ok := c.walked(fsys, scope, root, s, si); ok {
+		sw.found, prev = w.found, w.files
+	} else {
+		info, err := fs.Stat(fsys, s.dir)
+		if err != nil || !info.IsDir() {
+			return
+		}
+		start := c.entries
+		sw.walk(s.dir, 1, info)
+		c.rememberWalk(&sw, c.entries-start)
+	}
 	like := File{Provider: s.provider, Scope: scope, Root: root}
 	if checked := c.statMany(fsys, sw.found); checked != nil {
 		// The files go into c.files in place: read ahead, or left empty to be read here.
@@ -266,7 +274,8 @@ func (c *collector) source(fsys fs.FS, scope, root string, s source) {
 		c.files = slices.Grow(c.files, len(sw.found))[:at+len(sw.found)]
 		ahead := c.files[at:]
 		clear(ahead)
-		c.readAhead(fsys, like, sw.found, checked, ahead)
+		kept := c.readAhead(fsys, like, sw.found, checked, ahead, prev)
+		c.keepFiles(scope, root, s, sw.found, kept)
 		for i, p := range sw.found {
 			if ahead[i].Path == "" {
 				f := like
@@ -299,6 +308,10 @@ type sourceWalk struct {
 	found       []string
 	notes       []File // links not followed
 	limits      walkLimits
+	// listed are the folders the walk listed, in order; linked or failed is set when it met a
+	// link or a folder it could not read, and then it is not remembered (see rememberWalk).
+	listed         []listedDir
+	linked, failed bool
 }
 
 // walkLimits records which bound a walk stopped at.
@@ -341,9 +354,15 @@ func (sw *sourceWalk) walk(dir string, depth int, info fs.FileInfo) {
 		return
 	}
 	if err != nil {
+		sw.failed = true
 		c.files = append(c.files, File{Provider: s.provider, Scope: sw.scope, Root: sw.root, Path: dir,
 			ReadError: "read folder: " + err.Error()})
 		return
+	}
+	if info == nil {
+		sw.failed = true // the folder's stat is not known, so neither what would vouch for it
+	} else {
+		sw.listed = append(sw.listed, listedDir{dir, statInfoOf(info)})
 	}
 	// Real subfolders first, links after: a folder reached both ways is read under its own name.
 	for _, e := range entries {
@@ -374,6 +393,7 @@ func (sw *sourceWalk) entry(dir string, depth int, e fs.DirEntry) bool {
 	var sub fs.FileInfo
 	if isDir || e.Type()&fs.ModeSymlink != 0 {
 		if e.Type()&fs.ModeSymlink != 0 {
+			sw.linked = true
 			c.linked()
 		}
 		if fi, err := fs.Stat(sw.fsys, full); err == nil {

@@ -17,15 +17,17 @@ const racyWindow = 2 * time.Second
 
 // A Reader collects rule files as [Collect] does and remembers what it read, so that the next
 // collection reads again only what changed. A file is read again unless its size, mode and
-// modification time are those it had when it was read and that modification time lay at least
-// two seconds before the read; a folder is listed again on the same terms.
+// modification time (on Linux also its inode and change time) are those it had when it was
+// read and that modification time lay at least two seconds before the read; a folder is listed
+// again on the same terms.
 //
 // This relies on what operating systems do: writing a file sets its modification time, and
-// adding, removing or renaming an entry sets its folder's. A file system of another kind must
-// do the same or report zero times; one that reports no modification times (testing/fstest.MapFS
-// without them, embed.FS) is read in full every time. A tool that rewrites a file keeping its
-// size and setting its modification time back to the old value defeats this; Collect without a
-// Reader reads everything.
+// adding, removing or renaming an entry sets its folder's; any change sets the change time,
+// which cannot be set back. A file system of another kind must do the same or report zero
+// times; one that reports no modification times (testing/fstest.MapFS without them, embed.FS)
+// is read in full every time. Except on Linux, a tool that rewrites a file keeping its size and
+// setting its modification time back to the old value defeats this; Collect without a Reader
+// reads everything.
 //
 // A Reader is safe for concurrent use. It is meant for one workspace (one set of file systems):
 // entries are keyed by scope, root and path.
@@ -36,10 +38,11 @@ type Reader struct {
 	mu     sync.Mutex
 	files  map[fileKey]cachedFile
 	dirs   map[fileKey]cachedDir
-	roots  map[string]*rootWatch // by root name
-	reads  int                   // files read from a file system rather than served from memory
-	last   int                   // files the last collection found, to size the next
-	closes int                   // how many times Close ran
+	walks  map[fileKey]cachedWalk // by walkKey
+	roots  map[string]*rootWatch  // by root name
+	reads  int                    // files read from a file system rather than served from memory
+	last   int                    // files the last collection found, to size the next
+	closes int                    // how many times Close ran
 }
 
 // rootWatch is what the last collection of a watched root found, and its watches. A root
@@ -158,8 +161,7 @@ type stamp struct {
 // vouches reports whether info shows the same file the stamp was taken of.
 func (s stamp) vouches(info statInfo) bool {
 	mt := info.modTime
-	return !mt.IsZero() && mt.Equal(s.modTime) && info.size == s.size && info.mode == s.mode &&
-		mt.Before(s.readAt.Add(-racyWindow))
+	return !mt.IsZero() && info.same(s.statInfo) && mt.Before(s.readAt.Add(-racyWindow))
 }
 
 type cachedFile struct {
@@ -204,13 +206,19 @@ func cacheKey(f File) fileKey { return fileKey{f.Scope, f.Root, f.Path} }
 
 // file returns the remembered read of f when info vouches for it.
 func (r *Reader) file(f File, info statInfo) (File, bool) {
+	c, ok := r.remembered(f, info)
+	return c.file, ok
+}
+
+// remembered is file with the stamp of the read.
+func (r *Reader) remembered(f File, info statInfo) (cachedFile, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.files[cacheKey(f)]
 	if !ok || !c.vouches(info) || c.file.Provider != f.Provider {
-		return File{}, false
+		return cachedFile{}, false
 	}
-	return c.file, true
+	return c, true
 }
 
 func (r *Reader) remember(f File, info statInfo, readAt time.Time) {

@@ -8,15 +8,27 @@ import (
 )
 
 // statInfo is what a [Reader] compares to know a file or folder unchanged: its size, its type
-// and permissions, and its modification time.
+// and permissions, and its modification time; where the system gives them (Linux), also its
+// inode and its change time, which no one can set back: a file replaced by another (a rename
+// over it) has another inode, and one rewritten with its size kept and its modification time
+// restored has a new change time.
 type statInfo struct {
 	size    int64
 	mode    fs.FileMode
 	modTime time.Time
+	ino     uint64
+	ctime   int64 // nanoseconds since 1970
 }
 
 func statInfoOf(info fs.FileInfo) statInfo {
-	return statInfo{size: info.Size(), mode: info.Mode(), modTime: info.ModTime()}
+	si := statInfo{size: info.Size(), mode: info.Mode(), modTime: info.ModTime()}
+	si.ino, si.ctime = sysStat(info)
+	return si
+}
+
+// same reports whether two stats are alike in all a Reader compares.
+func (si statInfo) same(o statInfo) bool {
+	return si.size == o.size && si.mode == o.mode && si.modTime.Equal(o.modTime) && si.ino == o.ino && si.ctime == o.ctime
 }
 
 // dirFD is a folder of an os.DirFS opened for one collection, that the collection's files are
@@ -139,19 +151,46 @@ func (c *collector) statMany(fsys fs.FS, names []string) []checked {
 // processors when there are many (a first collection of thousands of rule files). Files are
 // read ahead only while their sizes fit in what is left of MaxCollectionBytes, so that memory
 // stays bounded as when reading one by one; the rest are left to the caller (an empty Path).
-// out[i] gets the file of names[i].
-func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked, out []File) {
+// out[i] gets the file of names[i]. prev, when not nil, is what the last collection of the same
+// walk (the same names) kept of each file, looked at instead of the reader's memory by path;
+// readAhead returns what to keep for the next one.
+func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []checked, out []File, prev []cachedFile) []cachedFile {
 	var todo []int
 	room := MaxCollectionBytes - c.bytes
+	// next is what to keep; while every file is as prev has it, it stays nil and prev is kept
+	// as it is, which is the most frequent case.
+	var next []cachedFile
+	if prev == nil {
+		next = make([]cachedFile, len(names))
+	}
+	changed := func(i int) {
+		if next == nil {
+			next = make([]cachedFile, len(names))
+			copy(next, prev[:i])
+		}
+	}
 	for i, name := range names {
 		ck := checked[i]
 		if ck.err != nil || !ck.si.mode.IsRegular() {
+			if prev != nil && prev[i].file.Path != "" {
+				changed(i)
+			}
 			continue
+		}
+		if prev != nil {
+			if p := prev[i]; p.file.Path == name && p.file.Provider == like.Provider && p.vouches(ck.si) {
+				out[i] = p.file
+				if next != nil {
+					next[i] = p
+				}
+				continue
+			}
+			changed(i)
 		}
 		f := like
 		f.Path = name
-		if hit, ok := c.cache.file(f, ck.si); ok {
-			out[i] = hit
+		if hit, ok := c.cache.remembered(f, ck.si); ok {
+			out[i], next[i] = hit.file, hit
 			continue
 		}
 		if ck.si.size > room {
@@ -160,8 +199,11 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 		room -= ck.si.size
 		todo = append(todo, i)
 	}
+	if next == nil {
+		return prev
+	}
 	if len(todo) == 0 {
-		return
+		return next
 	}
 	if dir, ok := osDir(fsys); ok {
 		c.bound.realDir(dir) // found once, then only read by the readers below
@@ -175,6 +217,7 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 			f = readFile(fsys, f, &b)
 			if f.ReadError == "" {
 				c.cache.remember(f, checked[i].si, readAt)
+				next[i] = cachedFile{stamp{checked[i].si, readAt}, f}
 			}
 			out[i] = f
 		}
@@ -182,7 +225,7 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 	procs := runtime.GOMAXPROCS(0)
 	if len(todo) < parallelStats || procs < 2 {
 		part(todo)
-		return
+		return next
 	}
 	size := (len(todo) + procs - 1) / procs
 	var wg sync.WaitGroup
@@ -195,4 +238,5 @@ func (c *collector) readAhead(fsys fs.FS, like File, names []string, checked []c
 	}
 	part(todo[:min(size, len(todo))])
 	wg.Wait()
+	return next
 }

@@ -63,7 +63,8 @@ func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err er
 		}
 		break
 	}
-	return statInfo{size: st.Size, mode: fileMode(uint32(st.Mode)), modTime: time.Unix(st.Mtim.Unix())}, true, nil
+	return statInfo{size: st.Size, mode: fileMode(uint32(st.Mode)), modTime: time.Unix(st.Mtim.Unix()),
+		ino: uint64(st.Ino), ctime: st.Ctim.Nano()}, true, nil
 }
 
 // fileMode converts a stat(2) mode as package os does.

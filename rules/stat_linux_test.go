@@ -52,7 +52,8 @@ func TestStatAtIsOSStat(t *testing.T) {
 		if !done || err != nil {
 			t.Fatalf("%s: done %v, %v", name, done, err)
 		}
-		if want := statInfoOf(info); got.size != want.size || got.mode != want.mode || !got.modTime.Equal(want.modTime) {
+		if want := statInfoOf(info); got.size != want.size || got.mode != want.mode || !got.modTime.Equal(want.modTime) ||
+			got.ino != want.ino || got.ctime != want.ctime || want.ino == 0 || want.ctime == 0 {
 			t.Errorf("%s: statAt %+v, os.Stat %+v", name, got, want)
 		}
 	}
