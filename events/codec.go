@@ -70,11 +70,18 @@ func (e Event) MarshalBinary() ([]byte, error) {
 // ComputeHash is SHA-256 over the binary encoding of every field but Hash.
 func (e *Event) ComputeHash() Hash {
 	var buf [512]byte // most events fit: no allocation then
-	b := buf[:0]
-	if n := e.encodedSize(); n > len(buf) {
-		b = make([]byte, 0, n)
+	if n := e.encodedSize(); n <= len(buf) {
+		return sha256.Sum256(e.appendUnhashed(buf[:0]))
 	}
-	return sha256.Sum256(e.appendUnhashed(b))
+	// A large event (a decision) is hashed as its fields, then its data where it lies, not
+	// copied after them first: the same bytes in the same order.
+	head := binary.AppendUvarint(e.appendHead(buf[:0]), uint64(len(e.Data)))
+	h := sha256.New()
+	h.Write(head)
+	h.Write(e.Data)
+	var sum Hash
+	h.Sum(sum[:0])
+	return sum
 }
 
 func (e *Event) encodedSize() int {
@@ -86,6 +93,12 @@ func (e *Event) encodedSize() int {
 }
 
 func (e *Event) appendUnhashed(b []byte) []byte {
+	b = binary.AppendUvarint(e.appendHead(b), uint64(len(e.Data)))
+	return append(b, e.Data...)
+}
+
+// appendHead appends the encoding of every field before the data's length.
+func (e *Event) appendHead(b []byte) []byte {
 	var flags byte
 	if !e.Time.IsZero() {
 		flags |= flagTime
@@ -107,9 +120,7 @@ func (e *Event) appendUnhashed(b []byte) []byte {
 		b = appendString(b, e.Origin.File)
 		b = binary.AppendUvarint(b, uint64(e.Origin.Record))
 	}
-	b = append(b, e.Prev[:]...)
-	b = binary.AppendUvarint(b, uint64(len(e.Data)))
-	return append(b, e.Data...)
+	return append(b, e.Prev[:]...)
 }
 
 func appendString(b []byte, s string) []byte {

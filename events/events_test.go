@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"math/rand"
@@ -282,6 +283,20 @@ func TestDecisionHead(t *testing.T) {
 	} {
 		if _, err := Head(bad); err == nil {
 			t.Errorf("Head(%s %s) accepted", bad.Type, bad.Data)
+		}
+	}
+}
+
+// ComputeHash is SHA-256 over the encoding without the hash, whether the event fits the stack
+// buffer or its data is hashed where it lies.
+func TestComputeHashOfEverySize(t *testing.T) {
+	for _, n := range []int{0, 1, 300, 400, 420, 440, 460, 511, 512, 513, 4096, 45000} {
+		for _, origin := range []*Origin{nil, {File: strings.Repeat("f", 600), Record: 3}} {
+			e := Event{Task: uuid.New(), Seq: 300, Turn: 2, Type: TypeToolCall, V: 1, Origin: origin,
+				Time: time.Unix(1, 2), Data: []byte(strings.Repeat("x", n)), Prev: Hash{9}}
+			if got, want := e.ComputeHash(), Hash(sha256.Sum256(e.appendUnhashed(nil))); got != want {
+				t.Errorf("%d bytes of data, origin %v: ComputeHash %s, want %s", n, origin != nil, got, want)
+			}
 		}
 	}
 }

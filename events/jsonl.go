@@ -223,8 +223,11 @@ func ParseLine(raw []byte) (Line, error) {
 		return Line{Sig: s}, err
 	}
 	var jl jsonLine
-	if err := decodeStrict(raw, &jl); err != nil {
-		return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if !decodeLineFast(raw, &jl) {
+		jl = jsonLine{}
+		if err := decodeStrict(raw, &jl); err != nil {
+			return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 	}
 	if jl.Type == "" {
 		return Line{}, fmt.Errorf("%w: missing \"type\"", ErrInvalid)
@@ -300,11 +303,18 @@ func lineData(s *schema, t Type, v int, data []byte, verbatim bool) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	p := s.new()
-	if err := decodeStrict(up, p); err != nil {
-		return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+	if verbatim && t == TypeDecision && checkDecisionFast(up) {
+		// Kept as it is, a decision is only checked, not built: most of an export's bytes.
+		return append([]byte(nil), data...), nil
 	}
-	if err := p.validate(); err != nil {
+	p, fast := decodeFast(t, up, nil)
+	if !fast {
+		p = s.new()
+		if err := decodeStrict(up, p); err != nil {
+			return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+		}
+	}
+	if err := validateDecoded(p, fast); err != nil {
 		return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
 	}
 	switch {

@@ -123,40 +123,43 @@ func (s *strictScanner) object(depth int) error {
 		s.i++
 		return nil
 	}
-	var keys []string
-	var index map[string]bool // for objects with many keys
+	// The keys seen so far, as bytes of the line (unquoted when they hold escapes): most
+	// objects have a few keys, compared one by one without allocating; from 16 on, a map.
+	var few [16][]byte
+	keys := few[:0]
+	var index map[string]bool
 	for {
 		if s.peek() != '"' {
 			return errSyntax
 		}
-		key, err := s.str(true)
+		key, err := s.key()
 		if err != nil {
 			return within(err, "(key)")
 		}
-		seen := index[key]
+		seen := index[string(key)]
 		if index == nil {
 			for _, k := range keys {
-				seen = seen || k == key
+				seen = seen || string(k) == string(key)
 			}
 		}
 		if seen {
 			return &strictError{what: fmt.Sprintf("key %s appears twice in one object (JSON readers disagree on which one counts): give each key once",
-				strconv.Quote(key))}
+				strconv.Quote(string(key)))}
 		}
 		if keys = append(keys, key); len(keys) == 16 {
 			index = map[string]bool{}
 			for _, k := range keys {
-				index[k] = true
+				index[string(k)] = true
 			}
 		} else if index != nil {
-			index[key] = true
+			index[string(key)] = true
 		}
 		if s.peek() != ':' {
 			return errSyntax
 		}
 		s.i++
 		if err := s.value(depth + 1); err != nil {
-			return within(err, key)
+			return within(err, string(key))
 		}
 		switch s.peek() {
 		case ',':
@@ -168,6 +171,23 @@ func (s *strictScanner) object(depth int) error {
 			return errSyntax
 		}
 	}
+}
+
+// key moves past the key at s.b[s.i] == '"', checking it, and returns it unquoted: the line's
+// own bytes when it holds no escape.
+func (s *strictScanner) key() ([]byte, error) {
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], nil
+		case c == '\\' || c >= utf8.RuneSelf:
+			k, err := s.str(true)
+			return []byte(k), err
+		}
+	}
+	return nil, errSyntax
 }
 
 // str moves past the string at s.b[s.i] == '"', checking it, and returns it unquoted when

@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -29,42 +31,119 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
 	}
-	ids := make([]ulid.ULID, 0, chunkSize)
+	// The id index is checked against a digest of the log's (id, seq) pairs, taken on the way,
+	// in one walk of the index in its own order at the end; only when they differ is each id
+	// looked up (idProblem), to name the first event the index gets wrong.
+	digest := newIDDigest()
+	// problem is err, the first problem of the chunk from seq first on, unless the id index
+	// already gets an event of the chunks before it wrong: that is reported first, as when each
+	// chunk's ids were looked up right after its chain was checked.
+	problem := func(first uint64, err error) error {
+		if first > 1 {
+			if ierr := db.idProblem(ctx, task, first-1); ierr != nil {
+				return ierr
+			}
+		}
+		return err
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := db.readChunkInto(&c, task, chain.Next()); err != nil {
-			return err
+		first := chain.Next()
+		if err := db.readChunkInto(&c, task, first); err != nil {
+			return problem(first, err)
 		}
-		ids = ids[:0]
 		for i, seq := range c.seqs {
 			// What only the file can tell: an event missing under its key, or bytes that do not
 			// decode. The rest is the chain's check, the same for every store.
 			if next := chain.Next(); seq != next {
-				return broken(next, "missing: the next stored event is seq %d; events were deleted", seq)
+				return problem(first, broken(next, "missing: the next stored event is seq %d; events were deleted", seq))
 			}
 			var ev events.Event
 			if err := ev.UnmarshalBinary(c.value(i)); err != nil {
-				return broken(seq, "the stored bytes do not decode (%v): the record is damaged", err)
+				return problem(first, broken(seq, "the stored bytes do not decode (%v): the record is damaged", err))
 			}
 			if err := chain.Check(&ev); err != nil {
-				return err
+				return problem(first, err)
 			}
-			ids = append(ids, ev.ID)
-		}
-		if len(c.seqs) > 0 {
-			if err := db.verifyIDs(task, c.seqs[0], ids); err != nil {
-				return err
-			}
+			digest.add(ev.ID[:], seq)
 		}
 		if len(c.seqs) < chunkSize {
 			if chain.Next() == 1 {
 				return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 			}
-			return db.verifyIndexSize(task, chain.Next()-1)
+			return db.verifyIndex(ctx, task, chain.Next()-1, digest)
 		}
 	}
+}
+
+// verifyIndex checks that the id index maps every event id of the log, the events 1 to head
+// whose pairs logged holds, to its sequence number and holds nothing else.
+func (db *DB) verifyIndex(ctx context.Context, task uuid.UUID, head uint64, logged *idDigest) error {
+	if db.format == string(formatV1) {
+		return nil
+	}
+	indexed := newIDDigestLike(logged)
+	whole := false
+	err := db.viewTask(task, func(tx *bolt.Tx) error {
+		ib := tx.Bucket(indexName(task))
+		if ib == nil {
+			return nil
+		}
+		whole = true
+		cur := ib.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if len(k) != 16 || len(v) != 8 {
+				whole = false // a malformed entry: looked up below, which names it
+				return nil
+			}
+			indexed.add(k, bytesToUint64(v))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if whole && indexed.equal(logged) {
+		return nil
+	}
+	if err := db.idProblem(ctx, task, head); err != nil {
+		return err
+	}
+	return db.verifyIndexSize(task, head)
+}
+
+// idProblem looks up the id of every event from 1 to last in the id index, a chunk at a time,
+// and returns the first that it does not map to the event's sequence number.
+func (db *DB) idProblem(ctx context.Context, task uuid.UUID, last uint64) error {
+	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
+	ids := make([]ulid.ULID, 0, chunkSize)
+	for from := uint64(1); from <= last; from += chunkSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := db.readChunkInto(&c, task, from); err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for i, seq := range c.seqs {
+			var ev events.Event
+			if seq > last || seq != from+uint64(i) || ev.UnmarshalBinary(c.value(i)) != nil {
+				break // the chain check reports it
+			}
+			ids = append(ids, ev.ID)
+		}
+		if len(ids) > 0 {
+			if err := db.verifyIDs(task, from, ids); err != nil {
+				return err
+			}
+		}
+		if len(ids) < chunkSize {
+			return nil
+		}
+	}
+	return nil
 }
 
 // verifyIDs checks that the id index maps ids, the events stored from seq first on, to their
@@ -135,3 +214,33 @@ func seekID(cur *bolt.Cursor, id ulid.ULID) (seq uint64, ok bool, err error) {
 	}
 	return bytesToUint64(v), true, nil
 }
+
+// idDigest is a digest of a set of (event id, sequence number) pairs that does not depend on
+// their order: the sums, modulo 2^64, of two keyed hashes of each pair, and their count. Its
+// keys are random, chosen anew for each verify, so an index written beforehand cannot be made to
+// match a log whose pairs it does not hold, except by both 64-bit sums colliding by chance.
+type idDigest struct {
+	seeds [2]maphash.Seed
+	sums  [2]uint64
+	n     uint64
+}
+
+func newIDDigest() *idDigest {
+	return &idDigest{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+}
+
+// newIDDigestLike is an empty digest with d's keys, to compare with d.
+func newIDDigestLike(d *idDigest) *idDigest { return &idDigest{seeds: d.seeds} }
+
+// add adds the pair of a 16-byte id and a sequence number.
+func (d *idDigest) add(id []byte, seq uint64) {
+	var b [24]byte
+	copy(b[:16], id)
+	binary.BigEndian.PutUint64(b[16:], seq)
+	d.sums[0] += maphash.Bytes(d.seeds[0], b[:])
+	d.sums[1] += maphash.Bytes(d.seeds[1], b[:])
+	d.n++
+}
+
+// equal reports whether d and o digest the same pairs; o must have d's keys.
+func (d *idDigest) equal(o *idDigest) bool { return d.n == o.n && d.sums == o.sums }

@@ -46,19 +46,16 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	bar := newProgress(stderr, "verify", len(tasks))
 	for i, task := range tasks {
 		r := taskResult{Task: task.String(), OK: true}
-		if err := db.Verify(ctx, task); err != nil {
-			if !errors.Is(err, store.ErrChainBroken) {
-				return fail(stderr, err)
-			}
+		rep, err := session.Verify(ctx, db, task)
+		var replayErr *session.ReplayError
+		switch {
+		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken):
 			r.OK, r.Chain = false, err.Error()
-		} else {
-			rep, err := session.Replay(ctx, db, task, session.ReplayOptions{})
-			if err != nil {
-				r.OK, r.Chain = false, err.Error()
-			} else {
-				r.Replay = &rep
-				r.OK = rep.OK()
-			}
+		case err != nil:
+			return fail(stderr, err)
+		default:
+			r.Replay = &rep
+			r.OK = rep.OK()
 		}
 		failed = failed || !r.OK
 		results = append(results, r)

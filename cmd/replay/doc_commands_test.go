@@ -47,6 +47,10 @@ var docRunElsewhere = map[string]string{
 
 	// The web app's pages, timed.
 	"go test -run '^$' -bench BenchmarkPages -benchtime 3x ./session/web": "BenchmarkPages",
+
+	// Verify and import of a task recorded as hooks record one.
+	"go test -run '^$' -bench 'BenchmarkVerifyRealistic' -benchtime 3x ./session": "BenchmarkVerifyRealistic",
+	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session": "BenchmarkImportRealistic",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a

@@ -1,0 +1,204 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
+	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
+	"github.com/tasklog/tasklog/store"
+)
+
+// sampleRulesWorkspace copies the real rule files of the samples into the folders their tools
+// read (Cline, Claude Code, Windsurf, Copilot), 62 rules of every shape; the
+// test skips with one line when the samples are missing.
+func sampleRulesWorkspace(b testing.TB) string {
+	b.Helper()
+	src := testsamples.Dir(b, "rules")
+	dir := b.TempDir()
+	for kind, folder := range map[string]string{
+		"clinerules":           ".clinerules",
+		"claude-rules":         ".claude/rules",
+		"windsurf":             ".windsurf/rules",
+		"copilot-instructions": ".github/instructions",
+	} {
+		entries, err := os.ReadDir(filepath.Join(src, kind))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, folder), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(src, kind, e.Name()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := e.Name()
+			if kind == "copilot-instructions" && !strings.HasSuffix(name, ".instructions.md") {
+				name = strings.TrimSuffix(name, ".md") + ".instructions.md"
+			}
+			if err := os.WriteFile(filepath.Join(dir, folder, name), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// realisticTurn is the records of one turn of a coding agent in a monorepo, as its hooks record
+// them: the prompt, then reads, edits, writes, searches and shell commands (Claude Code's tool
+// names and inputs), the file writes of the edits and a tab snapshot now and then, n records in
+// all. i numbers the turn, so paths and ids differ from turn to turn.
+func realisticTurn(i, n int) []agentlog.Record {
+	const root = "/home/dev/shop"
+	areas := []string{"apps/web/src/components", "apps/api/src/routes", "packages/core/src", "packages/ui/src",
+		"internal-packages/database/prisma", "docs/guides", "apps/desktop/src", ".github/workflows"}
+	exts := []string{"tsx", "ts", "ts", "tsx", "prisma", "md", "ts", "yml"}
+	path := func(j int) string {
+		a := (i*7 + j) % len(areas)
+		return fmt.Sprintf("%s/%s/file%d.%s", root, areas[a], (i+j)%40, exts[a])
+	}
+	body := strings.Repeat("export function handler(req: Request): Response { return json(req) }\n", 4)
+	recs := make([]agentlog.Record, 0, n)
+	add := func(key string, p events.Payload, trigger bool) {
+		recs = append(recs, agentlog.Record{Key: fmt.Sprintf("t%d\x00%s", i, key), Payload: p, Trigger: trigger})
+	}
+	params := func(v map[string]any) json.RawMessage {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	add("prompt", &events.UserMessage{Text: fmt.Sprintf("The checkout page shows the wrong total when a coupon "+
+		"is applied twice. Look at %s and the routes under apps/api/src/routes, fix it, and add a test. "+
+		"Keep the public API of packages/core as it is and run the tests before you stop.", path(0)[len(root)+1:])}, true)
+	for j := 1; len(recs) < n; j++ {
+		id := fmt.Sprintf("toolu_%06d_%03d", i, j)
+		switch j % 10 {
+		case 0, 1, 2, 3:
+			add(id, &events.ToolCall{Tool: "Read", ID: id, Cwd: root, Params: params(map[string]any{"file_path": path(j)})}, true)
+		case 4, 5:
+			add(id, &events.ToolCall{Tool: "Edit", ID: id, Cwd: root, Params: params(map[string]any{"file_path": path(j),
+				"old_string": body[:120], "new_string": body[:160], "replace_all": false})}, true)
+			add(id+"w", &events.FileWrite{Path: path(j)[len(root)+1:], Op: events.OpEdit}, false)
+		case 6:
+			add(id, &events.ToolCall{Tool: "Write", ID: id, Cwd: root, Params: params(map[string]any{"file_path": path(j),
+				"content": body + body})}, true)
+			add(id+"w", &events.FileWrite{Path: path(j)[len(root)+1:], Op: events.OpCreate}, false)
+		case 7:
+			add(id, &events.ToolCall{Tool: "Grep", ID: id, Cwd: root, Params: params(map[string]any{"pattern": "applyCoupon\\(",
+				"path": root + "/apps", "output_mode": "content", "-n": true})}, true)
+		case 8:
+			add(id, &events.ToolCall{Tool: "Bash", ID: id, Cwd: root, Params: params(map[string]any{
+				"command": "pnpm --filter @shop/web test -- --run src/components/checkout", "description": "Run the checkout tests"})}, true)
+		case 9:
+			open := make([]string, 8)
+			for k := range open {
+				open[k] = path(j + k)[len(root)+1:]
+			}
+			add(id, &events.TabSnapshot{Open: open, Visible: open[:2]}, false)
+		}
+	}
+	return recs[:n]
+}
+
+// buildRealisticTask writes, without fsync, a task of at least n events recorded as a Claude
+// Code session's hooks record them over the samples' rule files: every turn a prompt and about
+// 80 tool calls, file writes and tab snapshots, then a decision and its delivery, so that about
+// 1.2% of the events are decisions. It returns the store, the task and the mean size of an
+// event's data and of a decision's.
+func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, float64) {
+	b.Helper()
+	ctx := context.Background()
+	db, err := store.Open(filepath.Join(b.TempDir(), "real.db"), &store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ws := sampleRulesWorkspace(b)
+	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.ClaudeCode, "realistic"), AgentOptions{Agent: agentlog.ClaudeCode,
+		Started: &events.TaskStarted{Roots: []string{"/home/dev/shop"}, Cwd: "/home/dev/shop",
+			Runtime: events.Runtime{Name: string(agentlog.ClaudeCode)}},
+		RootFS: func(string) fs.FS { return os.DirFS(ws) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	for i := 0; a.Version() < uint64(n); i++ {
+		if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var all, dec, ndec float64
+	var count float64
+	for ev, err := range db.Events(ctx, a.Task(), 1) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		count++
+		all += float64(len(ev.Data))
+		if ev.Type == events.TypeDecision {
+			ndec++
+			dec += float64(len(ev.Data))
+		}
+	}
+	b.Logf("%.0f events, %.2f%% decisions of %.0f bytes on average; %.0f bytes of data an event", count, 100*ndec/count, dec/ndec, all/count)
+	return db, a.Task(), all / count, dec / ndec
+}
+
+// BenchmarkVerifyRealistic is 'replay verify' (Verify: the store's chain check beside the
+// replay of every decision and delivery) of a task recorded as real hooks record one, over real
+// rule files: about 1.2% decisions, each over the samples' 62 rules. It reports events per second of the
+// wall clock and of the process's CPU time, bytes allocated per event and the mean size of an
+// event's data and of a decision's. Skipped with -short or without the samples.
+func BenchmarkVerifyRealistic(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 200k-event task; skipped with -short")
+	}
+	const n = 200_000
+	ctx := context.Background()
+	db, task, perEvent, perDecision := buildRealisticTask(b, n)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0, cpuOK := processCPU()
+	var total uint64
+	var took []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		rep, err := Verify(ctx, db, task)
+		if err != nil || !rep.OK() {
+			b.Fatal(err, rep.Changes)
+		}
+		if rep.Deliveries == 0 || rep.Decisions < int(rep.Events)/100 {
+			b.Fatalf("%d events, %d decisions, %d deliveries: want a decision and a delivery every 80 events", rep.Events, rep.Decisions, rep.Deliveries)
+		}
+		total = rep.Events
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	cpu1, _ := processCPU()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if cpuOK {
+		b.ReportMetric(float64(total)*float64(b.N)/(cpu1-cpu0).Seconds(), "events/cpu-s")
+	}
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(total)/float64(b.N), "B/event")
+	b.ReportMetric(perEvent, "data-B/event")
+	b.ReportMetric(perDecision, "B/decision")
+	reportPercentiles(b, took)
+}
