@@ -300,12 +300,11 @@ func writeOutput(name string, stdout io.Writer, write func(io.Writer) error) err
 		}
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	f, err := temps.create(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	temps.add(tmp)
 	defer temps.forget(tmp)
 	bw := bufio.NewWriter(f)
 	err = write(bw)

@@ -98,11 +98,10 @@ func (s *importSpool) create() (*os.File, error) {
 	s.sweep()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, err := os.CreateTemp(s.dir, spoolPrefix+"*"+spoolSuffix)
+	f, err := temps.create(s.dir, spoolPrefix+"*"+spoolSuffix)
 	if err != nil {
 		return nil, err
 	}
-	temps.add(f.Name())
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		os.Remove(f.Name())

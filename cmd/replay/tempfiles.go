@@ -21,17 +21,28 @@ type tempFiles struct {
 // temps are the process's temporary files.
 var temps tempFiles
 
-// add registers a temporary file.
-func (t *tempFiles) add(path string) {
+// create makes a temporary file with os.CreateTemp and registers it, the signal handling
+// installed before the file exists: a signal that arrives while it is being made waits for it
+// and then removes it, rather than ending the process with the file left behind.
+func (t *tempFiles) create(dir, pattern string) (*os.File, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.paths == nil {
-		t.paths = map[string]bool{}
-	}
-	t.paths[path] = true
 	if t.stop == nil {
 		t.stop = t.handle()
 	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		if len(t.paths) == 0 {
+			t.stop()
+			t.stop = nil
+		}
+		return nil, err
+	}
+	if t.paths == nil {
+		t.paths = map[string]bool{}
+	}
+	t.paths[f.Name()] = true
+	return f, nil
 }
 
 // forget drops a file that was removed or renamed into place.
