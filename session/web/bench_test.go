@@ -21,7 +21,7 @@ import (
 // benchStore holds tasks tasks of n events each: one recorded through a session (a prompt, then
 // tool calls into six folders with a decision after every fifth, over six rule files, three of
 // them scoped), the others copies of its log under their own ids, an hour apart.
-func benchStore(b *testing.B, tasks, n int) (store.Store, []uuid.UUID) {
+func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 	b.Helper()
 	ctx := context.Background()
 	db := openDB(b)

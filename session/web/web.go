@@ -123,7 +123,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	if err := RenderList(&b, tasks); err != nil {
+	if err := RenderList(&b, NewList(tasks, FilterOf(r.URL.Query()))); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

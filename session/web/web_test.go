@@ -359,3 +359,128 @@ func TestWaitChange(t *testing.T) {
 		t.Errorf("waitChange after the request ended = true, want false")
 	}
 }
+
+// recordOrigin records a task of agent on machine for user, with a prompt and a request.
+func recordOrigin(t *testing.T, db store.Store, task uuid.UUID, agent, machine, user, prompt string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	ev, err := events.New(&events.TaskStarted{Roots: []string{"/work/" + agent}, Runtime: events.Runtime{Name: agent}, Machine: machine, User: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Time = at
+	s, err := session.Open(ctx, db, task, session.Options{Started: &ev, Now: func() time.Time { return at },
+		Roots: []session.Root{{Path: "/work/" + agent, FS: fstest.MapFS{"AGENTS.md": {Data: []byte("Be brief.\n")}}}},
+		IDs:   events.NewIDSource(rand.New(rand.NewSource(int64(task[0]))))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserMessage(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListFilters: the list keeps the tasks of the project, agent, machine and user the URL's
+// query names, and those whose title holds its q; each column links to its filter, and a
+// hostile machine name and filter value show as text.
+func TestListFilters(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	tasks := []struct {
+		id                           string
+		agent, machine, user, prompt string
+	}{
+		{"a1111111-1111-4111-8111-111111111111", "codex", "build-1", "ana", "Fix the banner"},
+		{"a2222222-2222-4222-8222-222222222222", "codex", "laptop-bo", "bo", "Write the changelog"},
+		{"a3333333-3333-4333-8333-333333333333", "claude-code", "build-1", "bo", "Add a health endpoint"},
+		{"a4444444-4444-4444-8444-444444444444", "claude-code", hostile, "ana", "Tidy the docs"},
+	}
+	for i, tk := range tasks {
+		recordOrigin(t, db, uuid.MustParse(tk.id), tk.agent, tk.machine, tk.user, tk.prompt, at.Add(time.Duration(i)*time.Hour))
+	}
+	h := Handler(&storeSource{db: db})
+	for _, tt := range []struct {
+		query string
+		want  []int // indexes into tasks, newest first
+	}{
+		{"", []int{3, 2, 1, 0}},
+		{"?agent=codex", []int{1, 0}},
+		{"?agent=codex&machine=build-1", []int{0}},
+		{"?machine=build-1", []int{2, 0}},
+		{"?user=bo", []int{2, 1}},
+		{"?project=claude-code&user=ana", []int{3}},
+		{"?q=BANNER", []int{0}},
+		{"?q=health&agent=codex", nil},
+		{"?machine=" + url.QueryEscape(hostile), []int{3}},
+		{"?machine=nowhere", nil},
+	} {
+		code, page := get(t, h, "/"+tt.query)
+		if code != http.StatusOK {
+			t.Fatalf("GET /%s: %d\n%s", tt.query, code, page)
+		}
+		var got []int
+		for _, m := range regexp.MustCompile(`<tr data-task="([0-9a-f-]+)">`).FindAllStringSubmatch(page, -1) {
+			for i, tk := range tasks {
+				if tk.id == m[1] {
+					got = append(got, i)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("GET /%s: tasks %v, want %v", tt.query, got, tt.want)
+		}
+		if tt.want == nil && !strings.Contains(page, "No task matches this filter") {
+			t.Errorf("GET /%s: no task kept, and the page does not say so", tt.query)
+		}
+		for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("GET /%s: the page holds %q as is", tt.query, bad)
+			}
+		}
+	}
+	_, page := get(t, h, "/?machine=build-1")
+	for _, want := range []string{`<option value="build-1" selected>build-1 (2)</option>`, `href="/?agent=codex"`, `href="/?user=bo"`, `2 of 4 tasks`,
+		`<th scope="col">machine</th><th scope="col">user</th>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("GET /?machine=build-1 lacks %s", want)
+		}
+	}
+	// A hostile filter value is shown back as text, in the search box and as the missing choice.
+	_, page = get(t, h, "/?q="+url.QueryEscape(hostile)+"&user="+url.QueryEscape(hostile))
+	for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("a hostile filter: the page holds %q as is", bad)
+		}
+	}
+}
+
+// TestListFindings: the list counts each task's audit findings (a rule the agent, which reports
+// its loads, never loaded), and the column shows only when a task has one.
+func TestListFindings(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a1111111-1111-4111-8111-111111111111"), "my-agent", "m", "u", "no loads reported", at)
+	_, page := get(t, Handler(&storeSource{db: db}), "/")
+	if strings.Contains(page, "audit findings") {
+		t.Errorf("the list shows an audit column while no task has a finding")
+	}
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "loads reported", at.Add(time.Hour))
+	tasks, err := Tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks[0].Findings != 1 || tasks[0].missed["agents:/work/claude-code/AGENTS.md"] != 1 || tasks[1].Findings != 0 {
+		for _, tk := range tasks {
+			t.Logf("%s: %d findings, missed %v", tk.Agent, tk.Findings, tk.missed)
+		}
+		t.Errorf("want one missed_by_agent finding for the claude-code task, none for the other")
+	}
+	_, page = get(t, Handler(&storeSource{db: db}), "/")
+	if !strings.Contains(page, `<th scope="col">audit findings</th>`) || !strings.Contains(page, `data-label="audit findings"><a href="/task/a2222222-2222-4222-8222-222222222222#audit">1</a>`) {
+		t.Errorf("the list does not show the claude-code task's finding")
+	}
+}
