@@ -480,7 +480,7 @@ func TestListFindings(t *testing.T) {
 		t.Errorf("want one missed_by_agent finding for the claude-code task, none for the other")
 	}
 	_, page = get(t, Handler(&storeSource{db: db}), "/")
-	if !strings.Contains(page, `<th scope="col">audit findings</th>`) || !strings.Contains(page, `data-label="audit findings"><a href="/task/a2222222-2222-4222-8222-222222222222#audit">1</a>`) {
+	if !strings.Contains(page, `<th scope="col">audit findings</th>`) || !strings.Contains(page, `data-label="audit findings"><a href="/task/a2222222-2222-4222-8222-222222222222#audit-section">1</a>`) {
 		t.Errorf("the list does not show the claude-code task's finding")
 	}
 }
