@@ -17,6 +17,44 @@ type Cache struct {
 	mu    sync.Mutex
 	lines map[uuid.UUID]Task
 	uses  map[uuid.UUID]cachedRules
+	// pages are the task pages built last, the most recent last (at most keptPages).
+	pages []cachedPage
+}
+
+// keptPages is how many tasks' pages the cache keeps: the pages open in a few browser tabs.
+const keptPages = 4
+
+type cachedPage struct {
+	task uuid.UUID
+	*taskPage
+}
+
+// page is the task's page built at the log's length events, or nil.
+func (c *Cache) page(task uuid.UUID, events uint64) *taskPage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.pages {
+		if p.task == task && uint64(p.page.Events) == events {
+			return p.taskPage
+		}
+	}
+	return nil
+}
+
+// keepPage keeps p as the task's page, in place of the one before.
+func (c *Cache) keepPage(task uuid.UUID, p *taskPage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.pages[:0]
+	for _, q := range c.pages {
+		if q.task != task {
+			kept = append(kept, q)
+		}
+	}
+	if len(kept) >= keptPages {
+		kept = append(kept[:0], kept[1:]...)
+	}
+	c.pages = append(kept, cachedPage{task, p})
 }
 
 type cachedRules struct {

@@ -59,6 +59,8 @@ const keepAlive = 25 * time.Second
 //
 //	/                  the tasks, newest first
 //	/task/ID           the task's report page, live
+//	/task/ID/part      a request's parts of the task page: each cell's evidence, the
+//	                   context, the audit table (?at=EVENTS&t=REQUEST)
 //	/task/ID/events    server-sent events: one each time the task's log grew, its id the log's
 //	                   last sequence number
 //	/rules             every rule: in how many requests it was in the prompt, delivered,
@@ -70,6 +72,7 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET /{$}", h.list)
 	mux.HandleFunc("GET /task/{id}", h.task)
 	mux.HandleFunc("GET /task/{id}/events", h.events)
+	mux.HandleFunc("GET /task/{id}/part", h.part)
 	mux.HandleFunc("GET /rules", h.rules)
 	mux.HandleFunc("GET /rule", h.rules)
 	return headers(mux)
@@ -184,7 +187,51 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var page report.Page
+	p, ok := h.page(w, r, id, 0)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(p.html)
+}
+
+// part answers a task page's request for the parts of one of its requests (?t=), at the
+// length of the log the page shows (?at=): 409 when the log has grown since, as the page is
+// about to be replaced (its event stream says so).
+func (h *handler) part(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	at, err1 := strconv.Atoi(r.URL.Query().Get("at"))
+	t, err2 := strconv.Atoi(r.URL.Query().Get("t"))
+	if err1 != nil || err2 != nil || at <= 0 {
+		http.Error(w, "want ?at=EVENTS&t=REQUEST", http.StatusBadRequest)
+		return
+	}
+	p, ok := h.page(w, r, id, at)
+	if !ok {
+		return
+	}
+	var b bytes.Buffer
+	if err := report.RenderPart(&b, p.page, t); errors.Is(err, report.ErrNoRequest) {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	} else if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
+}
+
+// page is the task's page at the log's head, from the cache when the log has not grown since
+// it was built; with at > 0, the page as it was at that length, or false after answering 409.
+// False after answering the error otherwise.
+func (h *handler) page(w http.ResponseWriter, r *http.Request, id uuid.UUID, at int) (*taskPage, bool) {
+	var p *taskPage
 	found := true
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		head, err := db.Head(id)
@@ -195,28 +242,61 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		page, err = report.Build(r.Context(), db, id)
+		if at > 0 && uint64(at) != head.Seq {
+			if p = h.cache.page(id, uint64(at)); p != nil {
+				return nil
+			}
+			return errGrown
+		}
+		if p = h.cache.page(id, head.Seq); p != nil {
+			return nil
+		}
+		p, err = buildPage(r.Context(), db, id)
+		if err == nil {
+			h.cache.keepPage(id, p)
+		}
 		return err
 	})
-	if !found {
+	switch {
+	case !found:
 		http.Error(w, "no task "+id.String()+" in this store", http.StatusNotFound)
-		return
-	}
-	if err != nil {
+	case errors.Is(err, errGrown):
+		http.Error(w, "the task's log has grown since this page was made: load it again", http.StatusConflict)
+	case err != nil:
 		http.Error(w, "read the task: "+err.Error(), http.StatusInternalServerError)
-		return
+	case at > 0 && p.page.Events != at:
+		http.Error(w, "the task's log has grown since this page was made: load it again", http.StatusConflict)
+	default:
+		return p, true
 	}
+	return nil, false
+}
+
+// errGrown is a page asked for at a length of its log that has passed.
+var errGrown = errors.New("the log has grown")
+
+// taskPage is a task's page built and rendered, with the live script, at the log's length
+// page.Events.
+type taskPage struct {
+	page report.Page
+	html []byte
+}
+
+// buildPage builds and renders the task's page, its parts apart (fetched from /task/ID/part).
+func buildPage(ctx context.Context, db store.Store, id uuid.UUID) (*taskPage, error) {
+	page, err := report.Build(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	page.Parts = fmt.Sprintf("/task/%s/part?at=%d", id, page.Events)
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return nil, err
 	}
 	// The page is the log up to its last event, seq Events: the stream starts there.
 	live := strings.Replace(liveScript, "{{since}}", strconv.Itoa(page.Events), 1)
-	out := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(live+"</body>"), 1)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(out)
+	html := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(live+"</body>"), 1)
+	return &taskPage{page: page, html: html}, nil
 }
 
 // events streams one event each time the task's log grew past what the page shows: the page
@@ -361,6 +441,7 @@ const liveScript = `<style>
       var doc = new DOMParser().parseFromString(text, 'text/html'), code = [];
       doc.body.querySelectorAll('script').forEach(function (s) { if (!s.hasAttribute('data-live')) code.push(s.textContent); s.remove(); });
       var x = window.scrollX, y = window.scrollY, kept = keep();
+      if (doc.body.hasAttribute('data-parts')) document.body.setAttribute('data-parts', doc.body.getAttribute('data-parts'));
       document.body.replaceChildren.apply(document.body, Array.prototype.map.call(doc.body.childNodes, function (n) { return document.importNode(n, true); }));
       code.forEach(function (c) { var s = document.createElement('script'); s.textContent = c; document.body.appendChild(s); });
       restore(kept);

@@ -484,3 +484,61 @@ func TestListFindings(t *testing.T) {
 		t.Errorf("the list does not show the claude-code task's finding")
 	}
 }
+
+// TestTaskParts: the task page holds the grid and the audit table shown; each request's
+// evidence, context and audit table come from /task/ID/part at the page's length of the log,
+// which answers 409 once the log has grown past it. The page is kept by that length: a second
+// load is the same bytes.
+func TestTaskParts(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, hostile, 2, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	h := Handler(&storeSource{db: db})
+	path := "/task/" + task.String()
+	_, page := get(t, h, path)
+	at := regexp.MustCompile(`data-parts="/task/[0-9a-f-]+/part\?at=(\d+)"`).FindStringSubmatch(page)
+	if at == nil {
+		t.Fatalf("the task page names no parts address")
+	}
+	if strings.Contains(page, `<template id="d-`) || strings.Count(page, `<div class="audit-box`) != 1 {
+		t.Errorf("the task page holds the cells' evidence or more than one audit table")
+	}
+	if _, again := get(t, h, path); again != page {
+		t.Errorf("a second load of an unchanged task differs")
+	}
+	for req := range 2 {
+		code, part := get(t, h, fmt.Sprintf("%s/part?at=%s&t=%d", path, at[1], req))
+		if code != http.StatusOK {
+			t.Fatalf("part %d: %d %s", req, code, part)
+		}
+		for _, want := range []string{fmt.Sprintf(`<template id="d-0-%d">`, req), fmt.Sprintf(`<template id="d-1-%d">`, req),
+			fmt.Sprintf(`<template id="c-%d">`, req), fmt.Sprintf(`data-a="%d"`, req)} {
+			if !strings.Contains(part, want) {
+				t.Errorf("part %d lacks %s:\n%s", req, want, part)
+			}
+		}
+		for _, bad := range []string{"<script", "<img src=x", "\u202e"} {
+			if strings.Contains(part, bad) {
+				t.Errorf("part %d holds %q as is", req, bad)
+			}
+		}
+	}
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=2", path, at[1])); code != http.StatusNotFound {
+		t.Errorf("a request the page does not have: %d, want 404", code)
+	}
+	if code, _ := get(t, h, path+"/part?t=0"); code != http.StatusBadRequest {
+		t.Errorf("a part without at: %d, want 400", code)
+	}
+	// The page the browser shows is still served its parts while the cache has it; once a
+	// newer page is built in its place, they are answered 409 (the page is about to reload).
+	turn(t, s, 2)
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=0", path, at[1])); code != http.StatusOK {
+		t.Errorf("a part of the page kept, the log grown: %d, want 200", code)
+	}
+	if _, now := get(t, h, path); now == page || strings.Count(now, `<th scope="col" class="req`) != 3 {
+		t.Errorf("after a turn the task page is not built again")
+	}
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=0", path, at[1])); code != http.StatusConflict {
+		t.Errorf("a part of a page the log has grown past: %d, want 409", code)
+	}
+}
