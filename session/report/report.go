@@ -137,16 +137,22 @@ func (d Page) sourceName(s events.Source) string { return d.requests.Source(s) }
 // lists the files of each recorded workspace root that is a folder on this machine.
 func Build(ctx context.Context, db store.Store, task uuid.UUID) (Page, error) {
 	data := Page{Task: task.String()}
-	summaries, err := DecisionSummaries(ctx, db, task)
+	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return data, err
 	}
+	summaries := summaries(ds)
 	// dels holds each decision's deliveries by the rules they carried: decision seq → rule id.
 	dels := map[uint64]map[string][]Delivery{}
 	var reqs session.Requests
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
+		}
+		if _, ok := summaries[ev.Seq]; ev.Type == events.TypeDecision && !ok {
+			// Appended since the decisions were read: the page ends before it, and a live
+			// page, its log longer than the page, is brought up to date at once.
+			break
 		}
 		data.Events++
 		if ev.Type == events.TypeDelivery {
@@ -162,10 +168,6 @@ func Build(ctx context.Context, db store.Store, task uuid.UUID) (Page, error) {
 			Time: t, Summary: termsafe.Escape(EventSummary(ev, summaries))})
 	}
 	data.requests = &reqs
-	ds, err := session.Decisions(ctx, db, task)
-	if err != nil {
-		return data, err
-	}
 	for i := range ds {
 		escapeDecision(&ds[i].Decision)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/internal/termsafe"
@@ -66,6 +68,9 @@ type Task struct {
 	Findings int
 	// AuditFailed says why the audit could not be read, when it could not ("" when it was).
 	AuditFailed string
+	// AuditPending is whether the audit of the task at this length is still being read (the
+	// list page counts it in the background when it would take long).
+	AuditPending bool
 	// missed counts, by rule id (as the log has it), the requests at which the agent missed
 	// the rule while it applied (the audit's missed_by_agent).
 	missed map[string]int
@@ -77,8 +82,50 @@ type Task struct {
 // titleRunes is how much of the first prompt a task's title keeps.
 const titleRunes = 80
 
-// Tasks reads every task of the store, newest first (the last event's time, then the id).
-func Tasks(ctx context.Context, db store.Store) ([]Task, error) { return (*Cache)(nil).tasks(ctx, db) }
+// Tasks reads every task of the store, newest first (the last event's time, then the id), with
+// its audit's findings.
+func Tasks(ctx context.Context, db store.Store) ([]Task, error) {
+	var c *Cache
+	tasks, err := c.tasks(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c.audits(ctx, db, tasks, nil)
+	return tasks, nil
+}
+
+// taskAudit is what the list and the rules pages show of a task's audit, at the log's length
+// events.
+type taskAudit struct {
+	events   uint64
+	findings int
+	failed   string
+	missed   map[string]int
+}
+
+// auditTask reads the audit of a task from its log alone.
+func auditTask(ctx context.Context, db store.Store, task uuid.UUID, events uint64) taskAudit {
+	a := taskAudit{events: events}
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
+	if err != nil {
+		a.failed = termsafe.Escape(err.Error())
+		return a
+	}
+	a.findings = len(rep.Findings)
+	for _, f := range rep.Findings {
+		if f.Kind == audit.MissedByAgent {
+			if a.missed == nil {
+				a.missed = map[string]int{}
+			}
+			a.missed[f.ID] += f.Requests
+		}
+	}
+	return a
+}
+
+func (a taskAudit) fill(t *Task) {
+	t.Findings, t.AuditFailed, t.missed, t.AuditPending = a.findings, a.failed, a.missed, false
+}
 
 func readTask(ctx context.Context, db store.Store, info store.TaskInfo) (Task, error) {
 	t := Task{ID: info.Task.String(), Events: info.Events}
@@ -120,19 +167,6 @@ func readTask(ctx context.Context, db store.Store, info store.TaskInfo) (Task, e
 	}
 	for _, f := range []*string{&t.Project, &t.Root, &t.Agent, &t.AgentName, &t.Machine, &t.User, &t.Title} {
 		*f = termsafe.Escape(*f)
-	}
-	if rep, err := session.Audit(ctx, db, info.Task, session.AuditOptions{}); err != nil {
-		t.AuditFailed = termsafe.Escape(err.Error())
-	} else {
-		t.Findings = len(rep.Findings)
-		for _, f := range rep.Findings {
-			if f.Kind == audit.MissedByAgent {
-				if t.missed == nil {
-					t.missed = map[string]int{}
-				}
-				t.missed[f.ID] += f.Requests
-			}
-		}
 	}
 	if !t.Last.IsZero() {
 		t.Updated = t.Last.UTC().Format("2006-01-02 15:04:05")
@@ -193,8 +227,10 @@ type List struct {
 	Tasks                             []Task
 	All                               int
 	Projects, Agents, Machines, Users []Choice
-	// Findings is whether any task kept has an audit finding (the column shows then).
+	// Findings is whether any task kept has an audit finding (the column shows then), Pending
+	// how many tasks kept have their audit still being read.
 	Findings bool
+	Pending  int
 }
 
 // NewList filters tasks and gathers the choices of the filters.
@@ -209,7 +245,10 @@ func NewList(tasks []Task, f Filter) List {
 		}
 		if f.Keep(t) {
 			l.Tasks = append(l.Tasks, t)
-			if t.Findings > 0 {
+			if t.AuditPending {
+				l.Pending++
+			}
+			if t.Findings > 0 || t.AuditPending {
 				l.Findings = true
 			}
 		}

@@ -56,6 +56,7 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache.audits(ctx, db, tasks, nil)
 	byID := map[string]*Rule{}
 	for _, t := range tasks {
 		tr, err := cache.rules(ctx, db, t)

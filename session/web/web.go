@@ -51,6 +51,10 @@ func CheckAddr(addr string) error {
 	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login", addr, ErrNotLoopback)
 }
 
+// auditBudget is how long the list page reads the audits of tasks it has not read before;
+// those it has no time for are read in the background.
+const auditBudget = 300 * time.Millisecond
+
 // keepAlive is how often an event stream with nothing to say sends a comment, so that proxies
 // and browsers keep it open.
 const keepAlive = 25 * time.Second
@@ -115,12 +119,20 @@ type handler struct {
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
-	var tasks []Task
+	var tasks, pending []Task
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		var err error
 		tasks, err = h.cache.tasks(r.Context(), db)
-		return err
+		if err != nil {
+			return err
+		}
+		// The audits not kept are read while the page has time; the rest in the background,
+		// shown pending until then.
+		deadline := time.Now().Add(auditBudget)
+		pending = h.cache.audits(r.Context(), db, tasks, func() bool { return time.Now().Before(deadline) })
+		return nil
 	})
+	h.cache.auditLater(h.src, pending)
 	if err != nil {
 		http.Error(w, "read the tasks: "+err.Error(), http.StatusInternalServerError)
 		return

@@ -542,3 +542,38 @@ func TestTaskParts(t *testing.T) {
 		t.Errorf("a part of a page the log has grown past: %d, want 409", code)
 	}
 }
+
+// TestAuditLater: audits the list has no time for show pending and are read in the background;
+// the next list shows them.
+func TestAuditLater(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "loads reported", at)
+	c := NewCache()
+	tasks, err := c.tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := c.audits(context.Background(), db, tasks, func() bool { return false })
+	if len(pending) != 1 || !tasks[0].AuditPending {
+		t.Fatalf("with no time left: %d pending, want 1", len(pending))
+	}
+	var b strings.Builder
+	if err := RenderList(&b, NewList(tasks, Filter{})); err != nil || !strings.Contains(b.String(), "counting the audit's findings of 1 task") {
+		t.Errorf("the list does not say an audit is pending (%v)", err)
+	}
+	c.auditLater(&storeSource{db: db}, pending)
+	for deadline := time.Now().Add(time.Minute); ; {
+		c.audits(context.Background(), db, tasks, func() bool { return false })
+		if !tasks[0].AuditPending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the audit was not read in the background within a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if tasks[0].Findings != 1 {
+		t.Errorf("read in the background: %d findings, want 1", tasks[0].Findings)
+	}
+}
