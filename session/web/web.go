@@ -55,6 +55,9 @@ func CheckAddr(addr string) error {
 // those it has no time for are read in the background.
 const auditBudget = 300 * time.Millisecond
 
+// reconnect is how long a browser waits before it opens an event stream that ended again.
+const reconnect = time.Second
+
 // keepAlive is how often an event stream with nothing to say sends a comment, so that proxies
 // and browsers keep it open.
 const keepAlive = 25 * time.Second
@@ -359,6 +362,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 				fl.Flush()
 			}
 			return
+		}
+		if first {
+			// A browser whose stream ends tries again after this long (its default is 3 s).
+			fmt.Fprintf(w, "retry: %d\n\n", reconnect.Milliseconds())
 		}
 		switch {
 		case first && !resumed:

@@ -235,7 +235,7 @@ func TestEvents(t *testing.T) {
 			switch {
 			case line == "" && len(lines) > 0:
 				return lines
-			case line == "" || strings.HasPrefix(line, ":"):
+			case line == "" || strings.HasPrefix(line, ":") || strings.HasPrefix(line, "retry:"):
 			default:
 				lines = append(lines, line)
 			}
@@ -576,4 +576,125 @@ func TestAuditLater(t *testing.T) {
 	if tasks[0].Findings != 1 {
 		t.Errorf("read in the background: %d findings, want 1", tasks[0].Findings)
 	}
+}
+
+// TestEventsReconnect is a browser's reconnects at the protocol level: a client reads the
+// stream, drops it, the log grows while it is away, and it comes back with the last id it saw
+// (Last-Event-ID). It gets exactly one event, naming the newest sequence, and then only what
+// is new; coming back when nothing happened, it gets nothing until the log grows.
+func TestEventsReconnect(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	src := &storeSource{db: db}
+	srv := httptest.NewServer(Handler(src))
+	defer srv.Close()
+	head := func() uint64 {
+		h, err := db.Head(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Seq
+	}
+	grow := func() { turn(t, s, int(head())); src.Bump() }
+	// stream is one connection: each block it read, comments and retry included.
+	type stream struct {
+		r    *bufio.Reader
+		stop func()
+	}
+	open := func(lastID string) stream {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/task/"+task.String()+"/events", nil)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stream{bufio.NewReader(resp.Body), func() { cancel(); resp.Body.Close() }}
+	}
+	// block reads the next block of lines (up to a blank line).
+	block := func(st stream) []string {
+		var lines []string
+		for {
+			line, err := st.r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the stream ended: %v (after %q)", err, lines)
+			}
+			if line = strings.TrimSuffix(line, "\n"); line == "" {
+				if len(lines) > 0 {
+					return lines
+				}
+				continue
+			}
+			lines = append(lines, line)
+		}
+	}
+	// event reads blocks up to the next event, failing on any but the wanted id; it returns
+	// the comments before it.
+	event := func(st stream, want uint64) []string {
+		var comments []string
+		for {
+			b := block(st)
+			if strings.HasPrefix(b[0], ":") || strings.HasPrefix(b[0], "retry:") {
+				comments = append(comments, b...)
+				continue
+			}
+			if got := strings.Join(b, "|"); got != fmt.Sprintf("id: %d|data: %d", want, want) {
+				t.Fatalf("event %q, want id %d only", got, want)
+			}
+			return comments
+		}
+	}
+	st := open("")
+	if b := block(st); b[0] != fmt.Sprintf("retry: %d", reconnect.Milliseconds()) {
+		t.Errorf("the stream opens with %q, want the reconnect delay", b)
+	}
+	if b := block(st); len(b) != 3 || b[1] != fmt.Sprintf("id: %d", head()) {
+		t.Fatalf("a fresh stream starts with %q, want a head event", b)
+	}
+	grow()
+	seen := head()
+	// The bump may wake the stream mid-append; ids only grow: read up to the head.
+	for {
+		b := block(st)
+		if b[0] == fmt.Sprintf("id: %d", seen) {
+			break
+		}
+		if !strings.HasPrefix(b[0], "id: ") {
+			t.Fatalf("unexpected %q", b)
+		}
+	}
+	st.stop()
+
+	// Away while the log grows three times: back with the id it saw, one event, the newest.
+	grow()
+	grow()
+	grow()
+	st = open(fmt.Sprint(seen))
+	event(st, head())
+	// Then only what is new: the next growth, not the same id again.
+	grow()
+	event(st, head())
+	st.stop()
+
+	// Back when nothing happened: the stream says it is up to date, and sends nothing until the
+	// log grows.
+	st = open(fmt.Sprint(head()))
+	src.Bump() // a change elsewhere: nothing to send
+	grow()
+	if comments := event(st, head()); !slicesContains(comments, ": up to date") {
+		t.Errorf("a stream back at the head said %q before the next event, want it up to date", comments)
+	}
+	st.stop()
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
 }
