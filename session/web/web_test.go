@@ -698,3 +698,28 @@ func slicesContains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestRulesMissed: the rules pages count the requests at which the agent missed a rule that
+// applied (the audit's missed_by_agent), in all and task by task.
+func TestRulesMissed(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a1111111-1111-4111-8111-111111111111"), "claude-code", "m", "u", "one", at)
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "two", at.Add(time.Hour))
+	rules, err := Rules(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 1 || rules[0].Missed != 2 || len(rules[0].Uses) != 2 || rules[0].Uses[0].Missed != 1 || rules[0].Uses[1].Missed != 1 {
+		t.Fatalf("rules %+v, want AGENTS.md missed once in each task", rules)
+	}
+	h := Handler(&storeSource{db: db})
+	_, page := get(t, h, "/rules")
+	if !strings.Contains(page, `data-label="missed by the agent">2<`) {
+		t.Errorf("/rules does not count the misses:\n%s", page)
+	}
+	_, page = get(t, h, "/rule?id="+url.QueryEscape(rules[0].ID))
+	if !strings.Contains(page, "missed by the agent at 2") || strings.Count(page, `data-label="missed by the agent">1<`) != 2 {
+		t.Errorf("/rule does not count the misses:\n%s", page)
+	}
+}
