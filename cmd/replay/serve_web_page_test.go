@@ -418,7 +418,15 @@ listFrame.addEventListener('load', function () { listLoaded = true; start(); });
 // address (http://127.0.0.1:PORT/) once the server answers on its socket too.
 func startWebServer(t *testing.T, bin, db string, env []string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "serve.log"))
+	base, _ := startWebServerArgs(t, bin, db, env)
+	return base
+}
+
+// startWebServerArgs is startWebServer with more arguments to 'replay serve'; it also returns
+// what the server printed up to its address.
+func startWebServerArgs(t *testing.T, bin, db string, env []string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--db", db, "--http", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "serve.log")}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -432,19 +440,22 @@ func startWebServer(t *testing.T, bin, db string, env []string) string {
 		cmd.Process.Kill() // gone already after --stop; this one's own process only
 		cmd.Wait()
 	})
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
+		var said strings.Builder
 		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "replay serve: the web app is on "); ok {
-				addr <- u
+			said.WriteString(sc.Text() + "\n")
+			if u, ok := strings.CutPrefix(sc.Text(), "replay serve: the web app is on "); ok && strings.HasSuffix(u, "/") {
+				addr <- [2]string{u, said.String()}
 			}
 		}
 		io.Copy(io.Discard, out)
 	}()
-	var base string
+	var base, said string
 	select {
-	case base = <-addr:
+	case a := <-addr:
+		base, said = a[0], a[1]
 	case <-time.After(serverWait):
 		t.Fatalf("replay serve --http did not say where its web app is within %s", serverWait)
 	}
@@ -453,7 +464,7 @@ func startWebServer(t *testing.T, bin, db string, env []string) string {
 		t.Fatalf("the server does not answer on its socket: %v", err)
 	}
 	c.Close()
-	return base
+	return base, said
 }
 
 // startBrowser opens url in headless Chromium, which runs until the test ends; the function

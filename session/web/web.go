@@ -8,6 +8,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func CheckAddr(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login", addr, ErrNotLoopback)
+	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login; give --http-public to listen on another address behind a token", addr, ErrNotLoopback)
 }
 
 // auditBudget is how long the list page reads the audits of tasks it has not read before;
@@ -73,7 +74,23 @@ const keepAlive = 25 * time.Second
 //	/rules             every rule: in how many requests it was in the prompt, delivered,
 //	                   shadowed, toggled off, excluded
 //	/rule?id=ID        one rule, task by task
-func Handler(src Source) http.Handler {
+func Handler(src Source) http.Handler { return NewHandler(src, Options{}) }
+
+// Options say who may read the web app.
+type Options struct {
+	// Token, when set, is the secret every request must carry (a public listener: see
+	// Public): as the tasklog_token cookie, "Authorization: Bearer TOKEN", or once, to log a
+	// browser in, as ?token=TOKEN, which sets the cookie and sends the browser to the same
+	// address without it. A request without it is answered 401, whatever its Host. Without a
+	// token only requests for a loopback Host are answered.
+	Token string
+}
+
+// TokenCookie is the cookie a browser logged in to a public web app carries.
+const TokenCookie = "tasklog_token"
+
+// NewHandler is Handler with options.
+func NewHandler(src Source, opts Options) http.Handler {
 	h := &handler{src: src, cache: NewCache()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.list)
@@ -82,15 +99,49 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET /task/{id}/part", h.part)
 	mux.HandleFunc("GET /rules", h.rules)
 	mux.HandleFunc("GET /rule", h.rules)
-	return headers(mux)
+	if opts.Token != "" {
+		return headers(tokenOnly(opts.Token, mux), true)
+	}
+	return headers(mux, false)
+}
+
+// tokenOnly answers only the requests that carry the token (see Options.Token).
+func tokenOnly(token string, next http.Handler) http.Handler {
+	same := func(s string) bool { return subtle.ConstantTimeCompare([]byte(s), []byte(token)) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Has("token") {
+			if !same(q.Get("token")) {
+				http.Error(w, "wrong token: give the one in the file 'replay serve --http-public' named", http.StatusUnauthorized)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		if c, err := r.Cookie(TokenCookie); err == nil && same(c.Value) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && same(bearer) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "this web app needs its token: open it once with ?token=TOKEN, the token in the file 'replay serve --http-public' named", http.StatusUnauthorized)
+	})
 }
 
 // headers forbid what the pages never need: frames from elsewhere, sniffed types, scripts from
-// other origins; and a Host that is not a loopback name, so that a web site whose name points
-// at 127.0.0.1 (DNS rebinding) cannot read the pages.
-func headers(next http.Handler) http.Handler {
+// other origins; and, unless the app is public (behind its token), a Host that is not a
+// loopback name, so that a web site whose name points at 127.0.0.1 (DNS rebinding) cannot read
+// the pages.
+func headers(next http.Handler, public bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
+		if !public && !loopbackHost(r.Host) {
 			http.Error(w, "this server answers only requests for localhost, 127.0.0.1 or [::1]", http.StatusMisdirectedRequest)
 			return
 		}

@@ -723,3 +723,69 @@ func TestRulesMissed(t *testing.T) {
 		t.Errorf("/rule does not count the misses:\n%s", page)
 	}
 }
+
+// TestPublicToken: a public web app answers only requests with its token, whatever their Host:
+// ?token= logs a browser in with an HttpOnly, SameSite=Strict cookie and sends it to the same
+// address without the token; the cookie or a bearer header then opens every page and the event
+// stream; a wrong or missing token is answered 401.
+func TestPublicToken(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	const token = "5e3c1f0b9a8d7c6e5f4a3b2c1d0e9f8a"
+	h := NewHandler(&storeSource{db: db}, Options{Token: token})
+	do := func(path string, set func(*http.Request)) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "tasks.example:8080"
+		if set != nil {
+			set(req)
+		}
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	events := "/task/" + task.String() + "/events?since=999999"
+	for _, path := range []string{"/", "/task/" + task.String(), events, "/rules", "/?token=wrong", "/?token="} {
+		if rec := do(path, nil); rec.Code != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %d, want 401", path, rec.Code)
+		}
+	}
+	if rec := do("/", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: TokenCookie, Value: token + "x"}) }); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a wrong cookie: %d, want 401", rec.Code)
+	}
+	rec := do("/?agent=codex&token="+token, nil)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/?agent=codex" {
+		t.Fatalf("?token=: %d to %q, want 303 to /?agent=codex", rec.Code, rec.Header().Get("Location"))
+	}
+	cookies := rec.Result().Cookies()
+	if len(cookies) != 1 || cookies[0].Name != TokenCookie || cookies[0].Value != token || !cookies[0].HttpOnly ||
+		cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/" {
+		t.Fatalf("?token= set %+v, want one HttpOnly, SameSite=Strict cookie for /", cookies)
+	}
+	withCookie := func(r *http.Request) { r.AddCookie(cookies[0]) }
+	for _, path := range []string{"/?agent=codex", "/task/" + task.String(), "/rules"} {
+		if rec := do(path, withCookie); rec.Code != http.StatusOK {
+			t.Errorf("GET %s with the cookie: %d, want 200", path, rec.Code)
+		}
+	}
+	if rec := do("/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); rec.Code != http.StatusOK {
+		t.Errorf("GET / with the bearer token: %d, want 200", rec.Code)
+	}
+	// The event stream with the cookie: it answers (its first lines are there at once).
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+events, nil)
+	req.AddCookie(cookies[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("the event stream with the cookie: %s %q", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	// Without a token, the Host check stands.
+	if code, _ := get(t, Handler(&storeSource{db: db}), "/"); code != http.StatusOK {
+		t.Errorf("loopback app, loopback Host: %d", code)
+	}
+}
