@@ -168,6 +168,13 @@ func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget
 	return pending
 }
 
+// busy reports whether audits are being read in the background.
+func (c *Cache) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auditing
+}
+
 // auditLater reads the audits of tasks in the background, one at a time, unless a reader is
 // already at work (the next list page hands it what is still missing).
 func (c *Cache) auditLater(src Source, tasks []Task) {

@@ -91,6 +91,11 @@ const TokenCookie = "tasklog_token"
 
 // NewHandler is Handler with options.
 func NewHandler(src Source, opts Options) http.Handler {
+	_, hh := newHandler(src, opts)
+	return hh
+}
+
+func newHandler(src Source, opts Options) (*handler, http.Handler) {
 	h := &handler{src: src, cache: NewCache()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.list)
@@ -100,9 +105,9 @@ func NewHandler(src Source, opts Options) http.Handler {
 	mux.HandleFunc("GET /rules", h.rules)
 	mux.HandleFunc("GET /rule", h.rules)
 	if opts.Token != "" {
-		return headers(tokenOnly(opts.Token, mux), true)
+		return h, headers(tokenOnly(opts.Token, mux), true)
 	}
-	return headers(mux, false)
+	return h, headers(mux, false)
 }
 
 // tokenOnly answers only the requests that carry the token (see Options.Token).
