@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"image"
 	"image/draw"
 	"image/png"
+	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +21,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
 )
 
 var screenshots = flag.String("screenshots", "", "TestServeWebScreenshots: write the web app's screenshots into this folder (docs/img)")
@@ -191,4 +200,108 @@ func cutPNG(t *testing.T, in string, width, height int, out string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s (%d×%d, %d KB)", out, width, height, buf.Len()/1024)
+}
+
+var bigPage = flag.Int("webbig", 0, "TestServeWebBigPage: the events of the task whose page it times in Chromium (e.g. 10000); skipped without")
+
+// TestServeWebBigPage times, in headless Chromium, a task page of many events served by
+// 'replay serve --http': the time to the server's last byte, to the grid shown
+// (DOMContentLoaded) and to the page loaded, as the browser's navigation timing has them. It
+// logs them and asserts nothing about them; it runs only when asked:
+//
+//	go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -v
+func TestServeWebBigPage(t *testing.T) {
+	if *bigPage == 0 {
+		t.Skip("times a big task page in Chromium only with -webbig EVENTS")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not on PATH: install Debian's chromium package to time the web app")
+	}
+	bin := replayBinary(t)
+	path := filepath.Join(t.TempDir(), "tasklog.db")
+	db, err := store.Open(path, &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := bigTask(t, db, *bigPage)
+	db.Close()
+	base, _ := startWebServerArgs(t, bin, path, nil)
+	target, _ := url.Parse(base)
+	mux := http.NewServeMux()
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	mux.HandleFunc("GET /frame", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body><iframe id="p" src="/task/%s" width="1400" height="900"></iframe><script>
+window.addEventListener('load', function () {
+  var f = document.getElementById('p'), n = f.contentWindow.performance.getEntriesByType('navigation')[0];
+  var pre = document.createElement('pre'); pre.id = 'timing';
+  pre.textContent = JSON.stringify({response: n.responseEnd, grid: n.domContentLoadedEventEnd, load: n.loadEventEnd,
+    requests: f.contentDocument.querySelectorAll('.grid thead th.req').length, bytes: n.encodedBodySize});
+  document.body.appendChild(pre);
+});
+</script></body></html>`, task)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for run := range 2 {
+		out := runChromium(t, chromium, 1400, 900, "--dump-dom", srv.URL+"/frame")
+		m := regexp.MustCompile(`<pre id="timing">(.*?)</pre>`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("no timing from the page:\n%.2000s", out)
+		}
+		var tm struct {
+			Response, Grid, Load float64
+			Requests, Bytes      int
+		}
+		if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &tm); err != nil {
+			t.Fatal(err)
+		}
+		if tm.Requests == 0 {
+			t.Fatalf("the page shows no request: %s", m[1])
+		}
+		t.Logf("run %d: a task of %d events, %d requests, %d KB: the server's last byte at %.0f ms, the grid shown at %.0f ms, loaded at %.0f ms",
+			run+1, *bigPage, tm.Requests, tm.Bytes/1024, tm.Response, tm.Grid, tm.Load)
+	}
+}
+
+// bigTask records a task of about n events: a prompt, then reads into six folders over six
+// rule files (three scoped), a decision after every fifth.
+func bigTask(t *testing.T, db store.Store, n int) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	ws := fstest.MapFS{
+		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
+		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
+		".clinerules/backend.md":  {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate input.\n")},
+		".clinerules/billing.md":  {Data: []byte("---\npaths: [\"services/billing/**\"]\n---\nMoney is integer cents.\n")},
+		"AGENTS.md":               {Data: []byte("Be brief.\n")},
+		".cursor/rules/docs.mdc":  {Data: []byte("---\nglobs: docs/**\n---\nPresent tense.\n")},
+	}
+	task := uuid.MustParse("50000000-0000-4000-8000-000000000000")
+	s, err := session.Open(ctx, db, task, session.Options{
+		Roots:   []session.Root{{Path: "/work/monorepo", FS: ws}},
+		Runtime: events.Runtime{Name: "my-agent", Version: "1.0"},
+		IDs:     events.NewIDSource(rand.New(rand.NewSource(50))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserMessage(ctx, "Tidy up every package of the monorepo."); err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{"apps/web/src", "services/api", "services/billing", "docs", "infra", "lib"}
+	for i := 0; s.Version() < uint64(n); i++ {
+		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("%s/f%d.ts", folders[(i/40)%len(folders)], i%200)})
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 4 {
+			if _, err := s.Decide(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return task
 }

@@ -116,6 +116,9 @@ type Page struct {
 	// request's index appended; the page then holds only the audit table shown first. Empty,
 	// the page holds everything and works as a file.
 	Parts string
+	// TimelineFrom is the first event the timeline shows (0 or 1: all); a page with Parts set
+	// fetches the others (RenderTimeline) when asked.
+	TimelineFrom uint64
 }
 
 // UserPrompts counts the prompts that are user messages (prompt 0 holds what came before the
@@ -363,7 +366,8 @@ func (d Page) template() (*template.Template, error) {
 		"cellOf": func(r, t int, row Row, c Cell) cellArgs {
 			return cellArgs{R: r, T: t, Row: row, Cell: c, Position: d.Turns[t].Position}
 		},
-		"turnOf": func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
+		"turnOf":  func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
+		"earlier": func(from uint64) uint64 { return from - 1 },
 	}).Parse(pageTemplate)
 }
 
@@ -374,6 +378,17 @@ func Render(w io.Writer, data Page) error {
 		return err
 	}
 	return tmpl.Execute(w, data)
+}
+
+// RenderTimeline writes the timeline's rows, every event of the page, as a page with Parts set
+// fetches them.
+func RenderTimeline(w io.Writer, data Page) error {
+	data.TimelineFrom = 0
+	tmpl, err := data.template()
+	if err != nil {
+		return err
+	}
+	return tmpl.ExecuteTemplate(w, "timeline", data)
 }
 
 // ErrNoRequest is returned by RenderPart for a request the page does not have.

@@ -68,7 +68,8 @@ const keepAlive = 25 * time.Second
 //	/                  the tasks, newest first
 //	/task/ID           the task's report page, live
 //	/task/ID/part      a request's parts of the task page: each cell's evidence, the
-//	                   context, the audit table (?at=EVENTS&t=REQUEST)
+//	                   context, the audit table (?at=EVENTS&t=REQUEST); or every event of
+//	                   the timeline (?at=EVENTS&timeline=1)
 //	/task/ID/events    server-sent events: one each time the task's log grew, its id the log's
 //	                   last sequence number
 //	/rules             every rule: in how many requests it was in the prompt, delivered,
@@ -275,10 +276,12 @@ func (h *handler) part(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	at, err1 := strconv.Atoi(r.URL.Query().Get("at"))
-	t, err2 := strconv.Atoi(r.URL.Query().Get("t"))
-	if err1 != nil || err2 != nil || at <= 0 {
-		http.Error(w, "want ?at=EVENTS&t=REQUEST", http.StatusBadRequest)
+	q := r.URL.Query()
+	at, err1 := strconv.Atoi(q.Get("at"))
+	t, err2 := strconv.Atoi(q.Get("t"))
+	timeline := q.Get("timeline") == "1"
+	if err1 != nil || err2 != nil && !timeline || at <= 0 {
+		http.Error(w, "want ?at=EVENTS&t=REQUEST or ?at=EVENTS&timeline=1", http.StatusBadRequest)
 		return
 	}
 	p, ok := h.page(w, r, id, at)
@@ -286,7 +289,12 @@ func (h *handler) part(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	if err := report.RenderPart(&b, p.page, t); errors.Is(err, report.ErrNoRequest) {
+	if timeline {
+		if err := report.RenderTimeline(&b, p.page); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	} else if err := report.RenderPart(&b, p.page, t); errors.Is(err, report.ErrNoRequest) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	} else if err != nil {
@@ -343,6 +351,10 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request, id uuid.UUID, at 
 	return nil, false
 }
 
+// timelineShown is how many of its last events a task page's timeline shows before the reader
+// asks for the others.
+const timelineShown = 500
+
 // errGrown is a page asked for at a length of its log that has passed.
 var errGrown = errors.New("the log has grown")
 
@@ -360,6 +372,9 @@ func buildPage(ctx context.Context, db store.Store, id uuid.UUID) (*taskPage, er
 		return nil, err
 	}
 	page.Parts = fmt.Sprintf("/task/%s/part?at=%d", id, page.Events)
+	if page.Events > timelineShown {
+		page.TimelineFrom = uint64(page.Events-timelineShown) + 1
+	}
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/report"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -787,5 +788,38 @@ func TestPublicToken(t *testing.T) {
 	// Without a token, the Host check stands.
 	if code, _ := get(t, Handler(&storeSource{db: db}), "/"); code != http.StatusOK {
 		t.Errorf("loopback app, loopback Host: %d", code)
+	}
+}
+
+// TestTimelineLeftOut: a page that leaves the first events of its timeline out says how many,
+// and the timeline part has them all.
+func TestTimelineLeftOut(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, "go", 3, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	page, err := report.Build(context.Background(), db, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Parts, page.TimelineFrom = "/task/"+task.String()+"/part?at=1", 5
+	var b, all strings.Builder
+	if err := report.Render(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.RenderTimeline(&all, page); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`<tr[^>]*><td>\d+ · \d+</td><td>(\d+)</td>`)
+	seqs := func(s string) (out []string) {
+		for _, m := range row.FindAllStringSubmatch(s, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got := seqs(b.String()); len(got) != page.Events-4 || got[0] != "5" || !strings.Contains(b.String(), "The first 4 events are left out") {
+		t.Errorf("the page's timeline shows the events %v, want 5 to %d and a note on the first 4", got, page.Events)
+	}
+	if got := seqs(all.String()); len(got) != page.Events || got[0] != "1" {
+		t.Errorf("the timeline part holds the events %v, want all %d", got, page.Events)
 	}
 }
