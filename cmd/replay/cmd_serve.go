@@ -44,9 +44,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&inFlight, "max-in-flight", "the most bytes of messages read and answered at once, over all connections (64KiB of each message do not count); a message past it is answered busy (e.g. 64MiB)")
 	connIdle := fs.Duration("conn-idle", serve.DefaultConnIdle, "close a connection that waits this long for its next message (0: never)")
 	httpAddr := fs.String("http", "", "also listen on this loopback HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one) for the read-only web app (the tasks, each task's report, live) and the agents' HTTP hooks (POST /hook/AGENT); the server then keeps running without connections unless --idle is given")
+	httpPublic := fs.Bool("http-public", false, "let --http take any address, another machine's browsers and hooks included: every page, event stream and hook then needs the token of the file beside the database (DB.http-token, made owner-only when absent), which a browser gives once as ?token=")
 	otelCfg := otelFlagSet(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
+		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT [--http-public]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
 			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
@@ -72,11 +73,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(fl *flag.Flag) {
 		dbSet, storeSet, idleSet = dbSet || fl.Name == "db", storeSet || fl.Name == "store", idleSet || fl.Name == "idle"
 	})
-	if *httpAddr != "" {
+	if *httpPublic && *httpAddr == "" {
+		fmt.Fprintln(stderr, "replay serve: --http-public needs --http HOST:PORT, the address to listen on")
+		return exitUsage
+	}
+	if *httpAddr != "" && !*httpPublic {
 		if err := web.CheckAddr(*httpAddr); err != nil {
 			fmt.Fprintf(stderr, "replay serve: --http %v\n", err)
 			return exitUsage
 		}
+	}
+	if *httpAddr != "" {
 		if !idleSet {
 			*idle = 0
 		}
@@ -149,7 +156,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if *httpAddr != "" {
-		cleanup, err := serveHTTP(srv, side, *httpAddr, stdout, lg)
+		cleanup, err := serveHTTP(srv, side, *httpAddr, *httpPublic, stdout, lg)
 		if err != nil {
 			fmt.Fprintf(stderr, "replay serve: %v\n", err)
 			srv.Shutdown()

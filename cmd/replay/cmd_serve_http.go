@@ -86,9 +86,14 @@ func hookToken(side string) (string, error) {
 // app is on stdout, and writes the address beside the database for 'replay install --http'. A
 // hook payload it could not record is spooled, and the fault logged, as 'replay hook' does.
 // The returned function removes the address file.
-func serveHTTP(srv *serve.Server, side, addr string, stdout io.Writer, lg *log.Logger) (func(), error) {
-	if err := web.CheckAddr(addr); err != nil {
-		return nil, err
+//
+// public lets addr be any address; the pages and the event streams then need the token, as
+// the hooks always do, and the path of its file is printed (never the token).
+func serveHTTP(srv *serve.Server, side, addr string, public bool, stdout io.Writer, lg *log.Logger) (func(), error) {
+	if !public {
+		if err := web.CheckAddr(addr); err != nil {
+			return nil, err
+		}
 	}
 	token, err := hookToken(side)
 	if err != nil {
@@ -98,12 +103,16 @@ func serveHTTP(srv *serve.Server, side, addr string, stdout io.Writer, lg *log.L
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	endpoint := "http://" + ln.Addr().String()
+	endpoint := "http://" + localAddr(ln.Addr())
 	if err := writeFileAtomic(httpAddrFile(side), []byte(endpoint+"\n"), 0o644); err != nil {
 		ln.Close()
 		return nil, err
 	}
-	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Pages: web.Handler(srv), Unrecorded: func(agent string, payload []byte, cause error) {
+	pages := web.Handler(srv)
+	if public {
+		pages = web.NewHandler(srv, web.Options{Token: token})
+	}
+	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Pages: pages, Unrecorded: func(agent string, payload []byte, cause error) {
 		line := fmt.Sprintf("%s replay serve HTTP hook %s: %v", time.Now().UTC().Format(time.RFC3339Nano), agent, cause)
 		if err := spool(side, agentlog.Agent(agent), payload, time.Now()); err != nil {
 			line += fmt.Sprintf("; spooling the payload failed too: %v", err)
@@ -118,12 +127,31 @@ func serveHTTP(srv *serve.Server, side, addr string, stdout io.Writer, lg *log.L
 		}
 	}()
 	lg.Printf("web app on %s/", endpoint)
+	if public {
+		lg.Printf("web app public on %s: every request needs the token in %s", ln.Addr(), httpTokenFile(side))
+		fmt.Fprintf(stdout, "replay serve: the web app is on http://%s/ for every machine that reaches it; open it once with ?token= and the token in %s\n",
+			ln.Addr(), httpTokenFile(side))
+	}
 	fmt.Fprintf(stdout, "replay serve: the web app is on %s/\n", endpoint)
 	return func() {
 		if b, err := os.ReadFile(httpAddrFile(side)); err == nil && strings.TrimSpace(string(b)) == endpoint {
 			os.Remove(httpAddrFile(side))
 		}
 	}, nil
+}
+
+// localAddr is where a client on this machine reaches a listener: an unspecified address
+// (0.0.0.0, ::) as the loopback address of its family.
+func localAddr(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return a.String()
+	}
+	ip := net.IPv4(127, 0, 0, 1)
+	if ta.IP.To4() == nil {
+		ip = net.IPv6loopback
+	}
+	return net.JoinHostPort(ip.String(), fmt.Sprint(ta.Port))
 }
 
 // writeFileAtomic writes a file through a temporary file renamed over it.

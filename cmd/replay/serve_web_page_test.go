@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,8 +71,11 @@ func TestServeWebLive(t *testing.T) {
 	ready, result := make(chan pageReport, 1), make(chan pageReport, 1)
 	target, _ := url.Parse(base)
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // an event stream goes through as it is written
+	streams := &streamCutter{}
 	mux := http.NewServeMux()
 	mux.Handle("/", proxy)
+	mux.Handle("GET /task/{id}/events", streams.wrap(proxy))
 	mux.HandleFunc("GET /harness", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, liveHarness, task[1])
@@ -88,8 +92,10 @@ func TestServeWebLive(t *testing.T) {
 			}
 		}
 	}
+	reconnected := make(chan pageReport, 1)
 	mux.HandleFunc("POST /ready", report(ready))
 	mux.HandleFunc("POST /result", report(result))
+	mux.HandleFunc("POST /reconnected", report(reconnected))
 	mux.HandleFunc("POST /log", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		t.Logf("harness: %s", b)
@@ -116,12 +122,14 @@ func TestServeWebLive(t *testing.T) {
 	if first.Requests != before {
 		t.Errorf("the page shows %d requests, the server's page %d", first.Requests, before)
 	}
+	t.Logf("the task page's grid was shown %.0f ms after it was asked for", first.Shown)
 	checkHostile(t, "task page", first.Task)
 	checkHostile(t, "list", first.List)
 
 	// A tool call into src/api brings its scoped rule in: a new request.
 	hook(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "toolu_live_1",
 		"tool_input": map[string]any{"file_path": filepath.Join(ws, "src/api/routes.ts")}})
+	replied := time.Now()
 	want := requests()
 	if want <= before {
 		t.Fatalf("the hook made no new request (%d before, %d after): nothing for the page to show", before, want)
@@ -135,6 +143,7 @@ func TestServeWebLive(t *testing.T) {
 	if got.Requests != want {
 		t.Errorf("the page shows %d requests after the hook, the server's page %d", got.Requests, want)
 	}
+	t.Logf("the open page showed the new request %d ms after the hook's reply", got.At-replied.UnixMilli())
 	if got.Loads != 1 {
 		t.Errorf("the page was loaded %d times: it should update without a reload", got.Loads)
 	}
@@ -145,6 +154,36 @@ func TestServeWebLive(t *testing.T) {
 		t.Errorf("the live script counts %d updates", got.Updates)
 	}
 	checkHostile(t, "task page after the update", got.Task)
+
+	// The server side ends the page's event stream; the browser reconnects by itself. Its
+	// reconnect is held while two hooks append, then let through: the page shows both new
+	// requests, once each, after one event naming the newest sequence.
+	lastID := streams.last()
+	streams.cut()
+	select {
+	case <-streams.waiting:
+	case <-time.After(budget):
+		t.Fatalf("the page did not reconnect its event stream within %s of its end", budget)
+	}
+	for i, f := range []string{"src/api/handlers.ts", "src/api/auth.ts"} {
+		hook(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": fmt.Sprintf("toolu_live_%d", i+2),
+			"tool_input": map[string]any{"file_path": filepath.Join(ws, f)}})
+	}
+	head := requests()
+	streams.release()
+	var back pageReport
+	select {
+	case back = <-reconnected:
+	case <-time.After(budget):
+		t.Fatalf("the page did not show the requests made while it was away within %s of its reconnect", budget)
+	}
+	if back.Requests != head || back.Loads != 1 || back.Updates != got.Updates+1 {
+		t.Errorf("after the reconnect the page shows %d requests (the server's page %d), loaded %d times, %d updates (%d before): want every request once, one update, no reload",
+			back.Requests, head, back.Loads, back.Updates, got.Updates)
+	}
+	if ids, sent := streams.reconnect(); ids != fmt.Sprint(lastID) || len(sent) != 1 || sent[0] <= lastID {
+		t.Errorf("the reconnect sent Last-Event-ID %q (the last id seen was %d) and got the events %v: want one, past it", ids, lastID, sent)
+	}
 
 	// A second server for the same database has no web app to offer: it says so and fails.
 	out, err := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0").CombinedOutput()
@@ -159,12 +198,131 @@ func TestServeWebLive(t *testing.T) {
 	}
 }
 
+// streamCutter stands between the browser and the server's event streams: it ends them as the
+// server would (cut), holds the browser's reconnects until release, and notes the ids each
+// stream carried and the Last-Event-ID each request sent.
+type streamCutter struct {
+	mu       sync.Mutex
+	cancels  []context.CancelFunc
+	holding  chan struct{} // closed: let through
+	waiting  chan struct{} // a reconnect is held
+	requests []streamRequest
+}
+
+type streamRequest struct {
+	lastID string
+	ids    []uint64
+}
+
+func (s *streamCutter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		hold, waiting := s.holding, s.waiting
+		s.mu.Unlock()
+		if hold != nil {
+			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		s.mu.Lock()
+		s.cancels = append(s.cancels, cancel)
+		s.requests = append(s.requests, streamRequest{lastID: r.Header.Get("Last-Event-ID")})
+		n := len(s.requests) - 1
+		s.mu.Unlock()
+		next.ServeHTTP(&idWriter{ResponseWriter: w, note: func(id uint64) {
+			s.mu.Lock()
+			s.requests[n].ids = append(s.requests[n].ids, id)
+			s.mu.Unlock()
+		}}, r.WithContext(ctx))
+	})
+}
+
+// cut ends every stream open and holds the next ones.
+func (s *streamCutter) cut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding, s.waiting = make(chan struct{}), make(chan struct{}, 1)
+	for _, c := range s.cancels {
+		c()
+	}
+	s.cancels = nil
+}
+
+// release lets the held reconnects through.
+func (s *streamCutter) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.holding)
+	s.holding = nil
+}
+
+// last is the last id any stream carried.
+func (s *streamCutter) last() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last uint64
+	for _, r := range s.requests {
+		for _, id := range r.ids {
+			last = max(last, id)
+		}
+	}
+	return last
+}
+
+// reconnect is the Last-Event-ID the last stream was asked with, and the ids it carried.
+func (s *streamCutter) reconnect() (string, []uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.requests[len(s.requests)-1]
+	return r.lastID, append([]uint64(nil), r.ids...)
+}
+
+// idWriter notes the id of each event written through it.
+type idWriter struct {
+	http.ResponseWriter
+	note func(uint64)
+	rest []byte
+}
+
+func (w *idWriter) Write(p []byte) (int, error) {
+	w.rest = append(w.rest, p...)
+	for {
+		i := bytes.IndexByte(w.rest, '\n')
+		if i < 0 {
+			break
+		}
+		var id uint64
+		if _, err := fmt.Sscanf(string(w.rest[:i]), "id: %d", &id); err == nil {
+			w.note(id)
+		}
+		w.rest = w.rest[i+1:]
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *idWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // pageReport is what the harness saw of the pages.
 type pageReport struct {
 	Requests, Loads, Updates int
-	NowLast, FilterFocused   bool
-	Live, Selected, Filter   string
-	Task, List               hostileView
+	// At is when the harness saw it (ms since the epoch); Shown when the grid was shown, in
+	// ms from the page's navigation.
+	At                     int64
+	Shown                  float64
+	NowLast, FilterFocused bool
+	Live, Selected, Filter string
+	Task, List             hostileView
 }
 
 // hostileView is what a page made of the hostile prompt: its text where it shows the title,
@@ -232,11 +390,19 @@ function start() {
     var c = d.querySelector('.cell[data-r="' + (rows.length - 1) + '"][data-t="0"]');
     c.click();
     f.focus(); f.value = c.closest('tr').dataset.name.split(' ')[0]; f.dispatchEvent(new Event('input'));
-    post('/ready', {Requests: before, Loads: loads, Task: taskView(), List: listView(), Selected: selected(d), Filter: f.value});
+    var nav = taskFrame.contentWindow.performance.getEntriesByType('navigation')[0];
+    post('/ready', {Shown: nav ? nav.domContentLoadedEventEnd : 0, Requests: before, Loads: loads, Task: taskView(), List: listView(), Selected: selected(d), Filter: f.value});
     wait(taskFrame, function () {
       var d = taskFrame.contentDocument, ths = d.querySelectorAll('.grid thead th.req');
       if (ths.length <= before) return false;
-      post('/result', {Requests: ths.length, Loads: loads, Updates: +d.body.getAttribute('data-updates'),
+      var now = ths.length;
+      wait(taskFrame, function () {
+        var d = taskFrame.contentDocument, n = requests(d);
+        if (n <= now) return false;
+        post('/reconnected', {Requests: n, Loads: loads, Updates: +d.body.getAttribute('data-updates'), At: Date.now()});
+        return true;
+      });
+      post('/result', {At: Date.now(), Requests: ths.length, Loads: loads, Updates: +d.body.getAttribute('data-updates'),
         NowLast: ths[ths.length - 1].classList.contains('now'), Live: (d.getElementById('live') || {}).textContent || '', Task: taskView(),
         Selected: selected(d), Filter: d.getElementById('filter').value, FilterFocused: d.activeElement === d.getElementById('filter')});
       return true;
@@ -252,7 +418,15 @@ listFrame.addEventListener('load', function () { listLoaded = true; start(); });
 // address (http://127.0.0.1:PORT/) once the server answers on its socket too.
 func startWebServer(t *testing.T, bin, db string, env []string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "serve.log"))
+	base, _ := startWebServerArgs(t, bin, db, env)
+	return base
+}
+
+// startWebServerArgs is startWebServer with more arguments to 'replay serve'; it also returns
+// what the server printed up to its address.
+func startWebServerArgs(t *testing.T, bin, db string, env []string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--db", db, "--http", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "serve.log")}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -266,19 +440,22 @@ func startWebServer(t *testing.T, bin, db string, env []string) string {
 		cmd.Process.Kill() // gone already after --stop; this one's own process only
 		cmd.Wait()
 	})
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
+		var said strings.Builder
 		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "replay serve: the web app is on "); ok {
-				addr <- u
+			said.WriteString(sc.Text() + "\n")
+			if u, ok := strings.CutPrefix(sc.Text(), "replay serve: the web app is on "); ok && strings.HasSuffix(u, "/") {
+				addr <- [2]string{u, said.String()}
 			}
 		}
 		io.Copy(io.Discard, out)
 	}()
-	var base string
+	var base, said string
 	select {
-	case base = <-addr:
+	case a := <-addr:
+		base, said = a[0], a[1]
 	case <-time.After(serverWait):
 		t.Fatalf("replay serve --http did not say where its web app is within %s", serverWait)
 	}
@@ -287,7 +464,7 @@ func startWebServer(t *testing.T, bin, db string, env []string) string {
 		t.Fatalf("the server does not answer on its socket: %v", err)
 	}
 	c.Close()
-	return base
+	return base, said
 }
 
 // startBrowser opens url in headless Chromium, which runs until the test ends; the function

@@ -7,6 +7,7 @@ package report
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -110,6 +111,14 @@ type Page struct {
 	Findings   []audit.Finding
 	AgentLoads string
 	Audit      []AuditRequest
+	// Parts, when set, is the address the page fetches a request's parts from (each cell's
+	// evidence, the request's context and its audit table: RenderPart), "&t=" and the
+	// request's index appended; the page then holds only the audit table shown first. Empty,
+	// the page holds everything and works as a file.
+	Parts string
+	// TimelineFrom is the first event the timeline shows (0 or 1: all); a page with Parts set
+	// fetches the others (RenderTimeline) when asked.
+	TimelineFrom uint64
 }
 
 // UserPrompts counts the prompts that are user messages (prompt 0 holds what came before the
@@ -131,16 +140,22 @@ func (d Page) sourceName(s events.Source) string { return d.requests.Source(s) }
 // lists the files of each recorded workspace root that is a folder on this machine.
 func Build(ctx context.Context, db store.Store, task uuid.UUID) (Page, error) {
 	data := Page{Task: task.String()}
-	summaries, err := DecisionSummaries(ctx, db, task)
+	ds, err := session.Decisions(ctx, db, task)
 	if err != nil {
 		return data, err
 	}
+	summaries := summaries(ds)
 	// dels holds each decision's deliveries by the rules they carried: decision seq → rule id.
 	dels := map[uint64]map[string][]Delivery{}
 	var reqs session.Requests
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			return data, err
+		}
+		if _, ok := summaries[ev.Seq]; ev.Type == events.TypeDecision && !ok {
+			// Appended since the decisions were read: the page ends before it, and a live
+			// page, its log longer than the page, is brought up to date at once.
+			break
 		}
 		data.Events++
 		if ev.Type == events.TypeDelivery {
@@ -156,10 +171,6 @@ func Build(ctx context.Context, db store.Store, task uuid.UUID) (Page, error) {
 			Time: t, Summary: termsafe.Escape(EventSummary(ev, summaries))})
 	}
 	data.requests = &reqs
-	ds, err := session.Decisions(ctx, db, task)
-	if err != nil {
-		return data, err
-	}
 	for i := range ds {
 		escapeDecision(&ds[i].Decision)
 	}
@@ -332,17 +343,72 @@ func escapeSources(srcs []events.Source) []events.Source {
 	return out
 }
 
-// Render writes the page as HTML.
-func Render(w io.Writer, data Page) error {
-	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"source": data.sourceName,
+// cellArgs are what the template of a cell's evidence shows: the rule's row R, the request T.
+type cellArgs struct {
+	R, T     int
+	Row      Row
+	Cell     Cell
+	Position session.Position
+}
+
+// turnArgs are what the template of a request's context shows.
+type turnArgs struct {
+	T    int
+	Turn Turn
+}
+
+// template parses the page's template with the functions that read data.
+func (d Page) template() (*template.Template, error) {
+	return template.New("report").Funcs(template.FuncMap{
+		"source": d.sourceName,
 		"add1":   func(i int) int { return i + 1 },
 		"plural": plural,
+		"cellOf": func(r, t int, row Row, c Cell) cellArgs {
+			return cellArgs{R: r, T: t, Row: row, Cell: c, Position: d.Turns[t].Position}
+		},
+		"turnOf":  func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
+		"earlier": func(from uint64) uint64 { return from - 1 },
 	}).Parse(pageTemplate)
+}
+
+// Render writes the page as HTML.
+func Render(w io.Writer, data Page) error {
+	tmpl, err := data.template()
 	if err != nil {
 		return err
 	}
 	return tmpl.Execute(w, data)
+}
+
+// RenderTimeline writes the timeline's rows, every event of the page, as a page with Parts set
+// fetches them.
+func RenderTimeline(w io.Writer, data Page) error {
+	data.TimelineFrom = 0
+	tmpl, err := data.template()
+	if err != nil {
+		return err
+	}
+	return tmpl.ExecuteTemplate(w, "timeline", data)
+}
+
+// ErrNoRequest is returned by RenderPart for a request the page does not have.
+var ErrNoRequest = errors.New("no such request on the page")
+
+// RenderPart writes what a page with Parts set fetches for its request t (from 0): each rule's
+// evidence at it, its context and its audit table, as the page without Parts holds them.
+func RenderPart(w io.Writer, data Page, t int) error {
+	if t < 0 || t >= len(data.Turns) || t >= len(data.Audit) {
+		return fmt.Errorf("request %d of %d: %w", t, len(data.Turns), ErrNoRequest)
+	}
+	tmpl, err := data.template()
+	if err != nil {
+		return err
+	}
+	return tmpl.ExecuteTemplate(w, "part", struct {
+		Page  Page
+		T     int
+		Audit AuditRequest
+	}{data, t, data.Audit[t]})
 }
 
 // AuditRequest is one request of the report's audit table: replay audit's rows for it.

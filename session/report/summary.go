@@ -20,6 +20,11 @@ func DecisionSummaries(ctx context.Context, db store.Store, task uuid.UUID) (map
 	if err != nil {
 		return nil, err
 	}
+	return summaries(ds), nil
+}
+
+// summaries is DecisionSummaries of the decisions read.
+func summaries(ds []session.Recorded) map[uint64]string {
 	out := make(map[uint64]string, len(ds))
 	var prev *events.Decision
 	for i := range ds {
@@ -27,7 +32,7 @@ func DecisionSummaries(ctx context.Context, db store.Store, task uuid.UUID) (map
 		out[ds[i].Seq] = summarizeDecision(ds[i].Position, d, prev)
 		prev = d
 	}
-	return out, nil
+	return out
 }
 
 // summarizeDecision is one decision's whole outcome: the rules in the prompt, "(new)" after

@@ -17,6 +17,47 @@ type Cache struct {
 	mu    sync.Mutex
 	lines map[uuid.UUID]Task
 	uses  map[uuid.UUID]cachedRules
+	// read are the tasks' audits; auditing whether a goroutine reads those missing.
+	read     map[uuid.UUID]taskAudit
+	auditing bool
+	// pages are the task pages built last, the most recent last (at most keptPages).
+	pages []cachedPage
+}
+
+// keptPages is how many tasks' pages the cache keeps: the pages open in a few browser tabs.
+const keptPages = 4
+
+type cachedPage struct {
+	task uuid.UUID
+	*taskPage
+}
+
+// page is the task's page built at the log's length events, or nil.
+func (c *Cache) page(task uuid.UUID, events uint64) *taskPage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.pages {
+		if p.task == task && uint64(p.page.Events) == events {
+			return p.taskPage
+		}
+	}
+	return nil
+}
+
+// keepPage keeps p as the task's page, in place of the one before.
+func (c *Cache) keepPage(task uuid.UUID, p *taskPage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.pages[:0]
+	for _, q := range c.pages {
+		if q.task != task {
+			kept = append(kept, q)
+		}
+	}
+	if len(kept) >= keptPages {
+		kept = append(kept[:0], kept[1:]...)
+	}
+	c.pages = append(kept, cachedPage{task, p})
 }
 
 type cachedRules struct {
@@ -26,7 +67,7 @@ type cachedRules struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}}
+	return &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}, read: map[uuid.UUID]taskAudit{}}
 }
 
 // tasks is Tasks through the cache.
@@ -90,4 +131,72 @@ func (c *Cache) rules(ctx context.Context, db store.Store, t Task) (taskRuleUses
 		c.mu.Unlock()
 	}
 	return r, nil
+}
+
+// audits fills in the tasks' audits: those kept at the task's length, then those it reads
+// while budget (when not nil) says there is time; the others it marks pending and returns.
+func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget func() bool) []Task {
+	var pending []Task
+	for i := range tasks {
+		t := &tasks[i]
+		id, err := parseTask(t.ID)
+		if err != nil {
+			continue
+		}
+		if c != nil {
+			c.mu.Lock()
+			a, ok := c.read[id]
+			c.mu.Unlock()
+			if ok && a.events == t.Events {
+				a.fill(t)
+				continue
+			}
+		}
+		if budget != nil && !budget() {
+			t.AuditPending = true
+			pending = append(pending, *t)
+			continue
+		}
+		a := auditTask(ctx, db, id, t.Events)
+		a.fill(t)
+		if c != nil {
+			c.mu.Lock()
+			c.read[id] = a
+			c.mu.Unlock()
+		}
+	}
+	return pending
+}
+
+// busy reports whether audits are being read in the background.
+func (c *Cache) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auditing
+}
+
+// auditLater reads the audits of tasks in the background, one at a time, unless a reader is
+// already at work (the next list page hands it what is still missing).
+func (c *Cache) auditLater(src Source, tasks []Task) {
+	c.mu.Lock()
+	if c.auditing || len(tasks) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.auditing = true
+	c.mu.Unlock()
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.auditing = false
+			c.mu.Unlock()
+		}()
+		ctx := context.Background()
+		for _, t := range tasks {
+			src.View(ctx, func(db store.Store) error {
+				c.audits(ctx, db, []Task{t}, nil)
+				return nil
+			})
+		}
+	}()
 }

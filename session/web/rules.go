@@ -19,9 +19,10 @@ var rulesTemplate string
 var rulesPage = template.Must(template.New("rules").Parse(rulesTemplate))
 
 // Counts are how a rule fared over requests: in the prompt (Applied), delivered by a hook,
-// shadowed by another rule, toggled off, or excluded for another reason.
+// shadowed by another rule, toggled off, or excluded for another reason; and Missed, at how
+// many requests it applied while the agent had not loaded it (the audit's missed_by_agent).
 type Counts struct {
-	Requests, Applied, Delivered, Shadowed, Off, Excluded int
+	Requests, Applied, Delivered, Shadowed, Off, Excluded, Missed int
 }
 
 func (c *Counts) add(o Counts) {
@@ -31,6 +32,7 @@ func (c *Counts) add(o Counts) {
 	c.Shadowed += o.Shadowed
 	c.Off += o.Off
 	c.Excluded += o.Excluded
+	c.Missed += o.Missed
 }
 
 // RuleUse is one task's use of a rule: its counts, and the first and last request it was in
@@ -56,6 +58,7 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache.audits(ctx, db, tasks, nil)
 	byID := map[string]*Rule{}
 	for _, t := range tasks {
 		tr, err := cache.rules(ctx, db, t)
@@ -76,6 +79,7 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 			}
 			u := tr.uses[id]
 			u.Task = t
+			u.Missed = t.missed[id] // the audit names rules by their id as the log has it
 			r.Uses = append(r.Uses, u)
 			r.Counts.add(u.Counts)
 		}

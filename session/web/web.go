@@ -8,6 +8,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -48,8 +49,15 @@ func CheckAddr(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login", addr, ErrNotLoopback)
+	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login; give --http-public to listen on another address behind a token", addr, ErrNotLoopback)
 }
+
+// auditBudget is how long the list page reads the audits of tasks it has not read before;
+// those it has no time for are read in the background.
+const auditBudget = 300 * time.Millisecond
+
+// reconnect is how long a browser waits before it opens an event stream that ended again.
+const reconnect = time.Second
 
 // keepAlive is how often an event stream with nothing to say sends a comment, so that proxies
 // and browsers keep it open.
@@ -59,28 +67,87 @@ const keepAlive = 25 * time.Second
 //
 //	/                  the tasks, newest first
 //	/task/ID           the task's report page, live
+//	/task/ID/part      a request's parts of the task page: each cell's evidence, the
+//	                   context, the audit table (?at=EVENTS&t=REQUEST); or every event of
+//	                   the timeline (?at=EVENTS&timeline=1)
 //	/task/ID/events    server-sent events: one each time the task's log grew, its id the log's
 //	                   last sequence number
 //	/rules             every rule: in how many requests it was in the prompt, delivered,
 //	                   shadowed, toggled off, excluded
 //	/rule?id=ID        one rule, task by task
-func Handler(src Source) http.Handler {
+func Handler(src Source) http.Handler { return NewHandler(src, Options{}) }
+
+// Options say who may read the web app.
+type Options struct {
+	// Token, when set, is the secret every request must carry (a public listener: see
+	// Public): as the tasklog_token cookie, "Authorization: Bearer TOKEN", or once, to log a
+	// browser in, as ?token=TOKEN, which sets the cookie and sends the browser to the same
+	// address without it. A request without it is answered 401, whatever its Host. Without a
+	// token only requests for a loopback Host are answered.
+	Token string
+}
+
+// TokenCookie is the cookie a browser logged in to a public web app carries.
+const TokenCookie = "tasklog_token"
+
+// NewHandler is Handler with options.
+func NewHandler(src Source, opts Options) http.Handler {
+	_, hh := newHandler(src, opts)
+	return hh
+}
+
+func newHandler(src Source, opts Options) (*handler, http.Handler) {
 	h := &handler{src: src, cache: NewCache()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.list)
 	mux.HandleFunc("GET /task/{id}", h.task)
 	mux.HandleFunc("GET /task/{id}/events", h.events)
+	mux.HandleFunc("GET /task/{id}/part", h.part)
 	mux.HandleFunc("GET /rules", h.rules)
 	mux.HandleFunc("GET /rule", h.rules)
-	return headers(mux)
+	if opts.Token != "" {
+		return h, headers(tokenOnly(opts.Token, mux), true)
+	}
+	return h, headers(mux, false)
+}
+
+// tokenOnly answers only the requests that carry the token (see Options.Token).
+func tokenOnly(token string, next http.Handler) http.Handler {
+	same := func(s string) bool { return subtle.ConstantTimeCompare([]byte(s), []byte(token)) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Has("token") {
+			if !same(q.Get("token")) {
+				http.Error(w, "wrong token: give the one in the file 'replay serve --http-public' named", http.StatusUnauthorized)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		if c, err := r.Cookie(TokenCookie); err == nil && same(c.Value) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && same(bearer) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "this web app needs its token: open it once with ?token=TOKEN, the token in the file 'replay serve --http-public' named", http.StatusUnauthorized)
+	})
 }
 
 // headers forbid what the pages never need: frames from elsewhere, sniffed types, scripts from
-// other origins; and a Host that is not a loopback name, so that a web site whose name points
-// at 127.0.0.1 (DNS rebinding) cannot read the pages.
-func headers(next http.Handler) http.Handler {
+// other origins; and, unless the app is public (behind its token), a Host that is not a
+// loopback name, so that a web site whose name points at 127.0.0.1 (DNS rebinding) cannot read
+// the pages.
+func headers(next http.Handler, public bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
+		if !public && !loopbackHost(r.Host) {
 			http.Error(w, "this server answers only requests for localhost, 127.0.0.1 or [::1]", http.StatusMisdirectedRequest)
 			return
 		}
@@ -112,18 +179,26 @@ type handler struct {
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
-	var tasks []Task
+	var tasks, pending []Task
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		var err error
 		tasks, err = h.cache.tasks(r.Context(), db)
-		return err
+		if err != nil {
+			return err
+		}
+		// The audits not kept are read while the page has time; the rest in the background,
+		// shown pending until then.
+		deadline := time.Now().Add(auditBudget)
+		pending = h.cache.audits(r.Context(), db, tasks, func() bool { return time.Now().Before(deadline) })
+		return nil
 	})
+	h.cache.auditLater(h.src, pending)
 	if err != nil {
 		http.Error(w, "read the tasks: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	var b bytes.Buffer
-	if err := RenderList(&b, tasks); err != nil {
+	if err := RenderList(&b, NewList(tasks, FilterOf(r.URL.Query()))); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -184,7 +259,58 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var page report.Page
+	p, ok := h.page(w, r, id, 0)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(p.html)
+}
+
+// part answers a task page's request for the parts of one of its requests (?t=), at the
+// length of the log the page shows (?at=): 409 when the log has grown since, as the page is
+// about to be replaced (its event stream says so).
+func (h *handler) part(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	at, err1 := strconv.Atoi(q.Get("at"))
+	t, err2 := strconv.Atoi(q.Get("t"))
+	timeline := q.Get("timeline") == "1"
+	if err1 != nil || err2 != nil && !timeline || at <= 0 {
+		http.Error(w, "want ?at=EVENTS&t=REQUEST or ?at=EVENTS&timeline=1", http.StatusBadRequest)
+		return
+	}
+	p, ok := h.page(w, r, id, at)
+	if !ok {
+		return
+	}
+	var b bytes.Buffer
+	if timeline {
+		if err := report.RenderTimeline(&b, p.page); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	} else if err := report.RenderPart(&b, p.page, t); errors.Is(err, report.ErrNoRequest) {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	} else if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
+}
+
+// page is the task's page at the log's head, from the cache when the log has not grown since
+// it was built; with at > 0, the page as it was at that length, or false after answering 409.
+// False after answering the error otherwise.
+func (h *handler) page(w http.ResponseWriter, r *http.Request, id uuid.UUID, at int) (*taskPage, bool) {
+	var p *taskPage
 	found := true
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		head, err := db.Head(id)
@@ -195,28 +321,68 @@ func (h *handler) task(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		page, err = report.Build(r.Context(), db, id)
+		if at > 0 && uint64(at) != head.Seq {
+			if p = h.cache.page(id, uint64(at)); p != nil {
+				return nil
+			}
+			return errGrown
+		}
+		if p = h.cache.page(id, head.Seq); p != nil {
+			return nil
+		}
+		p, err = buildPage(r.Context(), db, id)
+		if err == nil {
+			h.cache.keepPage(id, p)
+		}
 		return err
 	})
-	if !found {
+	switch {
+	case !found:
 		http.Error(w, "no task "+id.String()+" in this store", http.StatusNotFound)
-		return
-	}
-	if err != nil {
+	case errors.Is(err, errGrown):
+		http.Error(w, "the task's log has grown since this page was made: load it again", http.StatusConflict)
+	case err != nil:
 		http.Error(w, "read the task: "+err.Error(), http.StatusInternalServerError)
-		return
+	case at > 0 && p.page.Events != at:
+		http.Error(w, "the task's log has grown since this page was made: load it again", http.StatusConflict)
+	default:
+		return p, true
+	}
+	return nil, false
+}
+
+// timelineShown is how many of its last events a task page's timeline shows before the reader
+// asks for the others.
+const timelineShown = 500
+
+// errGrown is a page asked for at a length of its log that has passed.
+var errGrown = errors.New("the log has grown")
+
+// taskPage is a task's page built and rendered, with the live script, at the log's length
+// page.Events.
+type taskPage struct {
+	page report.Page
+	html []byte
+}
+
+// buildPage builds and renders the task's page, its parts apart (fetched from /task/ID/part).
+func buildPage(ctx context.Context, db store.Store, id uuid.UUID) (*taskPage, error) {
+	page, err := report.Build(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	page.Parts = fmt.Sprintf("/task/%s/part?at=%d", id, page.Events)
+	if page.Events > timelineShown {
+		page.TimelineFrom = uint64(page.Events-timelineShown) + 1
 	}
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return nil, err
 	}
 	// The page is the log up to its last event, seq Events: the stream starts there.
 	live := strings.Replace(liveScript, "{{since}}", strconv.Itoa(page.Events), 1)
-	out := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(live+"</body>"), 1)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(out)
+	html := bytes.Replace(b.Bytes(), []byte("</body>"), []byte(live+"</body>"), 1)
+	return &taskPage{page: page, html: html}, nil
 }
 
 // events streams one event each time the task's log grew past what the page shows: the page
@@ -267,6 +433,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 				fl.Flush()
 			}
 			return
+		}
+		if first {
+			// A browser whose stream ends tries again after this long (its default is 3 s).
+			fmt.Fprintf(w, "retry: %d\n\n", reconnect.Milliseconds())
 		}
 		switch {
 		case first && !resumed:
@@ -361,6 +531,7 @@ const liveScript = `<style>
       var doc = new DOMParser().parseFromString(text, 'text/html'), code = [];
       doc.body.querySelectorAll('script').forEach(function (s) { if (!s.hasAttribute('data-live')) code.push(s.textContent); s.remove(); });
       var x = window.scrollX, y = window.scrollY, kept = keep();
+      if (doc.body.hasAttribute('data-parts')) document.body.setAttribute('data-parts', doc.body.getAttribute('data-parts'));
       document.body.replaceChildren.apply(document.body, Array.prototype.map.call(doc.body.childNodes, function (n) { return document.importNode(n, true); }));
       code.forEach(function (c) { var s = document.createElement('script'); s.textContent = c; document.body.appendChild(s); });
       restore(kept);

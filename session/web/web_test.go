@@ -22,6 +22,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/report"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -235,7 +236,7 @@ func TestEvents(t *testing.T) {
 			switch {
 			case line == "" && len(lines) > 0:
 				return lines
-			case line == "" || strings.HasPrefix(line, ":"):
+			case line == "" || strings.HasPrefix(line, ":") || strings.HasPrefix(line, "retry:"):
 			default:
 				lines = append(lines, line)
 			}
@@ -357,5 +358,469 @@ func TestWaitChange(t *testing.T) {
 	cancel()
 	if <-done {
 		t.Errorf("waitChange after the request ended = true, want false")
+	}
+}
+
+// recordOrigin records a task of agent on machine for user, with a prompt and a request.
+func recordOrigin(t *testing.T, db store.Store, task uuid.UUID, agent, machine, user, prompt string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	ev, err := events.New(&events.TaskStarted{Roots: []string{"/work/" + agent}, Runtime: events.Runtime{Name: agent}, Machine: machine, User: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Time = at
+	s, err := session.Open(ctx, db, task, session.Options{Started: &ev, Now: func() time.Time { return at },
+		Roots: []session.Root{{Path: "/work/" + agent, FS: fstest.MapFS{"AGENTS.md": {Data: []byte("Be brief.\n")}}}},
+		IDs:   events.NewIDSource(rand.New(rand.NewSource(int64(task[0]))))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserMessage(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListFilters: the list keeps the tasks of the project, agent, machine and user the URL's
+// query names, and those whose title holds its q; each column links to its filter, and a
+// hostile machine name and filter value show as text.
+func TestListFilters(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	tasks := []struct {
+		id                           string
+		agent, machine, user, prompt string
+	}{
+		{"a1111111-1111-4111-8111-111111111111", "codex", "build-1", "ana", "Fix the banner"},
+		{"a2222222-2222-4222-8222-222222222222", "codex", "laptop-bo", "bo", "Write the changelog"},
+		{"a3333333-3333-4333-8333-333333333333", "claude-code", "build-1", "bo", "Add a health endpoint"},
+		{"a4444444-4444-4444-8444-444444444444", "claude-code", hostile, "ana", "Tidy the docs"},
+	}
+	for i, tk := range tasks {
+		recordOrigin(t, db, uuid.MustParse(tk.id), tk.agent, tk.machine, tk.user, tk.prompt, at.Add(time.Duration(i)*time.Hour))
+	}
+	h := Handler(&storeSource{db: db})
+	for _, tt := range []struct {
+		query string
+		want  []int // indexes into tasks, newest first
+	}{
+		{"", []int{3, 2, 1, 0}},
+		{"?agent=codex", []int{1, 0}},
+		{"?agent=codex&machine=build-1", []int{0}},
+		{"?machine=build-1", []int{2, 0}},
+		{"?user=bo", []int{2, 1}},
+		{"?project=claude-code&user=ana", []int{3}},
+		{"?q=BANNER", []int{0}},
+		{"?q=health&agent=codex", nil},
+		{"?machine=" + url.QueryEscape(hostile), []int{3}},
+		{"?machine=nowhere", nil},
+	} {
+		code, page := get(t, h, "/"+tt.query)
+		if code != http.StatusOK {
+			t.Fatalf("GET /%s: %d\n%s", tt.query, code, page)
+		}
+		var got []int
+		for _, m := range regexp.MustCompile(`<tr data-task="([0-9a-f-]+)">`).FindAllStringSubmatch(page, -1) {
+			for i, tk := range tasks {
+				if tk.id == m[1] {
+					got = append(got, i)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("GET /%s: tasks %v, want %v", tt.query, got, tt.want)
+		}
+		if tt.want == nil && !strings.Contains(page, "No task matches this filter") {
+			t.Errorf("GET /%s: no task kept, and the page does not say so", tt.query)
+		}
+		for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("GET /%s: the page holds %q as is", tt.query, bad)
+			}
+		}
+	}
+	_, page := get(t, h, "/?machine=build-1")
+	for _, want := range []string{`<option value="build-1" selected>build-1 (2)</option>`, `href="/?agent=codex"`, `href="/?user=bo"`, `2 of 4 tasks`,
+		`<th scope="col">machine</th><th scope="col">user</th>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("GET /?machine=build-1 lacks %s", want)
+		}
+	}
+	// A hostile filter value is shown back as text, in the search box and as the missing choice.
+	_, page = get(t, h, "/?q="+url.QueryEscape(hostile)+"&user="+url.QueryEscape(hostile))
+	for _, bad := range []string{"<script>alert", "<img src=x", "\u202e"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("a hostile filter: the page holds %q as is", bad)
+		}
+	}
+}
+
+// TestListFindings: the list counts each task's audit findings (a rule the agent, which reports
+// its loads, never loaded), and the column shows only when a task has one.
+func TestListFindings(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a1111111-1111-4111-8111-111111111111"), "my-agent", "m", "u", "no loads reported", at)
+	_, page := get(t, Handler(&storeSource{db: db}), "/")
+	if strings.Contains(page, "audit findings") {
+		t.Errorf("the list shows an audit column while no task has a finding")
+	}
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "loads reported", at.Add(time.Hour))
+	tasks, err := Tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks[0].Findings != 1 || tasks[0].missed["agents:/work/claude-code/AGENTS.md"] != 1 || tasks[1].Findings != 0 {
+		for _, tk := range tasks {
+			t.Logf("%s: %d findings, missed %v", tk.Agent, tk.Findings, tk.missed)
+		}
+		t.Errorf("want one missed_by_agent finding for the claude-code task, none for the other")
+	}
+	_, page = get(t, Handler(&storeSource{db: db}), "/")
+	if !strings.Contains(page, `<th scope="col">audit findings</th>`) || !strings.Contains(page, `data-label="audit findings"><a href="/task/a2222222-2222-4222-8222-222222222222#audit-section">1</a>`) {
+		t.Errorf("the list does not show the claude-code task's finding")
+	}
+}
+
+// TestTaskParts: the task page holds the grid and the audit table shown; each request's
+// evidence, context and audit table come from /task/ID/part at the page's length of the log,
+// which answers 409 once the log has grown past it. The page is kept by that length: a second
+// load is the same bytes.
+func TestTaskParts(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, hostile, 2, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	h := Handler(&storeSource{db: db})
+	path := "/task/" + task.String()
+	_, page := get(t, h, path)
+	at := regexp.MustCompile(`data-parts="/task/[0-9a-f-]+/part\?at=(\d+)"`).FindStringSubmatch(page)
+	if at == nil {
+		t.Fatalf("the task page names no parts address")
+	}
+	if strings.Contains(page, `<template id="d-`) || strings.Count(page, `<div class="audit-box`) != 1 {
+		t.Errorf("the task page holds the cells' evidence or more than one audit table")
+	}
+	if _, again := get(t, h, path); again != page {
+		t.Errorf("a second load of an unchanged task differs")
+	}
+	for req := range 2 {
+		code, part := get(t, h, fmt.Sprintf("%s/part?at=%s&t=%d", path, at[1], req))
+		if code != http.StatusOK {
+			t.Fatalf("part %d: %d %s", req, code, part)
+		}
+		for _, want := range []string{fmt.Sprintf(`<template id="d-0-%d">`, req), fmt.Sprintf(`<template id="d-1-%d">`, req),
+			fmt.Sprintf(`<template id="c-%d">`, req), fmt.Sprintf(`data-a="%d"`, req)} {
+			if !strings.Contains(part, want) {
+				t.Errorf("part %d lacks %s:\n%s", req, want, part)
+			}
+		}
+		for _, bad := range []string{"<script", "<img src=x", "\u202e"} {
+			if strings.Contains(part, bad) {
+				t.Errorf("part %d holds %q as is", req, bad)
+			}
+		}
+	}
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=2", path, at[1])); code != http.StatusNotFound {
+		t.Errorf("a request the page does not have: %d, want 404", code)
+	}
+	if code, _ := get(t, h, path+"/part?t=0"); code != http.StatusBadRequest {
+		t.Errorf("a part without at: %d, want 400", code)
+	}
+	// The page the browser shows is still served its parts while the cache has it; once a
+	// newer page is built in its place, they are answered 409 (the page is about to reload).
+	turn(t, s, 2)
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=0", path, at[1])); code != http.StatusOK {
+		t.Errorf("a part of the page kept, the log grown: %d, want 200", code)
+	}
+	if _, now := get(t, h, path); now == page || strings.Count(now, `<th scope="col" class="req`) != 3 {
+		t.Errorf("after a turn the task page is not built again")
+	}
+	if code, _ := get(t, h, fmt.Sprintf("%s/part?at=%s&t=0", path, at[1])); code != http.StatusConflict {
+		t.Errorf("a part of a page the log has grown past: %d, want 409", code)
+	}
+}
+
+// TestAuditLater: audits the list has no time for show pending and are read in the background;
+// the next list shows them.
+func TestAuditLater(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "loads reported", at)
+	c := NewCache()
+	tasks, err := c.tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := c.audits(context.Background(), db, tasks, func() bool { return false })
+	if len(pending) != 1 || !tasks[0].AuditPending {
+		t.Fatalf("with no time left: %d pending, want 1", len(pending))
+	}
+	var b strings.Builder
+	if err := RenderList(&b, NewList(tasks, Filter{})); err != nil || !strings.Contains(b.String(), "counting the audit's findings of 1 task") {
+		t.Errorf("the list does not say an audit is pending (%v)", err)
+	}
+	c.auditLater(&storeSource{db: db}, pending)
+	for deadline := time.Now().Add(time.Minute); ; {
+		c.audits(context.Background(), db, tasks, func() bool { return false })
+		if !tasks[0].AuditPending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the audit was not read in the background within a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if tasks[0].Findings != 1 {
+		t.Errorf("read in the background: %d findings, want 1", tasks[0].Findings)
+	}
+}
+
+// TestEventsReconnect is a browser's reconnects at the protocol level: a client reads the
+// stream, drops it, the log grows while it is away, and it comes back with the last id it saw
+// (Last-Event-ID). It gets exactly one event, naming the newest sequence, and then only what
+// is new; coming back when nothing happened, it gets nothing until the log grows.
+func TestEventsReconnect(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	s := recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	src := &storeSource{db: db}
+	srv := httptest.NewServer(Handler(src))
+	defer srv.Close()
+	head := func() uint64 {
+		h, err := db.Head(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Seq
+	}
+	grow := func() { turn(t, s, int(head())); src.Bump() }
+	// stream is one connection: each block it read, comments and retry included.
+	type stream struct {
+		r    *bufio.Reader
+		stop func()
+	}
+	open := func(lastID string) stream {
+		// An event that never comes fails the test after a minute (it comes at once).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/task/"+task.String()+"/events", nil)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stream{bufio.NewReader(resp.Body), func() { cancel(); resp.Body.Close() }}
+	}
+	// block reads the next block of lines (up to a blank line).
+	block := func(st stream) []string {
+		var lines []string
+		for {
+			line, err := st.r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the stream ended: %v (after %q)", err, lines)
+			}
+			if line = strings.TrimSuffix(line, "\n"); line == "" {
+				if len(lines) > 0 {
+					return lines
+				}
+				continue
+			}
+			lines = append(lines, line)
+		}
+	}
+	// event reads blocks up to the next event, failing on any but the wanted id; it returns
+	// the comments before it.
+	event := func(st stream, want uint64) []string {
+		var comments []string
+		for {
+			b := block(st)
+			if strings.HasPrefix(b[0], ":") || strings.HasPrefix(b[0], "retry:") {
+				comments = append(comments, b...)
+				continue
+			}
+			if got := strings.Join(b, "|"); got != fmt.Sprintf("id: %d|data: %d", want, want) {
+				t.Fatalf("event %q, want id %d only", got, want)
+			}
+			return comments
+		}
+	}
+	st := open("")
+	if b := block(st); b[0] != fmt.Sprintf("retry: %d", reconnect.Milliseconds()) {
+		t.Errorf("the stream opens with %q, want the reconnect delay", b)
+	}
+	if b := block(st); len(b) != 3 || b[1] != fmt.Sprintf("id: %d", head()) {
+		t.Fatalf("a fresh stream starts with %q, want a head event", b)
+	}
+	grow()
+	seen := head()
+	// The bump may wake the stream mid-append; ids only grow: read up to the head.
+	for {
+		b := block(st)
+		if b[0] == fmt.Sprintf("id: %d", seen) {
+			break
+		}
+		if !strings.HasPrefix(b[0], "id: ") {
+			t.Fatalf("unexpected %q", b)
+		}
+	}
+	st.stop()
+
+	// Away while the log grows three times: back with the id it saw, one event, the newest.
+	grow()
+	grow()
+	grow()
+	st = open(fmt.Sprint(seen))
+	event(st, head())
+	// Then only what is new: the next growth, not the same id again.
+	grow()
+	event(st, head())
+	st.stop()
+
+	// Back when nothing happened: the stream says it is up to date, and sends nothing until the
+	// log grows.
+	st = open(fmt.Sprint(head()))
+	src.Bump() // a change elsewhere: nothing to send
+	grow()
+	if comments := event(st, head()); !slicesContains(comments, ": up to date") {
+		t.Errorf("a stream back at the head said %q before the next event, want it up to date", comments)
+	}
+	st.stop()
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRulesMissed: the rules pages count the requests at which the agent missed a rule that
+// applied (the audit's missed_by_agent), in all and task by task.
+func TestRulesMissed(t *testing.T) {
+	db := openDB(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recordOrigin(t, db, uuid.MustParse("a1111111-1111-4111-8111-111111111111"), "claude-code", "m", "u", "one", at)
+	recordOrigin(t, db, uuid.MustParse("a2222222-2222-4222-8222-222222222222"), "claude-code", "m", "u", "two", at.Add(time.Hour))
+	rules, err := Rules(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 1 || rules[0].Missed != 2 || len(rules[0].Uses) != 2 || rules[0].Uses[0].Missed != 1 || rules[0].Uses[1].Missed != 1 {
+		t.Fatalf("rules %+v, want AGENTS.md missed once in each task", rules)
+	}
+	h := Handler(&storeSource{db: db})
+	_, page := get(t, h, "/rules")
+	if !strings.Contains(page, `data-label="missed by the agent">2<`) {
+		t.Errorf("/rules does not count the misses:\n%s", page)
+	}
+	_, page = get(t, h, "/rule?id="+url.QueryEscape(rules[0].ID))
+	if !strings.Contains(page, "missed by the agent at 2") || strings.Count(page, `data-label="missed by the agent">1<`) != 2 {
+		t.Errorf("/rule does not count the misses:\n%s", page)
+	}
+}
+
+// TestPublicToken: a public web app answers only requests with its token, whatever their Host:
+// ?token= logs a browser in with an HttpOnly, SameSite=Strict cookie and sends it to the same
+// address without the token; the cookie or a bearer header then opens every page and the event
+// stream; a wrong or missing token is answered 401.
+func TestPublicToken(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	const token = "5e3c1f0b9a8d7c6e5f4a3b2c1d0e9f8a"
+	h := NewHandler(&storeSource{db: db}, Options{Token: token})
+	do := func(path string, set func(*http.Request)) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "tasks.example:8080"
+		if set != nil {
+			set(req)
+		}
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	events := "/task/" + task.String() + "/events?since=999999"
+	for _, path := range []string{"/", "/task/" + task.String(), events, "/rules", "/?token=wrong", "/?token="} {
+		if rec := do(path, nil); rec.Code != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %d, want 401", path, rec.Code)
+		}
+	}
+	if rec := do("/", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: TokenCookie, Value: token + "x"}) }); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a wrong cookie: %d, want 401", rec.Code)
+	}
+	rec := do("/?agent=codex&token="+token, nil)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/?agent=codex" {
+		t.Fatalf("?token=: %d to %q, want 303 to /?agent=codex", rec.Code, rec.Header().Get("Location"))
+	}
+	cookies := rec.Result().Cookies()
+	if len(cookies) != 1 || cookies[0].Name != TokenCookie || cookies[0].Value != token || !cookies[0].HttpOnly ||
+		cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/" {
+		t.Fatalf("?token= set %+v, want one HttpOnly, SameSite=Strict cookie for /", cookies)
+	}
+	withCookie := func(r *http.Request) { r.AddCookie(cookies[0]) }
+	for _, path := range []string{"/?agent=codex", "/task/" + task.String(), "/rules"} {
+		if rec := do(path, withCookie); rec.Code != http.StatusOK {
+			t.Errorf("GET %s with the cookie: %d, want 200", path, rec.Code)
+		}
+	}
+	if rec := do("/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); rec.Code != http.StatusOK {
+		t.Errorf("GET / with the bearer token: %d, want 200", rec.Code)
+	}
+	// The event stream with the cookie: it answers (its first lines are there at once).
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+events, nil)
+	req.AddCookie(cookies[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("the event stream with the cookie: %s %q", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	// Without a token, the Host check stands.
+	if code, _ := get(t, Handler(&storeSource{db: db}), "/"); code != http.StatusOK {
+		t.Errorf("loopback app, loopback Host: %d", code)
+	}
+}
+
+// TestTimelineLeftOut: a page that leaves the first events of its timeline out says how many,
+// and the timeline part has them all.
+func TestTimelineLeftOut(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, "go", 3, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	page, err := report.Build(context.Background(), db, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Parts, page.TimelineFrom = "/task/"+task.String()+"/part?at=1", 5
+	var b, all strings.Builder
+	if err := report.Render(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.RenderTimeline(&all, page); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`<tr[^>]*><td>\d+ · \d+</td><td>(\d+)</td>`)
+	seqs := func(s string) (out []string) {
+		for _, m := range row.FindAllStringSubmatch(s, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got := seqs(b.String()); len(got) != page.Events-4 || got[0] != "5" || !strings.Contains(b.String(), "The first 4 events are left out") {
+		t.Errorf("the page's timeline shows the events %v, want 5 to %d and a note on the first 4", got, page.Events)
+	}
+	if got := seqs(all.String()); len(got) != page.Events || got[0] != "1" {
+		t.Errorf("the timeline part holds the events %v, want all %d", got, page.Events)
 	}
 }

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"html"
+	"image"
+	"image/draw"
+	"image/png"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/store"
+)
+
+var screenshots = flag.String("screenshots", "", "TestServeWebScreenshots: write the web app's screenshots into this folder (docs/img)")
+
+// TestServeWebScreenshots lays out the web app of 'replay serve --http' in headless Chromium:
+// the list of tasks and a task's page, at 1400 and 390 px wide, from a fixture recorded by
+// Claude Code hooks (three tasks on two machines, several prompts, scoped rules delivered, an
+// audit finding). Each view must fit its width: nothing reaches past it. With -screenshots DIR
+// it also writes the PNGs the docs show:
+//
+//	go test ./cmd/replay -run TestServeWebScreenshots -screenshots ../../docs/img
+//
+// It needs Debian's chromium package on PATH and skips without it.
+func TestServeWebScreenshots(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not on PATH: install Debian's chromium package to lay out the web app")
+	}
+	bin := replayBinary(t)
+	ws, home := hookWorkspace(t)
+	writeFiles(t, ws, map[string]string{"src/ui/Health.tsx": "export function Health() {}\n"})
+	db := filepath.Join(t.TempDir(), "tasklog.db")
+	var task string
+	for _, s := range []struct {
+		id, machine, user string
+		steps             []map[string]any
+	}{
+		{"s-changelog", "laptop-ana", "ana", []map[string]any{
+			{"hook_event_name": "UserPromptSubmit", "prompt": "Write the changelog for 2.4."},
+		}},
+		{"s-banner", "build-7", "bo", []map[string]any{
+			{"hook_event_name": "UserPromptSubmit", "prompt": "Fix the banner on the status page."},
+			{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "t1", "tool_input": map[string]any{"file_path": "src/ui/Health.tsx"}},
+		}},
+		{"s-health", "laptop-ana", "ana", []map[string]any{
+			{"hook_event_name": "UserPromptSubmit", "prompt": "Add a /health endpoint to the API."},
+			{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "t1", "tool_input": map[string]any{"file_path": "src/api/routes.ts"}},
+			{"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "t2", "tool_input": map[string]any{"file_path": "src/api/routes.ts", "old_string": "[]", "new_string": "[health]"}},
+			{"hook_event_name": "UserPromptSubmit", "prompt": "Now show it in the UI as a small badge."},
+			{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "t3", "tool_input": map[string]any{"file_path": "src/ui/Health.tsx"}},
+			{"hook_event_name": "UserPromptSubmit", "prompt": "Run the tests and tidy up."},
+			{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "t4", "tool_input": map[string]any{"command": "npm test"}},
+		}},
+	} {
+		env := []string{"HOME=" + home, "TASKLOG_MACHINE=" + s.machine, "TASKLOG_USER=" + s.user}
+		for _, v := range append([]map[string]any{{"hook_event_name": "SessionStart", "source": "startup"}}, s.steps...) {
+			v["session_id"], v["cwd"] = s.id, ws
+			if in, ok := v["tool_input"].(map[string]any); ok {
+				if p, ok := in["file_path"].(string); ok {
+					in["file_path"] = filepath.Join(ws, p)
+				}
+			}
+			payload, _ := json.Marshal(v)
+			if r := hookProcess(bin, "claude-code", db, payload, env); r.code != 0 {
+				t.Fatalf("%s %s: %+v", s.id, v["hook_event_name"], r)
+			}
+		}
+	}
+	base, _ := startWebServerArgs(t, bin, db, []string{"HOME=" + home})
+	list := get(t, base)
+	for _, m := range regexp.MustCompile(`<a href="/task/([0-9a-f-]{36})">Add a /health`).FindAllStringSubmatch(list, -1) {
+		task = m[1]
+	}
+	if task == "" || !strings.Contains(list, "audit findings") || !strings.Contains(list, "build-7") {
+		t.Fatalf("the list lacks the fixture's health task, its machines or its audit findings:\n%s", list)
+	}
+
+	// The frame and the pages come from one origin (the pages refuse to be framed from another).
+	target, _ := url.Parse(base)
+	mux := http.NewServeMux()
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	mux.HandleFunc("GET /frame", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, shotFrame(r.URL.Query()["view"]))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	views := []shotView{
+		{"web-list-1400", "/", 1400, 900}, {"web-list-390", "/", 390, 844},
+		{"web-task-1400", "/task/" + task, 1400, 900}, {"web-task-390", "/task/" + task, 390, 844},
+	}
+	q := url.Values{}
+	for _, v := range views {
+		q.Add("view", v.String())
+	}
+	out := runChromium(t, chromium, 1400, 900, "--dump-dom", srv.URL+"/frame?"+q.Encode())
+	got := map[string]string{}
+	for _, m := range regexp.MustCompile(`<pre id="fit-([a-z0-9-]+)">(.*?)</pre>`).FindAllSubmatch(out, -1) {
+		got[string(m[1])] = html.UnescapeString(string(m[2]))
+	}
+	for _, v := range views {
+		switch fit, ok := got[v.name]; {
+		case !ok:
+			t.Errorf("%s: no measurement (did the page load?)", v.name)
+		case fit != "fits":
+			t.Errorf("%s: the page is wider than its %d px: %s", v.name, v.width, fit)
+		}
+	}
+	if *screenshots == "" {
+		return
+	}
+	for _, v := range views {
+		shot := filepath.Join(t.TempDir(), v.name+".png")
+		runChromium(t, chromium, max(v.width, 500), v.height, "--hide-scrollbars", "--timeout=2000", "--screenshot="+shot,
+			srv.URL+"/frame?view="+url.QueryEscape(v.String()))
+		cutPNG(t, shot, v.width, v.height, filepath.Join(*screenshots, v.name+".png"))
+	}
+}
+
+// shotView is a page of the web app at a size, named for its screenshot.
+type shotView struct {
+	name, path    string
+	width, height int
+}
+
+func (v shotView) String() string {
+	return fmt.Sprintf("%s %s %d %d", v.name, v.path, v.width, v.height)
+}
+
+// shotFrame is a page of one iframe per view, each at its size; once all have loaded, it
+// writes under each whether its page fits its width, or the elements that reach past it.
+func shotFrame(views []string) string {
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><body style=\"margin:0\">\n")
+	for _, s := range views {
+		var v shotView
+		fmt.Sscanf(s, "%s %s %d %d", &v.name, &v.path, &v.width, &v.height)
+		fmt.Fprintf(&b, "<iframe name=%q src=%q width=\"%d\" height=\"%d\" style=\"border:0;display:block\"></iframe>\n",
+			v.name, v.path, v.width, v.height)
+	}
+	b.WriteString(`<script>
+window.addEventListener('load', function () {
+  document.querySelectorAll('iframe').forEach(function (f) {
+    var d = f.contentDocument, w = f.contentWindow.innerWidth, wide = [];
+    d.querySelectorAll('body *').forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      if (r.width && r.right > w + 1 && !el.closest('.grid-scroll, .box, .timeline-scroll, .audit-box') && wide.length < 5) wide.push(el.tagName + '.' + el.className + ' to ' + Math.round(r.right));
+    });
+    var pre = document.createElement('pre'); pre.id = 'fit-' + f.name;
+    pre.textContent = d.documentElement.scrollWidth <= w && !wide.length ? 'fits' : 'page ' + d.documentElement.scrollWidth + ' px: ' + wide.join(', ');
+    document.body.appendChild(pre);
+  });
+});
+</script></body></html>`)
+	return b.String()
+}
+
+// cutPNG writes the top left width×height of the PNG in to out, compressed.
+func cutPNG(t *testing.T, in string, width, height int, out string) {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := image.NewRGBA(image.Rect(0, 0, width, height))
+	draw.Draw(cut, cut.Bounds(), img, image.Point{}, draw.Src)
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, cut); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d×%d, %d KB)", out, width, height, buf.Len()/1024)
+}
+
+var bigPage = flag.Int("webbig", 0, "TestServeWebBigPage: the events of the task whose page it times in Chromium (e.g. 10000); skipped without")
+
+// TestServeWebBigPage times, in headless Chromium, a task page of many events served by
+// 'replay serve --http': the time to the server's last byte, to the grid shown
+// (DOMContentLoaded) and to the page loaded, as the browser's navigation timing has them. It
+// logs them and asserts nothing about them; it runs only when asked:
+//
+//	go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -v
+func TestServeWebBigPage(t *testing.T) {
+	if *bigPage == 0 {
+		t.Skip("times a big task page in Chromium only with -webbig EVENTS")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not on PATH: install Debian's chromium package to time the web app")
+	}
+	bin := replayBinary(t)
+	path := filepath.Join(t.TempDir(), "tasklog.db")
+	db, err := store.Open(path, &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := bigTask(t, db, *bigPage)
+	db.Close()
+	base, _ := startWebServerArgs(t, bin, path, nil)
+	target, _ := url.Parse(base)
+	mux := http.NewServeMux()
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	mux.HandleFunc("GET /frame", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body><iframe id="p" src="/task/%s" width="1400" height="900"></iframe><script>
+window.addEventListener('load', function () {
+  var f = document.getElementById('p'), n = f.contentWindow.performance.getEntriesByType('navigation')[0];
+  var pre = document.createElement('pre'); pre.id = 'timing';
+  pre.textContent = JSON.stringify({response: n.responseEnd, grid: n.domContentLoadedEventEnd, load: n.loadEventEnd,
+    requests: f.contentDocument.querySelectorAll('.grid thead th.req').length, bytes: n.encodedBodySize});
+  document.body.appendChild(pre);
+});
+</script></body></html>`, task)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for run := range 2 {
+		out := runChromium(t, chromium, 1400, 900, "--dump-dom", srv.URL+"/frame")
+		m := regexp.MustCompile(`<pre id="timing">(.*?)</pre>`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("no timing from the page:\n%.2000s", out)
+		}
+		var tm struct {
+			Response, Grid, Load float64
+			Requests, Bytes      int
+		}
+		if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &tm); err != nil {
+			t.Fatal(err)
+		}
+		if tm.Requests == 0 {
+			t.Fatalf("the page shows no request: %s", m[1])
+		}
+		t.Logf("run %d: a task of %d events, %d requests, %d KB: the server's last byte at %.0f ms, the grid shown at %.0f ms, loaded at %.0f ms",
+			run+1, *bigPage, tm.Requests, tm.Bytes/1024, tm.Response, tm.Grid, tm.Load)
+	}
+}
+
+// bigTask records a task of about n events: a prompt, then reads into six folders over six
+// rule files (three scoped), a decision after every fifth.
+func bigTask(t *testing.T, db store.Store, n int) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	ws := fstest.MapFS{
+		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
+		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
+		".clinerules/backend.md":  {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate input.\n")},
+		".clinerules/billing.md":  {Data: []byte("---\npaths: [\"services/billing/**\"]\n---\nMoney is integer cents.\n")},
+		"AGENTS.md":               {Data: []byte("Be brief.\n")},
+		".cursor/rules/docs.mdc":  {Data: []byte("---\nglobs: docs/**\n---\nPresent tense.\n")},
+	}
+	task := uuid.MustParse("50000000-0000-4000-8000-000000000000")
+	s, err := session.Open(ctx, db, task, session.Options{
+		Roots:   []session.Root{{Path: "/work/monorepo", FS: ws}},
+		Runtime: events.Runtime{Name: "my-agent", Version: "1.0"},
+		IDs:     events.NewIDSource(rand.New(rand.NewSource(50))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserMessage(ctx, "Tidy up every package of the monorepo."); err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{"apps/web/src", "services/api", "services/billing", "docs", "infra", "lib"}
+	for i := 0; s.Version() < uint64(n); i++ {
+		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("%s/f%d.ts", folders[(i/40)%len(folders)], i%200)})
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 4 {
+			if _, err := s.Decide(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return task
+}
