@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/internal/mix"
 )
 
 // benchEvent is a realistic single event: a tool call reading a file.
@@ -306,4 +307,65 @@ func BenchmarkDiskUsage(b *testing.B) {
 	}
 	b.ReportMetric(float64(st.Size())/float64(f.n), "disk-B/event")
 	b.ReportMetric(float64(f.payload)/float64(f.n), "payload-B/event")
+}
+
+// BenchmarkDiskUsageRealistic writes 20,000 events of mix.Realistic (a recorded
+// session, one event in a hundred a decision) in the small appends hooks make (one to three
+// events each), records compressed (today's form) and uncompressed (format 2's), and reports per
+// event the bytes of the file's pages in use, the file's size and the payload bytes, and the
+// ratio of bytes in use to payload bytes.
+func BenchmarkDiskUsageRealistic(b *testing.B) {
+	const n = 20_000
+	evs, payload := mix.Realistic(b, n)
+	for _, compressed := range []bool{true, false} {
+		name := "compressed"
+		if !compressed {
+			name = "uncompressed"
+		}
+		b.Run(name, func(b *testing.B) {
+			var inUse, size int64
+			for b.Loop() {
+				db := openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
+				db.noCompress = !compressed
+				inUse, size = writeHookSized(b, db, evs)
+				db.Close()
+			}
+			b.ReportMetric(float64(inUse)/n, "inuse-B/event")
+			b.ReportMetric(float64(size)/n, "file-B/event")
+			b.ReportMetric(float64(payload)/n, "payload-B/event")
+			b.ReportMetric(float64(inUse)/float64(payload), "inuse/payload")
+		})
+	}
+}
+
+// writeHookSized appends evs to a new task in appends of one, two and three events in turn,
+// and returns the bytes of the file's pages in use and the file's size.
+func writeHookSized(b *testing.B, db *DB, evs []events.Event) (inUse, size int64) {
+	task := uuid.New()
+	for i, k := 0, 0; i < len(evs); k++ {
+		j := min(len(evs), i+1+k%3)
+		if _, err := db.Append(context.Background(), task, uint64(i), evs[i:j]...); err != nil {
+			b.Fatal(err)
+		}
+		i = j
+	}
+	return diskInUse(b, db)
+}
+
+// diskInUse returns the bytes of db's pages in use (all pages below the high-water mark but the
+// free and pending ones) and the file's size.
+func diskInUse(b *testing.B, db *DB) (inUse, size int64) {
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		st := db.bolt.Stats()
+		inUse = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(db.bolt.Info().PageSize)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(db.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inUse, st.Size()
 }

@@ -162,6 +162,9 @@ type Store struct {
 	js      jetstream.JetStream
 
 	blobs, snaps jetstream.ObjectStore
+	// noCompress publishes records and puts blobs uncompressed, as before they were kept
+	// compressed (tests only).
+	noCompress bool
 
 	// gmu guards the publish queue (see submit).
 	gmu    sync.Mutex
