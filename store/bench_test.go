@@ -369,3 +369,75 @@ func diskInUse(b *testing.B, db *DB) (inUse, size int64) {
 	}
 	return inUse, st.Size()
 }
+
+// BenchmarkCompressionPaired measures what compression costs an append and a read, against the
+// same store writing uncompressed, on the realistic mix. "append" alternates one durable
+// (fsynced) single-event append to a compressed file and one to an uncompressed file and
+// reports the median of each and their ratio; "read" streams the same 20,000 events from each
+// file in turn and reports events per second of each.
+func BenchmarkCompressionPaired(b *testing.B) {
+	evs, _ := mix.Realistic(b, 20_000)
+	b.Run("append", func(b *testing.B) {
+		packed := openAt(b, filepath.Join(b.TempDir(), "packed.db"), nil)
+		plain := openAt(b, filepath.Join(b.TempDir(), "plain.db"), nil)
+		plain.noCompress = true
+		task := uuid.New()
+		tp, tu := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+		one := func(db *DB, i int, into *[]time.Duration) {
+			start := time.Now()
+			if _, err := db.Append(context.Background(), task, uint64(i), evs[i%len(evs)]); err != nil {
+				b.Fatal(err)
+			}
+			*into = append(*into, time.Since(start))
+		}
+		for i := 0; b.Loop(); i++ {
+			if i%len(evs) == 0 && i > 0 {
+				task = uuid.New()
+			}
+			j := i % len(evs)
+			if i%2 == 0 {
+				one(packed, j, &tp)
+				one(plain, j, &tu)
+			} else {
+				one(plain, j, &tu)
+				one(packed, j, &tp)
+			}
+		}
+		mp, mu := median(tp), median(tu)
+		b.ReportMetric(float64(mp.Nanoseconds()), "compressed-ns/append")
+		b.ReportMetric(float64(mu.Nanoseconds()), "uncompressed-ns/append")
+		b.ReportMetric(float64(mp)/float64(mu), "ratio")
+	})
+	b.Run("read", func(b *testing.B) {
+		dbs := make([]*DB, 2)
+		task := uuid.New()
+		for i := range dbs {
+			dbs[i] = openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
+			dbs[i].noCompress = i == 1
+			for j := 0; j < len(evs); j += 1000 {
+				if _, err := dbs[i].Append(context.Background(), task, uint64(j), evs[j:j+1000]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		var took [2]time.Duration
+		for b.Loop() {
+			for i, db := range dbs {
+				start := time.Now()
+				n := 0
+				for _, err := range db.Events(context.Background(), task, 1) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				took[i] += time.Since(start)
+				if n != len(evs) {
+					b.Fatalf("read %d events, want %d", n, len(evs))
+				}
+			}
+		}
+		b.ReportMetric(float64(b.N*len(evs))/took[0].Seconds(), "compressed-events/s")
+		b.ReportMetric(float64(b.N*len(evs))/took[1].Seconds(), "uncompressed-events/s")
+	})
+}
