@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -228,3 +230,26 @@ func TestDamagedCompressedBlob(t *testing.T) {
 }
 
 func sumOf(b []byte) string { return events.Hash(sha256.Sum256(b)).String() }
+
+// Past 1 MiB the file grows about 1 MiB ahead of its last page (2 MiB at most here), not bbolt's 16 MiB.
+func TestFileGrowsLittleAheadOfItsPages(t *testing.T) {
+	db := openAt(t, filepath.Join(t.TempDir(), "tasks.db"), &Options{NoSync: true})
+	db.noCompress = true
+	// Commits skip their fsync, but the file grows as a durable store's does.
+	db.bolt.NoGrowSync = false
+	task := uuid.New()
+	noise := make([]byte, 256<<10)
+	for i := range 40 {
+		rand.Read(noise)
+		mustAppend(t, db, task, uint64(i), msg(t, 1, hex.EncodeToString(noise)))
+	}
+	var pages int64 // up to the last page used
+	db.bolt.View(func(tx *bolt.Tx) error { pages = tx.Size(); return nil })
+	_, size := diskInUse(t, db)
+	if pages < 18<<20 {
+		t.Fatalf("only %d bytes of pages: the test did not pass 16 MiB", pages)
+	}
+	if size-pages > 2<<20 {
+		t.Errorf("the file is %d bytes for %d of pages: it grew %d ahead", size, pages, size-pages)
+	}
+}
