@@ -16,6 +16,7 @@ package payloadcodec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -121,14 +122,22 @@ func Decode(dst, stored []byte) ([]byte, error) {
 	buf := scratch.Get().(*[]byte)
 	frame := append(append((*buf)[:0], magic...), stored[1:]...)
 	defer func() { *buf = frame[:0]; scratch.Put(buf) }()
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if h.HasFCS {
+		if h.FrameContentSize > maxDecoded {
+			return dst, fmt.Errorf("%w: it claims %d bytes", ErrCorrupt, h.FrameContentSize)
+		}
+		// DecodeAll grows a short dst to the exact size, copying it: a caller appending many
+		// values to one buffer would copy it once per value.
+		dst = slices.Grow(dst, int(h.FrameContentSize))
+	}
 	out, err := dec.DecodeAll(frame, dst)
 	if err != nil {
 		if errors.Is(err, zstd.ErrUnknownDictionary) {
-			var h zstd.Header
-			if h.Decode(frame) == nil {
-				return dst, fmt.Errorf("%w (dictionary %d)", ErrUnknownDictionary, h.DictionaryID)
-			}
-			return dst, ErrUnknownDictionary
+			return dst, fmt.Errorf("%w (dictionary %d)", ErrUnknownDictionary, h.DictionaryID)
 		}
 		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
