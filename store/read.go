@@ -105,7 +105,7 @@ type recordError struct {
 }
 
 func (e *recordError) Error() string {
-	return fmt.Sprintf("task %s: seq %d: %v: the stored record %v", e.task, e.seq, ErrCorrupt, e.err)
+	return fmt.Sprintf("task %s: seq %d: %v: the stored record: %v", e.task, e.seq, ErrCorrupt, e.err)
 }
 
 func (e *recordError) Unwrap() []error { return []error{ErrCorrupt, e.err} }

@@ -80,7 +80,7 @@ func canonical(streamSeq uint64, stored []byte) ([]byte, error) {
 	}
 	b, err := payloadcodec.Decode(nil, stored)
 	if err != nil {
-		return nil, fmt.Errorf("stream seq %d: %w: the stored record %w", streamSeq, store.ErrCorrupt, err)
+		return nil, fmt.Errorf("stream seq %d: %w: the stored record: %w", streamSeq, store.ErrCorrupt, err)
 	}
 	return b, nil
 }
