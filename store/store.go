@@ -1,7 +1,8 @@
 // Package store keeps tasklog's durable per-task event logs in one embedded bbolt file.
 //
 // Each task's events live in their own bucket under 8-byte big-endian sequence keys, stored in
-// the canonical binary encoding of package events and chained by hash, with an index of their
+// the canonical binary encoding of package events (compressed where that is shorter, see
+// package payloadcodec) and chained by hash over that encoding, with an index of their
 // ids beside them, so that opening a task and appending to it cost the same whatever its
 // length. Append checks an expected
 // version, assigns sequence numbers, seals the chain and is idempotent by event id; concurrent
