@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/internal/mix"
 )
 
 // benchEvent is a realistic single event: a tool call reading a file.
@@ -306,4 +307,139 @@ func BenchmarkDiskUsage(b *testing.B) {
 	}
 	b.ReportMetric(float64(st.Size())/float64(f.n), "disk-B/event")
 	b.ReportMetric(float64(f.payload)/float64(f.n), "payload-B/event")
+}
+
+// BenchmarkDiskUsageRealistic writes 20,000 events of mix.Realistic (a recorded
+// session, one event in a hundred a decision) in the small appends hooks make (one to three
+// events each), records compressed (today's form) and uncompressed (format 2's), and reports per
+// event the bytes of the file's pages in use, the file's size and the payload bytes, and the
+// ratio of bytes in use to payload bytes.
+func BenchmarkDiskUsageRealistic(b *testing.B) {
+	const n = 20_000
+	evs, payload := mix.Realistic(b, n)
+	for _, compressed := range []bool{true, false} {
+		name := "compressed"
+		if !compressed {
+			name = "uncompressed"
+		}
+		b.Run(name, func(b *testing.B) {
+			var inUse, size int64
+			for b.Loop() {
+				db := openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
+				db.noCompress = !compressed
+				// Commits skip their fsync, but the file grows as a durable store's does.
+				db.bolt.NoGrowSync = false
+				inUse, size = writeHookSized(b, db, evs)
+				db.Close()
+			}
+			b.ReportMetric(float64(inUse)/n, "inuse-B/event")
+			b.ReportMetric(float64(size)/n, "file-B/event")
+			b.ReportMetric(float64(payload)/n, "payload-B/event")
+			b.ReportMetric(float64(inUse)/float64(payload), "inuse/payload")
+		})
+	}
+}
+
+// writeHookSized appends evs to a new task in appends of one, two and three events in turn,
+// and returns the bytes of the file's pages in use and the file's size.
+func writeHookSized(b *testing.B, db *DB, evs []events.Event) (inUse, size int64) {
+	task := uuid.New()
+	for i, k := 0, 0; i < len(evs); k++ {
+		j := min(len(evs), i+1+k%3)
+		if _, err := db.Append(context.Background(), task, uint64(i), evs[i:j]...); err != nil {
+			b.Fatal(err)
+		}
+		i = j
+	}
+	return diskInUse(b, db)
+}
+
+// diskInUse returns the bytes of db's pages in use (all pages below the high-water mark but the
+// free and pending ones) and the file's size.
+func diskInUse(b testing.TB, db *DB) (inUse, size int64) {
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		st := db.bolt.Stats()
+		inUse = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(db.bolt.Info().PageSize)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(db.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inUse, st.Size()
+}
+
+// BenchmarkCompressionPaired measures what compression costs an append and a read, against the
+// same store writing uncompressed, on the realistic mix. "append" alternates one durable
+// (fsynced) single-event append to a compressed file and one to an uncompressed file and
+// reports the median of each and their ratio; "read" streams the same 20,000 events from each
+// file in turn and reports events per second of each.
+func BenchmarkCompressionPaired(b *testing.B) {
+	evs, _ := mix.Realistic(b, 20_000)
+	b.Run("append", func(b *testing.B) {
+		packed := openAt(b, filepath.Join(b.TempDir(), "packed.db"), nil)
+		plain := openAt(b, filepath.Join(b.TempDir(), "plain.db"), nil)
+		plain.noCompress = true
+		task := uuid.New()
+		tp, tu := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+		one := func(db *DB, i int, into *[]time.Duration) {
+			start := time.Now()
+			if _, err := db.Append(context.Background(), task, uint64(i), evs[i%len(evs)]); err != nil {
+				b.Fatal(err)
+			}
+			*into = append(*into, time.Since(start))
+		}
+		for i := 0; b.Loop(); i++ {
+			if i%len(evs) == 0 && i > 0 {
+				task = uuid.New()
+			}
+			j := i % len(evs)
+			if i%2 == 0 {
+				one(packed, j, &tp)
+				one(plain, j, &tu)
+			} else {
+				one(plain, j, &tu)
+				one(packed, j, &tp)
+			}
+		}
+		mp, mu := median(tp), median(tu)
+		b.ReportMetric(float64(mp.Nanoseconds()), "compressed-ns/append")
+		b.ReportMetric(float64(mu.Nanoseconds()), "uncompressed-ns/append")
+		b.ReportMetric(float64(mp)/float64(mu), "ratio")
+	})
+	b.Run("read", func(b *testing.B) {
+		dbs := make([]*DB, 2)
+		task := uuid.New()
+		for i := range dbs {
+			dbs[i] = openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
+			dbs[i].noCompress = i == 1
+			for j := 0; j < len(evs); j += 1000 {
+				if _, err := dbs[i].Append(context.Background(), task, uint64(j), evs[j:j+1000]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		var took [2]time.Duration
+		for b.Loop() {
+			for i, db := range dbs {
+				start := time.Now()
+				n := 0
+				for _, err := range db.Events(context.Background(), task, 1) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				took[i] += time.Since(start)
+				if n != len(evs) {
+					b.Fatalf("read %d events, want %d", n, len(evs))
+				}
+			}
+		}
+		b.ReportMetric(float64(b.N*len(evs))/took[0].Seconds(), "compressed-events/s")
+		b.ReportMetric(float64(b.N*len(evs))/took[1].Seconds(), "uncompressed-events/s")
+	})
 }

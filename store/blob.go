@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // PutBlob stores data under its SHA-256 sum and returns the sum in hex. Content is written once:
@@ -48,7 +50,11 @@ func (db *DB) PutBlobs(blobs [][]byte) ([]string, error) {
 			if bb.Get(sums[i][:]) != nil {
 				continue
 			}
-			if err := bb.Put(sums[i][:], blobs[i]); err != nil {
+			v := blobs[i]
+			if !db.noCompress {
+				v = payloadcodec.Encode(nil, v)
+			}
+			if err := bb.Put(sums[i][:], v); err != nil {
 				return err
 			}
 		}
@@ -81,7 +87,27 @@ func (db *DB) Blob(sum string) ([]byte, error) {
 		return nil, err
 	case data == nil:
 		return nil, fmt.Errorf("blob %s: %w", sum, ErrBlobNotFound)
-	case sha256.Sum256(data) != [sha256.Size]byte(key):
+	}
+	return BlobContent(sum, key, data)
+}
+
+// BlobContent returns the content a stored blob holds, given the sum it is stored under (hex,
+// and its 32 bytes): the stored bytes themselves when they are the content (blobs written
+// before compression, and those it would not shrink, whatever their first byte), else what they
+// decompress to. Content that does not match its sum is ErrCorrupt. Every Store reads a blob
+// through it.
+func BlobContent(sum string, key, stored []byte) ([]byte, error) {
+	if sha256.Sum256(stored) == [sha256.Size]byte(key) {
+		return stored, nil
+	}
+	if !payloadcodec.IsCompressed(stored) {
+		return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
+	}
+	data, err := payloadcodec.Decode(nil, stored)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w: %w", sum, ErrCorrupt, err)
+	}
+	if sha256.Sum256(data) != [sha256.Size]byte(key) {
 		return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
 	}
 	return data, nil

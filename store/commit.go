@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // Appends are committed by the writers themselves, one at a time: the writer that finds no
@@ -124,7 +125,7 @@ func (db *DB) commit(batch []*appendRequest) {
 		task = batch[0].task
 	}
 	err := db.updateTask(task, func(tx *bolt.Tx) error {
-		w := &writer{tx: tx, hook: db.stageHook}
+		w := &writer{tx: tx, hook: db.stageHook, raw: db.noCompress}
 		for i, r := range batch {
 			var err error
 			results[i].appended, results[i].err, err = w.stage(r)
@@ -166,6 +167,10 @@ type writer struct {
 	arena []byte
 	// hook, when set, runs after each event is put; tests use it to make bbolt "fail".
 	hook func(r *appendRequest, i int) error
+	// raw stores records uncompressed, as format 2 did (tests only).
+	raw bool
+	// enc is the canonical encoding of the event being staged, before it is compressed.
+	enc []byte
 }
 
 // stagedTask is a task's head as this transaction leaves it, and its buckets (nil while the
@@ -243,7 +248,12 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		start := len(w.arena)
 		w.arena = appendSeqKey(w.arena, ev.Seq)
 		w.arena = append(w.arena, ev.ID[:]...)
-		w.arena = ev.AppendBinary(w.arena)
+		if w.raw {
+			w.arena = ev.AppendBinary(w.arena)
+		} else {
+			w.enc = ev.AppendBinary(w.enc[:0])
+			w.arena = payloadcodec.Encode(w.arena, w.enc)
+		}
 		seqKey, id, val := w.arena[start:start+8], w.arena[start+8:start+24], w.arena[start+24:]
 		if err := st.log.Put(seqKey, val); err != nil {
 			return Appended{}, nil, err
@@ -297,15 +307,19 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 	stored := make([]events.Event, len(r.evs))
 	for i := range r.evs {
 		seq := first + uint64(i)
-		var raw []byte
+		var stv []byte
 		if tb != nil {
-			raw = tb.Get(uint64ToBytes(seq))
+			stv = tb.Get(uint64ToBytes(seq))
 		}
-		if raw == nil {
+		if stv == nil {
 			return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, seq), true
 		}
-		// The answer outlives the transaction, so it must not point into the mmap.
-		raw = bytes.Clone(raw)
+		// The answer outlives the transaction, so it must not point into the mmap: Decode
+		// copies.
+		raw, err := payloadcodec.Decode(nil, stv)
+		if err != nil {
+			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
+		}
 		if err := stored[i].UnmarshalBinary(raw); err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // Each task's log has an id index beside it: a top-level bucket named by the task's 16 id bytes
@@ -109,8 +110,12 @@ func (db *DB) indexTask(task uuid.UUID) error {
 			k, v := cur.Seek(uint64ToBytes(from))
 			for ; k != nil && n < upgradeChunk; k, v = cur.Next() {
 				seq := bytesToUint64(k)
+				raw, err := payloadcodec.Decode(nil, v)
+				if err != nil {
+					return fmt.Errorf("seq %d: %w: %w", seq, ErrCorrupt, err)
+				}
 				var ev events.Event
-				if err := ev.UnmarshalBinary(v); err != nil {
+				if err := ev.UnmarshalBinary(raw); err != nil {
 					return fmt.Errorf("seq %d: %w: %w", seq, ErrCorrupt, err)
 				}
 				if prev := ib.Get(ev.ID[:]); prev != nil {

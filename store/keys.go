@@ -22,8 +22,13 @@ var (
 	formatV1 = []byte("1")
 	// formatV2 is the layout described above with an id index beside each task's log (see
 	// idindex.go). Code that knows only formatV1 refuses it: its appends would leave the
-	// indexes behind.
+	// indexes behind. It is read, and marked formatV3 when opened for writing: its records
+	// stay as they are.
 	formatV2 = []byte("2")
+	// formatV3 is formatV2 whose event records and blobs may be kept compressed (see package
+	// payloadcodec), beside records of format 2 kept as they were. Code that knows only
+	// formatV2 refuses it: it could not read the compressed records.
+	formatV3 = []byte("3")
 )
 
 // uint64ToBytes encodes a sequence number as a key that sorts in numeric order.

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // chunkSize is how many events one read transaction copies out. Large enough that the
@@ -45,6 +46,8 @@ type chunk struct {
 	buf  []byte
 	seqs []uint64
 	ends []int
+	// bad, when set, is the stored record that ends the chunk because it does not decompress.
+	bad *recordError
 }
 
 func (c *chunk) value(i int) []byte {
@@ -67,7 +70,7 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 // readChunkInto is readChunk into c's buffers, emptied first and grown as needed: a reader that
 // keeps nothing of a chunk once it has moved on reuses one chunk for the whole log.
 func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
-	c.buf, c.seqs, c.ends = c.buf[:0], c.seqs[:0], c.ends[:0]
+	c.buf, c.seqs, c.ends, c.bad = c.buf[:0], c.seqs[:0], c.ends[:0], nil
 	return db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
@@ -79,13 +82,33 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 			if len(k) != 8 {
 				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
 			}
-			c.seqs = append(c.seqs, bytesToUint64(k))
-			c.buf = append(c.buf, v...)
+			seq := bytesToUint64(k)
+			var err error
+			if c.buf, err = payloadcodec.Decode(c.buf, v); err != nil {
+				// The records before it are good; the reader gets them, then the error.
+				c.bad = &recordError{task: task, seq: seq, err: err}
+				return nil
+			}
+			c.seqs = append(c.seqs, seq)
 			c.ends = append(c.ends, len(c.buf))
 		}
 		return nil
 	})
 }
+
+// recordError is a stored record that does not decompress: it names the task and the event's
+// sequence number.
+type recordError struct {
+	task uuid.UUID
+	seq  uint64
+	err  error
+}
+
+func (e *recordError) Error() string {
+	return fmt.Sprintf("task %s: seq %d: %v: the stored record: %v", e.task, e.seq, ErrCorrupt, e.err)
+}
+
+func (e *recordError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
 
 func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 	return tx.Bucket(task[:])
@@ -130,6 +153,10 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 				}
 				next = seq + 1
 			}
+			if c.bad != nil {
+				yield(events.Event{}, c.bad)
+				return
+			}
 			if len(c.seqs) < chunkSize {
 				return
 			}
@@ -171,8 +198,12 @@ func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 	}
 	// Decoding aliases v, which is fine: only fixed-size fields are kept.
+	raw, err := payloadcodec.Decode(nil, v)
+	if err != nil {
+		return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
+	}
 	var ev events.Event
-	if err := ev.UnmarshalBinary(v); err != nil {
+	if err := ev.UnmarshalBinary(raw); err != nil {
 		return Head{}, fmt.Errorf("task %s: seq %d: %w: %w", task, bytesToUint64(k), ErrCorrupt, err)
 	}
 	return Head{Seq: bytesToUint64(k), Hash: ev.Hash, LastTurn: ev.Turn}, nil

@@ -69,6 +69,8 @@ func TestEventsUnknownTask(t *testing.T) {
 func TestEventsHoldNoTransactionDuringLoopBody(t *testing.T) {
 	path := t.TempDir() + "/tasks.db"
 	db := openAt(t, path, &Options{NoSync: true})
+	// The big event must take room in the file: kept uncompressed.
+	db.noCompress = true
 	task := uuid.New()
 	mustAppend(t, db, task, 0, msgs(t, chunkSize+10, "before")...)
 	st, _ := os.Stat(path)

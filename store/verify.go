@@ -69,6 +69,12 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			}
 			digest.add(ev.ID[:], seq)
 		}
+		if c.bad != nil {
+			if next := chain.Next(); c.bad.seq != next {
+				return broken(next, "missing: the next stored event is seq %d; events were deleted", c.bad.seq)
+			}
+			return broken(c.bad.seq, "the stored record does not decompress (%v): the record is damaged", c.bad.err)
+		}
 		if len(c.seqs) < chunkSize {
 			if chain.Next() == 1 {
 				return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)

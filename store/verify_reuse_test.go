@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // Verify reuses its buffers from event to event and chunk to chunk: a chain longer than one
@@ -43,11 +44,17 @@ func TestVerifyAcrossChunksWithOrigins(t *testing.T) {
 			if tt.tamper {
 				rawUpdate(t, db, func(tx *bolt.Tx) error {
 					tb := tx.Bucket(task[:])
-					var ev events.Event
-					if err := ev.UnmarshalBinary(append([]byte(nil), tb.Get(uint64ToBytes(target))...)); err != nil {
+					raw, err := payloadcodec.Decode(nil, tb.Get(uint64ToBytes(target)))
+					if err != nil {
 						return err
 					}
-					ev.Origin.Record++ // the stored hash is left as it was
+					var ev events.Event
+					if err := ev.UnmarshalBinary(raw); err != nil {
+						return err
+					}
+					// The stored hash is left as it was; the altered record is put back
+					// uncompressed, which a reader takes as well.
+					ev.Origin.Record++
 					return tb.Put(uint64ToBytes(target), ev.AppendBinary(nil))
 				})
 				db = openAt(t, db.Path(), &Options{NoSync: true})

@@ -60,6 +60,7 @@ var commands = map[string]command{
 	"tasks":     {cmdTasks, "list the tasks in the database"},
 	"log":       {cmdLog, "print a task's events, one line each"},
 	"verify":    {cmdVerify, "check hash chains and recompute every recorded decision"},
+	"info":      {cmdInfo, "the database's file format (which tasklog wrote it) and how many tasks and events it holds"},
 	"diff":      {cmdDiff, "what-if: the decisions that change under other rules or settings"},
 	"explain":   {cmdExplain, "why each rule was or was not in the prompt at a prompt or turn"},
 	"why":       {cmdWhy, "one rule at one prompt or turn in plain sentences: applied or not and why, loaded, delivered"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // maxBatch is the most messages one atomic batch holds: JetStream's default max_batch_size.
@@ -254,6 +255,9 @@ func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []ev
 		}
 		m := nats.NewMsg(subject)
 		m.Data = ev.AppendBinary(make([]byte, 0, 128+len(ev.Data)))
+		if !s.noCompress {
+			m.Data = payloadcodec.Encode(nil, m.Data)
+		}
 		if len(m.Data) > s.spillLimit() {
 			sum, err := s.spill(ctx, m.Data)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/internal/mix"
 )
 
 var benchIDs = events.NewIDSource(nil)
@@ -395,4 +397,79 @@ func durableAppend(b *testing.B, s store.Store, writers, size int) {
 	b.ReportMetric(float64(per*sh.writers*sh.batch)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkDiskUsageRealistic writes 5,000 events of a realistic recorded mix (mix.Realistic:
+// one event in a hundred a decision) to a stream of layout 2 in the small appends hooks make
+// (one to three events each), records compressed (today's form) and uncompressed (as before),
+// and reports per event the bytes JetStream counts for the stream and its object stores (each
+// message with its subject and headers) and the bytes of the server's store folder on disk,
+// with the ratio of the stream's bytes to the payload bytes.
+func BenchmarkDiskUsageRealistic(b *testing.B) {
+	const n = 5_000
+	evs, payload := mix.Realistic(b, n)
+	for _, compressed := range []bool{true, false} {
+		name := "compressed"
+		if !compressed {
+			name = "uncompressed"
+		}
+		b.Run(name, func(b *testing.B) {
+			var inUse, onDisk int64
+			for b.Loop() {
+				dir := b.TempDir()
+				s := openStore(b, startServerIn(b, dir), &Options{layout: Layout2})
+				s.noCompress = !compressed
+				task := uuid.New()
+				for i, k := 0, 0; i < len(evs); k++ {
+					j := min(len(evs), i+1+k%3)
+					if _, err := s.Append(context.Background(), task, uint64(i), evs[i:j]...); err != nil {
+						b.Fatal(err)
+					}
+					i = j
+				}
+				inUse = streamBytes(b, s)
+				onDisk = dirBytes(b, dir)
+			}
+			b.ReportMetric(float64(inUse)/n, "inuse-B/event")
+			b.ReportMetric(float64(onDisk)/n, "disk-B/event")
+			b.ReportMetric(float64(payload)/n, "payload-B/event")
+			b.ReportMetric(float64(inUse)/float64(payload), "inuse/payload")
+		})
+	}
+}
+
+// streamBytes is what JetStream counts for s's stream and its object stores.
+func streamBytes(b *testing.B, s *Store) int64 {
+	var total int64
+	for name := range s.js.StreamNames(context.Background()).Name() {
+		st, err := s.js.Stream(context.Background(), name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := st.Info(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += int64(info.State.Bytes)
+	}
+	return total
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(b *testing.B, dir string) int64 {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			total += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total
 }

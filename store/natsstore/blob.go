@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 func natsMsg(subject string, data []byte) *nats.Msg { return &nats.Msg{Subject: subject, Data: data} }
@@ -49,6 +50,9 @@ func (s *Store) PutBlobs(blobs [][]byte) ([]string, error) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		if !s.noCompress {
+			b = payloadcodec.Encode(nil, b)
+		}
 		_, err = s.putObject(ctx, s.blobs, sums[i], b)
 		cancel()
 		if err != nil {
@@ -78,10 +82,8 @@ func (s *Store) Blob(sum string) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s: %w: %w", sum, store.ErrCorrupt, err)
 	case err != nil:
 		return nil, s.errorf(fmt.Sprintf("blob %s", sum), err)
-	case sha256.Sum256(data) != [sha256.Size]byte(key):
-		return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, store.ErrCorrupt)
 	}
-	return data, nil
+	return store.BlobContent(sum, key, data)
 }
 
 // HasBlob reports whether content with the hex SHA-256 sum is stored.

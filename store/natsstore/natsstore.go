@@ -11,8 +11,9 @@
 // the current layout.
 //
 // In layout 2, a task's log is one literal subject, STREAM.log.TASK: each event is a message
-// there whose payload is the event's binary encoding (events.Event.AppendBinary): the bytes
-// bbolt stores, hash chain included, sealed by events.Event.Seal exactly as bbolt seals it. The
+// there whose payload is the event's binary encoding (events.Event.AppendBinary), compressed
+// as bbolt keeps it (package payloadcodec): the bytes bbolt stores, hash chain included, sealed
+// by events.Event.Seal exactly as bbolt seals it. The
 // task's own sequence number and hash are inside the stored event, so the head of a task is the
 // last message on its subject, decoded. Each event's id is a marker message on
 // STREAM.id.TASK.ID holding the event's task sequence. An append is one atomic batch (Nats-Batch-Id,
@@ -162,6 +163,9 @@ type Store struct {
 	js      jetstream.JetStream
 
 	blobs, snaps jetstream.ObjectStore
+	// noCompress publishes records and puts blobs uncompressed, as before they were kept
+	// compressed (tests only).
+	noCompress bool
 
 	// gmu guards the publish queue (see submit).
 	gmu    sync.Mutex

@@ -192,8 +192,12 @@ func (s *Store) fullMessage(ctx context.Context, task uuid.UUID, seq uint64, fil
 
 // decodeMsg decodes a message of task's log expected to hold event seq.
 func decodeMsg(task uuid.UUID, seq uint64, m storedMsg, stream string) (events.Event, error) {
+	data, err := canonical(m.Seq, m.Data)
+	if err != nil {
+		return events.Event{}, fmt.Errorf("task %s: seq %d (stream %s): %w", task, seq, stream, err)
+	}
 	var ev events.Event
-	if err := ev.UnmarshalBinary(m.Data); err != nil {
+	if err := ev.UnmarshalBinary(data); err != nil {
 		return events.Event{}, fmt.Errorf("task %s: seq %d (stream %s): %w: %w", task, seq, stream, store.ErrCorrupt, err)
 	}
 	if ev.Task != task || ev.Seq != seq {

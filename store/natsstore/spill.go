@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // An event whose encoding does not fit in one message (the server's max_payload, 1 MiB by
@@ -49,11 +50,11 @@ func (s *Store) spill(ctx context.Context, enc []byte) (string, error) {
 	return sum, nil
 }
 
-// payload returns the encoding of the event m holds: its data, or its spilled object, checked
-// against the sum the message names.
+// payload returns the canonical encoding of the event m holds: its data, or its spilled object,
+// checked against the sum the message names, decompressed if it is kept compressed.
 func (s *Store) payload(ctx context.Context, m storedMsg) ([]byte, error) {
 	if m.Spilled == "" {
-		return m.Data, nil
+		return canonical(m.Seq, m.Data)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -67,5 +68,19 @@ func (s *Store) payload(ctx context.Context, m storedMsg) ([]byte, error) {
 	if h := sha256.Sum256(enc); hex.EncodeToString(h[:]) != m.Spilled {
 		return nil, fmt.Errorf("stream seq %d: %w: object %s does not hold the bytes its name sums", m.Seq, store.ErrCorrupt, spillName(m.Spilled))
 	}
-	return enc, nil
+	return canonical(m.Seq, enc)
+}
+
+// canonical returns the canonical encoding of an event kept as stored (see package
+// payloadcodec): stored itself, or what it decompresses to. A record that does not decompress
+// is ErrCorrupt, named by its stream sequence.
+func canonical(streamSeq uint64, stored []byte) ([]byte, error) {
+	if !payloadcodec.IsCompressed(stored) {
+		return stored, nil
+	}
+	b, err := payloadcodec.Decode(nil, stored)
+	if err != nil {
+		return nil, fmt.Errorf("stream seq %d: %w: the stored record: %w", streamSeq, store.ErrCorrupt, err)
+	}
+	return b, nil
 }

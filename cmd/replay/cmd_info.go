@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/tasklog/tasklog/store"
+	"github.com/tasklog/tasklog/store/natsstore"
+)
+
+// fileFormats says what each format of a bbolt file keeps, and which tasklog wrote it.
+var fileFormats = map[string]string{
+	"1": "without id indexes, records and blobs uncompressed, as the first versions of tasklog wrote it; opened for writing, it becomes format 3",
+	"2": "records and blobs uncompressed, as tasklog wrote files before it compressed them; opened for writing, it becomes format 3 and keeps its records as they are",
+	"3": "records and blobs compressed with zstd where that saves room (older ones kept as they were), as this version writes it; versions that do not compress refuse to open it",
+}
+
+func cmdInfo(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("info", "", stderr)
+	if _, code := f.parseOrExit(args, 0, 0); code >= 0 {
+		return code
+	}
+	db, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	w := safeWriter{stdout}
+	switch s := db.(type) {
+	case *store.DB:
+		format := s.Format()
+		if format == "" {
+			fmt.Fprintf(w, "%s: a new tasklog file, no format written yet\n", s.Path())
+		} else {
+			fmt.Fprintf(w, "%s: tasklog file format %s, %s\n", s.Path(), format, fileFormats[format])
+		}
+	case *natsstore.Store:
+		fmt.Fprintf(w, "%s: JetStream stream of layout %d, records and blobs compressed with zstd where that saves room (older ones kept as they were)\n", s.Path(), s.Layout())
+	default:
+		fmt.Fprintf(w, "%s\n", db.Path())
+	}
+	tasks, err := db.Tasks()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	n := 0
+	for _, t := range tasks {
+		n += int(t.Events)
+	}
+	fmt.Fprintf(w, "%s, %s\n", plural(len(tasks), "task"), plural(n, "event"))
+	return exitOK
+}

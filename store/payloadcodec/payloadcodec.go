@@ -1,0 +1,145 @@
+// Package payloadcodec is the form in which the stores keep an event's record and a blob: the
+// canonical bytes themselves, or those bytes compressed with zstd, marked by a one-byte header.
+//
+// Both forms coexist in one log. A record written before compression existed is its canonical
+// encoding, whose first byte is the events package's format byte (1), and reads as it always
+// did; a compressed record starts with Tag, followed by a zstd frame without its four magic
+// bytes. The frame names the dictionary it was compressed with (see Dictionaries), so a later
+// dictionary never makes an earlier record unreadable. Encode compresses only when that saves
+// bytes: a record compression would not shrink is kept as it is.
+//
+// What a record means is not this package's concern, and neither is its integrity: the stores
+// hash and check the canonical bytes Decode returns, so the hash chain, export, import and
+// verify are the same whichever form a record is kept in.
+package payloadcodec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Tag is the first byte of a compressed value. No canonical event encoding starts with it (their
+// first byte is the events package's format number, 1 today), and a blob that starts with it
+// is told apart by its sum (see Decode).
+const Tag = 0xFE
+
+// magic is the zstd frame's magic number, which a stored value leaves out.
+var magic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+// minSize is the smallest value worth trying to compress: below it the frame's header costs as
+// much as compression saves.
+const minSize = 48
+
+// maxDecoded bounds what one value may decode to, so that a damaged frame header cannot make a
+// reader allocate without limit. A NATS message holds at most a few MiB and an event spilled
+// out of one, like a blob, is a rule file or a record, far below this.
+const maxDecoded = 256 << 20
+
+// ErrCorrupt is returned when a compressed value does not decode.
+var ErrCorrupt = errors.New("the compressed value does not decode")
+
+// ErrUnknownDictionary is returned for a value compressed with a dictionary this version does
+// not have: a newer tasklog wrote it.
+var ErrUnknownDictionary = errors.New("the value was compressed with a dictionary this version of tasklog does not have; read it with a newer replay")
+
+var (
+	codecOnce sync.Once
+	encoder   *zstd.Encoder
+	decoder   *zstd.Decoder
+	codecErr  error
+	// scratch holds a frame with its magic put back, for the decoder.
+	scratch = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+func codec() (*zstd.Encoder, *zstd.Decoder, error) {
+	codecOnce.Do(func() {
+		eopts := []zstd.EOption{
+			// On recorded records the better level saves 4% more than the default and takes
+			// two and a half times as long, a cost every append and import pays.
+			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			// The stores check what a value decodes to (an event's hash, a blob's sum): the
+			// frame's own checksum would cost four bytes a value for nothing more.
+			zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithSingleSegment(true),
+		}
+		dopts := []zstd.DOption{zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderConcurrency(0)}
+		for _, d := range Dictionaries {
+			dopts = append(dopts, zstd.WithDecoderDictRaw(d.ID, d.Content))
+		}
+		if d := current(); d != nil {
+			eopts = append(eopts, zstd.WithEncoderDictRaw(d.ID, d.Content))
+		}
+		if encoder, codecErr = zstd.NewWriter(nil, eopts...); codecErr != nil {
+			return
+		}
+		decoder, codecErr = zstd.NewReader(nil, dopts...)
+	})
+	return encoder, decoder, codecErr
+}
+
+// Encode appends the stored form of canonical to dst: canonical compressed behind Tag when that
+// is shorter, else canonical as it is.
+func Encode(dst, canonical []byte) []byte {
+	if len(canonical) < minSize {
+		return append(dst, canonical...)
+	}
+	enc, _, err := codec()
+	if err != nil {
+		// Cannot happen with the options above; a store that cannot compress stores as is.
+		return append(dst, canonical...)
+	}
+	start := len(dst)
+	dst = append(dst, Tag)
+	// The frame is written after the tag, then its magic is cut out.
+	dst = enc.EncodeAll(canonical, dst)
+	if len(dst)-start-len(magic) >= len(canonical) {
+		return append(dst[:start], canonical...)
+	}
+	copy(dst[start+1:], dst[start+1+len(magic):])
+	return dst[:len(dst)-len(magic)]
+}
+
+// IsCompressed reports whether a stored value is in the compressed form. A blob of any content
+// may start with Tag too: a store of blobs tells the two apart by the content's sum.
+func IsCompressed(stored []byte) bool { return len(stored) > 0 && stored[0] == Tag }
+
+// Decode appends the canonical bytes of a stored value to dst: the value itself when it is not
+// compressed. A compressed value that does not decode is ErrCorrupt; one compressed with a
+// dictionary this version lacks is ErrUnknownDictionary.
+func Decode(dst, stored []byte) ([]byte, error) {
+	if !IsCompressed(stored) {
+		return append(dst, stored...), nil
+	}
+	_, dec, err := codec()
+	if err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	buf := scratch.Get().(*[]byte)
+	frame := append(append((*buf)[:0], magic...), stored[1:]...)
+	defer func() { *buf = frame[:0]; scratch.Put(buf) }()
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if h.HasFCS {
+		if h.FrameContentSize > maxDecoded {
+			return dst, fmt.Errorf("%w: it claims %d bytes", ErrCorrupt, h.FrameContentSize)
+		}
+		// DecodeAll grows a short dst to the exact size, copying it: a caller appending many
+		// values to one buffer would copy it once per value.
+		dst = slices.Grow(dst, int(h.FrameContentSize))
+	}
+	out, err := dec.DecodeAll(frame, dst)
+	if err != nil {
+		if errors.Is(err, zstd.ErrUnknownDictionary) {
+			return dst, fmt.Errorf("%w (dictionary %d)", ErrUnknownDictionary, h.DictionaryID)
+		}
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return out, nil
+}
