@@ -50,6 +50,9 @@ func ParseHash(s string) (Hash, error) {
 //	format byte (1) | flags byte | task (16) | seq uvarint | id (16) | turn uvarint |
 //	time varint (Unix ns, if flagTime) | type len+bytes | v uvarint |
 //	origin file len+bytes, record uvarint (if flagOrigin) | prev (32) | data len+bytes | hash (32)
+//
+// The stores keep a record compressed behind the tag byte 0xFE (store/payloadcodec.Tag) and
+// tell the two forms apart by the first byte: no format number may ever be 0xFE.
 const (
 	formatV1   = 1
 	flagTime   = 1 << 0
