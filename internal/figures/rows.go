@@ -37,6 +37,7 @@ type Part struct {
 // The inputs kept beside the checkout.
 var (
 	clineCorpus = Input{Env: "TASKLOG_BENCH", Default: "../shared/bench", Check: "cline-corpus/ws50"}
+	samples     = Input{Env: "TASKLOG_SAMPLES", Default: "../shared/samples", Check: "rules"}
 	piSample    = Input{Env: "TASKLOG_SAMPLES", Default: "../shared/samples",
 		Check: "sessions/pi/badlogic__pi-mono__packages__coding-agent__test__fixtures__large-session.jsonl"}
 )
@@ -63,6 +64,9 @@ var (
 	benchHook    = Bench{Pkg: "cmd/replay", Regexp: "^(BenchmarkHookRoundTrip|BenchmarkHookInProcess|BenchmarkProcessStart)$", Benchtime: "200x", Quick: "5x"}
 	benchClient  = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkHookClientRoundTrip$", Benchtime: "200x", Quick: "5x"}
 	benchOtel    = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkServeHookOtel$", Benchtime: "100x", Quick: "5x"}
+	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
+	benchMix     = Bench{Pkg: "store", Regexp: "^(BenchmarkDiskUsageRealistic|BenchmarkCompressionPaired)$", Benchtime: "3x", Quick: "1x"}
+	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
 	benchHTTP    = Bench{Pkg: "session/serve", Regexp: "^(BenchmarkHookOverHTTP|BenchmarkHookOtel)$", Benchtime: "500x", Quick: "20x"}
 )
 
@@ -105,6 +109,21 @@ var Rows = []Row{
 		Bench: benchRead, Parts: []Part{
 			{Name: "BenchmarkDiskUsage", Metric: Metric{Unit: "disk-B/event", Kind: Bytes}},
 			{Name: "BenchmarkDiskUsage", Metric: Metric{Unit: "payload-B/event", Kind: Bytes}},
+		}},
+	{What: "a recorded mix (1% decisions, 20,000 events, appended as hooks append): bytes in use per event, compressed / uncompressed (format 2); payload bytes per event; in use ÷ payload, compressed / uncompressed",
+		Bench: benchMix, Parts: []Part{
+			{Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "inuse-B/event", Kind: Bytes}},
+			{Name: "BenchmarkDiskUsageRealistic/uncompressed", Metric: Metric{Unit: "inuse-B/event", Kind: Bytes}},
+			{Label: "payload", Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "payload-B/event", Kind: Bytes}},
+			{Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "inuse/payload", Kind: Ratio}},
+			{Name: "BenchmarkDiskUsageRealistic/uncompressed", Metric: Metric{Unit: "inuse/payload", Kind: Ratio}},
+		}},
+	{What: "what compression costs on that mix: durable append, median, compressed / uncompressed, in turn; reading the 20,000 events, compressed / uncompressed",
+		Bench: benchMix, Parts: []Part{
+			{Name: "BenchmarkCompressionPaired/append", Metric: Metric{Unit: "compressed-ns/append", Kind: Duration}},
+			{Name: "BenchmarkCompressionPaired/append", Metric: Metric{Unit: "uncompressed-ns/append", Kind: Duration}},
+			{Name: "BenchmarkCompressionPaired/read", Metric: Metric{Unit: "compressed-events/s", Kind: Rate, Label: "events/s"}},
+			{Name: "BenchmarkCompressionPaired/read", Metric: Metric{Unit: "uncompressed-events/s", Kind: Rate, Label: "events/s"}},
 		}},
 	evaluateRow("1,000 rules × 100 paths", "BenchmarkEvaluate1000x100"),
 	evaluateRow("5,000 rules × 100 paths", "BenchmarkEvaluate5000x100"),
@@ -192,6 +211,17 @@ var Rows = []Row{
 			{Name: "BenchmarkVerifyMillion", Metric: Metric{Unit: "B/event", Kind: Bytes}},
 			{Name: "BenchmarkVerifyMillion", Metric: Metric{Unit: "peak-heap-MB", Kind: Bytes, Scale: 1 << 20}},
 		}},
+	{What: "verify a task recorded as hooks record one (200k events, 1.2% decisions of ~45 KB, the samples' 62 rules): events per CPU second / per second of wall clock",
+		Bench: benchReal, Parts: []Part{
+			{Name: "BenchmarkVerifyRealistic", Metric: Metric{Unit: "events/cpu-s", Kind: Rate, Label: "events/cpu-s"}},
+			{Name: "BenchmarkVerifyRealistic", Metric: EvS},
+		}},
+	{What: "`replay import` of the export of such a task (100k events, 112 MB): events per CPU second / per second of wall clock / peak live heap",
+		Bench: benchReal, Parts: []Part{
+			{Name: "BenchmarkImportRealistic", Metric: Metric{Unit: "events/cpu-s", Kind: Rate, Label: "events/cpu-s"}},
+			{Name: "BenchmarkImportRealistic", Metric: EvS},
+			{Name: "BenchmarkImportRealistic", Metric: Metric{Unit: "peak-heap-MB", Kind: Bytes, Scale: 1 << 20}},
+		}},
 	{What: "explain a rule at the last turn of the 100k-event task, mean",
 		Bench: benchVerify, Parts: []Part{{Name: "BenchmarkExplain", Metric: NsOp}}},
 	{What: "import the 1 MB pi sample: throughput / peak live heap above the heap before",
@@ -225,6 +255,13 @@ var Rows = []Row{
 		Bench: benchHTTP, Parts: otelParts("BenchmarkHookOtel", P50ms)},
 	{What: "the same, p99",
 		Bench: benchHTTP, Parts: otelParts("BenchmarkHookOtel", P99ms)},
+	{What: "the web app over 50 tasks of 10,000 events: the list, first load after a start / again; a task page, first load / again (the server's side)",
+		Bench: benchPages, Parts: []Part{
+			{Name: "BenchmarkPages/list/cold", Metric: NsOp},
+			{Name: "BenchmarkPages/list/warm", Metric: NsOp},
+			{Name: "BenchmarkPages/task/cold", Metric: NsOp},
+			{Name: "BenchmarkPages/task/warm", Metric: NsOp},
+		}},
 	{What: "starting the binary alone (`replay --version`): p50 / p99",
 		Bench: benchHook, Parts: percentiles("BenchmarkProcessStart", "")},
 }
