@@ -83,7 +83,9 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	kept := s.evaluated.state == s.state && s.evaluated.version == version
 	ec, dropped := s.evaluated.ec, s.evaluated.dropped
 	if !kept {
-		ec, dropped = s.state.Next()
+		// The last evaluation's context is never changed (matches and records share its
+		// evidence): the new one shares the evidence of the paths that did not change with it.
+		ec, dropped = s.state.NextAfter(s.evaluated.ec)
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
@@ -129,6 +131,11 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		s.deltas = deltaChain{full: size}
 	}
 	s.files, s.filesSeq = files, snapSeq
+	// The last evaluation's results array is nobody's now, unless this one took it again.
+	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
+		clear(prev) // nothing it points to is kept alive by it
+		s.spare = prev[:0]
+	}
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
 		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
@@ -193,11 +200,23 @@ func samePaths(a, b rules.EvaluationContext) bool {
 // resourced is the last evaluation with ec's evidence: ec has the last context's paths (see
 // samePaths) and the rule set and toggles are the same, and an evaluation reads a path's
 // evidence only to copy it into the matches of that path, so every outcome is the last one's
-// and only the matches of a path whose evidence changed are made again.
+// and only the matches of a path whose evidence changed are made again. The paths whose
+// evidence changed are found first, in one pass over both contexts (a tool call changes one);
+// a match is looked at further only when its path is one of them.
 func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 	last := s.evaluated
 	ev := last
 	ev.ec = ec
+	changed := s.changed[:0]
+	for i, p := range ec.Paths {
+		if !sameSlice(last.ec.Paths[i].Sources, p.Sources) {
+			changed = append(changed, i)
+		}
+	}
+	s.changed = changed
+	if len(changed) == 0 {
+		return ev
+	}
 	for i := range ev.rd.Results {
 		r := &ev.rd.Results[i]
 		cloned := false // the last evaluation's matches stay as they were
@@ -205,15 +224,13 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 			if m.Condition != rules.CondPaths {
 				continue
 			}
-			k, ok := slices.BinarySearchFunc(ec.Paths, m, func(p rules.ContextPath, m rules.Match) int {
-				return cmp.Or(cmp.Compare(p.Path, m.Path), cmp.Compare(p.Root, m.Root))
-			})
+			k, ok := changedPath(ec.Paths, changed, m)
 			if !ok || slices.Equal(m.Sources, ec.Paths[k].Sources) {
 				continue
 			}
 			if !cloned {
 				if &ev.rd.Results[0] == &last.rd.Results[0] {
-					ev.rd.Results = slices.Clone(last.rd.Results)
+					ev.rd.Results = s.spareResults(last.rd.Results)
 					r = &ev.rd.Results[i]
 				}
 				r.Matches, cloned = slices.Clone(r.Matches), true
@@ -222,6 +239,48 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 		}
 	}
 	return ev
+}
+
+// changedPath finds the path of m among the paths whose evidence changed: the indexes changed
+// into paths, in order. A few are compared one by one; many are searched for in paths.
+func changedPath(paths []rules.ContextPath, changed []int, m rules.Match) (int, bool) {
+	if len(changed) <= 8 {
+		for _, k := range changed {
+			if paths[k].Path == m.Path && paths[k].Root == m.Root {
+				return k, true
+			}
+		}
+		return 0, false
+	}
+	k, ok := slices.BinarySearchFunc(paths, m, func(p rules.ContextPath, m rules.Match) int {
+		return cmp.Or(cmp.Compare(p.Path, m.Path), cmp.Compare(p.Root, m.Root))
+	})
+	if ok {
+		_, ok = slices.BinarySearch(changed, k)
+	}
+	return k, ok
+}
+
+// sameSlice reports whether two sources are equal, without comparing them when they are the
+// same memory (a context shares the evidence of the paths that did not change with the last
+// one, see projections.Task.NextAfter).
+func sameSlice(a, b []rules.Source) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
+}
+
+// spareResults is a copy of results in memory of the session's own: the results array of the
+// evaluation recorded before the last one, which nothing holds any more (a caller gets copies
+// of it), or a new one. decideLocked hands the last evaluation's array back to it.
+func (s *Session) spareResults(results []rules.Result) []rules.Result {
+	spare := s.spare
+	s.spare = nil // in use until decideLocked hands it back
+	if cap(spare) < len(results) {
+		return slices.Clone(results)
+	}
+	return append(spare[:0], results...)
 }
 
 // recordResourced is the record of the evaluation resourced makes: the last decision's
