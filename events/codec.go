@@ -70,11 +70,17 @@ func (e Event) MarshalBinary() ([]byte, error) {
 // ComputeHash is SHA-256 over the binary encoding of every field but Hash.
 func (e *Event) ComputeHash() Hash {
 	var buf [512]byte // most events fit: no allocation then
-	b := buf[:0]
-	if n := e.encodedSize(); n > len(buf) {
-		b = make([]byte, 0, n)
+	if e.encodedSize() <= len(buf) {
+		return sha256.Sum256(e.appendUnhashed(buf[:0]))
 	}
-	return sha256.Sum256(e.appendUnhashed(b))
+	// A larger one is hashed as it is encoded, not copied whole first: the header from buf,
+	// then the payload where it is.
+	h := sha256.New()
+	h.Write(e.appendHeader(buf[:0]))
+	h.Write(e.Data)
+	var sum Hash
+	h.Sum(sum[:0])
+	return sum
 }
 
 func (e *Event) encodedSize() int {
@@ -86,6 +92,12 @@ func (e *Event) encodedSize() int {
 }
 
 func (e *Event) appendUnhashed(b []byte) []byte {
+	return append(e.appendHeader(b), e.Data...)
+}
+
+// appendHeader appends what appendUnhashed does up to the payload: every field before it and
+// the payload's length.
+func (e *Event) appendHeader(b []byte) []byte {
 	var flags byte
 	if !e.Time.IsZero() {
 		flags |= flagTime
@@ -108,8 +120,7 @@ func (e *Event) appendUnhashed(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(e.Origin.Record))
 	}
 	b = append(b, e.Prev[:]...)
-	b = binary.AppendUvarint(b, uint64(len(e.Data)))
-	return append(b, e.Data...)
+	return binary.AppendUvarint(b, uint64(len(e.Data)))
 }
 
 func appendString(b []byte, s string) []byte {

@@ -27,16 +27,17 @@ func (t *Task) Context() rules.EvaluationContext {
 // the caller's to keep and change: the task's working memory, reused from build to build, is
 // never part of it.
 func (t *Task) Next() (rules.EvaluationContext, []events.Count) {
-	return t.NextAfter(rules.EvaluationContext{})
+	return t.NextAfter(rules.EvaluationContext{}, nil)
 }
 
 // NextAfter is Next for a caller that keeps the context before, prev, and never changes either:
 // a path of the new context whose sources are equal to its sources in prev shares prev's
-// sources, so that a context with new evidence on one path costs the paths and that path's
-// sources. prev may be any context (a path is shared only when equal); with an empty one, it is
-// Next.
-func (t *Task) NextAfter(prev rules.EvaluationContext) (rules.EvaluationContext, []events.Count) {
-	paths, overCap := t.build(prev.Paths)
+// sources, so that a context with new evidence on one path costs that path's sources. The paths
+// are written into buf when it has room for them (a caller's array that nothing reads any more,
+// not prev's), else into a new array. prev may be any context (a path is shared only when
+// equal); with an empty one and no buf, it is Next.
+func (t *Task) NextAfter(prev rules.EvaluationContext, buf []rules.ContextPath) (rules.EvaluationContext, []events.Count) {
+	paths, overCap := t.build(prev.Paths, buf)
 	return rules.EvaluationContext{Paths: paths, Mode: t.mode, Provider: t.provider,
 		Model: t.model, OS: t.os}, t.dropped(overCap)
 }
@@ -102,9 +103,10 @@ type buildScratch struct {
 
 // build collects the candidates in cap order, merges each path's sources across kinds and sorts
 // the kept ones for output. It returns how many distinct paths the cap cut. The paths and their
-// sources are new memory, the caller's to keep, except the sources of a path equal to its
-// sources in prev, which are prev's; the rest is scratch reused from the last build.
-func (t *Task) build(prev []rules.ContextPath) ([]rules.ContextPath, int) {
+// sources are new memory (the paths buf's, when it has room), the caller's to keep, except the
+// sources of a path equal to its sources in prev, which are prev's; the rest is scratch reused
+// from the last build.
+func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 	firstEpoch := [numKinds]int{
 		kindMention: t.minUserEpoch(), kindProse: t.minUserEpoch(),
 		kindTool: t.minToolEpoch(), kindShell: t.minToolEpoch(),
@@ -151,7 +153,12 @@ func (t *Task) build(prev []rules.ContextPath) ([]rules.ContextPath, int) {
 			c.sources = c.sources[n:]
 		}
 	}
-	out := make([]rules.ContextPath, len(kept))
+	var out []rules.ContextPath
+	if cap(buf) >= len(kept) && cap(buf) > 0 && (len(prev) == 0 || &buf[:1][0] != &prev[0]) {
+		out = buf[:len(kept)]
+	} else {
+		out = make([]rules.ContextPath, len(kept))
+	}
 	fresh := 0 // the sources not shared with prev
 	j := 0
 	for i, k := range t.order {

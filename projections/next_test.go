@@ -156,7 +156,7 @@ func TestNextAfterSharesOnlyWhatDidNotChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := nextJSON(t, live.Next)
-			ctx, dropped := live.NextAfter(prev)
+			ctx, dropped := live.NextAfter(prev, nil)
 			if got := nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return ctx, dropped }); string(got) != string(want) {
 				t.Fatalf("seed %d, after seq %d: NextAfter = %s, Next = %s", seed, ev.Seq, got, want)
 			}

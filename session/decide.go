@@ -85,7 +85,8 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if !kept {
 		// The last evaluation's context is never changed (matches and records share its
 		// evidence): the new one shares the evidence of the paths that did not change with it.
-		ec, dropped = s.state.NextAfter(s.evaluated.ec)
+		ec, dropped = s.state.NextAfter(s.evaluated.ec, s.spareContext)
+		s.spareContext = nil // ec's until decideLocked hands an array back
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
@@ -135,6 +136,12 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
 		clear(prev) // nothing it points to is kept alive by it
 		s.spare = prev[:0]
+	}
+	// So is the last context's paths array (the decisions and records copy or share only
+	// what its elements point to).
+	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
+		clear(prev[:cap(prev)])
+		s.spareContext = prev[:0]
 	}
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {

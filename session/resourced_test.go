@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -53,11 +54,16 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 					}
 				}
 				prev := s.evaluated.ec
+				prev.Paths = slices.Clone(prev.Paths) // the session reuses the array
+				fresh := mustJSON(t, s.Context())     // built anew, in memory of its own
 				d, err := s.Decide(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ec := s.evaluated.ec
+				if got := mustJSON(t, ec); got != fresh {
+					t.Fatalf("decision %d: context\n%s\nwant (built anew)\n%s", i, got, fresh)
+				}
 				if i > 0 && samePaths(prev, ec) && !sameContext(prev, ec) {
 					resourced++
 				}
