@@ -191,7 +191,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	}
 	rd := rs.Evaluate(ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
-	return ev, record(turn, snapSeq, ec, dropped, rd), false
+	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd), false
 }
 
 // samePaths reports whether two evaluation contexts hold the same candidate paths in the same
@@ -469,6 +469,19 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 // Decide and Verify build a decision, so a recorded decision and its recomputation can only
 // differ when their inputs or the engine do.
 func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	return recordAfter(nil, turn, snapshot, ec, dropped, rd)
+}
+
+// recordAfter is record for a decision that follows base, a record nothing changes (a
+// session's last, or nil): a path's evidence and a rule's matches that are equal to base's
+// are base's memory, so that a decision after a tool call costs what changed. The record is
+// the same either way.
+func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	var prev []events.ContextPath
+	var prevIn, prevOut []events.RuleOutcome
+	if base != nil {
+		prev, prevIn, prevOut = base.Context, base.Included, base.Excluded
+	}
 	nIncluded, nSources, nMatches := 0, 0, 0
 	for _, r := range rd.Results {
 		if r.Included {
@@ -483,20 +496,57 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
 		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped,
 		Included: make([]events.RuleOutcome, 0, nIncluded), Excluded: make([]events.RuleOutcome, 0, len(rd.Results)-nIncluded)}
-	// One array each for every path's evidence and every rule's matches.
+	// One array each for every path's evidence and every rule's matches that base does not
+	// have; their sizes are known once base's are found.
+	j := 0
+	for i, p := range ec.Paths {
+		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root}
+		// Both are sorted by path, then root: walk base alongside.
+		for j < len(prev) && cmp.Or(cmp.Compare(prev[j].Path, p.Path), cmp.Compare(prev[j].Root, p.Root)) < 0 {
+			j++
+		}
+		if len(p.Sources) > 0 && j < len(prev) && prev[j].Path == p.Path && prev[j].Root == p.Root && sameSources(prev[j].Sources, p.Sources) {
+			d.Context[i].Sources = prev[j].Sources
+			nSources -= len(p.Sources)
+		}
+	}
 	srcs := make([]events.Source, 0, nSources)
 	for i, p := range ec.Paths {
+		if len(p.Sources) == 0 || d.Context[i].Sources != nil {
+			continue
+		}
 		start := len(srcs)
 		for _, s := range p.Sources {
 			srcs = append(srcs, events.Source{Kind: string(s.Kind), Seq: s.Seq, Turn: s.Turn, Detail: s.Detail})
 		}
-		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root, Sources: srcs[start:len(srcs):len(srcs)]}
+		d.Context[i].Sources = srcs[start:len(srcs):len(srcs)]
+	}
+	// A result's matches as base records them, when equal; found in two walks, one to size the
+	// array of the others and one to build the outcomes.
+	type cursor struct{ in, out int }
+	recorded := func(c *cursor, r rules.Result) []events.Match {
+		if base == nil || len(r.Matches) == 0 {
+			return nil
+		}
+		if o, ok := outcomeOf(prevIn, &c.in, r.Rule.ID); ok && sameMatches(o.Matches, r.Matches) {
+			return o.Matches
+		}
+		if o, ok := outcomeOf(prevOut, &c.out, r.Rule.ID); ok && sameMatches(o.Matches, r.Matches) {
+			return o.Matches
+		}
+		return nil
+	}
+	var sizing, building cursor
+	for _, r := range rd.Results {
+		nMatches -= len(recorded(&sizing, r))
 	}
 	matches := make([]events.Match, 0, nMatches)
 	for _, r := range rd.Results {
 		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
 			Source: string(r.Rule.Provider), Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
-		if len(r.Matches) > 0 {
+		if ms := recorded(&building, r); ms != nil {
+			o.Matches = ms
+		} else if len(r.Matches) > 0 {
 			start := len(matches)
 			for _, m := range r.Matches {
 				matches = append(matches, events.Match{Condition: m.Condition, Pattern: m.Pattern, Path: m.Path, Root: m.Root})
@@ -514,4 +564,23 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 			Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
 	}
 	return d
+}
+
+// outcomeOf finds the outcome of rule id in outcomes sorted by rule id, from *at on, and
+// moves *at past the outcomes before it.
+func outcomeOf(outcomes []events.RuleOutcome, at *int, id string) (events.RuleOutcome, bool) {
+	for *at < len(outcomes) && outcomes[*at].ID < id {
+		*at++
+	}
+	if *at < len(outcomes) && outcomes[*at].ID == id {
+		return outcomes[*at], true
+	}
+	return events.RuleOutcome{}, false
+}
+
+// sameMatches reports whether recorded matches are the record of a result's matches.
+func sameMatches(rec []events.Match, ms []rules.Match) bool {
+	return slices.EqualFunc(rec, ms, func(a events.Match, b rules.Match) bool {
+		return a.Condition == b.Condition && a.Pattern == b.Pattern && a.Path == b.Path && a.Root == b.Root
+	})
 }
