@@ -179,8 +179,11 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 	}
 	flat := make([]rules.Source, 0, fresh) // every new path's sources, in one allocation
 	for i, k := range t.order {
+		if out[i].Sources != nil {
+			continue // prev's
+		}
 		c := &kept[index[k]]
-		if len(c.sources) > 0 && out[i].Sources == nil {
+		if len(c.sources) > 0 {
 			at := len(flat)
 			flat = append(flat, c.sources...)
 			out[i].Sources = flat[at:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
