@@ -27,7 +27,17 @@ func (t *Task) Context() rules.EvaluationContext {
 // the caller's to keep and change: the task's working memory, reused from build to build, is
 // never part of it.
 func (t *Task) Next() (rules.EvaluationContext, []events.Count) {
-	paths, overCap := t.build()
+	return t.NextAfter(rules.EvaluationContext{}, nil)
+}
+
+// NextAfter is Next for a caller that keeps the context before, prev, and never changes either:
+// a path of the new context whose sources are equal to its sources in prev shares prev's
+// sources, so that a context with new evidence on one path costs that path's sources. The paths
+// are written into buf when it has room for them (a caller's array that nothing reads any more,
+// not prev's), else into a new array. prev may be any context (a path is shared only when
+// equal); with an empty one and no buf, it is Next.
+func (t *Task) NextAfter(prev rules.EvaluationContext, buf []rules.ContextPath) (rules.EvaluationContext, []events.Count) {
+	paths, overCap := t.build(prev.Paths, buf)
 	return rules.EvaluationContext{Paths: paths, Mode: t.mode, Provider: t.provider,
 		Model: t.model, OS: t.os}, t.dropped(overCap)
 }
@@ -93,8 +103,10 @@ type buildScratch struct {
 
 // build collects the candidates in cap order, merges each path's sources across kinds and sorts
 // the kept ones for output. It returns how many distinct paths the cap cut. The paths and their
-// sources are new memory, the caller's to keep; the rest is scratch reused from the last build.
-func (t *Task) build() ([]rules.ContextPath, int) {
+// sources are new memory (the paths buf's, when it has room), the caller's to keep, except the
+// sources of a path equal to its sources in prev, which are prev's; the rest is scratch reused
+// from the last build.
+func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 	firstEpoch := [numKinds]int{
 		kindMention: t.minUserEpoch(), kindProse: t.minUserEpoch(),
 		kindTool: t.minToolEpoch(), kindShell: t.minToolEpoch(),
@@ -134,26 +146,48 @@ func (t *Task) build() ([]rules.ContextPath, int) {
 	}
 	s.kept = kept
 	t.sortKeys(kept, index)
-	total := 0
 	for i := range kept {
 		c := &kept[i]
 		slices.SortFunc(c.sources, compareSources)
 		if n := len(c.sources) - t.cfg.MaxSources; n > 0 {
 			c.sources = c.sources[n:]
 		}
-		total += len(c.sources)
 	}
-	out := make([]rules.ContextPath, 0, len(kept))
-	flat := make([]rules.Source, 0, total) // every path's sources, in one allocation
-	for _, k := range t.order {
-		c := kept[index[k]]
-		var srcs []rules.Source
+	var out []rules.ContextPath
+	if cap(buf) >= len(kept) && cap(buf) > 0 && (len(prev) == 0 || &buf[:1][0] != &prev[0]) {
+		out = buf[:len(kept)]
+	} else {
+		out = make([]rules.ContextPath, len(kept))
+	}
+	fresh := 0 // the sources not shared with prev
+	j := 0
+	for i, k := range t.order {
+		c := &kept[index[k]]
+		out[i] = rules.ContextPath{Path: k.rel, Root: t.rootName(k)}
+		if len(c.sources) == 0 {
+			continue
+		}
+		// prev is sorted as the output is (when it is an earlier build's): walk it alongside.
+		for j < len(prev) && cmp.Or(strings.Compare(prev[j].Path, k.rel), strings.Compare(prev[j].Root, out[i].Root)) < 0 {
+			j++
+		}
+		if j < len(prev) && prev[j].Path == k.rel && prev[j].Root == out[i].Root && slices.Equal(prev[j].Sources, c.sources) {
+			out[i].Sources = prev[j].Sources
+			continue
+		}
+		fresh += len(c.sources)
+	}
+	flat := make([]rules.Source, 0, fresh) // every new path's sources, in one allocation
+	for i, k := range t.order {
+		if out[i].Sources != nil {
+			continue // prev's
+		}
+		c := &kept[index[k]]
 		if len(c.sources) > 0 {
 			at := len(flat)
 			flat = append(flat, c.sources...)
-			srcs = flat[at:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
+			out[i].Sources = flat[at:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
 		}
-		out = append(out, rules.ContextPath{Path: c.key.rel, Root: t.rootName(c.key), Sources: srcs})
 	}
 	return out, len(s.cut)
 }

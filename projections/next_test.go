@@ -140,3 +140,56 @@ func TestContextVersion(t *testing.T) {
 	}
 	t.Logf("decisions that kept the version: %d, that changed it: %d", kept, moved)
 }
+
+// NextAfter builds what Next builds, sharing the sources of a path that did not change with
+// the context before and nothing else, and never changes that context.
+func TestNextAfterSharesOnlyWhatDidNotChange(t *testing.T) {
+	shared, fresh := 0, 0
+	for seed := range uint64(10) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		b := randomLog(t, r, 300)
+		live := New()
+		var prev rules.EvaluationContext
+		var prevWas []byte
+		for _, ev := range b.evs {
+			if err := live.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+			want := nextJSON(t, live.Next)
+			ctx, dropped := live.NextAfter(prev, nil)
+			if got := nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return ctx, dropped }); string(got) != string(want) {
+				t.Fatalf("seed %d, after seq %d: NextAfter = %s, Next = %s", seed, ev.Seq, got, want)
+			}
+			if prevWas != nil {
+				if now := nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return prev, nil }); string(now) != string(prevWas) {
+					t.Fatalf("seed %d, after seq %d: NextAfter changed the context before:\n%s\nwas %s", seed, ev.Seq, now, prevWas)
+				}
+			}
+			for _, p := range ctx.Paths {
+				if len(p.Sources) == 0 {
+					continue
+				}
+				i := slices.IndexFunc(prev.Paths, func(q rules.ContextPath) bool { return q.Path == p.Path && q.Root == p.Root })
+				same := i >= 0 && slices.Equal(prev.Paths[i].Sources, p.Sources)
+				switch isShared := i >= 0 && len(prev.Paths[i].Sources) > 0 && &prev.Paths[i].Sources[0] == &p.Sources[0]; {
+				case same && !isShared:
+					t.Fatalf("seed %d, after seq %d: %s has the sources it had before, in new memory", seed, ev.Seq, p.Path)
+				case !same && isShared:
+					t.Fatalf("seed %d, after seq %d: %s shares sources that changed", seed, ev.Seq, p.Path)
+				case same:
+					shared++
+				default:
+					fresh++
+				}
+				if cap(p.Sources) != len(p.Sources) {
+					t.Fatalf("seed %d, after seq %d: %s's sources can be appended to in place", seed, ev.Seq, p.Path)
+				}
+			}
+			prev = ctx
+			prevWas = nextJSON(t, func() (rules.EvaluationContext, []events.Count) { return prev, nil })
+		}
+	}
+	if shared == 0 || fresh == 0 {
+		t.Errorf("%d paths shared their sources and %d did not: want some of each", shared, fresh)
+	}
+}

@@ -161,21 +161,27 @@ func BenchmarkDecideAfterToolCall(b *testing.B) {
 			var took latencies
 			b.ReportAllocs()
 			i := 0
-			for b.Loop() {
-				b.StopTimer()
+			record := func() {
 				i++
 				params := json.RawMessage(fmt.Sprintf(`{"path":"packages/pkg%02d/src/new%d.ts"}`, i%50, i))
 				if _, err := s.ToolCall(ctx, "read_file", "", params); err != nil {
 					b.Fatal(err)
 				}
-				b.StartTimer()
-				took.time(func() {
-					if _, err := s.Decide(ctx); err != nil {
-						b.Fatal(err)
-					}
-				})
 			}
+			decide := func() {
+				if _, err := s.Decide(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				b.StopTimer()
+				record()
+				b.StartTimer()
+				took.time(decide)
+			}
+			b.StopTimer()
 			took.report(b)
+			reportDecideAllocs(b, 100, func() { record(); decide() })
 		})
 	}
 }

@@ -156,10 +156,12 @@ func TestClineCorpusSelection(t *testing.T) {
 //
 // The headline is "after-tool-call": between two real requests an agent always records
 // something (a tool call, a prompt), so before every decision the loop records a read of one of
-// the cell's paths (which changes the context's version but not the selection) and times only
-// the decision, which then evaluates every rule again. "cached" decides again with nothing new
-// since the last decision, which reuses the last evaluation: the cheapest decision there is,
-// not the one users meet.
+// the cell's paths (untimed) and times only the decision. The read adds evidence to a path the
+// context holds: the decision builds the new context, finds the rules' outcomes unchanged (the
+// paths are the same), makes again the matches of the path whose evidence changed and records
+// the decision with the new evidence. "cached" decides again with nothing new since the last
+// decision, which reuses the last evaluation: the cheapest decision there is, not the one users
+// meet.
 func BenchmarkClineCorpus(b *testing.B) {
 	corpus := clineCorpus(b)
 	for _, c := range clineCells {

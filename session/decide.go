@@ -83,7 +83,10 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	kept := s.evaluated.state == s.state && s.evaluated.version == version
 	ec, dropped := s.evaluated.ec, s.evaluated.dropped
 	if !kept {
-		ec, dropped = s.state.Next()
+		// The last evaluation's context is never changed (matches and records share its
+		// evidence): the new one shares the evidence of the paths that did not change with it.
+		ec, dropped = s.state.NextAfter(s.evaluated.ec, s.spareContext)
+		s.spareContext = nil // ec's until decideLocked hands an array back
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
@@ -129,6 +132,17 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		s.deltas = deltaChain{full: size}
 	}
 	s.files, s.filesSeq = files, snapSeq
+	// The last evaluation's results array is nobody's now, unless this one took it again.
+	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
+		clear(prev) // nothing it points to is kept alive by it
+		s.spare = prev[:0]
+	}
+	// So is the last context's paths array (the decisions and records copy or share only
+	// what its elements point to).
+	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
+		clear(prev[:cap(prev)])
+		s.spareContext = prev[:0]
+	}
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
 		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
@@ -177,7 +191,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	}
 	rd := rs.Evaluate(ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
-	return ev, record(turn, snapSeq, ec, dropped, rd), false
+	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd), false
 }
 
 // samePaths reports whether two evaluation contexts hold the same candidate paths in the same
@@ -193,11 +207,23 @@ func samePaths(a, b rules.EvaluationContext) bool {
 // resourced is the last evaluation with ec's evidence: ec has the last context's paths (see
 // samePaths) and the rule set and toggles are the same, and an evaluation reads a path's
 // evidence only to copy it into the matches of that path, so every outcome is the last one's
-// and only the matches of a path whose evidence changed are made again.
+// and only the matches of a path whose evidence changed are made again. The paths whose
+// evidence changed are found first, in one pass over both contexts (a tool call changes one);
+// a match is looked at further only when its path is one of them.
 func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 	last := s.evaluated
 	ev := last
 	ev.ec = ec
+	changed := s.changed[:0]
+	for i, p := range ec.Paths {
+		if !sameSlice(last.ec.Paths[i].Sources, p.Sources) {
+			changed = append(changed, i)
+		}
+	}
+	s.changed = changed
+	if len(changed) == 0 {
+		return ev
+	}
 	for i := range ev.rd.Results {
 		r := &ev.rd.Results[i]
 		cloned := false // the last evaluation's matches stay as they were
@@ -205,15 +231,13 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 			if m.Condition != rules.CondPaths {
 				continue
 			}
-			k, ok := slices.BinarySearchFunc(ec.Paths, m, func(p rules.ContextPath, m rules.Match) int {
-				return cmp.Or(cmp.Compare(p.Path, m.Path), cmp.Compare(p.Root, m.Root))
-			})
+			k, ok := changedPath(ec.Paths, changed, m)
 			if !ok || slices.Equal(m.Sources, ec.Paths[k].Sources) {
 				continue
 			}
 			if !cloned {
 				if &ev.rd.Results[0] == &last.rd.Results[0] {
-					ev.rd.Results = slices.Clone(last.rd.Results)
+					ev.rd.Results = s.spareResults(last.rd.Results)
 					r = &ev.rd.Results[i]
 				}
 				r.Matches, cloned = slices.Clone(r.Matches), true
@@ -222,6 +246,48 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 		}
 	}
 	return ev
+}
+
+// changedPath finds the path of m among the paths whose evidence changed: the indexes changed
+// into paths, in order. A few are compared one by one; many are searched for in paths.
+func changedPath(paths []rules.ContextPath, changed []int, m rules.Match) (int, bool) {
+	if len(changed) <= 8 {
+		for _, k := range changed {
+			if paths[k].Path == m.Path && paths[k].Root == m.Root {
+				return k, true
+			}
+		}
+		return 0, false
+	}
+	k, ok := slices.BinarySearchFunc(paths, m, func(p rules.ContextPath, m rules.Match) int {
+		return cmp.Or(cmp.Compare(p.Path, m.Path), cmp.Compare(p.Root, m.Root))
+	})
+	if ok {
+		_, ok = slices.BinarySearch(changed, k)
+	}
+	return k, ok
+}
+
+// sameSlice reports whether two sources are equal, without comparing them when they are the
+// same memory (a context shares the evidence of the paths that did not change with the last
+// one, see projections.Task.NextAfter).
+func sameSlice(a, b []rules.Source) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
+}
+
+// spareResults is a copy of results in memory of the session's own: the results array of the
+// evaluation recorded before the last one, which nothing holds any more (a caller gets copies
+// of it), or a new one. decideLocked hands the last evaluation's array back to it.
+func (s *Session) spareResults(results []rules.Result) []rules.Result {
+	spare := s.spare
+	s.spare = nil // in use until decideLocked hands it back
+	if cap(spare) < len(results) {
+		return slices.Clone(results)
+	}
+	return append(spare[:0], results...)
 }
 
 // recordResourced is the record of the evaluation resourced makes: the last decision's
@@ -403,6 +469,19 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 // Decide and Verify build a decision, so a recorded decision and its recomputation can only
 // differ when their inputs or the engine do.
 func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	return recordAfter(nil, turn, snapshot, ec, dropped, rd)
+}
+
+// recordAfter is record for a decision that follows base, a record nothing changes (a
+// session's last, or nil): a path's evidence and a rule's matches that are equal to base's
+// are base's memory, so that a decision after a tool call costs what changed. The record is
+// the same either way.
+func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+	var prev []events.ContextPath
+	var prevIn, prevOut []events.RuleOutcome
+	if base != nil {
+		prev, prevIn, prevOut = base.Context, base.Included, base.Excluded
+	}
 	nIncluded, nSources, nMatches := 0, 0, 0
 	for _, r := range rd.Results {
 		if r.Included {
@@ -417,20 +496,57 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
 		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped,
 		Included: make([]events.RuleOutcome, 0, nIncluded), Excluded: make([]events.RuleOutcome, 0, len(rd.Results)-nIncluded)}
-	// One array each for every path's evidence and every rule's matches.
+	// One array each for every path's evidence and every rule's matches that base does not
+	// have; their sizes are known once base's are found.
+	j := 0
+	for i, p := range ec.Paths {
+		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root}
+		// Both are sorted by path, then root: walk base alongside.
+		for j < len(prev) && cmp.Or(cmp.Compare(prev[j].Path, p.Path), cmp.Compare(prev[j].Root, p.Root)) < 0 {
+			j++
+		}
+		if len(p.Sources) > 0 && j < len(prev) && prev[j].Path == p.Path && prev[j].Root == p.Root && sameSources(prev[j].Sources, p.Sources) {
+			d.Context[i].Sources = prev[j].Sources
+			nSources -= len(p.Sources)
+		}
+	}
 	srcs := make([]events.Source, 0, nSources)
 	for i, p := range ec.Paths {
+		if len(p.Sources) == 0 || d.Context[i].Sources != nil {
+			continue
+		}
 		start := len(srcs)
 		for _, s := range p.Sources {
 			srcs = append(srcs, events.Source{Kind: string(s.Kind), Seq: s.Seq, Turn: s.Turn, Detail: s.Detail})
 		}
-		d.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root, Sources: srcs[start:len(srcs):len(srcs)]}
+		d.Context[i].Sources = srcs[start:len(srcs):len(srcs)]
+	}
+	// A result's matches as base records them, when equal; found in two walks, one to size the
+	// array of the others and one to build the outcomes.
+	type cursor struct{ in, out int }
+	recorded := func(c *cursor, r rules.Result) []events.Match {
+		if base == nil || len(r.Matches) == 0 {
+			return nil
+		}
+		if o, ok := outcomeOf(prevIn, &c.in, r.Rule.ID); ok && sameMatches(o.Matches, r.Matches) {
+			return o.Matches
+		}
+		if o, ok := outcomeOf(prevOut, &c.out, r.Rule.ID); ok && sameMatches(o.Matches, r.Matches) {
+			return o.Matches
+		}
+		return nil
+	}
+	var sizing, building cursor
+	for _, r := range rd.Results {
+		nMatches -= len(recorded(&sizing, r))
 	}
 	matches := make([]events.Match, 0, nMatches)
 	for _, r := range rd.Results {
 		o := events.RuleOutcome{ID: r.Rule.ID, Name: r.Rule.Name, Category: string(r.Rule.Category),
 			Source: string(r.Rule.Provider), Path: r.Rule.DisplayPath, Reason: r.Reason, Detail: r.Detail, ShadowedBy: r.ShadowedBy}
-		if len(r.Matches) > 0 {
+		if ms := recorded(&building, r); ms != nil {
+			o.Matches = ms
+		} else if len(r.Matches) > 0 {
 			start := len(matches)
 			for _, m := range r.Matches {
 				matches = append(matches, events.Match{Condition: m.Condition, Pattern: m.Pattern, Path: m.Path, Root: m.Root})
@@ -448,4 +564,23 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 			Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
 	}
 	return d
+}
+
+// outcomeOf finds the outcome of rule id in outcomes sorted by rule id, from *at on, and
+// moves *at past the outcomes before it.
+func outcomeOf(outcomes []events.RuleOutcome, at *int, id string) (events.RuleOutcome, bool) {
+	for *at < len(outcomes) && outcomes[*at].ID < id {
+		*at++
+	}
+	if *at < len(outcomes) && outcomes[*at].ID == id {
+		return outcomes[*at], true
+	}
+	return events.RuleOutcome{}, false
+}
+
+// sameMatches reports whether recorded matches are the record of a result's matches.
+func sameMatches(rec []events.Match, ms []rules.Match) bool {
+	return slices.EqualFunc(rec, ms, func(a events.Match, b rules.Match) bool {
+		return a.Condition == b.Condition && a.Pattern == b.Pattern && a.Path == b.Path && a.Root == b.Root
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -33,6 +34,13 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 3))
 			s := newSession(t, openDB(t), fsys, Options{})
 			resourced := 0
+			// Every decision as it was made: the next ones reuse the session's memory, and a
+			// decision handed out must not change with them.
+			type made struct {
+				d                 *Decision
+				results, recorded string
+			}
+			var kept []made
 			for i := range 120 {
 				switch n := r.IntN(6); {
 				case n < 4: // a path the task may have seen
@@ -46,11 +54,16 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 					}
 				}
 				prev := s.evaluated.ec
+				prev.Paths = slices.Clone(prev.Paths) // the session reuses the array
+				fresh := mustJSON(t, s.Context())     // built anew, in memory of its own
 				d, err := s.Decide(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ec := s.evaluated.ec
+				if got := mustJSON(t, ec); got != fresh {
+					t.Fatalf("decision %d: context\n%s\nwant (built anew)\n%s", i, got, fresh)
+				}
 				if i > 0 && samePaths(prev, ec) && !sameContext(prev, ec) {
 					resourced++
 				}
@@ -61,9 +74,21 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 				if d.Prompt != want.RenderCline() || d.Tagged != want.RenderTagged() {
 					t.Fatalf("decision %d: prompt\n%s\nwant (evaluated again)\n%s", i, d.Prompt, want.RenderCline())
 				}
+				if got, want := mustJSON(t, s.evaluated.rd.Results), mustJSON(t, want.Results); got != want {
+					t.Fatalf("decision %d: the evaluation kept for the next one\n%s\nwant (evaluated again)\n%s", i, got, want)
+				}
 				rec := record(d.Turn, s.rulesSeq, ec, s.evaluated.dropped, want)
 				if got, want := eventJSON(t, d.Recorded()), eventJSON(t, rec); got != want {
 					t.Fatalf("decision %d: recorded\n%s\nwant (evaluated again)\n%s", i, got, want)
+				}
+				kept = append(kept, made{d, mustJSON(t, d.Rules.Results), eventJSON(t, d.Recorded())})
+			}
+			for i, m := range kept {
+				if got := mustJSON(t, m.d.Rules.Results); got != m.results {
+					t.Fatalf("decision %d changed after the decisions that followed it:\n%s\nwas\n%s", i, got, m.results)
+				}
+				if got := eventJSON(t, m.d.Recorded()); got != m.recorded {
+					t.Fatalf("decision %d's record changed after the decisions that followed it:\n%s\nwas\n%s", i, got, m.recorded)
 				}
 			}
 			if resourced == 0 {

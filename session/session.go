@@ -131,6 +131,12 @@ type Session struct {
 	filesSeq uint64
 	// evaluated is the last recorded evaluation (see evaluate).
 	evaluated evaluated
+	// spare is a results array for the next evaluation that reuses the last one's outcomes
+	// (see spareResults), spareContext a paths array for the next context, and changed the
+	// indexes of the paths whose evidence changed (see resourced).
+	spare        []rules.Result
+	spareContext []rules.ContextPath
+	changed      []int
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.

@@ -124,8 +124,10 @@ func (db *DB) commit(batch []*appendRequest) {
 	if len(batch) == 1 {
 		task = batch[0].task
 	}
+	w := &writer{hook: db.stageHook, arena: db.arena[:0], raw: db.noCompress}
+	db.arena = nil // w's until the transaction is over
 	err := db.updateTask(task, func(tx *bolt.Tx) error {
-		w := &writer{tx: tx, hook: db.stageHook, raw: db.noCompress}
+		w.tx = tx
 		for i, r := range batch {
 			var err error
 			results[i].appended, results[i].err, err = w.stage(r)
@@ -135,6 +137,9 @@ func (db *DB) commit(batch []*appendRequest) {
 		}
 		return nil
 	})
+	if cap(w.arena) <= maxKeptArena {
+		db.arena = w.arena[:0]
+	}
 	if err != nil && len(batch) > 1 {
 		for _, r := range batch {
 			db.commit([]*appendRequest{r})
@@ -153,6 +158,10 @@ func (db *DB) commit(batch []*appendRequest) {
 		r.result <- results[i]
 	}
 }
+
+// maxKeptArena bounds the arena a DB keeps from one commit for the next: a commit of a huge
+// batch does not hold its memory after.
+const maxKeptArena = 1 << 20
 
 // writer stages appends into one write transaction.
 type writer struct {

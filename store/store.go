@@ -86,6 +86,10 @@ type DB struct {
 	// wokeOthers tells that the last commit answered writers besides its leader; only the
 	// leader of the moment reads or writes it (see lead).
 	wokeOthers bool
+	// arena is the memory of the last commit's keys and values, for the next commit's: bbolt
+	// copies what a transaction put into its pages when it commits and keeps nothing of it
+	// after. Only the leader of the moment uses it, as wokeOthers.
+	arena []byte
 
 	closeOnce sync.Once
 	closeErr  error
