@@ -121,18 +121,19 @@ func plural(n int, one, many string) string {
 // ReplaceTable puts block between the page's markers, on lines of their own with a blank line
 // before the end marker, and leaves the rest of the page as it is; without one pair of markers in order it returns ErrMarkers.
 func ReplaceTable(page []byte, block string) ([]byte, error) {
-	begin := bytes.Index(page, []byte(BeginMarker))
-	end := bytes.Index(page, []byte(EndMarker))
+	// A marker is a line of its own: one quoted in the page's prose does not count.
+	begins, ends := markerLines(page, BeginMarker), markerLines(page, EndMarker)
 	switch {
-	case begin < 0:
+	case len(begins) == 0:
 		return nil, fmt.Errorf("no %s: %w", BeginMarker, ErrMarkers)
-	case end < 0:
+	case len(ends) == 0:
 		return nil, fmt.Errorf("no %s: %w", EndMarker, ErrMarkers)
-	case end < begin:
-		return nil, fmt.Errorf("%s comes before %s: %w", EndMarker, BeginMarker, ErrMarkers)
-	case bytes.Count(page, []byte(BeginMarker)) > 1 || bytes.Count(page, []byte(EndMarker)) > 1:
+	case len(begins) > 1 || len(ends) > 1:
 		return nil, fmt.Errorf("more than one pair of markers: %w", ErrMarkers)
+	case ends[0] < begins[0]:
+		return nil, fmt.Errorf("%s comes before %s: %w", EndMarker, BeginMarker, ErrMarkers)
 	}
+	begin, end := begins[0], ends[0]
 	var out bytes.Buffer
 	out.Write(page[:begin+len(BeginMarker)])
 	out.WriteString("\n")
@@ -141,4 +142,20 @@ func ReplaceTable(page []byte, block string) ([]byte, error) {
 
 	out.Write(page[end:])
 	return out.Bytes(), nil
+}
+
+// markerLines are the offsets of the lines of page that are marker and nothing else.
+func markerLines(page []byte, marker string) []int {
+	var at []int
+	for off := 0; off < len(page); {
+		line := page[off:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		if string(bytes.TrimRight(line, "\r")) == marker {
+			at = append(at, off)
+		}
+		off += len(line) + 1
+	}
+	return at
 }

@@ -105,7 +105,13 @@ func TestReplaceTable(t *testing.T) {
 			page: BeginMarker + "\n" + EndMarker + "\n",
 			want: BeginMarker + "\n" + block + "\n" + EndMarker + "\n",
 		},
+		{
+			name: "markers quoted in the prose below",
+			page: BeginMarker + "\n| old |\n" + EndMarker + "\n\nBetween `" + BeginMarker + "` and `" + EndMarker + "`.\n",
+			want: BeginMarker + "\n" + block + "\n" + EndMarker + "\n\nBetween `" + BeginMarker + "` and `" + EndMarker + "`.\n",
+		},
 		{name: "no markers", page: "# Performance\n\n| old |\n", err: ErrMarkers},
+		{name: "only quoted", page: "Between `" + BeginMarker + "` and `" + EndMarker + "`.\n", err: ErrMarkers},
 		{name: "no end", page: BeginMarker + "\n| old |\n", err: ErrMarkers},
 		{name: "no begin", page: "| old |\n" + EndMarker + "\n", err: ErrMarkers},
 		{name: "end before begin", page: EndMarker + "\n" + BeginMarker + "\n", err: ErrMarkers},
