@@ -58,9 +58,11 @@ var (
 func codec() (*zstd.Encoder, *zstd.Decoder, error) {
 	codecOnce.Do(func() {
 		eopts := []zstd.EOption{
-			// On recorded records the better level saves 4% more than the default and takes
-			// two and a half times as long, a cost every append and import pays.
-			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			// On the recorded mix the fastest level keeps 0.5% more bytes than the default
+			// (243 against 242 a record) in two thirds of its time (13 against 19-23 µs a
+			// record), a cost every append, decision and import pays; the better level saves 2%
+			// more than the default and takes two and a half times as long.
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
 			// The stores check what a value decodes to (an event's hash, a blob's sum): the
 			// frame's own checksum would cost four bytes a value for nothing more.
 			zstd.WithEncoderCRC(false),
