@@ -192,16 +192,17 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestEvents: the stream sends an event each time the task's log grew past what the client has
-// (since, or Last-Event-ID on a reconnect), its id the log's head, and nothing for a change
-// that left the task's log as it was.
-func TestEvents(t *testing.T) {
+// eventsServer serves the web app over a store holding one task of one turn: the task, its
+// session, the source (Bump it after appending), the server (closed with the test) and a
+// function giving the task's head.
+func eventsServer(t *testing.T) (uuid.UUID, *session.Session, *storeSource, *httptest.Server, func() uint64) {
+	t.Helper()
 	db := openDB(t)
 	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
 	s := recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	src := &storeSource{db: db}
 	srv := httptest.NewServer(Handler(src))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	head := func() uint64 {
 		h, err := db.Head(task)
 		if err != nil {
@@ -209,6 +210,14 @@ func TestEvents(t *testing.T) {
 		}
 		return h.Seq
 	}
+	return task, s, src, srv, head
+}
+
+// TestEvents: the stream sends an event each time the task's log grew past what the client has
+// (since, or Last-Event-ID on a reconnect), its id the log's head, and nothing for a change
+// that left the task's log as it was.
+func TestEvents(t *testing.T) {
+	task, s, src, srv, head := eventsServer(t)
 	open := func(query, lastID string) (*bufio.Reader, func()) {
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/task/"+task.String()+"/events"+query, nil)
@@ -584,19 +593,7 @@ func TestAuditLater(t *testing.T) {
 // (Last-Event-ID). It gets exactly one event, naming the newest sequence, and then only what
 // is new; coming back when nothing happened, it gets nothing until the log grows.
 func TestEventsReconnect(t *testing.T) {
-	db := openDB(t)
-	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
-	s := recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	src := &storeSource{db: db}
-	srv := httptest.NewServer(Handler(src))
-	defer srv.Close()
-	head := func() uint64 {
-		h, err := db.Head(task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.Seq
-	}
+	task, s, src, srv, head := eventsServer(t)
 	grow := func() { turn(t, s, int(head())); src.Bump() }
 	// stream is one connection: each block it read, comments and retry included.
 	type stream struct {
