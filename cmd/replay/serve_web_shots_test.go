@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,12 +20,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"testing/fstest"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/web/webtest"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -224,7 +223,8 @@ func TestServeWebBigPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := bigTask(t, db, *bigPage)
+	task := uuid.MustParse("50000000-0000-4000-8000-000000000000")
+	webtest.MonorepoTask(t, db, task, *bigPage, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), events.NewIDSource(rand.New(rand.NewSource(50))))
 	db.Close()
 	base, _ := startWebServerArgs(t, bin, path, nil)
 	target, _ := url.Parse(base)
@@ -263,45 +263,4 @@ window.addEventListener('load', function () {
 		t.Logf("run %d: a task of %d events, %d requests, %d KB: the server's last byte at %.0f ms, the grid shown at %.0f ms, loaded at %.0f ms",
 			run+1, *bigPage, tm.Requests, tm.Bytes/1024, tm.Response, tm.Grid, tm.Load)
 	}
-}
-
-// bigTask records a task of about n events: a prompt, then reads into six folders over six
-// rule files (three scoped), a decision after every fifth.
-func bigTask(t *testing.T, db store.Store, n int) uuid.UUID {
-	t.Helper()
-	ctx := context.Background()
-	ws := fstest.MapFS{
-		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
-		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
-		".clinerules/backend.md":  {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate input.\n")},
-		".clinerules/billing.md":  {Data: []byte("---\npaths: [\"services/billing/**\"]\n---\nMoney is integer cents.\n")},
-		"AGENTS.md":               {Data: []byte("Be brief.\n")},
-		".cursor/rules/docs.mdc":  {Data: []byte("---\nglobs: docs/**\n---\nPresent tense.\n")},
-	}
-	task := uuid.MustParse("50000000-0000-4000-8000-000000000000")
-	s, err := session.Open(ctx, db, task, session.Options{
-		Roots:   []session.Root{{Path: "/work/monorepo", FS: ws}},
-		Runtime: events.Runtime{Name: "my-agent", Version: "1.0"},
-		IDs:     events.NewIDSource(rand.New(rand.NewSource(50))),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.UserMessage(ctx, "Tidy up every package of the monorepo."); err != nil {
-		t.Fatal(err)
-	}
-	folders := []string{"apps/web/src", "services/api", "services/billing", "docs", "infra", "lib"}
-	for i := 0; s.Version() < uint64(n); i++ {
-		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("%s/f%d.ts", folders[(i/40)%len(folders)], i%200)})
-		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
-			t.Fatal(err)
-		}
-		if i%5 == 4 {
-			if _, err := s.Decide(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return task
 }

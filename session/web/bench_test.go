@@ -2,19 +2,17 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/session"
+	"github.com/tasklog/tasklog/session/web/webtest"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -25,42 +23,10 @@ func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 	b.Helper()
 	ctx := context.Background()
 	db := openDB(b)
-	ws := fstest.MapFS{
-		".clinerules/general.md":  {Data: []byte("Run the tests before you finish.\n")},
-		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
-		".clinerules/backend.md":  {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate input.\n")},
-		".clinerules/billing.md":  {Data: []byte("---\npaths: [\"services/billing/**\"]\n---\nMoney is integer cents.\n")},
-		"AGENTS.md":               {Data: []byte("Be brief.\n")},
-		".cursor/rules/docs.mdc":  {Data: []byte("---\nglobs: docs/**\n---\nPresent tense.\n")},
-	}
 	ids := events.NewIDSource(rand.New(rand.NewSource(50)))
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	first := uuid.MustParse("50000000-0000-4000-8000-000000000000")
-	s, err := session.Open(ctx, db, first, session.Options{
-		Roots:   []session.Root{{Path: "/work/monorepo", FS: ws}},
-		Runtime: events.Runtime{Name: "my-agent", Version: "1.0"},
-		Now:     func() time.Time { return start },
-		IDs:     ids,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.UserMessage(ctx, "Tidy up every package of the monorepo."); err != nil {
-		b.Fatal(err)
-	}
-	folders := []string{"apps/web/src", "services/api", "services/billing", "docs", "infra", "lib"}
-	for i := 0; s.Version() < uint64(n); i++ {
-		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("%s/f%d.ts", folders[(i/40)%len(folders)], i%200)})
-		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
-			b.Fatal(err)
-		}
-		if i%5 == 4 {
-			if _, err := s.Decide(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	s.Close()
+	webtest.MonorepoTask(b, db, first, n, start, ids)
 	var log []events.Event
 	for ev, err := range db.Events(ctx, first, 1) {
 		if err != nil {
@@ -84,6 +50,7 @@ func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 		for _, ev := range log {
 			ev.Task, ev.Seq, ev.Prev, ev.Hash = task, 0, events.Hash{}, events.Hash{}
 			ev.Time = ev.Time.Add(time.Duration(k) * time.Hour)
+			var err error
 			if ev.ID, err = ids.New(ev.Time); err != nil {
 				b.Fatal(err)
 			}
