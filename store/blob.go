@@ -44,17 +44,21 @@ func (db *DB) PutBlobs(blobs [][]byte) ([]string, error) {
 	if err != nil || len(missing) == 0 {
 		return hexSums, err
 	}
+	// Compressed before the write transaction, which the appends of every task wait on.
+	stored := make([][]byte, len(blobs))
+	for _, i := range missing {
+		stored[i] = blobs[i]
+		if !db.noCompress {
+			stored[i] = payloadcodec.Encode(nil, blobs[i])
+		}
+	}
 	err = db.update(func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBlobs)
 		for _, i := range missing {
 			if bb.Get(sums[i][:]) != nil {
 				continue
 			}
-			v := blobs[i]
-			if !db.noCompress {
-				v = payloadcodec.Encode(nil, v)
-			}
-			if err := bb.Put(sums[i][:], v); err != nil {
+			if err := bb.Put(sums[i][:], stored[i]); err != nil {
 				return err
 			}
 		}
@@ -97,20 +101,22 @@ func (db *DB) Blob(sum string) ([]byte, error) {
 // decompress to. Content that does not match its sum is ErrCorrupt. Every Store reads a blob
 // through it.
 func BlobContent(sum string, key, stored []byte) ([]byte, error) {
+	if payloadcodec.IsCompressed(stored) {
+		if data, err := payloadcodec.Decode(nil, stored); err == nil && sha256.Sum256(data) == [sha256.Size]byte(key) {
+			return data, nil
+		}
+	}
+	// Stored as it is: written before compression, not shrunk by it, or (starting with the tag
+	// by chance) content that does not decode.
 	if sha256.Sum256(stored) == [sha256.Size]byte(key) {
 		return stored, nil
 	}
-	if !payloadcodec.IsCompressed(stored) {
-		return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
+	if payloadcodec.IsCompressed(stored) {
+		if _, err := payloadcodec.Decode(nil, stored); err != nil {
+			return nil, fmt.Errorf("blob %s: %w: %w", sum, ErrCorrupt, err)
+		}
 	}
-	data, err := payloadcodec.Decode(nil, stored)
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w: %w", sum, ErrCorrupt, err)
-	}
-	if sha256.Sum256(data) != [sha256.Size]byte(key) {
-		return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
-	}
-	return data, nil
+	return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
 }
 
 // HasBlob reports whether content with the hex SHA-256 sum is stored.

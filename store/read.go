@@ -197,10 +197,14 @@ func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 	if k == nil {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 	}
-	// Decoding aliases v, which is fine: only fixed-size fields are kept.
-	raw, err := payloadcodec.Decode(nil, v)
-	if err != nil {
-		return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
+	// A record stored as it is is read in place (decoding aliases it; only fixed-size fields
+	// are kept); a compressed one is decompressed first.
+	raw := v
+	if payloadcodec.IsCompressed(v) {
+		var err error
+		if raw, err = payloadcodec.Decode(nil, v); err != nil {
+			return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
+		}
 	}
 	var ev events.Event
 	if err := ev.UnmarshalBinary(raw); err != nil {

@@ -185,20 +185,7 @@ func TestOpencodeResume(t *testing.T) {
 		return append([]string{"run", "-c", "--format", "json", "-m", "fake/fake-model"}, strings.Fields(prompt)...)
 	}
 	a.run(t, "Look at the routes again.")
-	reqs := resumed.ModelRequests()
-	if len(reqs) < 2 {
-		t.Fatalf("the continued run made %d requests, want 2", len(reqs))
-	}
-	for i, req := range reqs {
-		if !strings.Contains(req.Text(), "Look at the API routes.") {
-			t.Errorf("continued request %d lacks the first prompt: not a continued session", i+1)
-		}
-		for _, m := range []string{scopedMarker, alwaysMarker} {
-			if n := strings.Count(req.Text(), m); n != 1 {
-				t.Errorf("continued request %d holds %q %d times, want once (kept from the first run, not delivered again)", i+1, m, n)
-			}
-		}
-	}
+	checkResumedOnce(t, resumed.ModelRequests(), "", scopedMarker, alwaysMarker)
 	if out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
 		t.Fatalf("replay serve --stop: exit %d\n%s", code, out)
 	}

@@ -53,20 +53,7 @@ func TestClineResume(t *testing.T) {
 		t.Skipf("cline %s resumes a session (--id) only in its terminal UI: %s", installedVersion(clineDriver.pkg), strings.TrimSpace(string(b)))
 	}
 	a.run(t, "Look at the routes again.")
-	reqs := resumed.ModelRequests()
-	if len(reqs) < 2 {
-		t.Fatalf("the resumed session made %d requests, want 2\n%s", len(reqs), a.describeRequests())
-	}
-	for i, r := range reqs {
-		if !strings.Contains(r.Text(), "Look at the API routes.") {
-			t.Errorf("resumed request %d lacks the first prompt: not a resumed session", i+1)
-		}
-		for _, m := range []string{scopedMarker, alwaysMarker} {
-			if n := strings.Count(r.Text(), m); n != 1 {
-				t.Errorf("resumed request %d holds %s %d times, want once (kept from the first session, not delivered again)", i+1, m, n)
-			}
-		}
-	}
+	checkResumedOnce(t, resumed.ModelRequests(), a.describeRequests(), scopedMarker, alwaysMarker)
 	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
 }

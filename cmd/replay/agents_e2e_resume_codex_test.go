@@ -46,22 +46,30 @@ func TestCodexResume(t *testing.T) {
 	}
 	a.driver = cont
 	a.run(t, "Look at the routes again.")
-	reqs := resumed.ModelRequests()
+	checkResumedOnce(t, resumed.ModelRequests(), a.describeRequests(), scopedMarker, alwaysMarker)
+	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
+}
+
+// checkResumedOnce holds the model requests of a resumed (or continued) session to a resume
+// that kept the first run's hook text: at least two requests, each holding the first prompt and
+// each marker exactly once (kept from the first run, not delivered again). more is added to the
+// failure of too few requests.
+func checkResumedOnce(t *testing.T, reqs []fakemodel.Request, more string, markers ...string) {
+	t.Helper()
 	if len(reqs) < 2 {
-		t.Fatalf("the resumed session made %d requests, want 2\n%s", len(reqs), a.describeRequests())
+		t.Fatalf("the resumed session made %d requests, want 2\n%s", len(reqs), more)
 	}
 	for i, r := range reqs {
 		if !strings.Contains(r.Text(), "Look at the API routes.") {
 			t.Errorf("resumed request %d lacks the first prompt: not a resumed session", i+1)
 		}
-		for _, m := range []string{scopedMarker, alwaysMarker} {
+		for _, m := range markers {
 			if n := strings.Count(r.Text(), m); n != 1 {
-				t.Errorf("resumed request %d holds %s %d times, want once (kept from the first session, not delivered again)", i+1, m, n)
+				t.Errorf("resumed request %d holds %q %d times, want once (kept from the first run, not delivered again):\n%.3000s", i+1, m, n, r.Text())
 			}
 		}
 	}
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
-	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
 }
 
 // checkResumeAudit holds 'replay audit --json' of a two-prompt task to a resume that kept the

@@ -42,20 +42,7 @@ func TestPiResume(t *testing.T) {
 	if stderr := r.run(nil, "-c", "Look at the routes again."); strings.Contains(stderr, "tasklog:") {
 		t.Errorf("continued run: the extension reported errors:\n%s", stderr)
 	}
-	reqs := resumed.ModelRequests()
-	if len(reqs) < 2 {
-		t.Fatalf("the continued run made %d requests, want 2", len(reqs))
-	}
-	for i, req := range reqs {
-		if !strings.Contains(req.Text(), "Look at the API routes.") {
-			t.Errorf("continued request %d lacks the first prompt: not a continued session", i+1)
-		}
-		for _, m := range []string{piScoped, piAlways} {
-			if n := strings.Count(req.Text(), m); n != 1 {
-				t.Errorf("continued request %d holds %q %d times, want once (kept from the first run, not delivered again):\n%.3000s", i+1, m, n, req.Text())
-			}
-		}
-	}
+	checkResumedOnce(t, resumed.ModelRequests(), "", piScoped, piAlways)
 	r.stop()
 	checkResumeAudit(t, r.bin, r.home, r.db, map[string]bool{"api": true, "general": true})
 }
