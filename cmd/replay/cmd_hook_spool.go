@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
@@ -96,23 +97,32 @@ func spoolTo(dir, name string, data []byte) error {
 // payload, or its payload is not one of the agent's hooks.
 var errSpoolUnparsable = errors.New("not a recordable spooled payload")
 
-// spoolPending reports whether the spool of the database holds a payload to record: a look at
-// the names in its folders, cheap enough for every hook.
-func spoolPending(dbPath string) bool {
+// spoolDirs are the folders a database's spool may be in: the one beside it, and the user's
+// private one when there is one.
+func spoolDirs(dbPath string) []string {
 	dirs := []string{spoolDir(dbPath)}
 	if private, err := privateSpoolDir(dbPath); err == nil {
 		dirs = append(dirs, private)
 	}
-	for _, dir := range dirs {
+	return dirs
+}
+
+// isSpoolName reports whether a spool folder's entry is a spooled payload.
+func isSpoolName(name string) bool {
+	return strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".")
+}
+
+// spoolPending reports whether the spool of the database holds a payload to record: a look at
+// the names in its folders, cheap enough for every hook.
+func spoolPending(dbPath string) bool {
+	for _, dir := range spoolDirs(dbPath) {
 		f, err := os.Open(dir)
 		if err != nil {
 			continue
 		}
 		for {
 			names, err := f.Readdirnames(32)
-			found := slices.ContainsFunc(names, func(n string) bool {
-				return strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".")
-			})
+			found := slices.ContainsFunc(names, isSpoolName)
 			if found || err != nil {
 				f.Close()
 				if found {
@@ -125,17 +135,41 @@ func spoolPending(dbPath string) bool {
 	return false
 }
 
+// spoolWatch tells a server that keeps its store open whether the spool has news: a payload
+// spooled since it last looked. It looks at the names only when a spool folder changed (one
+// stat each), so a payload that cannot be recorded yet is tried again when something else is
+// spooled or at the server's periodic check, not at every request.
+type spoolWatch struct {
+	dbPath string
+	mu     sync.Mutex
+	seen   []time.Time
+}
+
+// news reports whether a spool folder changed since the last call and holds a payload.
+func (w *spoolWatch) news() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dirs := spoolDirs(w.dbPath)
+	now := make([]time.Time, len(dirs))
+	for i, dir := range dirs {
+		if fi, err := os.Stat(dir); err == nil {
+			now[i] = fi.ModTime()
+		}
+	}
+	if slices.Equal(now, w.seen) {
+		return false
+	}
+	w.seen = now
+	return spoolPending(w.dbPath)
+}
+
 // drainSpool records the spooled payloads, oldest first, and removes each once recorded. The
 // caller holds the database, so no other hook drains at the same time. Only a file that cannot
 // be parsed is moved aside (".bad"); on any other error (the deadline, a conflict, the
 // database) the drain stops and leaves the file for the next hook.
 func drainSpool(ctx context.Context, db store.Store, dbPath string) error {
-	dirs := []string{spoolDir(dbPath)}
-	if private, err := privateSpoolDir(dbPath); err == nil {
-		dirs = append(dirs, private)
-	}
 	var files []spoolFile
-	for _, dir := range dirs {
+	for _, dir := range spoolDirs(dbPath) {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -143,7 +177,7 @@ func drainSpool(ctx context.Context, db store.Store, dbPath string) error {
 			return err
 		}
 		for _, e := range entries {
-			if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+			if n := e.Name(); isSpoolName(n) {
 				files = append(files, spoolFile{n, dir})
 			}
 		}

@@ -136,7 +136,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		// No file lock to let go of: many processes share the stream, so the server keeps it
 		// open (and its sessions) until it exits.
 		opts.Hold, opts.Name, opts.OpenedAgain = -1, loc.String(), natsSpoolCheck
-		opts.Pending = func() bool { return spoolPending(side) }
+		opts.Pending = (&spoolWatch{dbPath: side}).news
 		opts.Open = func(ctx context.Context, _ time.Duration) (store.Store, error) {
 			return loc.Open(location.Options{Wait: *timeout, CallTimeout: *timeout})
 		}
