@@ -27,21 +27,6 @@ import (
 func httpAddrFile(side string) string  { return side + ".http" }
 func httpTokenFile(side string) string { return side + ".http-token" }
 
-// errNotLoopback is returned for an --http address that is not on the loopback interface.
-var errNotLoopback = errors.New("the HTTP hook listener listens on the loopback interface only: give 127.0.0.1:PORT")
-
-// loopbackAddr checks that addr is HOST:PORT with HOST a loopback IP (127.0.0.1, ::1).
-func loopbackAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: %w (give 127.0.0.1:PORT)", addr, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--http %q: %w", addr, errNotLoopback)
-	}
-	return nil
-}
-
 // hookToken reads the HTTP hooks' token beside the database, making one (32 random bytes, in
 // an owner-only file) when there is none.
 func hookToken(side string) (string, error) {
@@ -81,7 +66,7 @@ func hookToken(side string) (string, error) {
 	return "", fmt.Errorf("%s: could not be read or made", p)
 }
 
-// serveHTTP listens on addr (loopback: web.CheckAddr) until srv stops, answering the agents'
+// serveHTTP listens on addr (loopback unless public: the caller checks it with web.CheckAddr) until srv stops, answering the agents'
 // HTTP hooks under /hook/ and the read-only web app on every other path, says where the web
 // app is on stdout, and writes the address beside the database for 'replay install --http'. A
 // hook payload it could not record is spooled, and the fault logged, as 'replay hook' does.
@@ -90,11 +75,6 @@ func hookToken(side string) (string, error) {
 // public lets addr be any address; the pages and the event streams then need the token, as
 // the hooks always do, and the path of its file is printed (never the token).
 func serveHTTP(srv *serve.Server, side, addr string, public bool, stdout io.Writer, lg *log.Logger) (func(), error) {
-	if !public {
-		if err := web.CheckAddr(addr); err != nil {
-			return nil, err
-		}
-	}
 	token, err := hookToken(side)
 	if err != nil {
 		return nil, err
@@ -189,7 +169,7 @@ func httpHookEndpoint(side, agent string) (hookURL, token string, err error) {
 	}
 	base := strings.TrimSpace(string(b))
 	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" || loopbackAddr(u.Host) != nil {
+	if err != nil || u.Scheme != "http" || web.CheckAddr(u.Host) != nil {
 		return "", "", fmt.Errorf("%s holds %q, not a loopback http:// address: stop the server and start it again", httpAddrFile(side), base)
 	}
 	token, err = hookToken(side)

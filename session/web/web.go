@@ -43,13 +43,21 @@ func CheckAddr(addr string) error {
 	if err != nil {
 		return fmt.Errorf("%q: want HOST:PORT, e.g. 127.0.0.1:8080: %w", addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if IsLoopbackHost(host) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login; give --http-public to listen on another address behind a token", addr, ErrNotLoopback)
+}
+
+// IsLoopbackHost reports whether host (without a port; an IPv6 address with or without its
+// brackets) names this machine's loopback interface: "localhost" or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // auditBudget is how long the list page reads the audits of tasks it has not read before;
@@ -159,18 +167,13 @@ func headers(next http.Handler, public bool) http.Handler {
 	})
 }
 
-// loopbackHost reports whether a request's Host names this machine's loopback interface.
+// loopbackHost reports whether a request's Host (with or without a port) names this machine's
+// loopback interface.
 func loopbackHost(hostport string) bool {
-	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+		hostport = h
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return IsLoopbackHost(hostport)
 }
 
 type handler struct {
