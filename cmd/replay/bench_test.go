@@ -26,18 +26,3 @@ func BenchmarkLog(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkEscapeControls escapes a line of plain text (the common case) and one with an escape
-// sequence in it.
-func BenchmarkEscapeControls(b *testing.B) {
-	plain := "   2      6  tool_call        read_file path=\"services/api/routes.ts\"\n"
-	esc := "   1      2  user_message     \"Fix the \x1b[2J\x1b[31mred\x1b[0m banner in apps/web\"\n"
-	for _, bc := range []struct{ name, s string }{{"plain", plain}, {"escape", esc}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.s)))
-			for b.Loop() {
-				escapeControls(bc.s)
-			}
-		})
-	}
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/atif"
+	"github.com/tasklog/tasklog/session/report"
 )
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
@@ -79,7 +80,7 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 	defer db.Close()
 	var decisions map[uint64]string
 	if !f.json {
-		if decisions, err = decisionSummaries(context.Background(), db, task); err != nil {
+		if decisions, err = report.DecisionSummaries(context.Background(), db, task); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -116,7 +117,7 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		at := reqs.Add(ev)
-		fmt.Fprintf(w, "%6d %3d %4d %6d  %-16s %s\n", at.Prompt, at.Request, ev.Turn, ev.Seq, ev.Type, eventSummary(ev, decisions))
+		fmt.Fprintf(w, "%6d %3d %4d %6d  %-16s %s\n", at.Prompt, at.Request, ev.Turn, ev.Seq, ev.Type, report.EventSummary(ev, decisions))
 	}
 	return exitOK
 }

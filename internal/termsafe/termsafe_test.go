@@ -1,8 +1,8 @@
-package main
+package termsafe
 
 import "testing"
 
-func TestEscapeControls(t *testing.T) {
+func TestEscape(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"plain text is unchanged", "Add a cart badge → Header.tsx", "Add a cart badge → Header.tsx"},
 		{"newline and tab stay", "a\tb\nc", "a\tb\nc"},
@@ -19,8 +19,23 @@ func TestEscapeControls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := escapeControls(tt.in); got != tt.want {
-				t.Errorf("escapeControls(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := Escape(tt.in); got != tt.want {
+				t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkEscape escapes a line of plain text (the common case) and one with an escape
+// sequence in it.
+func BenchmarkEscape(b *testing.B) {
+	plain := "   2      6  tool_call        read_file path=\"services/api/routes.ts\"\n"
+	esc := "   1      2  user_message     \"Fix the \x1b[2J\x1b[31mred\x1b[0m banner in apps/web\"\n"
+	for _, bc := range []struct{ name, s string }{{"plain", plain}, {"escape", esc}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.s)))
+			for b.Loop() {
+				Escape(bc.s)
 			}
 		})
 	}
