@@ -44,6 +44,9 @@ echo "rc=$rc"`
 			if !strings.Contains(string(out), "\n"+tc.rc+"\n") || !strings.Contains(string(out), tc.says) {
 				t.Fatalf("the wait printed\n%s\nwant %s and %q", out, tc.rc, tc.says)
 			}
+			if tc.says == "" && strings.Contains(string(out), "did not run") {
+				t.Fatalf("a build that succeeded printed\n%s\nwant no word of the test not running", out)
+			}
 			if tc.rc != "rc=2" {
 				return
 			}

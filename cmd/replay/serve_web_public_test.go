@@ -24,8 +24,10 @@ func TestServeWebPublic(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := strings.TrimSpace(string(raw))
-	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the token's file: %v, mode %v, want 0600", err, fi.Mode())
+	if fi, err := os.Stat(tokenFile); err != nil {
+		t.Errorf("the token's file: %v", err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the token's file has mode %v, want 0600", fi.Mode().Perm())
 	}
 	if !strings.Contains(said, "open it once with ?token= and the token in "+tokenFile) || strings.Contains(said, token) {
 		t.Errorf("the server printed %q: want the token's file named, and the token not shown", said)

@@ -159,6 +159,31 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestSecurityHeaders: every page (the list, a task, the rules) is sent with a content
+// security policy that lets nothing in from another origin, and is not framed elsewhere.
+func TestSecurityHeaders(t *testing.T) {
+	db := openDB(t)
+	task := uuid.MustParse("0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c")
+	recordTask(t, db, task, "go", 1, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	h := Handler(&storeSource{db: db})
+	for _, path := range []string{"/", "/task/" + task.String(), "/rules"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "127.0.0.1:8080"
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", path, rec.Code)
+		}
+		csp := rec.Header().Get("Content-Security-Policy")
+		if !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "http") || strings.Contains(csp, "*") {
+			t.Errorf("%s: Content-Security-Policy %q, want default-src 'self' and no other origin", path, csp)
+		}
+		if got := rec.Header().Get("X-Frame-Options"); got != "SAMEORIGIN" {
+			t.Errorf("%s: X-Frame-Options %q, want SAMEORIGIN", path, got)
+		}
+	}
+}
+
 // TestRefusals: a task that is not there, a Host that is not loopback, a non-loopback address.
 func TestRefusals(t *testing.T) {
 	h := Handler(&storeSource{db: openDB(t)})
