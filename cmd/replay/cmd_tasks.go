@@ -100,17 +100,9 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(w, "%-36s  %7s  %5s  %-16s  %-16s  %-12s  %s\n", "TASK", "EVENTS", "TURNS", "RUNTIME", "MACHINE", "USER", "TITLE")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-36s  %7d  %5d  %-16s  %-16s  %-12s  %s\n", r.Task, r.Events, r.LastTurn, cut(r.Runtime, 16),
-			orDash(cut(r.Machine, 16)), orDash(cut(r.User, 12)), r.Title)
+			orDefault(cut(r.Machine, 16), "-"), orDefault(cut(r.User, 12), "-"), r.Title)
 	}
 	return exitOK
-}
-
-// orDash is s, or "-" for a column a task recorded nothing in.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // titleRunes is how much of the first user message a task's title keeps.
