@@ -122,8 +122,14 @@ type pageLayout struct {
 	RuleColumn    rect `json:"ruleCol"`
 	Focused       rect `json:"focused"`
 	Detail        string
-	Wide          string // the first elements that reach past the viewport, for a message
-	DocHeight     int    `json:"docH"`
+	// The accessible name of the focused cell after Ctrl+End (the last rule at the last
+	// request), how many cells have one (only the focused cell is named), and what it should say.
+	FocusLabel  string `json:"label"`
+	CellLabels  int    `json:"cellLabels"`
+	LastRule    string `json:"lastRule"`
+	LastRequest string `json:"lastReq"`
+	Wide        string // the first elements that reach past the viewport, for a message
+	DocHeight   int    `json:"docH"`
 	// The tools: rows left by a filter on the last rule's name (and whether that row is one),
 	// requests left by "only requests where a rule changed", where End goes then, and a jump to
 	// the last prompt (the request wanted, the one focused).
@@ -194,6 +200,9 @@ func checkLayout(t *testing.T, m pageLayout, width int, wide, long bool) {
 	if m.CtrlEnd != last {
 		t.Errorf("Ctrl+End moved to %+v, want the last cell %+v", m.CtrlEnd, last)
 	}
+	if want := m.LastRule + " at " + m.LastRequest + ": "; !strings.HasPrefix(m.FocusLabel, want) || m.CellLabels != 1 {
+		t.Errorf("the focused cell is named %q (%d cells named), want one named %q and its state", m.FocusLabel, m.CellLabels, want)
+	}
 	if !strings.Contains(m.Detail, fmt.Sprintf("turn %d", m.Turns)) {
 		t.Errorf("the evidence panel does not follow the focus to turn %d: %q", m.Turns, m.Detail)
 	}
@@ -263,7 +272,7 @@ const probeHead = `<script>document.addEventListener('focusin', function (e) { i
 const probe = `<script>
 (function () {
   function box(el) { var r = el.getBoundingClientRect(); return {L: r.left, T: r.top, R: r.right, B: r.bottom}; }
-  function pos(c) { return c && c.classList.contains('cell') ? {R: +c.dataset.r, T: +c.dataset.t} : {R: -1, T: -1}; }
+  function pos(c) { return c && c.classList.contains('cell') ? {R: c.parentNode.sectionRowIndex, T: c.cellIndex - 1} : {R: -1, T: -1}; }
   function current() { return document.querySelector('.cell[tabindex="0"]'); }
   function key(k, ctrl) {
     current().dispatchEvent(new KeyboardEvent('keydown', {key: k, ctrlKey: !!ctrl, bubbles: true, cancelable: true}));
@@ -275,6 +284,9 @@ const probe = `<script>
     Rows: document.querySelectorAll('.grid tbody tr').length, Turns: document.querySelectorAll('.grid thead th.req').length,
     loaded: pos(window.firstFocus)};
   if (current()) { m.End = key('End'); m.Home = key('Home'); m.Right = key('ArrowRight'); m.ctrlEnd = key('End', true); }
+  m.label = current() ? current().getAttribute('aria-label') || '' : ''; m.cellLabels = document.querySelectorAll('.grid .cell[aria-label]').length;
+  m.lastRule = document.querySelector('.grid tbody tr:last-child td.rule div').textContent;
+  m.lastReq = document.querySelector('.grid thead th.req:last-child').title.split(' · ')[0];
   m.ScrollLeft = g.scrollLeft; m.ruleCol = box(document.querySelector('.grid tbody tr:last-child td.rule'));
   m.focused = box(current() || document.body); m.Detail = document.getElementById('detail').textContent.replace(/\s+/g, ' ');
   // The tools: a rule filter, the requests that changed, a jump to a prompt.

@@ -368,7 +368,7 @@ function hostile(w, sel) {
 // The task page's title of prompt 1 is in the grid's prompt header and the jump list.
 function taskView() { return hostile(taskFrame.contentWindow, '#jump option:last-child'); }
 function listView() { return hostile(listFrame.contentWindow, 'td.title a'); }
-function selected(d) { var c = d.querySelector('.cell[aria-pressed="true"]'); return c ? c.closest('tr').dataset.name + ' @' + c.dataset.t : ''; }
+function selected(d) { var c = d.querySelector('.grid .cell[aria-selected="true"]'); return c ? c.closest('tr').dataset.name + ' @' + (c.cellIndex - 1) : ''; }
 function live(d) { return d.body && d.body.getAttribute('data-live') === 'open'; }
 // wait calls fn on every change of the frame's document until it returns true.
 function wait(frame, fn) {
@@ -387,7 +387,7 @@ function start() {
     // The reader selects the last rule's cell at the first request (the page starts on the
     // first rule in the prompt) and types its name in the filter: the update keeps both.
     var d = taskFrame.contentDocument, rows = d.querySelectorAll('.grid tbody tr'), f = d.getElementById('filter');
-    var c = d.querySelector('.cell[data-r="' + (rows.length - 1) + '"][data-t="0"]');
+    var c = rows[rows.length - 1].querySelector('.cell');
     c.click();
     f.focus(); f.value = c.closest('tr').dataset.name.split(' ')[0]; f.dispatchEvent(new Event('input'));
     var nav = taskFrame.contentWindow.performance.getEntriesByType('navigation')[0];

@@ -366,9 +366,23 @@ func (d Page) template() (*template.Template, error) {
 		"cellOf": func(r, t int, row Row, c Cell) cellArgs {
 			return cellArgs{R: r, T: t, Row: row, Cell: c, Position: d.Turns[t].Position}
 		},
-		"turnOf":  func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
-		"earlier": func(from uint64) uint64 { return from - 1 },
+		"cellClass": d.cellClass,
+		"turnOf":    func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
+		"earlier":   func(from uint64) uint64 { return from - 1 },
 	}).Parse(pageTemplate)
+}
+
+// cellClass is what a grid cell's class says besides "cell": its state, "dlv" when a hook
+// delivered the rule at that request, "first" when the request is its prompt's first.
+func (d Page) cellClass(t int, c Cell) string {
+	class := c.State
+	if len(c.Delivered) > 0 {
+		class += " dlv"
+	}
+	if d.Turns[t].Position.Request == 1 {
+		class += " first"
+	}
+	return class
 }
 
 // Render writes the page as HTML.

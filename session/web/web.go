@@ -504,8 +504,8 @@ const liveScript = `<style>
   // filters, and the control that has the focus; restore puts them back on the new page, or,
   // with no cell selected, scrolls the grid to the newest request.
   function keep() {
-    var k = {}, c = document.querySelector('.cell[aria-pressed="true"]'), a = document.activeElement;
-    if (c && c.closest('tr')) { k.name = c.closest('tr').dataset.name; k.t = c.dataset.t; k.cellFocused = a === c; }
+    var k = {}, c = document.querySelector('.grid .cell[aria-selected="true"]'), a = document.activeElement;
+    if (c && c.closest('tr')) { k.name = c.closest('tr').dataset.name; k.t = c.cellIndex; k.cellFocused = a === c; }
     ['filter', 'changed', 'jump', 'audit-req'].forEach(function (id) { var el = document.getElementById(id); if (el) k[id] = el.type === 'checkbox' ? el.checked : el.value; });
     if (a && a.id && a !== document.body) { k.focus = a.id; if (typeof a.selectionStart === 'number') k.sel = [a.selectionStart, a.selectionEnd]; }
     return k;
@@ -516,7 +516,7 @@ const liveScript = `<style>
     if (ch && k.changed) { ch.checked = true; ch.dispatchEvent(new Event('change')); }
     var cell = null;
     if (k.name !== undefined) {
-      Array.prototype.forEach.call(document.querySelectorAll('.grid tbody tr'), function (tr) { if (tr.dataset.name === k.name) cell = tr.querySelector('.cell[data-t="' + k.t + '"]'); });
+      Array.prototype.forEach.call(document.querySelectorAll('.grid tbody tr'), function (tr) { if (tr.dataset.name === k.name && tr.cells[k.t]) cell = tr.cells[k.t]; });
     }
     if (cell) cell.click();
     else { var g = document.querySelector('.grid-scroll'); if (g) g.scrollLeft = g.scrollWidth; }
