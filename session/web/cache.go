@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -76,27 +78,37 @@ func (c *Cache) tasks(ctx context.Context, db store.Store) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Task, 0, len(infos))
-	for _, info := range infos {
+	out := make([]Task, len(infos))
+	var stale []int // the tasks to read: new, or grown since they were read
+	for i, info := range infos {
 		if c != nil {
 			c.mu.Lock()
 			t, ok := c.lines[info.Task]
 			c.mu.Unlock()
 			if ok && t.Events == info.Events {
-				out = append(out, t)
+				out[i] = t
 				continue
 			}
 		}
-		t, err := readTask(ctx, db, info)
+		stale = append(stale, i)
+	}
+	// A server's first list reads every log through, most of it decompressing records: the
+	// logs are read side by side, one reader a CPU.
+	if err := eachParallel(ctx, len(stale), func(k int) error {
+		i := stale[k]
+		t, err := readTask(ctx, db, infos[i])
 		if err != nil {
-			return nil, err
+			return err
 		}
+		out[i] = t
 		if c != nil {
 			c.mu.Lock()
-			c.lines[info.Task] = t
+			c.lines[infos[i].Task] = t
 			c.mu.Unlock()
 		}
-		out = append(out, t)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Last.Equal(out[j].Last) {
@@ -199,4 +211,50 @@ func (c *Cache) auditLater(src Source, tasks []Task) {
 			})
 		}
 	}()
+}
+
+// eachParallel calls fn for 0 to n-1, on as many goroutines as there are CPUs, and returns the
+// error of the lowest index that failed; after a failure, the calls not yet begun are skipped.
+func eachParallel(ctx context.Context, n int, fn func(i int) error) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				// An index taken is called: every index below a failing one is, so the lowest
+				// failure is the one reported.
+				if failed.Load() || ctx.Err() != nil {
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if errs[i] = fn(i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
