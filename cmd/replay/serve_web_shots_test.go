@@ -201,14 +201,19 @@ func cutPNG(t *testing.T, in string, width, height int, out string) {
 	t.Logf("wrote %s (%d×%d, %d KB)", out, width, height, buf.Len()/1024)
 }
 
-var bigPage = flag.Int("webbig", 0, "TestServeWebBigPage: the events of the task whose page it times in Chromium (e.g. 10000); skipped without")
+var (
+	bigPage  = flag.Int("webbig", 0, "TestServeWebBigPage: the events of the task whose page it times in Chromium (e.g. 10000); skipped without")
+	bigTasks = flag.Int("webtasks", 1, "TestServeWebBigPage: how many tasks of -webbig events the store holds (copies of the first)")
+)
 
-// TestServeWebBigPage times, in headless Chromium, a task page of many events served by
-// 'replay serve --http': the time to the server's last byte, to the grid shown
-// (DOMContentLoaded) and to the page loaded, as the browser's navigation timing has them. It
-// logs them and asserts nothing about them; it runs only when asked:
+// TestServeWebBigPage times, in headless Chromium, the list of a store of -webtasks tasks of
+// -webbig events each and a task page, served by 'replay serve --http': the time to the
+// server's last byte, to the page shown (DOMContentLoaded) and to the page loaded, as the
+// browser's navigation timing has them, the first time a started server is asked for the page
+// and again. It logs them and asserts nothing about them; it runs only when asked:
 //
 //	go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -v
+//	go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -webtasks 50 -v
 func TestServeWebBigPage(t *testing.T) {
 	if *bigPage == 0 {
 		t.Skip("times a big task page in Chromium only with -webbig EVENTS")
@@ -224,43 +229,57 @@ func TestServeWebBigPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := uuid.MustParse("50000000-0000-4000-8000-000000000000")
-	webtest.MonorepoTask(t, db, task, *bigPage, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), events.NewIDSource(rand.New(rand.NewSource(50))))
+	ids := events.NewIDSource(rand.New(rand.NewSource(50)))
+	webtest.MonorepoTask(t, db, task, *bigPage, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), ids)
+	webtest.Copies(t, db, task, *bigTasks-1, ids)
 	db.Close()
 	base, _ := startWebServerArgs(t, bin, path, nil)
 	target, _ := url.Parse(base)
 	mux := http.NewServeMux()
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	// /frame?page=PATH loads PATH in a frame and writes the frame's navigation timing and what
+	// it shows (the grid's requests, the list's tasks) into the framing page, for --dump-dom.
 	mux.HandleFunc("GET /frame", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><html><body><iframe id="p" src="/task/%s" width="1400" height="900"></iframe><script>
+		fmt.Fprintf(w, `<!doctype html><html><body><iframe id="p" src="%s" width="1400" height="900"></iframe><script>
 window.addEventListener('load', function () {
-  var f = document.getElementById('p'), n = f.contentWindow.performance.getEntriesByType('navigation')[0];
+  var f = document.getElementById('p'), n = f.contentWindow.performance.getEntriesByType('navigation')[0], d = f.contentDocument;
   var pre = document.createElement('pre'); pre.id = 'timing';
-  pre.textContent = JSON.stringify({response: n.responseEnd, grid: n.domContentLoadedEventEnd, load: n.loadEventEnd,
-    requests: f.contentDocument.querySelectorAll('.grid thead th.req').length, bytes: n.encodedBodySize});
+  pre.textContent = JSON.stringify({response: n.responseEnd, shown: n.domContentLoadedEventEnd, load: n.loadEventEnd,
+    requests: d.querySelectorAll('.grid thead th.req').length, tasks: d.querySelectorAll('td.title a').length, bytes: n.encodedBodySize});
   document.body.appendChild(pre);
 });
-</script></body></html>`, task)
+</script></body></html>`, html.EscapeString(r.URL.Query().Get("page")))
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	for run := range 2 {
-		out := runChromium(t, chromium, 1400, 900, "--dump-dom", srv.URL+"/frame")
-		m := regexp.MustCompile(`<pre id="timing">(.*?)</pre>`).FindSubmatch(out)
-		if m == nil {
-			t.Fatalf("no timing from the page:\n%.2000s", out)
+	for _, page := range []struct{ name, path string }{{"the list", "/"}, {"a task page", "/task/" + task.String()}} {
+		for run := range 2 {
+			out := runChromium(t, chromium, 1400, 900, "--dump-dom", srv.URL+"/frame?page="+url.QueryEscape(page.path))
+			m := regexp.MustCompile(`<pre id="timing">(.*?)</pre>`).FindSubmatch(out)
+			if m == nil {
+				t.Fatalf("no timing from the page:\n%.2000s", out)
+			}
+			var tm struct {
+				Response, Shown, Load  float64
+				Requests, Tasks, Bytes int
+			}
+			if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &tm); err != nil {
+				t.Fatal(err)
+			}
+			shows := fmt.Sprintf("%d tasks", tm.Tasks)
+			if page.path != "/" {
+				shows = fmt.Sprintf("%d requests", tm.Requests)
+			}
+			if tm.Requests == 0 && tm.Tasks == 0 {
+				t.Fatalf("%s shows nothing: %s", page.name, m[1])
+			}
+			when := "first load"
+			if run > 0 {
+				when = "again"
+			}
+			t.Logf("%s, %s (%d tasks of %d events): %s, %d KB: the server's last byte at %.0f ms, shown at %.0f ms, loaded at %.0f ms",
+				page.name, when, *bigTasks, *bigPage, shows, tm.Bytes/1024, tm.Response, tm.Shown, tm.Load)
 		}
-		var tm struct {
-			Response, Grid, Load float64
-			Requests, Bytes      int
-		}
-		if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &tm); err != nil {
-			t.Fatal(err)
-		}
-		if tm.Requests == 0 {
-			t.Fatalf("the page shows no request: %s", m[1])
-		}
-		t.Logf("run %d: a task of %d events, %d requests, %d KB: the server's last byte at %.0f ms, the grid shown at %.0f ms, loaded at %.0f ms",
-			run+1, *bigPage, tm.Requests, tm.Bytes/1024, tm.Response, tm.Grid, tm.Load)
 	}
 }

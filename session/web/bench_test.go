@@ -1,8 +1,6 @@
 package web
 
 import (
-	"context"
-	"fmt"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -21,49 +19,12 @@ import (
 // them scoped), the others copies of its log under their own ids, an hour apart.
 func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 	b.Helper()
-	ctx := context.Background()
 	db := openDB(b)
 	ids := events.NewIDSource(rand.New(rand.NewSource(50)))
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	first := uuid.MustParse("50000000-0000-4000-8000-000000000000")
 	webtest.MonorepoTask(b, db, first, n, start, ids)
-	var log []events.Event
-	for ev, err := range db.Events(ctx, first, 1) {
-		if err != nil {
-			b.Fatal(err)
-		}
-		log = append(log, ev)
-	}
-	out := []uuid.UUID{first}
-	for k := 1; k < tasks; k++ {
-		task := uuid.MustParse(fmt.Sprintf("50000000-0000-4000-8000-%012d", k))
-		batch := make([]events.Event, 0, 1000)
-		var version uint64
-		flush := func() {
-			a, err := db.Append(ctx, task, version, batch...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			version = a.Last
-			batch = batch[:0]
-		}
-		for _, ev := range log {
-			ev.Task, ev.Seq, ev.Prev, ev.Hash = task, 0, events.Hash{}, events.Hash{}
-			ev.Time = ev.Time.Add(time.Duration(k) * time.Hour)
-			var err error
-			if ev.ID, err = ids.New(ev.Time); err != nil {
-				b.Fatal(err)
-			}
-			if batch = append(batch, ev); len(batch) == cap(batch) {
-				flush()
-			}
-		}
-		if len(batch) > 0 {
-			flush()
-		}
-		out = append(out, task)
-	}
-	return db, out
+	return db, append([]uuid.UUID{first}, webtest.Copies(b, db, first, tasks-1, ids)...)
 }
 
 // BenchmarkPages is the server side of the web app on a store of 50 tasks of 10,000 events:

@@ -60,8 +60,9 @@ func IsLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// auditBudget is how long the list page reads the audits of tasks it has not read before;
-// those it has no time for are read in the background.
+// auditBudget is how long after its request the list page may still read the audits of tasks
+// it has not read before; those it has no time for are read in the background. A page that
+// took that long to read the logs reads no audit.
 const auditBudget = 300 * time.Millisecond
 
 // reconnect is how long a browser waits before it opens an event stream that ended again.
@@ -183,6 +184,7 @@ type handler struct {
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	var tasks, pending []Task
+	deadline := time.Now().Add(auditBudget)
 	err := h.src.View(r.Context(), func(db store.Store) error {
 		var err error
 		tasks, err = h.cache.tasks(r.Context(), db)
@@ -191,7 +193,6 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		}
 		// The audits not kept are read while the page has time; the rest in the background,
 		// shown pending until then.
-		deadline := time.Now().Add(auditBudget)
 		pending = h.cache.audits(r.Context(), db, tasks, func() bool { return time.Now().Before(deadline) })
 		return nil
 	})

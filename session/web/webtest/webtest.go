@@ -57,3 +57,48 @@ func MonorepoTask(tb testing.TB, db store.Store, task uuid.UUID, n int, at time.
 		}
 	}
 }
+
+// Copies appends to db k copies of task's log, under the ids 50000000-0000-4000-8000-00000000000N
+// for N from 1 to k, each an hour later than the one before, with ids of their own from ids,
+// 1,000 events a commit. It returns the copies' ids.
+func Copies(tb testing.TB, db store.Store, task uuid.UUID, k int, ids *events.IDSource) []uuid.UUID {
+	tb.Helper()
+	ctx := context.Background()
+	var log []events.Event
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+		log = append(log, ev)
+	}
+	out := make([]uuid.UUID, 0, k)
+	for n := 1; n <= k; n++ {
+		id := uuid.MustParse(fmt.Sprintf("50000000-0000-4000-8000-%012d", n))
+		batch := make([]events.Event, 0, 1000)
+		var version uint64
+		flush := func() {
+			a, err := db.Append(ctx, id, version, batch...)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			version = a.Last
+			batch = batch[:0]
+		}
+		for _, ev := range log {
+			ev.Task, ev.Seq, ev.Prev, ev.Hash = id, 0, events.Hash{}, events.Hash{}
+			ev.Time = ev.Time.Add(time.Duration(n) * time.Hour)
+			var err error
+			if ev.ID, err = ids.New(ev.Time); err != nil {
+				tb.Fatal(err)
+			}
+			if batch = append(batch, ev); len(batch) == cap(batch) {
+				flush()
+			}
+		}
+		if len(batch) > 0 {
+			flush()
+		}
+		out = append(out, id)
+	}
+	return out
+}
