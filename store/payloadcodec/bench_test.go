@@ -55,3 +55,48 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFirstUse is what a process pays the first time it compresses a small record, a
+// large one (a decision), and decompresses one: making the encoder or decoder, then the value.
+// A hook process without a server pays the first once for each hook.
+func BenchmarkFirstUse(b *testing.B) {
+	recs := mixRecords(b)
+	var small, large []byte
+	for _, r := range recs {
+		switch {
+		case small == nil && len(r) < entropyMin:
+			small = r
+		case large == nil && len(r) >= entropyMin:
+			large = r
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		entropy bool
+		rec     []byte
+	}{{"encode-small", false, small}, {"encode-large", true, large}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				enc, err := newEncoder(c.entropy)
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc.EncodeAll(c.rec, nil)
+			}
+		})
+	}
+	stored := Encode(nil, small)
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			dec, err := newDecoder()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := dec.DecodeAll(append(append([]byte(nil), magic...), stored[1:]...), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -34,6 +34,13 @@ var magic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 // much as compression saves.
 const minSize = 48
 
+// entropyMin is the smallest value whose literals are Huffman-coded. Below it, building the
+// Huffman table costs more than it saves: on the recorded mix, values under 4 KB coded without
+// it keep the same bytes (243.4 against 243.3 a record) in half the time (5.9 against 11.9 µs
+// a record); above it, a decision's literals are worth coding (253 bytes a record when no
+// value is).
+const entropyMin = 4 << 10
+
 // maxDecoded bounds what one value may decode to, so that a damaged frame header cannot make a
 // reader allocate without limit. A NATS message holds at most a few MiB and an event spilled
 // out of one, like a blob, is a rule file or a record, far below this.
@@ -46,42 +53,53 @@ var ErrCorrupt = errors.New("the compressed value does not decode")
 // not have: a newer tasklog wrote it.
 var ErrUnknownDictionary = errors.New("the value was compressed with a dictionary this version of tasklog does not have; read it with a newer replay")
 
+// The encoders and the decoder are made when first used, each on its own: a process that
+// only appends small records (a hook's) makes the encoder of those alone, one that only reads
+// the decoder alone.
 var (
-	codecOnce sync.Once
-	encoder   *zstd.Encoder
-	decoder   *zstd.Decoder
-	codecErr  error
+	encoder      = sync.OnceValues(func() (*zstd.Encoder, error) { return newEncoder(true) })
+	smallEncoder = sync.OnceValues(func() (*zstd.Encoder, error) { return newEncoder(false) })
+	decoder      = sync.OnceValues(newDecoder)
 	// scratch holds a frame with its magic put back, for the decoder.
 	scratch = sync.Pool{New: func() any { return new([]byte) }}
 )
 
-func codec() (*zstd.Encoder, *zstd.Decoder, error) {
-	codecOnce.Do(func() {
-		eopts := []zstd.EOption{
-			// On the recorded mix the fastest level keeps 0.5% more bytes than the default
-			// (243 against 242 a record) in two thirds of its time (13 against 19-23 µs a
-			// record), a cost every append, decision and import pays; the better level saves 2%
-			// more than the default and takes two and a half times as long.
-			zstd.WithEncoderLevel(zstd.SpeedFastest),
-			// The stores check what a value decodes to (an event's hash, a blob's sum): the
-			// frame's own checksum would cost four bytes a value for nothing more.
-			zstd.WithEncoderCRC(false),
-			zstd.WithEncoderConcurrency(1),
-			zstd.WithSingleSegment(true),
-		}
-		dopts := []zstd.DOption{zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderConcurrency(0)}
-		for _, d := range Dictionaries {
-			dopts = append(dopts, zstd.WithDecoderDictRaw(d.ID, d.Content))
-		}
-		if d := current(); d != nil {
-			eopts = append(eopts, zstd.WithEncoderDictRaw(d.ID, d.Content))
-		}
-		if encoder, codecErr = zstd.NewWriter(nil, eopts...); codecErr != nil {
-			return
-		}
-		decoder, codecErr = zstd.NewReader(nil, dopts...)
-	})
-	return encoder, decoder, codecErr
+// newEncoder makes an encoder with the current dictionary, Huffman-coding literals when
+// entropy is set (for values of entropyMin bytes or more).
+func newEncoder(entropy bool) (*zstd.Encoder, error) {
+	opts := []zstd.EOption{
+		// On the recorded mix the fastest level keeps 0.5% more bytes than the default
+		// (243 against 242 a record) in two thirds of its time (13 against 19-23 µs a
+		// record), a cost every append, decision and import pays; the better level saves 2%
+		// more than the default and takes two and a half times as long.
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
+		// The stores check what a value decodes to (an event's hash, a blob's sum): the
+		// frame's own checksum would cost four bytes a value for nothing more.
+		zstd.WithEncoderCRC(false),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithSingleSegment(true),
+		// The window is what an encoder allocates and clears when it is made: at the default
+		// 8 MiB that took 1.8 ms and 5 MB, paid by every hook process that appends. Records
+		// are far smaller (a full decision is under 100 KB), and on the recorded mix 128 KiB
+		// keeps the same bytes; a larger value only finds no match further back than that.
+		zstd.WithWindowSize(windowSize),
+		zstd.WithNoEntropyCompression(!entropy),
+	}
+	if d := current(); d != nil {
+		opts = append(opts, zstd.WithEncoderDictRaw(d.ID, d.Content))
+	}
+	return zstd.NewWriter(nil, opts...)
+}
+
+// windowSize is how far back an encoder looks for a match.
+const windowSize = 128 << 10
+
+func newDecoder() (*zstd.Decoder, error) {
+	opts := []zstd.DOption{zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderConcurrency(0)}
+	for _, d := range Dictionaries {
+		opts = append(opts, zstd.WithDecoderDictRaw(d.ID, d.Content))
+	}
+	return zstd.NewReader(nil, opts...)
 }
 
 // Encode appends the stored form of canonical to dst: canonical compressed behind Tag when that
@@ -90,7 +108,11 @@ func Encode(dst, canonical []byte) []byte {
 	if len(canonical) < minSize {
 		return append(dst, canonical...)
 	}
-	enc, _, err := codec()
+	newEnc := encoder
+	if len(canonical) < entropyMin {
+		newEnc = smallEncoder
+	}
+	enc, err := newEnc()
 	if err != nil {
 		// Cannot happen with the options above; a store that cannot compress stores as is.
 		return append(dst, canonical...)
@@ -117,7 +139,7 @@ func Decode(dst, stored []byte) ([]byte, error) {
 	if !IsCompressed(stored) {
 		return append(dst, stored...), nil
 	}
-	_, dec, err := codec()
+	dec, err := decoder()
 	if err != nil {
 		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,12 @@ func TestEncodeDecode(t *testing.T) {
 		{"a record of the events package", append([]byte{1, 1}, []byte(`{"tool":"Bash","id":"toolu_1","params":{"command":"go test ./...","description":"Run the tests"}}`)...), true},
 		{"noise", noise, false},
 		{"noise starting with the tag", append([]byte{Tag}, noise...), false},
+		// A decision's size: its literals are Huffman-coded.
+		{"json past entropyMin", bigJSON(2 * entropyMin), true},
+		// Larger than the encoder's window: matches further back are not found, but the value
+		// is whole.
+		{"json past the window", bigJSON(3 * windowSize), true},
+		{"json of some MiB", bigJSON(3 << 20), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,4 +125,13 @@ func TestEncodeNamesTheDictionary(t *testing.T) {
 	if want := current().ID; h.DictionaryID != want {
 		t.Fatalf("the frame names dictionary %d, want %d", h.DictionaryID, want)
 	}
+}
+
+// bigJSON is n bytes or a little more of JSON lines that differ in their numbers.
+func bigJSON(n int) []byte {
+	var b []byte
+	for i := 0; len(b) < n; i++ {
+		b = fmt.Appendf(b, `{"seq":%d,"tool":"Read","params":{"file_path":"/home/dev/shop/apps/web/src/c%d.ts"}}`+"\n", i, i*7919%100003)
+	}
+	return b
 }
