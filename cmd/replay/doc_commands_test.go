@@ -46,11 +46,13 @@ var docRunElsewhere = map[string]string{
 	"go test ./cmd/replay -run '^$' -bench 'BenchmarkServeHookOtel$' -benchtime 200x": "BenchmarkServeHookOtel",
 
 	// The web app's pages, timed.
-	"go test -run '^$' -bench BenchmarkPages -benchtime 3x ./session/web":           "BenchmarkPages",
-	"go test ./session/web -run '^$' -bench 'BenchmarkPages' -benchtime 3x":         "BenchmarkPages",
-	"go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -v":                "TestServeWebBigPage",
-	"go test ./cmd/replay -run TestServeWebScreenshots -screenshots ../../docs/img": "TestServeWebScreenshots",
-	"replay serve --db tasks.db --http 127.0.0.1:0 --http-public":                   "TestServeWebPublic",
+	"go test -run '^$' -bench BenchmarkPages -benchtime 3x ./session/web":                          "BenchmarkPages",
+	"go test ./session/web -run '^$' -bench 'BenchmarkPages' -benchtime 3x":                        "BenchmarkPages",
+	"go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -v":                               "TestServeWebBigPage",
+	"go test ./cmd/replay -run TestServeWebBigPage -webbig 10000 -webtasks 50 -v":                  "TestServeWebBigPage",
+	"go test -run '^$' -bench 'BenchmarkEncode$|BenchmarkFirstUse' -benchmem ./store/payloadcodec": "BenchmarkFirstUse",
+	"go test ./cmd/replay -run TestServeWebScreenshots -screenshots ../../docs/img":                "TestServeWebScreenshots",
+	"replay serve --db tasks.db --http 127.0.0.1:0 --http-public":                                  "TestServeWebPublic",
 
 	// Verify and import of a task recorded as hooks record one.
 	"go test -run '^$' -bench 'BenchmarkVerifyRealistic' -benchtime 3x ./session": "BenchmarkVerifyRealistic",
