@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -24,7 +25,11 @@ import (
 //go:embed list.html.tmpl
 var listTemplate string
 
-var listPage = template.Must(template.New("list").Funcs(template.FuncMap{"choice": newChoiceBox}).Parse(listTemplate))
+// listPage is parsed when first rendered, not when a process that never serves a page (a hook)
+// starts.
+var listPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("list").Funcs(template.FuncMap{"choice": newChoiceBox}).Parse(listTemplate))
+})
 
 // choiceBox is one filter's control: its name in the query, its label, the value set and the
 // values to choose from.
@@ -266,7 +271,7 @@ func NewList(tasks []Task, f Filter) List {
 }
 
 // RenderList writes the list page.
-func RenderList(w io.Writer, l List) error { return listPage.Execute(w, l) }
+func RenderList(w io.Writer, l List) error { return listPage().Execute(w, l) }
 
 // cut shortens s to max runes, the last one an ellipsis when it was longer.
 func cut(s string, max int) string {

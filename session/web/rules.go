@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/internal/termsafe"
@@ -16,7 +17,8 @@ import (
 //go:embed rules.html.tmpl
 var rulesTemplate string
 
-var rulesPage = template.Must(template.New("rules").Parse(rulesTemplate))
+// rulesPage is parsed when first rendered, as listPage is.
+var rulesPage = sync.OnceValue(func() *template.Template { return template.Must(template.New("rules").Parse(rulesTemplate)) })
 
 // Counts are how a rule fared over requests: in the prompt (Applied), delivered by a hook,
 // shadowed by another rule, toggled off, or excluded for another reason; and Missed, at how
@@ -178,7 +180,7 @@ func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error
 // RenderRules writes the rules page: every rule with its counts, or, with one (only), that
 // rule's tasks.
 func RenderRules(w io.Writer, rules []Rule, one bool) error {
-	return rulesPage.Execute(w, struct {
+	return rulesPage().Execute(w, struct {
 		Rules []Rule
 		One   bool
 	}{rules, one})
