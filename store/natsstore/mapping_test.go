@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -597,5 +598,73 @@ func largeEventsSpill(t *testing.T, s *Store) {
 		if n != int(3-from) {
 			t.Fatalf("from %d: read %d events", from, n)
 		}
+	}
+}
+
+// Verify checks every event has its id marker: an event published without one is found (a
+// late retry of it could be stored twice), and in layout 3 so is a marker that is not stored
+// just before its event, which is how it names it.
+func TestVerifyChecksMarkers(t *testing.T) {
+	srv := startServer(t)
+	for _, layout := range []int{Layout2, Layout3} {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) {
+			s := openStore(t, srv, &Options{layout: layout})
+			// publishEvent publishes task's next event on its log subject as other code might,
+			// with its marker first when marker is set, and a message on another subject between
+			// the two when apart is.
+			publishEvent := func(task uuid.UUID, marker, apart bool) {
+				t.Helper()
+				h, err := s.readHead(context.Background(), task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev := seal(task, h, []events.Event{note(t, 9, "by other code")})[0]
+				if marker {
+					mk := nats.NewMsg(s.idSubject(task, ev.ID))
+					if layout == Layout2 {
+						mk.Data = strconv.AppendUint(nil, ev.Seq, 10)
+					}
+					if _, err := s.publishRaw(mk); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if apart {
+					mustAppend(t, s, uuid.New(), 0, note(t, 1, "another task"))
+				}
+				m := nats.NewMsg(s.taskFilter(task))
+				m.Data = ev.AppendBinary(nil)
+				if _, err := s.publishRaw(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cases := []struct {
+				name          string
+				marker, apart bool
+				want          string
+			}{
+				{"no marker", false, false, "has no id marker"},
+				{"marker apart from its event", true, true, "an event's id is not recorded with it"},
+			}
+			for _, tc := range cases {
+				task := uuid.New()
+				mustAppend(t, s, task, 0, notes(t, 2, "ab")...)
+				if err := s.Verify(context.Background(), task); err != nil {
+					t.Fatalf("%s: before: %v", tc.name, err)
+				}
+				publishEvent(task, tc.marker, tc.apart)
+				err := s.Verify(context.Background(), task)
+				var ve *store.VerifyError
+				if layout == Layout2 && tc.apart {
+					// Layout 2's markers name their events by sequence, wherever they are.
+					if err != nil {
+						t.Fatalf("%s: %v, want none", tc.name, err)
+					}
+					continue
+				}
+				if !errors.As(err, &ve) || ve.Seq != 3 || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s: %v, want a VerifyError at seq 3 saying %q", tc.name, err, tc.want)
+				}
+			}
+		})
 	}
 }
