@@ -40,6 +40,10 @@ var docRunElsewhere = map[string]string{
 	"nats-server -js -c node3.conf": "TestNATSReplicas",
 	"export TASKLOG_STORE='nats://127.0.0.1:4222,127.0.0.1:4223,127.0.0.1:4224/TASKLOG?replicas=3'": "TestNATSReplicas",
 
+	// What an event costs a NATS stream, part by part, and what packing would save.
+	"go test ./store/natsstore -run TestMessageCost -v":                                                               "TestMessageCost",
+	"go test ./store/natsstore -run '^$' -bench 'BenchmarkDiskUsageRealistic|BenchmarkPackingEstimate' -benchtime 3x": "BenchmarkPackingEstimate",
+
 	// Jaeger for the trace test, which .ci/run builds in the background and runs when it can.
 	"bash .ci/install-jaeger":                                                         ".ci/run",
 	"go test -race -count=1 -run TestOtelJaeger ./cmd/replay":                         ".ci/run",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -234,14 +235,18 @@ func (s *Store) publish(ctx context.Context, task uuid.UUID, h head, sealed []ev
 // own subject with its message id, the first with the expected last subject sequence of the
 // task's filter. In layout 2, first each event's id marker, holding the event's task sequence,
 // with an expected last subject sequence of 0 (the id is stored once, however late the retry),
-// then the events on the task's log subject, the first with the log's expected last subject
-// sequence: the last message is the log's new head.
+// then the events on the task's log subject, each with its message id, the first with the log's
+// expected last subject sequence: the last message is the log's new head. In layout 3, each
+// event's id marker, with no payload and an expected last subject sequence of 0, then at once
+// the event on the task's log subject, without a message id, the first event with the log's
+// expected last subject sequence: the marker is stored just before its event, which is how it
+// names it.
 func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []events.Event) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, 0, len(sealed)*s.msgsPerEvent())
-	if s.layout != Layout1 {
+	if s.layout == Layout2 {
 		for i := range sealed {
 			ev := &sealed[i]
-			m := nats.NewMsg(s.idSubject(task, ev.ID.String()))
+			m := nats.NewMsg(s.idSubject(task, ev.ID))
 			m.Data = strconv.AppendUint(nil, ev.Seq, 10)
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
 			msgs = append(msgs, m)
@@ -251,7 +256,12 @@ func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []ev
 		ev := &sealed[i]
 		subject := s.taskFilter(task)
 		if s.layout == Layout1 {
-			subject = s.idSubject(task, ev.ID.String())
+			subject = s.idSubject(task, ev.ID)
+		}
+		if s.layout == Layout3 {
+			mk := nats.NewMsg(s.idSubject(task, ev.ID))
+			mk.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
+			msgs = append(msgs, mk)
 		}
 		m := nats.NewMsg(subject)
 		m.Data = ev.AppendBinary(make([]byte, 0, 128+len(ev.Data)))
@@ -266,7 +276,9 @@ func (s *Store) prepare(ctx context.Context, task uuid.UUID, h head, sealed []ev
 			m.Data = nil
 			m.Header.Set(spillHeader, sum)
 		}
-		m.Header.Set("Nats-Msg-Id", task.String()+"."+ev.ID.String())
+		if s.layout != Layout3 {
+			m.Header.Set("Nats-Msg-Id", task.String()+"."+ev.ID.String())
+		}
 		if i == 0 {
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(h.sseq, 10))
 			if s.layout == Layout1 {
@@ -333,7 +345,7 @@ func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Even
 	missing := 0
 	for i := range evs {
 		ev := &evs[i]
-		m, ok, err := s.eventByID(ctx, task, ev.ID.String())
+		m, ok, err := s.eventByID(ctx, task, ev.ID)
 		if err != nil {
 			return store.Appended{}, fmt.Errorf("reading event %s back: %w", ev.ID, err), true
 		}
@@ -382,11 +394,18 @@ func (s *Store) duplicate(ctx context.Context, task uuid.UUID, evs []events.Even
 
 // eventByID reads the message of task's event id from the stream leader; ok is false when the
 // task holds no such id. In layout 2 it is found through the id's marker, which names the
-// event's task sequence.
-func (s *Store) eventByID(ctx context.Context, task uuid.UUID, id string) (storedMsg, bool, error) {
+// event's task sequence; in layout 3 it is the message stored just after the id's marker.
+func (s *Store) eventByID(ctx context.Context, task uuid.UUID, id ulid.ULID) (storedMsg, bool, error) {
 	m, ok, err := s.getLast(ctx, s.idSubject(task, id))
 	if err != nil || !ok || s.layout == Layout1 {
 		return m, ok, err
+	}
+	if s.layout == Layout3 {
+		ev, ok, err := s.getNext(ctx, s.taskFilter(task), m.Seq+1)
+		if err == nil && (!ok || ev.Seq != m.Seq+1) {
+			err = fmt.Errorf("task %s: %w: the message after the marker of event %s (stream seq %d) is not an event of the task", task, store.ErrCorrupt, id, m.Seq)
+		}
+		return ev, err == nil, err
 	}
 	seq, err := strconv.ParseUint(string(m.Data), 10, 64)
 	if err != nil || seq == 0 {

@@ -74,8 +74,8 @@ func BenchmarkDurableAppend(b *testing.B) {
 // holds 0, 10,000 or 100,000 events, in each layout of a JetStream stream and in bbolt, and
 // reports the median latency of one append; with nats-server installed, on a stream of three
 // replicas (each server syncing every write) as well. Layout 1 checks an append's expected last subject
-// sequence on the task's subject filter, which matches a subject per event of the task; layout
-// 2 checks it on the task's one log subject.
+// sequence on the task's subject filter, which matches a subject per event of the task; layouts
+// 2 and 3 check it on the task's one log subject.
 func BenchmarkAppendLongTask(b *testing.B) {
 	stores := []struct {
 		name string
@@ -83,6 +83,7 @@ func BenchmarkAppendLongTask(b *testing.B) {
 	}{
 		{"nats-layout1", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout1}) }},
 		{"nats-layout2", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout2}) }},
+		{"nats-layout3", func(b *testing.B) store.Store { return openStore(b, startServer(b), &Options{layout: Layout3}) }},
 		benchStores[1],
 	}
 	// With nats-server installed, a stream of three replicas on three processes as well.
@@ -400,25 +401,30 @@ func durableAppend(b *testing.B, s store.Store, writers, size int) {
 }
 
 // BenchmarkDiskUsageRealistic writes 5,000 events of a realistic recorded mix (mix.Realistic:
-// one event in a hundred a decision) to a stream of layout 2 in the small appends hooks make
-// (one to three events each), records compressed (today's form) and uncompressed (as before),
-// and reports per event the bytes JetStream counts for the stream and its object stores (each
-// message with its subject and headers) and the bytes of the server's store folder on disk,
-// with the ratio of the stream's bytes to the payload bytes.
+// one event in a hundred a decision) to a stream of layout 3 (and, to compare, of layout 2) in
+// the small appends hooks make (one to three events each), records compressed (today's form)
+// and, in layout 3, uncompressed (as before), and reports per event the bytes JetStream counts
+// for the stream and its object stores (each message with its subject and headers) and the
+// bytes of the server's store folder on disk, with the ratio of the stream's bytes to the
+// payload bytes. The streams are named T1, T2, ...: five bytes shorter than TASKLOG in every
+// subject (BenchmarkPackingEstimate counts with TASKLOG).
 func BenchmarkDiskUsageRealistic(b *testing.B) {
 	const n = 5_000
 	evs, payload := mix.Realistic(b, n)
-	for _, compressed := range []bool{true, false} {
-		name := "compressed"
-		if !compressed {
-			name = "uncompressed"
+	for _, tc := range []struct {
+		layout     int
+		compressed bool
+	}{{Layout3, true}, {Layout3, false}, {Layout2, true}} {
+		name := fmt.Sprintf("layout%d/compressed", tc.layout)
+		if !tc.compressed {
+			name = fmt.Sprintf("layout%d/uncompressed", tc.layout)
 		}
 		b.Run(name, func(b *testing.B) {
 			var inUse, onDisk int64
 			for b.Loop() {
 				dir := b.TempDir()
-				s := openStore(b, startServerIn(b, dir), &Options{layout: Layout2})
-				s.noCompress = !compressed
+				s := openStore(b, startServerIn(b, dir), &Options{layout: tc.layout})
+				s.noCompress = !tc.compressed
 				task := uuid.New()
 				for i, k := 0, 0; i < len(evs); k++ {
 					j := min(len(evs), i+1+k%3)

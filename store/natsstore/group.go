@@ -2,6 +2,8 @@ package natsstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -221,9 +223,16 @@ type batch struct {
 	err  error     // the first failed publish: the batch is abandoned
 }
 
-// newBatch starts an atomic batch with a fresh id.
+// newBatch starts an atomic batch with a fresh id: a random UUID, or in layout 3, where every
+// message of the batch carries the id, 96 random bits in 16 characters, which no two batches
+// in flight share either.
 func (s *Store) newBatch() *batch {
-	return &batch{s: s, id: uuid.NewString()}
+	if s.layout != Layout3 {
+		return &batch{s: s, id: uuid.NewString()}
+	}
+	var r [12]byte
+	rand.Read(r[:])
+	return &batch{s: s, id: base64.RawURLEncoding.EncodeToString(r[:])}
 }
 
 // add publishes msgs into the batch, holding back the last.

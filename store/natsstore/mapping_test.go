@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +83,9 @@ func mustAppend(t *testing.T, s store.Store, task uuid.UUID, expected uint64, ev
 
 // Each event is one message holding exactly the bytes the bbolt store keeps for it: the same
 // chain, sealed the same way. In layout 1 it is on the subject naming its task and id; in layout
-// 2 on its task's log subject, with a marker on the subject naming its id.
+// 2 on its task's log subject, with a marker on the subject naming its id; in layout 3 on its
+// task's log subject, spelled shorter, without a message id, just after an empty marker on the
+// subject naming its id.
 func TestEventsAreMessagesWithBboltBytes(t *testing.T) {
 	srv := startServer(t)
 	for _, layout := range layouts {
@@ -104,8 +108,11 @@ func TestEventsAreMessagesWithBboltBytes(t *testing.T) {
 			if len(msgs) != 6 {
 				t.Fatalf("%d messages on the task's subjects, want 6", len(msgs))
 			}
-			markers := rawMessages(t, s, s.stream+".id.>")
-			if want := map[int]int{Layout1: 0, Layout2: 6}[layout]; len(markers) != want {
+			var markers []*jetstream.RawStreamMsg
+			if layout != Layout1 {
+				markers = rawMessages(t, s, s.idFilter(task))
+			}
+			if want := map[int]int{Layout1: 0, Layout2: 6, Layout3: 6}[layout]; len(markers) != want {
 				t.Fatalf("%d id markers, want %d", len(markers), want)
 			}
 			seq := uint64(0)
@@ -116,18 +123,28 @@ func TestEventsAreMessagesWithBboltBytes(t *testing.T) {
 				m := msgs[seq]
 				seq++
 				want := fmt.Sprintf("%s.ev.%s.%s", s.stream, task, ev.ID)
-				if layout == Layout2 {
+				wantMsgID := task.String() + "." + ev.ID.String()
+				switch layout {
+				case Layout2:
 					want = fmt.Sprintf("%s.log.%s", s.stream, task)
 					mk := markers[seq-1]
 					if mk.Subject != fmt.Sprintf("%s.id.%s.%s", s.stream, task, ev.ID) || string(mk.Data) != strconv.FormatUint(seq, 10) || mk.Sequence >= m.Sequence {
 						t.Errorf("seq %d: marker %s holding %q at stream seq %d, want the id's subject holding the seq before the event at %d", seq, mk.Subject, mk.Data, mk.Sequence, m.Sequence)
 					}
+				case Layout3:
+					want = s.stream + "." + base64.RawURLEncoding.EncodeToString(task[:])
+					wantMsgID = ""
+					mk := markers[seq-1]
+					wantMk := want + "." + base64.RawURLEncoding.EncodeToString(ev.ID[:])
+					if mk.Subject != wantMk || len(mk.Data) != 0 || mk.Sequence+1 != m.Sequence {
+						t.Errorf("seq %d: marker %s holding %q at stream seq %d, want %s holding nothing just before the event at %d", seq, mk.Subject, mk.Data, mk.Sequence, wantMk, m.Sequence)
+					}
 				}
 				if m.Subject != want {
 					t.Errorf("seq %d is on subject %s, want %s", seq, m.Subject, want)
 				}
-				if got := m.Header.Get("Nats-Msg-Id"); got != task.String()+"."+ev.ID.String() {
-					t.Errorf("seq %d: Nats-Msg-Id %q, want task.id", seq, got)
+				if got := m.Header.Get("Nats-Msg-Id"); got != wantMsgID {
+					t.Errorf("seq %d: Nats-Msg-Id %q, want %q", seq, got, wantMsgID)
 				}
 				if got, err := payloadcodec.Decode(nil, m.Data); err != nil || !bytes.Equal(got, ev.AppendBinary(nil)) {
 					t.Errorf("seq %d: the message's bytes do not decode to the event's encoding bbolt keeps (%v)", seq, err)
@@ -151,6 +168,7 @@ func TestExpectedVersionMapsToSubjectSequence(t *testing.T) {
 	}{
 		{Layout1, 6, 3}, // two task markers and four events
 		{Layout2, 8, 2}, // four id markers and four events
+		{Layout3, 8, 2}, // four id markers and four events, each marker before its event
 	} {
 		t.Run(fmt.Sprintf("layout%d", tc.layout), func(t *testing.T) {
 			s := openStore(t, srv, &Options{layout: tc.layout})
@@ -173,7 +191,7 @@ func TestExpectedVersionMapsToSubjectSequence(t *testing.T) {
 			ev.Seal(events.Hash{})
 			m := nats.NewMsg(s.taskFilter(a))
 			if tc.layout == Layout1 {
-				m = nats.NewMsg(s.idSubject(a, ev.ID.String()))
+				m = nats.NewMsg(s.idSubject(a, ev.ID))
 				m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", s.taskFilter(a))
 			}
 			m.Data = ev.AppendBinary(nil)
@@ -272,7 +290,8 @@ func batchIsAllOrNothing(t *testing.T, s *Store) {
 // message per subject (layout 1) or the id marker expected to be the first on its subject
 // (layout 2) refuses the repeat, and the read-back answers it as bbolt does. Two streams per
 // layout: one whose window of a minute a slow machine does not outlast, and one whose window of
-// 200 ms the test waits out (until the server forgot the id).
+// 200 ms the test waits out (until the server forgot the id). Layout 3 writes no message ids:
+// its markers refuse every repeat, at once as later.
 func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 	srv := startServer(t)
 	for _, layout := range layouts {
@@ -281,11 +300,15 @@ func TestIdempotencyWithinAndPastTheDuplicateWindow(t *testing.T) {
 }
 
 func idempotency(t *testing.T, srv *server.Server, layout int) {
+	if layout == Layout3 {
+		idempotencyByMarker(t, srv)
+		return
+	}
 	// repeat is the message of the batch's first event, as its append published it.
 	repeat := func(s *Store, task uuid.UUID, batch []events.Event, first store.Appended) *nats.Msg {
 		m := nats.NewMsg(s.taskFilter(task))
 		if layout == Layout1 {
-			m = nats.NewMsg(s.idSubject(task, batch[0].ID.String()))
+			m = nats.NewMsg(s.idSubject(task, batch[0].ID))
 		}
 		m.Data = first.Events[0].AppendBinary(nil)
 		m.Header.Set("Nats-Msg-Id", task.String()+"."+batch[0].ID.String())
@@ -314,7 +337,7 @@ func idempotency(t *testing.T, srv *server.Server, layout int) {
 	wantCode := codeStoreFailed
 	if layout == Layout2 {
 		// The repeat's marker, as the store sends it: expected first on the id's subject.
-		m = nats.NewMsg(s.idSubject(task, batch[0].ID.String()))
+		m = nats.NewMsg(s.idSubject(task, batch[0].ID))
 		m.Data = []byte("1")
 		m.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
 		m.Header.Set("Nats-Msg-Id", task.String()+"."+batch[0].ID.String())
@@ -350,6 +373,47 @@ func idempotency(t *testing.T, srv *server.Server, layout int) {
 	}
 }
 
+// idempotencyByMarker: in layout 3 an event's message carries no message id, and its marker,
+// expected first on the id's subject, refuses a repeat however soon it comes: a retry is
+// answered as a repeat, the same id with other content is ErrDuplicateID, the same id in
+// another task is stored.
+func idempotencyByMarker(t *testing.T, srv *server.Server) {
+	s := openStore(t, srv, &Options{Duplicates: time.Minute, layout: Layout3})
+	task := uuid.New()
+	batch := notes(t, 1, "once")
+	first := mustAppend(t, s, task, 0, batch...)
+	for _, m := range rawMessages(t, s, s.stream+".>") {
+		if id := m.Header.Get("Nats-Msg-Id"); id != "" {
+			t.Fatalf("message %d (%s) carries Nats-Msg-Id %q; layout 3 writes none", m.Sequence, m.Subject, id)
+		}
+	}
+	m := nats.NewMsg(s.idSubject(task, batch[0].ID))
+	m.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
+	if ack, err := s.publishRaw(m); apiCode(err) != codeWrongLastSeq {
+		t.Fatalf("a repeated marker: ack %+v, error %v; want JetStream error %d", ack, err, codeWrongLastSeq)
+	}
+	for _, expected := range []uint64{0, 1} {
+		a := mustAppend(t, s, task, expected, batch...)
+		if !a.Duplicate || a.First != 1 || a.Events[0].Hash != first.Events[0].Hash {
+			t.Fatalf("a retry at expected version %d: %+v, want the original as a duplicate", expected, a)
+		}
+	}
+	changed := batch[0]
+	changed.Turn = 9
+	if _, err := s.Append(context.Background(), task, 1, changed); !errors.Is(err, store.ErrDuplicateID) {
+		t.Fatalf("an id stored with other content: %v, want ErrDuplicateID", err)
+	}
+	if a := mustAppend(t, s, uuid.New(), 0, batch...); a.Duplicate {
+		t.Fatal("an id of one task was taken as a repeat in another")
+	}
+	if h, err := s.Head(task); err != nil || h.Seq != 1 {
+		t.Fatalf("head %+v, %v after the repeats; want 1", h, err)
+	}
+	if err := s.Verify(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Open creates the stream with what makes an acknowledged append durable and keeps the log
 // whole: file storage, the replicas asked for, discard new, deletes and purges denied. The
 // test server syncs every write; an append acknowledged before the server stops is there when
@@ -364,7 +428,7 @@ func TestStreamIsDurable(t *testing.T) {
 	}
 	cfg := info.CachedInfo().Config
 	if cfg.Storage != jetstream.FileStorage || cfg.Replicas != 1 || cfg.Discard != jetstream.DiscardNew ||
-		!cfg.DenyDelete || !cfg.DenyPurge || !cfg.AllowAtomicPublish || cfg.Metadata[LayoutMetadataKey] != "2" {
+		!cfg.DenyDelete || !cfg.DenyPurge || !cfg.AllowAtomicPublish || cfg.Metadata[LayoutMetadataKey] != "3" {
 		t.Fatalf("stream config %+v", cfg)
 	}
 	if !srv.JetStreamConfig().SyncAlways {
@@ -534,5 +598,73 @@ func largeEventsSpill(t *testing.T, s *Store) {
 		if n != int(3-from) {
 			t.Fatalf("from %d: read %d events", from, n)
 		}
+	}
+}
+
+// Verify checks every event has its id marker: an event published without one is found (a
+// late retry of it could be stored twice), and in layout 3 so is a marker that is not stored
+// just before its event, which is how it names it.
+func TestVerifyChecksMarkers(t *testing.T) {
+	srv := startServer(t)
+	for _, layout := range []int{Layout2, Layout3} {
+		t.Run(fmt.Sprintf("layout%d", layout), func(t *testing.T) {
+			s := openStore(t, srv, &Options{layout: layout})
+			// publishEvent publishes task's next event on its log subject as other code might,
+			// with its marker first when marker is set, and a message on another subject between
+			// the two when apart is.
+			publishEvent := func(task uuid.UUID, marker, apart bool) {
+				t.Helper()
+				h, err := s.readHead(context.Background(), task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev := seal(task, h, []events.Event{note(t, 9, "by other code")})[0]
+				if marker {
+					mk := nats.NewMsg(s.idSubject(task, ev.ID))
+					if layout == Layout2 {
+						mk.Data = strconv.AppendUint(nil, ev.Seq, 10)
+					}
+					if _, err := s.publishRaw(mk); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if apart {
+					mustAppend(t, s, uuid.New(), 0, note(t, 1, "another task"))
+				}
+				m := nats.NewMsg(s.taskFilter(task))
+				m.Data = ev.AppendBinary(nil)
+				if _, err := s.publishRaw(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cases := []struct {
+				name          string
+				marker, apart bool
+				want          string
+			}{
+				{"no marker", false, false, "has no id marker"},
+				{"marker apart from its event", true, true, "an event's id is not recorded with it"},
+			}
+			for _, tc := range cases {
+				task := uuid.New()
+				mustAppend(t, s, task, 0, notes(t, 2, "ab")...)
+				if err := s.Verify(context.Background(), task); err != nil {
+					t.Fatalf("%s: before: %v", tc.name, err)
+				}
+				publishEvent(task, tc.marker, tc.apart)
+				err := s.Verify(context.Background(), task)
+				var ve *store.VerifyError
+				if layout == Layout2 && tc.apart {
+					// Layout 2's markers name their events by sequence, wherever they are.
+					if err != nil {
+						t.Fatalf("%s: %v, want none", tc.name, err)
+					}
+					continue
+				}
+				if !errors.As(err, &ve) || ve.Seq != 3 || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s: %v, want a VerifyError at seq 3 saying %q", tc.name, err, tc.want)
+				}
+			}
+		})
 	}
 }

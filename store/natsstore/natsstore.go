@@ -5,10 +5,20 @@
 //
 // # Mapping
 //
-// One stream (TASKLOG unless the URL names another) holds every task, in one of two layouts,
-// which the stream names in its metadata (LayoutMetadataKey; see Layout1 and Layout2). A Store
-// reads and writes a stream in the stream's layout; Migrate copies a stream into a new one of
-// the current layout.
+// One stream (TASKLOG unless the URL names another) holds every task, in one of three layouts,
+// which the stream names in its metadata (LayoutMetadataKey; see Layout1, Layout2 and Layout3).
+// A Store reads and writes a stream in the stream's layout; Migrate copies a stream into a new
+// one of the current layout, 3.
+//
+// In layout 3, a task's log is one literal subject, STREAM.TASK, TASK spelled in 22 characters
+// (subjectToken): each event is a message there whose payload is the event's binary encoding,
+// compressed as bbolt keeps it, as in layout 2 below. Each event's id is a marker message on
+// STREAM.TASK.ID (ID spelled the same way), with no payload, stored just before its event: an
+// append is one atomic batch of, for each event, its marker, expected first on its subject, and
+// the event, the first with the log's expected last subject sequence. The events carry no
+// Nats-Msg-Id (the markers keep an id from being stored twice, however soon or late the retry)
+// and the batch's id is 16 characters. It is layout 2 with what each event costs the stream cut
+// from 758 to 598 bytes on a realistic mix (see TestMessageCost for where they go).
 //
 // In layout 2, a task's log is one literal subject, STREAM.log.TASK: each event is a message
 // there whose payload is the event's binary encoding (events.Event.AppendBinary), compressed
@@ -35,8 +45,8 @@
 // batch.
 //
 // JetStream bounds an atomic batch to 1000 messages by default (max_batch_size), so a larger
-// Append is written as consecutive atomic chunks of 1000 events in layout 1 and 500 in layout 2
-// (two messages an event): a failure part-way leaves whole chunks stored, and the error says
+// Append is written as consecutive atomic chunks of 1000 events in layout 1 and 500 in layouts
+// 2 and 3 (two messages an event): a failure part-way leaves whole chunks stored, and the error says
 // so; appending the same batch again completes it. That is the one promise of store.DB this
 // store keeps only in part: keep batches to one chunk to have it whole.
 //
@@ -48,17 +58,18 @@
 // of several synced disk writes. The server checks every append's expected subject sequence inside
 // the batch; if it refuses the batch, each append is sent again alone and gets its own answer.
 //
-// Idempotency by event id comes in three layers. Every event's message carries Nats-Msg-Id
-// TASK.ID, so a retry within the stream's duplicate window (two minutes) is recognised by the
-// server. An id's subject takes one message only (the marker expected first on it in layout 2,
-// the one message per subject in layout 1), so no id is ever stored twice in a task, however
-// late the retry. Whenever the server refuses a write, Append reads the batch's ids back (the
-// last message of each id's subject, and in layout 2 the event its marker names) and
+// Idempotency by event id comes in three layers. In layouts 1 and 2 every event's message
+// carries Nats-Msg-Id TASK.ID, so a retry within the stream's duplicate window (two minutes) is
+// recognised by the server. An id's subject takes one message only (the marker expected first
+// on it in layouts 2 and 3, the one message per subject in layout 1), so no id is ever stored
+// twice in a task, however late the retry. Whenever the server refuses a write, Append reads
+// the batch's ids back (the last message of each id's subject, and in layouts 2 and 3 the event
+// its marker names) and
 // answers as store.DB.Append does: the original positions with Duplicate set for an exact
 // repeat, store.ErrDuplicateID for any other overlap, otherwise a version conflict. The same id
 // in two tasks is two subjects, as ids are unique per task only.
 //
-// Tasks are listed by their log subjects in layout 2; in layout 1 through a marker message,
+// Tasks are listed by their log subjects in layouts 2 and 3; in layout 1 through a marker message,
 // STREAM.task.TASK, published once before a task's first append: a marker whose task has no
 // events (the append failed) is not listed. Blobs are
 // kept in the object store STREAM_blobs under their hex SHA-256 sum, projection snapshots in the
@@ -87,16 +98,16 @@
 // server indexes in memory: a stream of millions of events costs the server memory for as many
 // subjects. In layout 1 the server checks an append's expected last subject sequence on the
 // task's filter by visiting the subject of every event of the task, so an append costs more the
-// longer its task (BenchmarkAppendLongTask); layout 2 does not. But every append of layout 2 is
-// an atomic batch, which a single server stages in a file store of its own (see group.go): on a
-// single server syncing every write, an append of one event costs several milliseconds in
-// layout 2 against a fraction of one in layout 1. A cluster stages batches in memory.
+// longer its task (BenchmarkAppendLongTask); layouts 2 and 3 do not. But every append of
+// layouts 2 and 3 is an atomic batch, which a single server stages in a file store of its own
+// (see group.go): on a single server syncing every write, an append of one event costs several
+// milliseconds there against a fraction of one in layout 1. A cluster stages batches in memory.
 //
 // Reads of a task go to any replica (direct get, in chunks of up to 8192 events, without
 // headers) and are checked against the head read from the stream leader, so a lagging replica
 // never makes an acknowledged event look missing. Verify reads the messages with their headers,
-// to check each event is where its id says (in layout 2, that the task's markers name its
-// events' ids in order), and is slower. Reading from a sequence
+// to check each event is where its id says (in layouts 2 and 3, that the task's markers name
+// its events' ids in order), and is slower. Reading from a sequence
 // other than the first finds its place by a binary search over the stream (a few dozen reads).
 // Tasks reads the head of every task. Each call, an Append with its retries included, is
 // bounded by Options.Timeout: a server that is down fails it within that time.
@@ -104,6 +115,7 @@ package natsstore
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -116,6 +128,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
@@ -156,7 +169,7 @@ type Options struct {
 type Store struct {
 	url     string // the server's URL, without the stream
 	stream  string
-	layout  int // the stream's layout: Layout1 or Layout2
+	layout  int // the stream's layout: Layout1, Layout2 or Layout3
 	timeout time.Duration
 	nc      *nats.Conn
 	ownConn bool
@@ -215,7 +228,7 @@ type URL struct {
 	// Replicas is ?replicas=N, from 1 to 5: the replicas of the stream and its blob and
 	// snapshot stores when Open creates them; 0 when the URL says nothing.
 	Replicas int
-	// Layout is ?layout=N, Layout1 or Layout2: the layout Open creates the stream in, and the
+	// Layout is ?layout=N, Layout1, Layout2 or Layout3: the layout Open creates the stream in, and the
 	// one an existing stream must be of; 0 when the URL says nothing (LayoutCurrent, and any
 	// existing stream).
 	Layout int
@@ -249,8 +262,8 @@ func ParseURL(raw string) (URL, error) {
 		}
 	}
 	if v := u.Query().Get("layout"); v != "" {
-		if p.Layout, err = strconv.Atoi(v); err != nil || p.Layout < Layout1 || p.Layout > Layout2 {
-			return URL{}, fmt.Errorf("NATS store URL %q: layout=%s is not %d or %d", raw, v, Layout1, Layout2)
+		if p.Layout, err = strconv.Atoi(v); err != nil || p.Layout < Layout1 || p.Layout > Layout3 {
+			return URL{}, fmt.Errorf("NATS store URL %q: layout=%s is not %d, %d or %d", raw, v, Layout1, Layout2, Layout3)
 		}
 	}
 	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
@@ -400,6 +413,8 @@ func streamLayout(cfg jetstream.StreamConfig) (int, error) {
 		return Layout1, nil
 	case v == "2":
 		return Layout2, nil
+	case v == "3":
+		return Layout3, nil
 	default:
 		return 0, fmt.Errorf("the stream is of layout %q (metadata %s), which this version of tasklog does not know: use a newer replay", v, LayoutMetadataKey)
 	}
@@ -485,25 +500,70 @@ func (s *Store) Close() error {
 // Subjects of the stream.
 
 // idSubject is the subject that holds event id of task: in layout 1 the event itself, in
-// layout 2 its id marker.
-func (s *Store) idSubject(task uuid.UUID, id string) string {
-	if s.layout == Layout1 {
-		return s.stream + ".ev." + task.String() + "." + id
+// layouts 2 and 3 its id marker.
+func (s *Store) idSubject(task uuid.UUID, id ulid.ULID) string {
+	switch s.layout {
+	case Layout1:
+		return s.stream + ".ev." + task.String() + "." + id.String()
+	case Layout2:
+		return s.stream + ".id." + task.String() + "." + id.String()
 	}
-	return s.stream + ".id." + task.String() + "." + id
+	return s.stream + "." + subjectToken(task) + "." + subjectToken(id)
 }
 
-// taskFilter matches every event of task: in layout 2 a literal subject, the task's log.
+// taskFilter matches every event of task: in layouts 2 and 3 a literal subject, the task's
+// log.
 func (s *Store) taskFilter(task uuid.UUID) string {
-	if s.layout == Layout1 {
+	switch s.layout {
+	case Layout1:
 		return s.stream + ".ev." + task.String() + ".*"
+	case Layout2:
+		return s.stream + ".log." + task.String()
 	}
-	return s.stream + ".log." + task.String()
+	return s.stream + "." + subjectToken(task)
 }
 
-// idFilter matches the id markers of task's events (layout 2).
+// idFilter matches the id markers of task's events (layouts 2 and 3).
 func (s *Store) idFilter(task uuid.UUID) string {
-	return s.stream + ".id." + task.String() + ".*"
+	if s.layout == Layout2 {
+		return s.stream + ".id." + task.String() + ".*"
+	}
+	return s.stream + "." + subjectToken(task) + ".*"
+}
+
+// logPrefix is what the subject of every task's log starts with, the task following it
+// (layouts 2 and 3).
+func (s *Store) logPrefix() string {
+	if s.layout == Layout2 {
+		return s.stream + ".log."
+	}
+	return s.stream + "."
+}
+
+// subjectToken spells a task or event id of layout 3's subjects: the unpadded URL-safe base64
+// of its 16 bytes, 22 characters (letters, digits, '-' and '_', which a subject's token may
+// hold), where the usual forms take 36 (a UUID) and 26 (a ULID).
+func subjectToken(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// parseSubjectToken reads a task id spelled by subjectToken.
+func parseSubjectToken(tok string) (uuid.UUID, error) {
+	var id uuid.UUID
+	if len(tok) != base64.RawURLEncoding.EncodedLen(len(id)) {
+		return id, fmt.Errorf("%q is not %d characters", tok, base64.RawURLEncoding.EncodedLen(len(id)))
+	}
+	if _, err := base64.RawURLEncoding.Decode(id[:], []byte(tok)); err != nil {
+		return id, err
+	}
+	return id, nil
+}
+
+// taskOfLogSubject returns the task whose log is subject, one of the stream's log subjects.
+func (s *Store) taskOfLogSubject(subject string) (uuid.UUID, error) {
+	tok := strings.TrimPrefix(subject, s.logPrefix())
+	if s.layout == Layout2 {
+		return uuid.Parse(tok)
+	}
+	return parseSubjectToken(tok)
 }
 
 // markerSubject is the subject of task's marker message (layout 1).
@@ -511,5 +571,5 @@ func (s *Store) markerSubject(task uuid.UUID) string {
 	return s.stream + ".task." + task.String()
 }
 
-// Layout returns the layout of the store's stream, Layout1 or Layout2.
+// Layout returns the layout of the store's stream, Layout1, Layout2 or Layout3.
 func (s *Store) Layout() int { return s.layout }

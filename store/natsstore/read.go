@@ -164,7 +164,7 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 
 // streamSeqOf returns the stream sequence of task's event ev, from the subject its id names.
 func (s *Store) streamSeqOf(ctx context.Context, task uuid.UUID, ev events.Event) (uint64, error) {
-	m, ok, err := s.eventByID(ctx, task, ev.ID.String())
+	m, ok, err := s.eventByID(ctx, task, ev.ID)
 	switch {
 	case err != nil:
 		return 0, s.errorf(fmt.Sprintf("read task %s", task), err)
@@ -286,11 +286,11 @@ func (s *Store) Tasks() ([]store.TaskInfo, error) {
 
 // markedTasks returns the tasks with a marker message, sorted.
 func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
-	// Layout 1 lists tasks by their marker messages, layout 2 by their log subjects: a log
-	// subject holds an event as soon as it exists.
+	// Layout 1 lists tasks by their marker messages, layouts 2 and 3 by their log subjects: a
+	// log subject holds an event as soon as it exists.
 	prefix := s.stream + ".task."
 	if s.layout != Layout1 {
-		prefix = s.stream + ".log."
+		prefix = s.logPrefix()
 	}
 	var ids []uuid.UUID
 	for offset := 0; ; {
@@ -316,7 +316,13 @@ func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
 			return nil, resp.Error
 		}
 		for subj := range resp.State.Subjects {
-			id, err := uuid.Parse(strings.TrimPrefix(subj, prefix))
+			var id uuid.UUID
+			var err error
+			if s.layout == Layout1 {
+				id, err = uuid.Parse(strings.TrimPrefix(subj, prefix))
+			} else {
+				id, err = s.taskOfLogSubject(subj)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: marker subject %q does not name a task", store.ErrCorrupt, subj)
 			}
@@ -333,9 +339,10 @@ func (s *Store) markedTasks(ctx context.Context) ([]uuid.UUID, error) {
 
 // Verify walks task's log from the first event and checks it is the chain that was written,
 // with store.ChainVerifier (the check store.DB.Verify makes), and that each event is where its
-// id says: in layout 1 on the subject its id names; in layout 2 on the task's log subject, with
-// the id markers of the task naming the same ids at the same sequences, in the same order. The
-// first problem is a *store.VerifyError.
+// id says: in layout 1 on the subject its id names; in layouts 2 and 3 on the task's log
+// subject, with the id markers of the task naming the same ids in the same order, at the same
+// sequences (layout 2) or each stored just before its event (layout 3). The first problem is a
+// *store.VerifyError.
 func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 	if err := s.check(); err != nil {
 		return err
@@ -349,7 +356,8 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 		return fmt.Errorf("task %s: %w", task, store.ErrTaskNotFound)
 	}
 	c := store.NewChainVerifier(task)
-	var ids []ulid.ULID // layout 2: the events' ids, in order
+	var ids []ulid.ULID // layouts 2 and 3: the events' ids, in order
+	var at []uint64     // and their stream sequences
 	var problem error
 	err = s.scanRaw(ctx, task, s.taskFilter(task), head.Seq, func(m storedMsg) bool {
 		data, err := s.payload(ctx, m)
@@ -372,7 +380,7 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 		}
 		want := s.taskFilter(task)
 		if s.layout == Layout1 {
-			want = s.idSubject(task, ev.ID.String())
+			want = s.idSubject(task, ev.ID)
 		}
 		if m.Subject != want {
 			problem = &store.VerifyError{Task: task, Seq: ev.Seq, Problem: fmt.Sprintf("the event is on subject %s, not %s: it was published by other code", m.Subject, want)}
@@ -380,6 +388,7 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 		}
 		if s.layout != Layout1 {
 			ids = append(ids, ev.ID)
+			at = append(at, m.Seq)
 		}
 		return true
 	})
@@ -401,14 +410,15 @@ func (s *Store) Verify(ctx context.Context, task uuid.UUID) error {
 	if !ok {
 		return &store.VerifyError{Task: task, Seq: 1, Problem: fmt.Sprintf("event %s has no id marker: a late retry of it could be stored twice", ids[0])}
 	}
-	return s.verifyMarkers(ctx, task, min(last.Seq, head.Seq), ids)
+	return s.verifyMarkers(ctx, task, min(last.Seq, head.Seq), ids, at)
 }
 
 // verifyMarkers checks that the id markers of task stored up to stream sequence upTo name
-// the events ids, in order: marker k names the id of event k and holds k. An event without its
-// marker could be stored twice; a marker without its event was not written by this package.
-func (s *Store) verifyMarkers(ctx context.Context, task uuid.UUID, upTo uint64, ids []ulid.ULID) error {
-	prefix := s.stream + ".id." + task.String() + "."
+// the events ids, stored at stream sequences at, in order: marker k names the id of event k
+// and holds k (layout 2), or is stored just before event k and holds nothing (layout 3). An
+// event without its marker could be stored twice; a marker without its event was not written
+// by this package.
+func (s *Store) verifyMarkers(ctx context.Context, task uuid.UUID, upTo uint64, ids []ulid.ULID, at []uint64) error {
 	var problem error
 	n := 0
 	err := s.scanRaw(ctx, task, s.idFilter(task), upTo, func(m storedMsg) bool {
@@ -417,7 +427,15 @@ func (s *Store) verifyMarkers(ctx context.Context, task uuid.UUID, upTo uint64, 
 			problem = &store.VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id marker %s names no event of the log, which ends at seq %d: it was published by other code", m.Subject, len(ids))}
 			return false
 		}
-		want := prefix + ids[n].String()
+		want := s.idSubject(task, ids[n])
+		if s.layout == Layout3 {
+			if m.Subject != want || len(m.Data) != 0 || m.Seq+1 != at[n] {
+				problem = &store.VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id marker there is %s at stream seq %d holding %d bytes, not %s at stream seq %d holding none: an event's id is not recorded with it", m.Subject, m.Seq, len(m.Data), want, at[n]-1)}
+				return false
+			}
+			n++
+			return true
+		}
 		if m.Subject != want || string(m.Data) != strconv.FormatUint(seq, 10) {
 			problem = &store.VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf("the id marker there is %s holding %q, not %s holding %d: an event's id is not recorded with it", m.Subject, m.Data, want, seq)}
 			return false
@@ -489,7 +507,7 @@ func (s *Store) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
 		return false, err
 	}
 	for _, id := range ids {
-		_, ok, err := s.getLast(context.Background(), s.idSubject(task, id.String()))
+		_, ok, err := s.getLast(context.Background(), s.idSubject(task, id))
 		if err != nil {
 			return false, s.errorf(fmt.Sprintf("look up event %s of task %s", id, task), err)
 		}

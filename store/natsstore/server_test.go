@@ -65,7 +65,7 @@ func connect(t testing.TB, s *server.Server) *nats.Conn {
 var streams atomic.Int64
 
 // layouts are the layouts a Store reads and writes, for the tests run in each.
-var layouts = []int{Layout1, Layout2}
+var layouts = []int{Layout1, Layout2, Layout3}
 
 // openStore opens a Store on a fresh stream of s, closed when t ends.
 func openStore(t testing.TB, s *server.Server, opts *Options) *Store {
