@@ -22,6 +22,14 @@ type Cache struct {
 	// read are the tasks' audits; auditing whether a goroutine reads those missing.
 	read     map[uuid.UUID]taskAudit
 	auditing bool
+	// serving counts the pages being built and sent; idle is signalled when it falls to 0. The
+	// background reader of audits waits for it before each task, so that a page a reader asked
+	// for does not share the CPU with it.
+	serving int
+	idle    sync.Cond
+	// stopReader stops the audit the background reader is reading, when a page begins: it is
+	// read again once the page is sent.
+	stopReader context.CancelFunc
 	// pages are the task pages built last, the most recent last (at most keptPages).
 	pages []cachedPage
 }
@@ -69,7 +77,39 @@ type cachedRules struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}, read: map[uuid.UUID]taskAudit{}}
+	c := &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}, read: map[uuid.UUID]taskAudit{}}
+	c.idle.L = &c.mu
+	return c
+}
+
+// serve marks a page being served until the function it returns is called.
+func (c *Cache) serve() (done func()) {
+	c.mu.Lock()
+	c.serving++
+	if c.stopReader != nil {
+		c.stopReader()
+	}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.serving--; c.serving == 0 {
+			c.idle.Broadcast()
+		}
+		c.mu.Unlock()
+	}
+}
+
+// whenIdle waits until no page is being served, then returns a context that the next page to
+// begin cancels.
+func (c *Cache) whenIdle() (context.Context, context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.serving > 0 {
+		c.idle.Wait()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopReader = cancel
+	return ctx, cancel
 }
 
 // tasks is Tasks through the cache.
@@ -170,6 +210,12 @@ func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget
 			continue
 		}
 		a := auditTask(ctx, db, id, t.Events)
+		if ctx.Err() != nil {
+			// Stopped, not failed: left to be read again.
+			t.AuditPending = true
+			pending = append(pending, *t)
+			continue
+		}
 		a.fill(t)
 		if c != nil {
 			c.mu.Lock()
@@ -187,8 +233,9 @@ func (c *Cache) busy() bool {
 	return c.auditing
 }
 
-// auditLater reads the audits of tasks in the background, one at a time, unless a reader is
-// already at work (the next list page hands it what is still missing).
+// auditLater reads the audits of tasks in the background, one at a time and each when no page
+// is being served (a page that begins stops the audit being read, which is read again after
+// it), unless a reader is already at work (the next list page hands it what is still missing).
 func (c *Cache) auditLater(src Source, tasks []Task) {
 	c.mu.Lock()
 	if c.auditing || len(tasks) == 0 {
@@ -203,12 +250,19 @@ func (c *Cache) auditLater(src Source, tasks []Task) {
 			c.auditing = false
 			c.mu.Unlock()
 		}()
-		ctx := context.Background()
-		for _, t := range tasks {
+		for i := 0; i < len(tasks); {
+			ctx, cancel := c.whenIdle()
 			src.View(ctx, func(db store.Store) error {
-				c.audits(ctx, db, []Task{t}, nil)
+				c.audits(ctx, db, tasks[i:i+1], nil)
 				return nil
 			})
+			c.mu.Lock()
+			c.stopReader = nil
+			c.mu.Unlock()
+			if ctx.Err() == nil {
+				i++ // else a page stopped it: read it again once the page is sent
+			}
+			cancel()
 		}
 	}()
 }

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tasklog/tasklog/store"
 )
 
 // TestEachParallel: every index is called once when nothing fails; a failure is reported as
@@ -70,5 +75,109 @@ func TestEachParallelCanceled(t *testing.T) {
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("%d calls after the context was canceled", n)
+	}
+}
+
+// servingSource is a Source whose View notes a read made while a page of cache was being
+// served.
+type servingSource struct {
+	storeSource
+	cache            *Cache
+	views, whileBusy atomic.Int32
+	// pageAt, when not 0, is the read during which a page begins (and ends after it).
+	pageAt int32
+}
+
+func (s *servingSource) View(ctx context.Context, fn func(store.Store) error) error {
+	if s.views.Add(1) == s.pageAt {
+		defer s.cache.serve()()
+	}
+	s.cache.mu.Lock()
+	busy := s.cache.serving > 0
+	s.cache.mu.Unlock()
+	if busy && s.views.Load() != s.pageAt {
+		s.whileBusy.Add(1)
+	}
+	return s.storeSource.View(ctx, fn)
+}
+
+// TestAuditsWaitForPages: the background reader of audits reads none while a page is being
+// served, and all of them once it is sent.
+func TestAuditsWaitForPages(t *testing.T) {
+	db, ids := benchStore(t, 3, 200)
+	c := NewCache()
+	src := &servingSource{storeSource: storeSource{db: db}, cache: c}
+	tasks, err := c.tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := c.serve()
+	c.auditLater(src, tasks)
+	for range 1000 {
+		runtime.Gosched() // time for a reader that does not wait to read
+	}
+	if n := src.views.Load(); n != 0 {
+		t.Errorf("%d audits read while a page was being served", n)
+	}
+	done()
+	for c.busy() {
+		runtime.Gosched()
+	}
+	if n, busy := src.views.Load(), src.whileBusy.Load(); n != int32(len(ids)) || busy != 0 {
+		t.Errorf("%d audits read after the page (%d of them while one was served), want %d", n, busy, len(ids))
+	}
+	for _, id := range ids {
+		if _, ok := c.read[id]; !ok {
+			t.Errorf("task %s: no audit read", id)
+		}
+	}
+}
+
+// TestListLeavesAuditsToTheReader: while the background reader of audits is at work, a list
+// page reads none itself (it would share the CPU with the reader, to read the same audits).
+func TestListLeavesAuditsToTheReader(t *testing.T) {
+	db, _ := benchStore(t, 3, 200)
+	for _, reading := range []bool{false, true} {
+		hd, h := newHandler(&storeSource{db: db}, Options{})
+		hd.cache.mu.Lock()
+		hd.cache.auditing = reading // as if a reader were at work
+		hd.cache.mu.Unlock()
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host = "127.0.0.1:8080"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /: %d %s", rec.Code, rec.Body)
+		}
+		hd.cache.mu.Lock()
+		read := len(hd.cache.read)
+		hd.cache.mu.Unlock()
+		if reading && read != 0 || !reading && read == 0 {
+			t.Errorf("a reader at work: %v; the page read %d audits itself", reading, read)
+		}
+	}
+}
+
+// TestPageStopsAnAudit: a page that begins while the background reader reads an audit stops it;
+// the audit is not kept as failed, and is read again, whole, once the page is sent.
+func TestPageStopsAnAudit(t *testing.T) {
+	db, ids := benchStore(t, 3, 200)
+	c := NewCache()
+	src := &servingSource{storeSource: storeSource{db: db}, cache: c, pageAt: 2}
+	tasks, err := c.tasks(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.auditLater(src, tasks)
+	for c.busy() {
+		runtime.Gosched()
+	}
+	if n, want := src.views.Load(), int32(len(ids)+1); n != want {
+		t.Errorf("%d reads of audits, want %d: one for each task and one again for the one a page stopped", n, want)
+	}
+	for _, id := range ids {
+		if a, ok := c.read[id]; !ok || a.failed != "" {
+			t.Errorf("task %s: audit read %v, failed %q", id, ok, a.failed)
+		}
 	}
 }

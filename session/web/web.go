@@ -108,16 +108,25 @@ func NewHandler(src Source, opts Options) http.Handler {
 func newHandler(src Source, opts Options) (*handler, http.Handler) {
 	h := &handler{src: src, cache: NewCache()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", h.list)
-	mux.HandleFunc("GET /task/{id}", h.task)
+	mux.HandleFunc("GET /{$}", h.serving(h.list))
+	mux.HandleFunc("GET /task/{id}", h.serving(h.task))
 	mux.HandleFunc("GET /task/{id}/events", h.events)
-	mux.HandleFunc("GET /task/{id}/part", h.part)
-	mux.HandleFunc("GET /rules", h.rules)
-	mux.HandleFunc("GET /rule", h.rules)
+	mux.HandleFunc("GET /task/{id}/part", h.serving(h.part))
+	mux.HandleFunc("GET /rules", h.serving(h.rules))
+	mux.HandleFunc("GET /rule", h.serving(h.rules))
 	if opts.Token != "" {
 		return h, headers(tokenOnly(opts.Token, mux), true)
 	}
 	return h, headers(mux, false)
+}
+
+// serving counts fn's requests as pages being served (see Cache.serve); an event stream, which
+// lasts as long as its page is open, is not one.
+func (h *handler) serving(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		defer h.cache.serve()()
+		fn(w, r)
+	}
 }
 
 // tokenOnly answers only the requests that carry the token (see Options.Token).
@@ -192,8 +201,10 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		// The audits not kept are read while the page has time; the rest in the background,
-		// shown pending until then.
-		pending = h.cache.audits(r.Context(), db, tasks, func() bool { return time.Now().Before(deadline) })
+		// shown pending until then. While the background reader is at work, the page leaves
+		// them to it.
+		reading := h.cache.busy()
+		pending = h.cache.audits(r.Context(), db, tasks, func() bool { return !reading && time.Now().Before(deadline) })
 		return nil
 	})
 	h.cache.auditLater(h.src, pending)
