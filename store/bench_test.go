@@ -311,22 +311,19 @@ func BenchmarkDiskUsage(b *testing.B) {
 
 // BenchmarkDiskUsageRealistic writes 20,000 events of mix.Realistic (a recorded
 // session, one event in a hundred a decision) in the small appends hooks make (one to three
-// events each), records compressed (today's form) and uncompressed (format 2's), and reports per
-// event the bytes of the file's pages in use, the file's size and the payload bytes, and the
-// ratio of bytes in use to payload bytes.
+// events each), records in today's form (format 4), compressed whole (format 3's) and
+// uncompressed (format 2's), and reports per event the bytes of the file's pages in use, the
+// file's size and the payload bytes, and the ratio of bytes in use to payload bytes.
 func BenchmarkDiskUsageRealistic(b *testing.B) {
 	const n = 20_000
 	evs, payload := mix.Realistic(b, n)
-	for _, compressed := range []bool{true, false} {
-		name := "compressed"
-		if !compressed {
-			name = "uncompressed"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, form := range []string{"compressed", "compressed-format3", "uncompressed"} {
+		b.Run(form, func(b *testing.B) {
 			var inUse, size int64
 			for b.Loop() {
 				db := openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
-				db.noCompress = !compressed
+				db.noCompress = form == "uncompressed"
+				db.wholeRecords = form == "compressed-format3"
 				// Commits skip their fsync, but the file grows as a durable store's does.
 				db.bolt.NoGrowSync = false
 				inUse, size = writeHookSized(b, db, evs)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"iter"
@@ -9,7 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // chunkSize is how many events one read transaction copies out. Large enough that the
@@ -40,14 +40,16 @@ type TaskInfo struct {
 	LastTurn int
 }
 
-// chunk is a run of stored events copied out of a read transaction into one buffer. Offsets,
-// not slices, keep it free of pointers for the garbage collector.
+// chunk is a run of stored events copied out of a read transaction into one buffer, as their
+// binary encodings. Offsets, not slices, keep it free of pointers for the garbage collector.
 type chunk struct {
 	buf  []byte
 	seqs []uint64
 	ends []int
-	// bad, when set, is the stored record that ends the chunk because it does not decompress.
+	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
+	// records rebuilds the encodings; its buffers serve every chunk read into c.
+	records recordReader
 }
 
 func (c *chunk) value(i int) []byte {
@@ -71,20 +73,34 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 // keeps nothing of a chunk once it has moved on reuses one chunk for the whole log.
 func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 	c.buf, c.seqs, c.ends, c.bad = c.buf[:0], c.seqs[:0], c.ends[:0], nil
+	from = max(from, 1)
 	return db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
 			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 		}
 		cur := tb.Cursor()
+		// A record of format 4 leaves out its prev hash, the hash of the record before it: a
+		// chunk starts on the record before its first.
+		k, v := cur.Seek(uint64ToBytes(from - 1))
+		var before []byte
+		if from > 1 && k != nil && bytes.Equal(k, uint64ToBytes(from-1)) {
+			before = v
+			k, v = cur.Next()
+		}
+		c.records.task = task
+		c.records.start(from, before)
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
-		for k, v := cur.Seek(uint64ToBytes(from)); k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
+		for ; k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
 			if len(k) != 8 {
 				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
 			}
 			seq := bytesToUint64(k)
+			if seq < from {
+				continue // key 0, which no event has
+			}
 			var err error
-			if c.buf, err = payloadcodec.Decode(c.buf, v); err != nil {
+			if c.buf, err = c.records.next(c.buf, v, seq); err != nil {
 				// The records before it are good; the reader gets them, then the error.
 				c.bad = &recordError{task: task, seq: seq, err: err}
 				return nil
@@ -96,8 +112,8 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 	})
 }
 
-// recordError is a stored record that does not decompress: it names the task and the event's
-// sequence number.
+// recordError is a stored record that cannot be read (it does not decompress, or its
+// predecessor is missing): it names the task and the event's sequence number.
 type recordError struct {
 	task uuid.UUID
 	seq  uint64
@@ -188,7 +204,8 @@ func (db *DB) Head(task uuid.UUID) (Head, error) {
 	return h, err
 }
 
-// headOf decodes the last event of a task's bucket.
+// headOf reads the end of a task's log from its last record: a record of format 4 keeps the
+// hash and the turn in front, where they are read without decompressing anything.
 func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 	if tb == nil {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
@@ -197,20 +214,11 @@ func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 	if k == nil {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 	}
-	// A record stored as it is is read in place (decoding aliases it; only fixed-size fields
-	// are kept); a compressed one is decompressed first.
-	raw := v
-	if payloadcodec.IsCompressed(v) {
-		var err error
-		if raw, err = payloadcodec.Decode(nil, v); err != nil {
-			return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
-		}
+	hash, turn, err := recordHead(v)
+	if err != nil {
+		return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
 	}
-	var ev events.Event
-	if err := ev.UnmarshalBinary(raw); err != nil {
-		return Head{}, fmt.Errorf("task %s: seq %d: %w: %w", task, bytesToUint64(k), ErrCorrupt, err)
-	}
-	return Head{Seq: bytesToUint64(k), Hash: ev.Hash, LastTurn: ev.Turn}, nil
+	return Head{Seq: bytesToUint64(k), Hash: hash, LastTurn: turn}, nil
 }
 
 // Tasks lists every task with at least one event, sorted by task id.
