@@ -48,7 +48,7 @@ type chunk struct {
 	ends []int
 	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
-	// records rebuilds the encodings; its buffers serve every chunk read into c.
+	// records rebuilds the encodings.
 	records recordReader
 }
 

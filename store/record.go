@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -128,9 +129,11 @@ type recordReader struct {
 	// prev is the hash of the record read last; prevOK says whether there is one.
 	prev   events.Hash
 	prevOK bool
-	// body holds a decompressed compact encoding.
-	body []byte
 }
+
+// bodies holds buffers for decompressed compact encodings, which are copied into the encoding
+// rebuilt right away: a reader of a chunk at a time does not grow one of its own per chunk.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
 
 // start positions r before the record at seq: prev is the stored record at seq-1, or nil when
 // seq is 1 or that record is missing.
@@ -177,12 +180,14 @@ func (r *recordReader) expand(dst, stored []byte, seq uint64) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	body := stored[at:]
-	if stored[0] == tagLinkedZstd {
-		if r.body, err = payloadcodec.Decompress(r.body[:0], body); err != nil {
-			return dst, err
-		}
-		body = r.body
+	link := events.Link{Task: r.task, Seq: seq, Turn: turn, Prev: r.prev, Hash: hash}
+	if stored[0] == tagLinkedRaw {
+		return events.ExpandCompact(dst, stored[at:], link)
 	}
-	return events.ExpandCompact(dst, body, events.Link{Task: r.task, Seq: seq, Turn: turn, Prev: r.prev, Hash: hash})
+	buf := bodies.Get().(*[]byte)
+	defer bodies.Put(buf)
+	if *buf, err = payloadcodec.Decompress((*buf)[:0], stored[at:]); err != nil {
+		return dst, err
+	}
+	return events.ExpandCompact(dst, *buf, link)
 }
