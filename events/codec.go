@@ -157,15 +157,7 @@ func (e *Event) UnmarshalBinary(b []byte) error {
 	ev.Seq = r.uvarint()
 	r.copy(ev.ID[:])
 	ev.Turn = int(r.uvarint())
-	if flags&flagTime != 0 {
-		ev.Time = time.Unix(0, r.varint()).UTC()
-	}
-	ev.Type = internType(r.bytes())
-	ev.V = int(r.uvarint())
-	if flags&flagOrigin != 0 {
-		ev.Origin = &Origin{File: string(r.bytes())}
-		ev.Origin.Record = int(r.uvarint())
-	}
+	r.middle(&ev, flags)
 	r.copy(ev.Prev[:])
 	ev.Data = r.bytes()
 	r.copy(ev.Hash[:])
@@ -215,6 +207,20 @@ func internType(b []byte) Type {
 		return TypeAgentStopped
 	}
 	return Type(b)
+}
+
+// middle decodes the fields between the turn and the prev hash, which the binary and the
+// compact encodings share.
+func (r *reader) middle(ev *Event, flags byte) {
+	if flags&flagTime != 0 {
+		ev.Time = time.Unix(0, r.varint()).UTC()
+	}
+	ev.Type = internType(r.bytes())
+	ev.V = int(r.uvarint())
+	if flags&flagOrigin != 0 {
+		ev.Origin = &Origin{File: string(r.bytes())}
+		ev.Origin.Record = int(r.uvarint())
+	}
 }
 
 type reader struct {

@@ -85,3 +85,23 @@ func ExpandCompact(dst, compact []byte, l Link) ([]byte, error) {
 	dst = append(dst, data...)
 	return append(dst, l.Hash[:]...), nil
 }
+
+// UnmarshalCompact decodes an event from its compact encoding and l, as UnmarshalBinary decodes
+// the binary encoding ExpandCompact would rebuild from them. Data aliases compact. A compact
+// encoding that does not parse is ErrCorrupt.
+func (e *Event) UnmarshalCompact(compact []byte, l Link) error {
+	r := reader{b: compact}
+	format, flags := r.byte(), r.byte()
+	if r.err == nil && format != formatV1 {
+		return fmt.Errorf("%w: unknown format %d", ErrCorrupt, format)
+	}
+	ev := Event{Task: l.Task, Seq: l.Seq, Turn: l.Turn, Prev: l.Prev, Hash: l.Hash}
+	r.copy(ev.ID[:])
+	r.middle(&ev, flags)
+	if r.err != nil {
+		return r.err
+	}
+	ev.Data = r.b[:len(r.b):len(r.b)]
+	*e = ev
+	return nil
+}

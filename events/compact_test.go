@@ -11,8 +11,8 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// The compact encoding and a Link rebuild the binary encoding byte for byte, whatever fields are
-// set: time or none, origin or none, empty to large data, first or later event, small and large
+// The compact encoding and a Link rebuild the binary encoding byte for byte, and decode to the
+// event that encoding decodes to, whatever fields are set: time or none, origin or none, empty to large data, first or later event, small and large
 // sequence numbers and turns.
 func TestCompactRoundTrip(t *testing.T) {
 	var prev Hash
@@ -54,6 +54,13 @@ func TestCompactRoundTrip(t *testing.T) {
 						if back.ComputeHash() != ev.Hash || back.Seq != ev.Seq || back.Turn != ev.Turn || back.Task != ev.Task {
 							t.Errorf("read back %+v", back)
 						}
+						var direct Event
+						if err := direct.UnmarshalCompact(compact, ev.LinkOf()); err != nil {
+							t.Fatal(err)
+						}
+						if enc := direct.AppendBinary(nil); !bytes.Equal(enc, want) {
+							t.Fatalf("decoded from the compact encoding, it encodes as\n%x\nwant\n%x", enc, want)
+						}
 					})
 				}
 			}
@@ -90,7 +97,7 @@ func TestCompactWrongLinkChangesTheHash(t *testing.T) {
 	}
 }
 
-// A compact encoding cut short or of an unknown format is ErrCorrupt.
+// A compact encoding cut short or of an unknown format is ErrCorrupt, rebuilt or decoded.
 func TestExpandCompactRefusesDamage(t *testing.T) {
 	ev := Event{Task: testTask, Seq: 5, ID: ulid.Make(), Time: time.Unix(1700000000, 0), Type: TypeToolCall, V: 1,
 		Origin: &Origin{File: "a.jsonl", Record: 9}}
@@ -99,9 +106,17 @@ func TestExpandCompactRefusesDamage(t *testing.T) {
 		if _, err := ExpandCompact(nil, compact[:n], ev.LinkOf()); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("cut to %d of %d bytes: %v, want ErrCorrupt", n, len(compact), err)
 		}
+		var got Event
+		if err := got.UnmarshalCompact(compact[:n], ev.LinkOf()); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decoding a cut to %d of %d bytes: %v, want ErrCorrupt", n, len(compact), err)
+		}
 	}
 	bad := append([]byte{7}, compact[1:]...)
 	if _, err := ExpandCompact(nil, bad, ev.LinkOf()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
 		t.Errorf("format 7: %v", err)
+	}
+	var got Event
+	if err := got.UnmarshalCompact(bad, ev.LinkOf()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
+		t.Errorf("decoding format 7: %v", err)
 	}
 }

@@ -31,6 +31,10 @@ func NewChainVerifier(task uuid.UUID) *ChainVerifier {
 // Next is the sequence number the next event must have: one more than the events checked.
 func (c *ChainVerifier) Next() uint64 { return c.next }
 
+// Prev is the hash the next event's Prev must be: the last checked event's hash (zero before
+// the first).
+func (c *ChainVerifier) Prev() events.Hash { return c.prev }
+
 // Check checks ev is the next event of the chain and, if it is, moves on past it. A problem is
 // a *VerifyError (errors.Is ErrChainBroken) at the sequence number expected, and leaves the
 // verifier where it was. Check does not keep ev.

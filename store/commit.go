@@ -325,25 +325,27 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 	stored := make([]events.Event, len(r.evs))
 	records := recordReader{task: r.task}
 	records.start(first, tb.Get(uint64ToBytes(first-1)))
+	prev := records.prev
 	for i := range r.evs {
 		seq := first + uint64(i)
 		stv := tb.Get(uint64ToBytes(seq))
 		if stv == nil {
 			return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, seq), true
 		}
-		// The answer outlives the transaction, so it must not point into the mmap: the
-		// encoding is rebuilt into a buffer of its own.
+		// The answer outlives the transaction, so it must not point into the mmap: the record
+		// is copied into a buffer of its own.
 		raw, err := records.next(nil, stv, seq)
 		if err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}
-		if err := stored[i].UnmarshalBinary(raw); err != nil {
+		if err := decodeRecord(&stored[i], raw, r.task, seq, prev); err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}
+		prev = stored[i].Hash
 		// Same position, same link: the encodings are equal exactly when the caller's content is.
 		want := r.evs[i]
 		want.Task, want.Seq, want.Prev, want.Hash = r.task, seq, stored[i].Prev, stored[i].Hash
-		if !bytes.Equal(want.AppendBinary(nil), raw) {
+		if !bytes.Equal(want.AppendBinary(nil), stored[i].AppendBinary(nil)) {
 			return Appended{}, fmt.Errorf("append to task %s: %w: event %s is stored at seq %d with different content",
 				r.task, ErrDuplicateID, want.ID, seq), true
 		}

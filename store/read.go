@@ -40,15 +40,18 @@ type TaskInfo struct {
 	LastTurn int
 }
 
-// chunk is a run of stored events copied out of a read transaction into one buffer, as their
-// binary encodings. Offsets, not slices, keep it free of pointers for the garbage collector.
+// chunk is a run of stored events copied out of a read transaction into one buffer, in the form
+// decodeRecord reads. Offsets, not slices, keep it free of pointers for the garbage collector.
 type chunk struct {
 	buf  []byte
 	seqs []uint64
 	ends []int
+	// prev is the hash of the record before the first, the prev hash of a first record of
+	// format 4.
+	prev events.Hash
 	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
-	// records rebuilds the encodings.
+	// records copies the records out.
 	records recordReader
 }
 
@@ -90,6 +93,7 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 		}
 		c.records.task = task
 		c.records.start(from, before)
+		c.prev = c.records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
 		for ; k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
 			if len(k) != 8 {
@@ -155,8 +159,9 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 			}
 			// Events are kept by callers, so each chunk gets a buffer of its own.
 			hint = cap(c.buf)
+			prev := c.prev
 			for i, seq := range c.seqs {
-				ev, err := decodeAt(task, seq, c.value(i))
+				ev, err := decodeAt(task, seq, c.value(i), prev)
 				if err == nil && seq != next {
 					err = fmt.Errorf("task %s: seq %d: %w: missing, the next stored event is seq %d", task, next, ErrCorrupt, seq)
 				}
@@ -167,7 +172,7 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 				if !yield(ev, nil) {
 					return
 				}
-				next = seq + 1
+				next, prev = seq+1, ev.Hash
 			}
 			if c.bad != nil {
 				yield(events.Event{}, c.bad)
@@ -180,10 +185,11 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 	}
 }
 
-// decodeAt decodes the value stored under seq and checks it is the event that belongs there.
-func decodeAt(task uuid.UUID, seq uint64, raw []byte) (events.Event, error) {
+// decodeAt decodes the record read from under seq, whose predecessor's hash is prev, and checks
+// it is the event that belongs there.
+func decodeAt(task uuid.UUID, seq uint64, raw []byte, prev events.Hash) (events.Event, error) {
 	var ev events.Event
-	if err := ev.UnmarshalBinary(raw); err != nil {
+	if err := decodeRecord(&ev, raw, task, seq, prev); err != nil {
 		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: %w", task, seq, ErrCorrupt, err)
 	}
 	if ev.Seq != seq || ev.Task != task {

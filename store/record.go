@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/google/uuid"
 
@@ -122,18 +121,16 @@ func recordHash(stored []byte) (events.Hash, error) {
 	return h, nil
 }
 
-// recordReader rebuilds events' binary encodings from stored records of any form, in log order:
-// it carries each record's hash to the next as its prev hash.
+// recordReader copies stored records of any form out of a transaction, in log order, into the
+// form they are decoded from (see decodeRecord): a canonical encoding, or a record of format 4
+// with its body decompressed (behind tagLinkedRaw). It carries each record's hash to the next,
+// to know whether the prev hash of a record of format 4 can be had.
 type recordReader struct {
 	task uuid.UUID
 	// prev is the hash of the record read last; prevOK says whether there is one.
 	prev   events.Hash
 	prevOK bool
 }
-
-// bodies holds buffers for decompressed compact encodings, which are copied into the encoding
-// rebuilt right away: a reader of a chunk at a time does not grow one of its own per chunk.
-var bodies = sync.Pool{New: func() any { return new([]byte) }}
 
 // start positions r before the record at seq: prev is the stored record at seq-1, or nil when
 // seq is 1 or that record is missing.
@@ -145,15 +142,15 @@ func (r *recordReader) start(seq uint64, prev []byte) {
 	}
 }
 
-// next appends the binary encoding of the record stored under seq to dst and makes its hash the
-// prev of the record after it. A record that does not decompress, or one of format 4 whose
-// predecessor was not read, is an error, and the reader cannot go on.
+// next appends the record stored under seq to dst in the form decodeRecord reads and makes its
+// hash the prev of the record after it. A record that does not decompress, or one of format 4
+// whose predecessor was not read, is an error, and the reader cannot go on.
 func (r *recordReader) next(dst, stored []byte, seq uint64) ([]byte, error) {
 	start := len(dst)
 	var err error
 	switch {
 	case isLinked(stored):
-		dst, err = r.expand(dst, stored, seq)
+		dst, err = r.linked(dst, stored)
 	default:
 		dst, err = payloadcodec.Decode(dst, stored)
 	}
@@ -161,33 +158,38 @@ func (r *recordReader) next(dst, stored []byte, seq uint64) ([]byte, error) {
 		r.prevOK = false
 		return dst[:start], err
 	}
-	// The encoding just written ends with the event's hash; one that is too short to is left to
-	// the decoder to report, and breaks the chain.
-	if enc := dst[start:]; len(enc) >= len(r.prev) {
-		copy(r.prev[:], enc[len(enc)-len(r.prev):])
-		r.prevOK = true
-	} else {
-		r.prevOK = false
-	}
+	h, err := recordHash(dst[start:])
+	r.prev, r.prevOK = h, err == nil
 	return dst, nil
 }
 
-func (r *recordReader) expand(dst, stored []byte, seq uint64) ([]byte, error) {
+// linked appends a record of format 4 with its body decompressed.
+func (r *recordReader) linked(dst, stored []byte) ([]byte, error) {
 	if !r.prevOK {
 		return dst, errNoPrev
 	}
-	hash, turn, at, err := linkedHead(stored)
+	_, _, at, err := linkedHead(stored)
 	if err != nil {
 		return dst, err
 	}
-	link := events.Link{Task: r.task, Seq: seq, Turn: turn, Prev: r.prev, Hash: hash}
 	if stored[0] == tagLinkedRaw {
-		return events.ExpandCompact(dst, stored[at:], link)
+		return append(dst, stored...), nil
 	}
-	buf := bodies.Get().(*[]byte)
-	defer bodies.Put(buf)
-	if *buf, err = payloadcodec.Decompress((*buf)[:0], stored[at:]); err != nil {
-		return dst, err
+	start := len(dst)
+	dst = append(dst, stored[:at]...)
+	dst[start] = tagLinkedRaw
+	return payloadcodec.Decompress(dst, stored[at:])
+}
+
+// decodeRecord decodes a record as recordReader.next copies it out: the event stored in task's log
+// under seq, whose predecessor's hash is prev. Data aliases raw.
+func decodeRecord(ev *events.Event, raw []byte, task uuid.UUID, seq uint64, prev events.Hash) error {
+	if !isLinked(raw) {
+		return ev.UnmarshalBinary(raw)
 	}
-	return events.ExpandCompact(dst, *buf, link)
+	hash, turn, at, err := linkedHead(raw)
+	if err != nil {
+		return err
+	}
+	return ev.UnmarshalCompact(raw[at:], events.Link{Task: task, Seq: seq, Turn: turn, Prev: prev, Hash: hash})
 }

@@ -20,11 +20,16 @@ func canonicalAt(t testing.TB, task uuid.UUID, tb *bolt.Bucket, seq uint64) []by
 	t.Helper()
 	r := recordReader{task: task}
 	r.start(seq, tb.Get(uint64ToBytes(seq-1)))
+	prev := r.prev
 	raw, err := r.next(nil, tb.Get(uint64ToBytes(seq)), seq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw
+	var ev events.Event
+	if err := decodeRecord(&ev, raw, task, seq, prev); err != nil {
+		t.Fatal(err)
+	}
+	return ev.AppendBinary(nil)
 }
 
 func TestVerifyFindsTampering(t *testing.T) {
