@@ -323,7 +323,7 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 		return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, first), true
 	}
 	stored := make([]events.Event, len(r.evs))
-	records := recordReader{task: r.task}
+	var records recordReader
 	records.start(first, tb.Get(uint64ToBytes(first-1)))
 	prev := records.prev
 	for i := range r.evs {
@@ -334,7 +334,7 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 		}
 		// The answer outlives the transaction, so it must not point into the mmap: the record
 		// is copied into a buffer of its own.
-		raw, err := records.next(nil, stv, seq)
+		raw, err := records.next(nil, stv)
 		if err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}

@@ -91,7 +91,6 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 			before = v
 			k, v = cur.Next()
 		}
-		c.records.task = task
 		c.records.start(from, before)
 		c.prev = c.records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
@@ -104,7 +103,7 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 				continue // key 0, which no event has
 			}
 			var err error
-			if c.buf, err = c.records.next(c.buf, v, seq); err != nil {
+			if c.buf, err = c.records.next(c.buf, v); err != nil {
 				// The records before it are good; the reader gets them, then the error.
 				c.bad = &recordError{task: task, seq: seq, err: err}
 				return nil

@@ -126,7 +126,6 @@ func recordHash(stored []byte) (events.Hash, error) {
 // with its body decompressed (behind tagLinkedRaw). It carries each record's hash to the next,
 // to know whether the prev hash of a record of format 4 can be had.
 type recordReader struct {
-	task uuid.UUID
 	// prev is the hash of the record read last; prevOK says whether there is one.
 	prev   events.Hash
 	prevOK bool
@@ -142,10 +141,10 @@ func (r *recordReader) start(seq uint64, prev []byte) {
 	}
 }
 
-// next appends the record stored under seq to dst in the form decodeRecord reads and makes its
-// hash the prev of the record after it. A record that does not decompress, or one of format 4
-// whose predecessor was not read, is an error, and the reader cannot go on.
-func (r *recordReader) next(dst, stored []byte, seq uint64) ([]byte, error) {
+// next appends the next stored record to dst in the form decodeRecord reads and makes its hash
+// the prev of the record after it. A record that does not decompress, or one of format 4 whose
+// predecessor was not read, is an error, and the reader cannot go on.
+func (r *recordReader) next(dst, stored []byte) ([]byte, error) {
 	start := len(dst)
 	var err error
 	switch {
@@ -181,8 +180,8 @@ func (r *recordReader) linked(dst, stored []byte) ([]byte, error) {
 	return payloadcodec.Decompress(dst, stored[at:])
 }
 
-// decodeRecord decodes a record as recordReader.next copies it out: the event stored in task's log
-// under seq, whose predecessor's hash is prev. Data aliases raw.
+// decodeRecord decodes a record as recordReader.next copies it out: the event stored in task's
+// log under seq, whose predecessor's hash is prev. Data aliases raw.
 func decodeRecord(ev *events.Event, raw []byte, task uuid.UUID, seq uint64, prev events.Hash) error {
 	if !isLinked(raw) {
 		return ev.UnmarshalBinary(raw)

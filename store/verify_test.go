@@ -18,10 +18,10 @@ import (
 // with the hash of the record before it.
 func canonicalAt(t testing.TB, task uuid.UUID, tb *bolt.Bucket, seq uint64) []byte {
 	t.Helper()
-	r := recordReader{task: task}
+	var r recordReader
 	r.start(seq, tb.Get(uint64ToBytes(seq-1)))
 	prev := r.prev
-	raw, err := r.next(nil, tb.Get(uint64ToBytes(seq)), seq)
+	raw, err := r.next(nil, tb.Get(uint64ToBytes(seq)))
 	if err != nil {
 		t.Fatal(err)
 	}
