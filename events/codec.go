@@ -51,8 +51,9 @@ func ParseHash(s string) (Hash, error) {
 //	time varint (Unix ns, if flagTime) | type len+bytes | v uvarint |
 //	origin file len+bytes, record uvarint (if flagOrigin) | prev (32) | data len+bytes | hash (32)
 //
-// The stores keep a record compressed behind the tag byte 0xFE (store/payloadcodec.Tag) and
-// tell the two forms apart by the first byte: no format number may ever be 0xFE.
+// The stores keep a record compressed behind the tag byte 0xFE (store/payloadcodec.Tag), or in
+// the compact encoding (see AppendCompact) behind the tag bytes 0xFC and 0xFD, and tell the
+// forms apart by the first byte: no format number may ever be 0xFC, 0xFD or 0xFE.
 const (
 	formatV1   = 1
 	flagTime   = 1 << 0
@@ -102,6 +103,17 @@ func (e *Event) appendUnhashed(b []byte) []byte {
 
 // appendHead appends the encoding of every field before the data's length.
 func (e *Event) appendHead(b []byte) []byte {
+	flags := e.flags()
+	b = append(b, formatV1, flags)
+	b = append(b, e.Task[:]...)
+	b = binary.AppendUvarint(b, e.Seq)
+	b = append(b, e.ID[:]...)
+	b = binary.AppendUvarint(b, uint64(e.Turn))
+	b = e.appendMiddle(b, flags)
+	return append(b, e.Prev[:]...)
+}
+
+func (e *Event) flags() byte {
 	var flags byte
 	if !e.Time.IsZero() {
 		flags |= flagTime
@@ -109,11 +121,12 @@ func (e *Event) appendHead(b []byte) []byte {
 	if e.Origin != nil {
 		flags |= flagOrigin
 	}
-	b = append(b, formatV1, flags)
-	b = append(b, e.Task[:]...)
-	b = binary.AppendUvarint(b, e.Seq)
-	b = append(b, e.ID[:]...)
-	b = binary.AppendUvarint(b, uint64(e.Turn))
+	return flags
+}
+
+// appendMiddle appends the fields between the turn and the prev hash, which the binary and the
+// compact encodings share.
+func (e *Event) appendMiddle(b []byte, flags byte) []byte {
 	if flags&flagTime != 0 {
 		b = binary.AppendVarint(b, e.Time.UnixNano())
 	}
@@ -123,7 +136,7 @@ func (e *Event) appendHead(b []byte) []byte {
 		b = appendString(b, e.Origin.File)
 		b = binary.AppendUvarint(b, uint64(e.Origin.Record))
 	}
-	return append(b, e.Prev[:]...)
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -144,15 +157,7 @@ func (e *Event) UnmarshalBinary(b []byte) error {
 	ev.Seq = r.uvarint()
 	r.copy(ev.ID[:])
 	ev.Turn = int(r.uvarint())
-	if flags&flagTime != 0 {
-		ev.Time = time.Unix(0, r.varint()).UTC()
-	}
-	ev.Type = internType(r.bytes())
-	ev.V = int(r.uvarint())
-	if flags&flagOrigin != 0 {
-		ev.Origin = &Origin{File: string(r.bytes())}
-		ev.Origin.Record = int(r.uvarint())
-	}
+	r.middle(&ev, flags)
 	r.copy(ev.Prev[:])
 	ev.Data = r.bytes()
 	r.copy(ev.Hash[:])
@@ -202,6 +207,20 @@ func internType(b []byte) Type {
 		return TypeAgentStopped
 	}
 	return Type(b)
+}
+
+// middle decodes the fields between the turn and the prev hash, which the binary and the
+// compact encodings share.
+func (r *reader) middle(ev *Event, flags byte) {
+	if flags&flagTime != 0 {
+		ev.Time = time.Unix(0, r.varint()).UTC()
+	}
+	ev.Type = internType(r.bytes())
+	ev.V = int(r.uvarint())
+	if flags&flagOrigin != 0 {
+		ev.Origin = &Origin{File: string(r.bytes())}
+		ev.Origin.Record = int(r.uvarint())
+	}
 }
 
 type reader struct {

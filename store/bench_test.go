@@ -311,22 +311,19 @@ func BenchmarkDiskUsage(b *testing.B) {
 
 // BenchmarkDiskUsageRealistic writes 20,000 events of mix.Realistic (a recorded
 // session, one event in a hundred a decision) in the small appends hooks make (one to three
-// events each), records compressed (today's form) and uncompressed (format 2's), and reports per
-// event the bytes of the file's pages in use, the file's size and the payload bytes, and the
-// ratio of bytes in use to payload bytes.
+// events each), records in today's form (format 4), compressed whole (format 3's) and
+// uncompressed (format 2's), and reports per event the bytes of the file's pages in use, the
+// file's size and the payload bytes, and the ratio of bytes in use to payload bytes.
 func BenchmarkDiskUsageRealistic(b *testing.B) {
 	const n = 20_000
 	evs, payload := mix.Realistic(b, n)
-	for _, compressed := range []bool{true, false} {
-		name := "compressed"
-		if !compressed {
-			name = "uncompressed"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, form := range []string{"compressed", "compressed-format3", "uncompressed"} {
+		b.Run(form, func(b *testing.B) {
 			var inUse, size int64
 			for b.Loop() {
 				db := openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
-				db.noCompress = !compressed
+				db.noCompress = form == "uncompressed"
+				db.wholeRecords = form == "compressed-format3"
 				// Commits skip their fsync, but the file grows as a durable store's does.
 				db.bolt.NoGrowSync = false
 				inUse, size = writeHookSized(b, db, evs)
@@ -376,7 +373,8 @@ func diskInUse(b testing.TB, db *DB) (inUse, size int64) {
 // same store writing uncompressed, on the realistic mix. "append" alternates one durable
 // (fsynced) single-event append to a compressed file and one to an uncompressed file and
 // reports the median of each and their ratio; "read" streams the same 20,000 events from each
-// file in turn and reports events per second of each.
+// file in turn, and from a third whose records are compressed whole (format 3's form), and
+// reports events per second of each.
 func BenchmarkCompressionPaired(b *testing.B) {
 	evs, _ := mix.Realistic(b, 20_000)
 	b.Run("append", func(b *testing.B) {
@@ -411,20 +409,25 @@ func BenchmarkCompressionPaired(b *testing.B) {
 		b.ReportMetric(float64(mp)/float64(mu), "ratio")
 	})
 	b.Run("read", func(b *testing.B) {
-		dbs := make([]*DB, 2)
+		// Today's form, uncompressed, and compressed whole as format 3 did.
+		dbs := make([]*DB, 3)
 		task := uuid.New()
 		for i := range dbs {
 			dbs[i] = openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
 			dbs[i].noCompress = i == 1
+			dbs[i].wholeRecords = i == 2
 			for j := 0; j < len(evs); j += 1000 {
 				if _, err := dbs[i].Append(context.Background(), task, uint64(j), evs[j:j+1000]...); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		var took [2]time.Duration
-		for b.Loop() {
-			for i, db := range dbs {
+		var took [3]time.Duration
+		// Each file is read first in turn: a read pays for the garbage the one before it left.
+		for k := 0; b.Loop(); k++ {
+			for j := range dbs {
+				i := (j + k) % len(dbs)
+				db := dbs[i]
 				start := time.Now()
 				n := 0
 				for _, err := range db.Events(context.Background(), task, 1) {
@@ -441,5 +444,61 @@ func BenchmarkCompressionPaired(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(evs))/took[0].Seconds(), "compressed-events/s")
 		b.ReportMetric(float64(b.N*len(evs))/took[1].Seconds(), "uncompressed-events/s")
+		b.ReportMetric(float64(b.N*len(evs))/took[2].Seconds(), "format3-events/s")
 	})
+}
+
+// BenchmarkAppendAfterDecision times the append of one tool call to a task whose last record is
+// one of the mix's decisions (47 KB on average), without fsync, to a file in today's form and
+// to one whose records are compressed whole (format 3's), in turn, and reports the median of
+// each. The append reads the task's head from that last record: in today's form the hash in
+// front of it, in format 3's form the decision decompressed.
+func BenchmarkAppendAfterDecision(b *testing.B) {
+	evs, _ := mix.Realistic(b, 2_000)
+	var decisions, calls []events.Event
+	for _, ev := range evs {
+		switch ev.Type {
+		case events.TypeDecision:
+			decisions = append(decisions, ev)
+		case events.TypeToolCall:
+			calls = append(calls, ev)
+		}
+	}
+	linked := openAt(b, filepath.Join(b.TempDir(), "linked.db"), &Options{NoSync: true})
+	whole := openAt(b, filepath.Join(b.TempDir(), "whole.db"), &Options{NoSync: true})
+	whole.wholeRecords = true
+	task := uuid.New()
+	var head uint64
+	tl, tw := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	one := func(db *DB, i int, into *[]time.Duration) {
+		// A decision, then the timed tool call; ids are unique per task, so each round has a
+		// task of its own.
+		if _, err := db.Append(context.Background(), task, head, decisions[i%len(decisions)]); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		_, err := db.Append(context.Background(), task, head+1, calls[i%len(calls)])
+		*into = append(*into, time.Since(start))
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	b.StopTimer()
+	for i := range b.N {
+		task, head = uuid.New(), 0
+		if i%2 == 0 {
+			one(linked, i, &tl)
+			one(whole, i, &tw)
+		} else {
+			one(whole, i, &tw)
+			one(linked, i, &tl)
+		}
+	}
+	ml, mw := median(tl), median(tw)
+	b.ReportMetric(float64(ml.Nanoseconds()), "format4-ns/append")
+	b.ReportMetric(float64(mw.Nanoseconds()), "format3-ns/append")
+	b.ReportMetric(float64(ml)/float64(mw), "ratio")
 }

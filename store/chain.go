@@ -31,6 +31,10 @@ func NewChainVerifier(task uuid.UUID) *ChainVerifier {
 // Next is the sequence number the next event must have: one more than the events checked.
 func (c *ChainVerifier) Next() uint64 { return c.next }
 
+// Prev is the hash the next event's Prev must be: the last checked event's hash (zero before
+// the first).
+func (c *ChainVerifier) Prev() events.Hash { return c.prev }
+
 // Check checks ev is the next event of the chain and, if it is, moves on past it. A problem is
 // a *VerifyError (errors.Is ErrChainBroken) at the sequence number expected, and leaves the
 // verifier where it was. Check does not keep ev.
@@ -46,7 +50,7 @@ func (c *ChainVerifier) Check(ev *events.Event) error {
 	// (events.Event.ComputeHash), encoded here into a buffer kept across events.
 	c.enc = ev.AppendBinary(c.enc[:0])
 	if h := events.Hash(sha256.Sum256(c.enc[:len(c.enc)-len(ev.Hash)])); h != ev.Hash {
-		return c.broken(seq, "hash mismatch: stored %s, computed %s: the event was altered after it was written",
+		return c.broken(seq, hashMismatch+": stored %s, computed %s: the event was altered after it was written",
 			ev.Hash, h)
 	}
 	if ev.Prev != c.prev {
@@ -57,6 +61,9 @@ func (c *ChainVerifier) Check(ev *events.Event) error {
 	c.next = seq + 1
 	return nil
 }
+
+// hashMismatch begins the problem of an event whose hash is not the hash of its content.
+const hashMismatch = "hash mismatch"
 
 func (c *ChainVerifier) broken(seq uint64, format string, args ...any) error {
 	return &VerifyError{Task: c.task, Seq: seq, Problem: fmt.Sprintf(format, args...)}

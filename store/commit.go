@@ -124,7 +124,7 @@ func (db *DB) commit(batch []*appendRequest) {
 	if len(batch) == 1 {
 		task = batch[0].task
 	}
-	w := &writer{hook: db.stageHook, arena: db.arena[:0], raw: db.noCompress}
+	w := &writer{hook: db.stageHook, arena: db.arena[:0], raw: db.noCompress, whole: db.wholeRecords}
 	db.arena = nil // w's until the transaction is over
 	err := db.updateTask(task, func(tx *bolt.Tx) error {
 		w.tx = tx
@@ -178,7 +178,10 @@ type writer struct {
 	hook func(r *appendRequest, i int) error
 	// raw stores records uncompressed, as format 2 did (tests only).
 	raw bool
-	// enc is the canonical encoding of the event being staged, before it is compressed.
+	// whole stores records whole, compressed where that is shorter, as format 3 did (tests
+	// only).
+	whole bool
+	// enc is the encoding of the event being staged, before it is compressed.
 	enc []byte
 }
 
@@ -257,11 +260,14 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		start := len(w.arena)
 		w.arena = appendSeqKey(w.arena, ev.Seq)
 		w.arena = append(w.arena, ev.ID[:]...)
-		if w.raw {
+		switch {
+		case w.raw:
 			w.arena = ev.AppendBinary(w.arena)
-		} else {
+		case w.whole:
 			w.enc = ev.AppendBinary(w.enc[:0])
 			w.arena = payloadcodec.Encode(w.arena, w.enc)
+		default:
+			w.arena, w.enc = appendRecord(w.arena, ev, w.enc)
 		}
 		seqKey, id, val := w.arena[start:start+8], w.arena[start+8:start+24], w.arena[start+24:]
 		if err := st.log.Put(seqKey, val); err != nil {
@@ -313,29 +319,33 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 			r.task, ErrDuplicateID, len(r.evs)-missing, len(r.evs), missing), true
 	}
 	tb := st.log
+	if tb == nil {
+		return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, first), true
+	}
 	stored := make([]events.Event, len(r.evs))
+	var records recordReader
+	records.start(first, tb.Get(uint64ToBytes(first-1)))
+	prev := records.prev
 	for i := range r.evs {
 		seq := first + uint64(i)
-		var stv []byte
-		if tb != nil {
-			stv = tb.Get(uint64ToBytes(seq))
-		}
+		stv := tb.Get(uint64ToBytes(seq))
 		if stv == nil {
 			return Appended{}, fmt.Errorf("append to task %s: %w: seq %d is missing", r.task, ErrCorrupt, seq), true
 		}
-		// The answer outlives the transaction, so it must not point into the mmap: Decode
-		// copies.
-		raw, err := payloadcodec.Decode(nil, stv)
+		// The answer outlives the transaction, so it must not point into the mmap: the record
+		// is copied into a buffer of its own.
+		raw, err := records.next(nil, stv)
 		if err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}
-		if err := stored[i].UnmarshalBinary(raw); err != nil {
+		if err := decodeRecord(&stored[i], raw, r.task, seq, prev); err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: seq %d: %w: %w", r.task, seq, ErrCorrupt, err), true
 		}
+		prev = stored[i].Hash
 		// Same position, same link: the encodings are equal exactly when the caller's content is.
 		want := r.evs[i]
 		want.Task, want.Seq, want.Prev, want.Hash = r.task, seq, stored[i].Prev, stored[i].Hash
-		if !bytes.Equal(want.AppendBinary(nil), raw) {
+		if !bytes.Equal(want.AppendBinary(nil), stored[i].AppendBinary(nil)) {
 			return Appended{}, fmt.Errorf("append to task %s: %w: event %s is stored at seq %d with different content",
 				r.task, ErrDuplicateID, want.ID, seq), true
 		}

@@ -44,8 +44,8 @@ func encodings(t *testing.T, db *DB, task uuid.UUID) [][]byte {
 	return out
 }
 
-// A file of format 2 reads as it was written; opened for writing it becomes format 3 and takes
-// compressed records after its old ones, and both verify, are read, and are repeats by id.
+// A file of format 2 reads as it was written; opened for writing it becomes format 4 and takes
+// records of format 4 after its old ones, and both verify, are read, and are repeats by id.
 func TestFormat2ReadableAndAppendable(t *testing.T) {
 	path := copyFixture(t, "format2.db")
 	if f := fileFormat(t, path); f != "2" {
@@ -63,8 +63,8 @@ func TestFormat2ReadableAndAppendable(t *testing.T) {
 	ro.Close()
 
 	db := openAt(t, path, &Options{NoSync: true})
-	if db.Format() != "3" {
-		t.Errorf("Format() = %q after a writable open, want 3", db.Format())
+	if db.Format() != "4" {
+		t.Errorf("Format() = %q after a writable open, want 4", db.Format())
 	}
 	for ti, task := range format2Tasks {
 		old := format2Events(t, ti)
@@ -89,14 +89,14 @@ func TestFormat2ReadableAndAppendable(t *testing.T) {
 		t.Errorf("the old blob = %d bytes, %v", len(data), err)
 	}
 	db.Close()
-	if f := fileFormat(t, path); f != "3" {
-		t.Errorf("the file is format %q after a writable open, want 3", f)
+	if f := fileFormat(t, path); f != "4" {
+		t.Errorf("the file is format %q after a writable open, want 4", f)
 	}
-	if v := storedValue(t, path, format2Tasks[0], 10); payloadcodec.IsCompressed(v) {
+	if v := storedValue(t, path, format2Tasks[0], 10); v[0] != 1 {
 		t.Errorf("an old record was rewritten")
 	}
-	if v := storedValue(t, path, format2Tasks[0], 41); !payloadcodec.IsCompressed(v) {
-		t.Errorf("the new decision is stored uncompressed (%d bytes)", len(v))
+	if v := storedValue(t, path, format2Tasks[0], 41); v[0] != tagLinkedZstd {
+		t.Errorf("the new decision is not stored compressed in the form of format 4 (%d bytes, tag %x)", len(v), v[0])
 	}
 }
 
@@ -149,7 +149,7 @@ func TestDamagedCompressedRecord(t *testing.T) {
 	rawUpdate(t, db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(task[:])
 		v := bytes.Clone(tb.Get(uint64ToBytes(10)))
-		if !payloadcodec.IsCompressed(v) {
+		if v[0] != tagLinkedZstd {
 			t.Fatal("the decision at seq 10 is not compressed")
 		}
 		return tb.Put(uint64ToBytes(10), v[:len(v)/2])
@@ -186,12 +186,16 @@ func TestRecordOfUnknownDictionary(t *testing.T) {
 	rawUpdate(t, db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(task[:])
 		v := bytes.Clone(tb.Get(uint64ToBytes(10)))
-		// Dictionary id 1 becomes 200 in the frame header: single segment, one byte of id.
-		fhd := v[1]
-		if fhd&3 != 1 || v[2] != 1 {
-			t.Fatalf("the frame header %x does not name dictionary 1 in one byte", v[1:3])
+		_, _, at, err := linkedHead(v)
+		if v[0] != tagLinkedZstd || err != nil {
+			t.Fatalf("the record at seq 10 is not compressed (%x, %v)", v[0], err)
 		}
-		v[2] = 200
+		// Dictionary id 1 becomes 200 in the frame header: single segment, one byte of id.
+		fhd := v[at]
+		if fhd&3 != 1 || v[at+1] != 1 {
+			t.Fatalf("the frame header %x does not name dictionary 1 in one byte", v[at:at+2])
+		}
+		v[at+1] = 200
 		return tb.Put(uint64ToBytes(10), v)
 	})
 	db = openAt(t, db.Path(), &Options{NoSync: true})

@@ -117,8 +117,8 @@ func TestOpenUpgradesFormat1(t *testing.T) {
 		t.Errorf("the old blob is gone: %v %v", ok, err)
 	}
 	db.Close()
-	if f := fileFormat(t, path); f != "3" {
-		t.Errorf("after a writable open the file is format %q, want 3", f)
+	if f := fileFormat(t, path); f != "4" {
+		t.Errorf("after a writable open the file is format %q, want 4", f)
 	}
 }
 

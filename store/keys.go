@@ -22,13 +22,19 @@ var (
 	formatV1 = []byte("1")
 	// formatV2 is the layout described above with an id index beside each task's log (see
 	// idindex.go). Code that knows only formatV1 refuses it: its appends would leave the
-	// indexes behind. It is read, and marked formatV3 when opened for writing: its records
+	// indexes behind. It is read, and marked formatV4 when opened for writing: its records
 	// stay as they are.
 	formatV2 = []byte("2")
 	// formatV3 is formatV2 whose event records and blobs may be kept compressed (see package
 	// payloadcodec), beside records of format 2 kept as they were. Code that knows only
-	// formatV2 refuses it: it could not read the compressed records.
+	// formatV2 refuses it: it could not read the compressed records. It is read, and marked
+	// formatV4 when opened for writing: its records stay as they are.
 	formatV3 = []byte("3")
+	// formatV4 is formatV3 whose new event records leave out what the file holds elsewhere:
+	// the task id, the sequence number and the prev hash, with the record's own hash in front
+	// of it (see record.go), beside records of formats 2 and 3 kept as they were. Code that
+	// knows only formatV3 refuses it: it could not read the new records.
+	formatV4 = []byte("4")
 )
 
 // uint64ToBytes encodes a sequence number as a key that sorts in numeric order.

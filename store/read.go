@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"iter"
@@ -9,7 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // chunkSize is how many events one read transaction copies out. Large enough that the
@@ -40,14 +40,19 @@ type TaskInfo struct {
 	LastTurn int
 }
 
-// chunk is a run of stored events copied out of a read transaction into one buffer. Offsets,
-// not slices, keep it free of pointers for the garbage collector.
+// chunk is a run of stored events copied out of a read transaction into one buffer, in the form
+// decodeRecord reads. Offsets, not slices, keep it free of pointers for the garbage collector.
 type chunk struct {
 	buf  []byte
 	seqs []uint64
 	ends []int
-	// bad, when set, is the stored record that ends the chunk because it does not decompress.
+	// prev is the hash of the record before the first, the prev hash of a first record of
+	// format 4.
+	prev events.Hash
+	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
+	// records copies the records out.
+	records recordReader
 }
 
 func (c *chunk) value(i int) []byte {
@@ -71,20 +76,34 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 // keeps nothing of a chunk once it has moved on reuses one chunk for the whole log.
 func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 	c.buf, c.seqs, c.ends, c.bad = c.buf[:0], c.seqs[:0], c.ends[:0], nil
+	from = max(from, 1)
 	return db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
 		if tb == nil {
 			return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 		}
 		cur := tb.Cursor()
+		// A record of format 4 leaves out its prev hash, the hash of the record before it: a
+		// chunk starts on the record before its first.
+		k, v := cur.Seek(uint64ToBytes(from - 1))
+		var before []byte
+		if from > 1 && k != nil && bytes.Equal(k, uint64ToBytes(from-1)) {
+			before = v
+			k, v = cur.Next()
+		}
+		c.records.start(from, before)
+		c.prev = c.records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
-		for k, v := cur.Seek(uint64ToBytes(from)); k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
+		for ; k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
 			if len(k) != 8 {
 				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
 			}
 			seq := bytesToUint64(k)
+			if seq < from {
+				continue // key 0, which no event has
+			}
 			var err error
-			if c.buf, err = payloadcodec.Decode(c.buf, v); err != nil {
+			if c.buf, err = c.records.next(c.buf, v); err != nil {
 				// The records before it are good; the reader gets them, then the error.
 				c.bad = &recordError{task: task, seq: seq, err: err}
 				return nil
@@ -96,8 +115,8 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 	})
 }
 
-// recordError is a stored record that does not decompress: it names the task and the event's
-// sequence number.
+// recordError is a stored record that cannot be read (it does not decompress, or its
+// predecessor is missing): it names the task and the event's sequence number.
 type recordError struct {
 	task uuid.UUID
 	seq  uint64
@@ -139,8 +158,9 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 			}
 			// Events are kept by callers, so each chunk gets a buffer of its own.
 			hint = cap(c.buf)
+			prev := c.prev
 			for i, seq := range c.seqs {
-				ev, err := decodeAt(task, seq, c.value(i))
+				ev, err := decodeAt(task, seq, c.value(i), prev)
 				if err == nil && seq != next {
 					err = fmt.Errorf("task %s: seq %d: %w: missing, the next stored event is seq %d", task, next, ErrCorrupt, seq)
 				}
@@ -151,7 +171,7 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 				if !yield(ev, nil) {
 					return
 				}
-				next = seq + 1
+				next, prev = seq+1, ev.Hash
 			}
 			if c.bad != nil {
 				yield(events.Event{}, c.bad)
@@ -164,10 +184,11 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 	}
 }
 
-// decodeAt decodes the value stored under seq and checks it is the event that belongs there.
-func decodeAt(task uuid.UUID, seq uint64, raw []byte) (events.Event, error) {
+// decodeAt decodes the record read from under seq, whose predecessor's hash is prev, and checks
+// it is the event that belongs there.
+func decodeAt(task uuid.UUID, seq uint64, raw []byte, prev events.Hash) (events.Event, error) {
 	var ev events.Event
-	if err := ev.UnmarshalBinary(raw); err != nil {
+	if err := decodeRecord(&ev, raw, task, seq, prev); err != nil {
 		return events.Event{}, fmt.Errorf("task %s: seq %d: %w: %w", task, seq, ErrCorrupt, err)
 	}
 	if ev.Seq != seq || ev.Task != task {
@@ -188,7 +209,8 @@ func (db *DB) Head(task uuid.UUID) (Head, error) {
 	return h, err
 }
 
-// headOf decodes the last event of a task's bucket.
+// headOf reads the end of a task's log from its last record: a record of format 4 keeps the
+// hash and the turn in front, where they are read without decompressing anything.
 func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 	if tb == nil {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
@@ -197,20 +219,11 @@ func headOf(tb *bolt.Bucket, task uuid.UUID) (Head, error) {
 	if k == nil {
 		return Head{}, fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 	}
-	// A record stored as it is is read in place (decoding aliases it; only fixed-size fields
-	// are kept); a compressed one is decompressed first.
-	raw := v
-	if payloadcodec.IsCompressed(v) {
-		var err error
-		if raw, err = payloadcodec.Decode(nil, v); err != nil {
-			return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
-		}
+	hash, turn, err := recordHead(v)
+	if err != nil {
+		return Head{}, &recordError{task: task, seq: bytesToUint64(k), err: err}
 	}
-	var ev events.Event
-	if err := ev.UnmarshalBinary(raw); err != nil {
-		return Head{}, fmt.Errorf("task %s: seq %d: %w: %w", task, bytesToUint64(k), ErrCorrupt, err)
-	}
-	return Head{Seq: bytesToUint64(k), Hash: ev.Hash, LastTurn: ev.Turn}, nil
+	return Head{Seq: bytesToUint64(k), Hash: hash, LastTurn: turn}, nil
 }
 
 // Tasks lists every task with at least one event, sorted by task id.

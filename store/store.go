@@ -1,8 +1,9 @@
 // Package store keeps tasklog's durable per-task event logs in one embedded bbolt file.
 //
-// Each task's events live in their own bucket under 8-byte big-endian sequence keys, stored in
-// the canonical binary encoding of package events (compressed where that is shorter, see
-// package payloadcodec) and chained by hash over that encoding, with an index of their
+// Each task's events live in their own bucket under 8-byte big-endian sequence keys, each stored
+// as its hash and what of its canonical binary encoding (package events) the file does not hold
+// elsewhere, compressed where that is shorter (see record.go and package payloadcodec), and
+// chained by hash over that encoding, with an index of their
 // ids beside them, so that opening a task and appending to it cost the same whatever its
 // length. Append checks an expected
 // version, assigns sequence numbers, seals the chain and is idempotent by event id; concurrent
@@ -94,10 +95,13 @@ type DB struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// format is the file's layout version: formatV3 once open for writing.
+	// format is the file's layout version: formatV4 once open for writing.
 	format string
 	// noCompress writes records and blobs uncompressed, as format 2 did (tests only).
 	noCompress bool
+	// wholeRecords writes records whole, compressed where that is shorter, as format 3 did
+	// (tests only).
+	wholeRecords bool
 
 	// commits counts write transactions, for the group-commit benchmark.
 	commits atomic.Int64
@@ -316,13 +320,13 @@ func (db *DB) check() error {
 			return err
 		}
 		db.format = string(formatV2)
-		return db.markFormat3()
-	case db.format == string(formatV2):
-		return db.markFormat3()
+		return db.markFormat4()
+	case db.format == string(formatV2), db.format == string(formatV3):
+		return db.markFormat4()
 	case err == nil:
 		return nil
 	}
-	db.format = string(formatV3)
+	db.format = string(formatV4)
 	return db.update(func(tx *bolt.Tx) error {
 		if _, err := checkFormat(tx); !errors.Is(err, errNoFormat) {
 			return err
@@ -332,27 +336,28 @@ func (db *DB) check() error {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keyFormat, formatV3)
+		return tx.Bucket(bucketMeta).Put(keyFormat, formatV4)
 	})
 }
 
-// markFormat3 marks a file of format 2 as format 3 before anything compressed is written to
-// it: its records stay as they are, readable beside the compressed ones.
-func (db *DB) markFormat3() error {
+// markFormat4 marks a file of format 2 or 3 as format 4 before anything in the form of format 4
+// is written to it: its records stay as they are, readable beside the new ones.
+func (db *DB) markFormat4() error {
 	err := db.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyFormat, formatV3)
+		return tx.Bucket(bucketMeta).Put(keyFormat, formatV4)
 	})
 	if err != nil {
-		return fmt.Errorf("mark the file format 3: %w", err)
+		return fmt.Errorf("mark the file format 4: %w", err)
 	}
-	db.format = string(formatV3)
+	db.format = string(formatV4)
 	return nil
 }
 
-// Format is the version of the file's layout: "3" for a file this version has written to
-// (records and blobs kept compressed where that saves room), "2" or "1" for a file of an older
-// version opened read-only, "" for a new file opened read-only. Opened for writing, a file of
-// format 1 or 2 becomes format 3; its records are kept as they are.
+// Format is the version of the file's layout: "4" for a file this version has written to
+// (records that leave out what the file holds elsewhere, kept compressed where that saves room,
+// and blobs kept compressed likewise), "3", "2" or "1" for a file of an older version opened
+// read-only, "" for a new file opened read-only. Opened for writing, a file of format 1, 2 or 3
+// becomes format 4; its records are kept as they are.
 func (db *DB) Format() string { return db.format }
 
 // errNoFormat marks a database with no buckets at all: a new file.
@@ -368,7 +373,7 @@ func checkFormat(tx *bolt.Tx) (string, error) {
 		return "", errNoFormat
 	}
 	switch f := meta.Get(keyFormat); string(f) {
-	case string(formatV1), string(formatV2), string(formatV3):
+	case string(formatV1), string(formatV2), string(formatV3), string(formatV4):
 		return string(f), nil
 	default:
 		return "", fmt.Errorf("%w: unknown format %q; a newer tasklog wrote it", ErrNotDatabase, f)

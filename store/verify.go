@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -60,12 +62,13 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			if next := chain.Next(); seq != next {
 				return problem(first, broken(next, "missing: the next stored event is seq %d; events were deleted", seq))
 			}
+			// A record of format 4 takes its prev hash from the one before it, checked already.
 			var ev events.Event
-			if err := ev.UnmarshalBinary(c.value(i)); err != nil {
+			if err := decodeRecord(&ev, c.value(i), task, seq, chain.Prev()); err != nil {
 				return problem(first, broken(seq, "the stored bytes do not decode (%v): the record is damaged", err))
 			}
 			if err := chain.Check(&ev); err != nil {
-				return problem(first, err)
+				return problem(first, db.linkHint(task, seq, err))
 			}
 			digest.add(ev.ID[:], seq)
 		}
@@ -82,6 +85,27 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			return db.verifyIndex(ctx, task, chain.Next()-1, digest)
 		}
 	}
+}
+
+// linkHint adds to a hash mismatch at seq what else it can mean when the record there is of
+// format 4: its prev hash is the hash of the record before as that is stored now, so a record
+// before it replaced and resealed shows as a mismatch here.
+func (db *DB) linkHint(task uuid.UUID, seq uint64, err error) error {
+	var ve *VerifyError
+	if seq < 2 || !errors.As(err, &ve) || ve.Seq != seq || !strings.HasPrefix(ve.Problem, hashMismatch) {
+		return err
+	}
+	linked := false
+	db.viewTask(task, func(tx *bolt.Tx) error {
+		if tb := taskBucket(tx, task); tb != nil {
+			linked = isLinked(tb.Get(uint64ToBytes(seq)))
+		}
+		return nil
+	})
+	if linked {
+		ve.Problem += fmt.Sprintf(", or seq %d was replaced (this record's prev hash is the hash seq %d has now)", seq-1, seq-1)
+	}
+	return err
 }
 
 // verifyIndex checks that the id index maps every event id of the log, the events 1 to head
@@ -134,8 +158,9 @@ func (db *DB) idProblem(ctx context.Context, task uuid.UUID, last uint64) error 
 		}
 		ids = ids[:0]
 		for i, seq := range c.seqs {
+			// Only the id is wanted: the prev hash does not matter.
 			var ev events.Event
-			if seq > last || seq != from+uint64(i) || ev.UnmarshalBinary(c.value(i)) != nil {
+			if seq > last || seq != from+uint64(i) || decodeRecord(&ev, c.value(i), task, seq, events.Hash{}) != nil {
 				break // the chain check reports it
 			}
 			ids = append(ids, ev.ID)

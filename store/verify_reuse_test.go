@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // Verify reuses its buffers from event to event and chunk to chunk: a chain longer than one
@@ -44,10 +43,7 @@ func TestVerifyAcrossChunksWithOrigins(t *testing.T) {
 			if tt.tamper {
 				rawUpdate(t, db, func(tx *bolt.Tx) error {
 					tb := tx.Bucket(task[:])
-					raw, err := payloadcodec.Decode(nil, tb.Get(uint64ToBytes(target)))
-					if err != nil {
-						return err
-					}
+					raw := canonicalAt(t, task, tb, target)
 					var ev events.Event
 					if err := ev.UnmarshalBinary(raw); err != nil {
 						return err

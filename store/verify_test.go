@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -11,22 +12,31 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
-// canonicalValue returns the canonical encoding a stored record holds.
-func canonicalValue(t testing.TB, stored []byte) []byte {
+// canonicalAt returns the canonical encoding of the record task's log tb holds at seq, rebuilt
+// with the hash of the record before it.
+func canonicalAt(t testing.TB, task uuid.UUID, tb *bolt.Bucket, seq uint64) []byte {
 	t.Helper()
-	raw, err := payloadcodec.Decode(nil, stored)
+	var r recordReader
+	r.start(seq, tb.Get(uint64ToBytes(seq-1)))
+	prev := r.prev
+	raw, err := r.next(nil, tb.Get(uint64ToBytes(seq)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw
+	var ev events.Event
+	if err := decodeRecord(&ev, raw, task, seq, prev); err != nil {
+		t.Fatal(err)
+	}
+	return ev.AppendBinary(nil)
 }
 
 func TestVerifyFindsTampering(t *testing.T) {
-	// Records are read as their canonical bytes and put back so, as a tamperer would.
-	get := func(tb *bolt.Bucket, seq uint64) []byte { return canonicalValue(t, tb.Get(uint64ToBytes(seq))) }
+	// Records are read as their canonical bytes and put back so, as a tamperer would: a reader
+	// takes a record of format 2 beside the others.
+	var task uuid.UUID
+	get := func(tb *bolt.Bucket, seq uint64) []byte { return canonicalAt(t, task, tb, seq) }
 	decode := func(raw []byte) events.Event {
 		var ev events.Event
 		if err := ev.UnmarshalBinary(raw); err != nil {
@@ -68,6 +78,16 @@ func TestVerifyFindsTampering(t *testing.T) {
 			ev.Data = []byte(`{"text":"forged"}`)
 			ev.Seal(ev.Prev)
 			return tb.Put(uint64ToBytes(10), ev.AppendBinary(nil))
+		}, 11, "or seq 10 was replaced"},
+		{"event rewritten and resealed before a record of format 2", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			if err := tb.Put(uint64ToBytes(11), get(tb, 11)); err != nil {
+				return err
+			}
+			ev := decode(get(tb, 10))
+			ev.Data = []byte(`{"text":"forged"}`)
+			ev.Seal(ev.Prev)
+			return tb.Put(uint64ToBytes(10), ev.AppendBinary(nil))
 		}, 11, "prev link"},
 		{"event from another task", func(task uuid.UUID, tx *bolt.Tx) error {
 			tb := tx.Bucket(task[:])
@@ -76,6 +96,57 @@ func TestVerifyFindsTampering(t *testing.T) {
 			ev.Seal(ev.Prev)
 			return tb.Put(uint64ToBytes(12), ev.AppendBinary(nil))
 		}, 12, "belongs to task " + otherTask.String()},
+		// Records of format 4, tampered with as they are stored.
+		{"stored hash damaged", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			v := bytes.Clone(tb.Get(uint64ToBytes(15)))
+			v[1+7] ^= 0x10
+			return tb.Put(uint64ToBytes(15), v)
+		}, 15, "hash mismatch: stored "},
+		{"last stored hash damaged", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			v := bytes.Clone(tb.Get(uint64ToBytes(30)))
+			v[32] ^= 0x01
+			return tb.Put(uint64ToBytes(30), v)
+		}, 30, "hash mismatch: stored "},
+		{"stored turn changed", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			v := bytes.Clone(tb.Get(uint64ToBytes(4)))
+			v[linkedHeader]++
+			return tb.Put(uint64ToBytes(4), v)
+		}, 4, "hash mismatch: stored "},
+		{"byte flipped in an uncompressed record of format 4", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			ev := decode(get(tb, 17))
+			v := append([]byte{tagLinkedRaw}, ev.Hash[:]...)
+			v = binary.AppendUvarint(v, uint64(ev.Turn))
+			v = ev.AppendCompact(v)
+			v[bytes.Index(v, []byte("event 16"))] = 'E'
+			return tb.Put(uint64ToBytes(17), v)
+		}, 17, "hash mismatch: stored "},
+		{"pair of format 4 swapped", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			a, b := bytes.Clone(tb.Get(uint64ToBytes(8))), bytes.Clone(tb.Get(uint64ToBytes(9)))
+			if err := tb.Put(uint64ToBytes(8), b); err != nil {
+				return err
+			}
+			return tb.Put(uint64ToBytes(9), a)
+		}, 8, "hash mismatch: stored "},
+		{"record of format 4 moved back", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			if err := tb.Put(uint64ToBytes(21), bytes.Clone(tb.Get(uint64ToBytes(22)))); err != nil {
+				return err
+			}
+			return tb.Delete(uint64ToBytes(22))
+		}, 21, "hash mismatch: stored "},
+		{"record of format 4 from another task", func(task uuid.UUID, tx *bolt.Tx) error {
+			tb := tx.Bucket(task[:])
+			ev := decode(get(tb, 12))
+			ev.Task = otherTask
+			ev.Seal(ev.Prev)
+			v, _ := appendRecord(nil, &ev, nil)
+			return tb.Put(uint64ToBytes(12), v)
+		}, 12, "hash mismatch: stored "},
 		{"id index entry deleted", func(task uuid.UUID, tx *bolt.Tx) error {
 			ev := decode(get(tx.Bucket(task[:]), 7))
 			return tx.Bucket(indexName(task)).Delete(ev.ID[:])
@@ -100,7 +171,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openTest(t)
-			task := uuid.New()
+			task = uuid.New()
 			evs := make([]events.Event, 30)
 			for i := range evs {
 				evs[i] = msg(t, 1, "event "+string(rune('0'+i/10))+string(rune('0'+i%10)))
@@ -143,7 +214,7 @@ func TestVerifyShowsBothHashesInFull(t *testing.T) {
 	var altered events.Event
 	rawUpdate(t, db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(task[:])
-		raw := canonicalValue(t, tb.Get(uint64ToBytes(2)))
+		raw := canonicalAt(t, task, tb, 2)
 		raw[bytes.Index(raw, []byte("alter"))] = 'A'
 		if err := altered.UnmarshalBinary(raw); err != nil {
 			return err

@@ -10,9 +10,10 @@ import (
 
 // fileFormats says what each format of a bbolt file keeps, and which tasklog wrote it.
 var fileFormats = map[string]string{
-	"1": "without id indexes, records and blobs uncompressed, as the first versions of tasklog wrote it; opened for writing, it becomes format 3",
-	"2": "records and blobs uncompressed, as tasklog wrote files before it compressed them; opened for writing, it becomes format 3 and keeps its records as they are",
-	"3": "records and blobs compressed with zstd where that saves room (older ones kept as they were), as this version writes it; versions that do not compress refuse to open it",
+	"1": "without id indexes, records and blobs uncompressed, as the first versions of tasklog wrote it; opened for writing, it becomes format 4",
+	"2": "records and blobs uncompressed, as tasklog wrote files before it compressed them; opened for writing, it becomes format 4 and keeps its records as they are",
+	"3": "records and blobs compressed with zstd where that saves room, each record whole, as tasklog wrote files before records left out what the file holds elsewhere; opened for writing, it becomes format 4 and keeps its records as they are",
+	"4": "records without what the file holds elsewhere (task id, sequence number, prev hash), records and blobs compressed with zstd where that saves room (older ones kept as they were), as this version writes it; versions that know formats up to 3 only refuse to open it",
 }
 
 func cmdInfo(args []string, stdout, stderr io.Writer) int {

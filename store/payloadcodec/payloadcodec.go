@@ -8,6 +8,9 @@
 // dictionary never makes an earlier record unreadable. Encode compresses only when that saves
 // bytes: a record compression would not shrink is kept as it is.
 //
+// Compress and Decompress are the frame alone, without Tag, for a store that keeps records in a
+// form of its own and marks them itself.
+//
 // What a record means is not this package's concern, and neither is its integrity: the stores
 // hash and check the canonical bytes Decode returns, so the hash chain, export, import and
 // verify are the same whichever form a record is kept in.
@@ -105,27 +108,38 @@ func newDecoder() (*zstd.Decoder, error) {
 // Encode appends the stored form of canonical to dst: canonical compressed behind Tag when that
 // is shorter, else canonical as it is.
 func Encode(dst, canonical []byte) []byte {
-	if len(canonical) < minSize {
-		return append(dst, canonical...)
+	start := len(dst)
+	dst, ok := Compress(append(dst, Tag), canonical)
+	if !ok || len(dst)-start >= len(canonical) {
+		return append(dst[:start], canonical...)
+	}
+	return dst
+}
+
+// Compress appends to dst src compressed as a zstd frame without its magic number and reports
+// whether it did: it does not (and returns dst as it was) when src is too short to be worth it
+// or the frame would not be shorter than src. Decompress reads the frame back.
+func Compress(dst, src []byte) ([]byte, bool) {
+	if len(src) < minSize {
+		return dst, false
 	}
 	newEnc := encoder
-	if len(canonical) < entropyMin {
+	if len(src) < entropyMin {
 		newEnc = smallEncoder
 	}
 	enc, err := newEnc()
 	if err != nil {
 		// Cannot happen with the options above; a store that cannot compress stores as is.
-		return append(dst, canonical...)
+		return dst, false
 	}
 	start := len(dst)
-	dst = append(dst, Tag)
-	// The frame is written after the tag, then its magic is cut out.
-	dst = enc.EncodeAll(canonical, dst)
-	if len(dst)-start-len(magic) >= len(canonical) {
-		return append(dst[:start], canonical...)
+	// The frame is written, then its magic is cut out.
+	dst = enc.EncodeAll(src, dst)
+	if len(dst)-start-len(magic) >= len(src) {
+		return dst[:start], false
 	}
-	copy(dst[start+1:], dst[start+1+len(magic):])
-	return dst[:len(dst)-len(magic)]
+	copy(dst[start:], dst[start+len(magic):])
+	return dst[:len(dst)-len(magic)], true
 }
 
 // IsCompressed reports whether a stored value is in the compressed form. A blob of any content
@@ -139,15 +153,22 @@ func Decode(dst, stored []byte) ([]byte, error) {
 	if !IsCompressed(stored) {
 		return append(dst, stored...), nil
 	}
+	return Decompress(dst, stored[1:])
+}
+
+// Decompress appends to dst what a frame written by Compress decodes to. A frame that does not
+// decode is ErrCorrupt; one compressed with a dictionary this version lacks is
+// ErrUnknownDictionary.
+func Decompress(dst, frame []byte) ([]byte, error) {
 	dec, err := decoder()
 	if err != nil {
 		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	buf := scratch.Get().(*[]byte)
-	frame := append(append((*buf)[:0], magic...), stored[1:]...)
-	defer func() { *buf = frame[:0]; scratch.Put(buf) }()
+	whole := append(append((*buf)[:0], magic...), frame...)
+	defer func() { *buf = whole[:0]; scratch.Put(buf) }()
 	var h zstd.Header
-	if err := h.Decode(frame); err != nil {
+	if err := h.Decode(whole); err != nil {
 		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if h.HasFCS {
@@ -158,7 +179,7 @@ func Decode(dst, stored []byte) ([]byte, error) {
 		// values to one buffer would copy it once per value.
 		dst = slices.Grow(dst, int(h.FrameContentSize))
 	}
-	out, err := dec.DecodeAll(frame, dst)
+	out, err := dec.DecodeAll(whole, dst)
 	if err != nil {
 		if errors.Is(err, zstd.ErrUnknownDictionary) {
 			return dst, fmt.Errorf("%w (dictionary %d)", ErrUnknownDictionary, h.DictionaryID)
