@@ -66,6 +66,7 @@ var (
 	benchOtel    = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkServeHookOtel$", Benchtime: "100x", Quick: "5x"}
 	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
 	benchMix     = Bench{Pkg: "store", Regexp: "^(BenchmarkDiskUsageRealistic|BenchmarkCompressionPaired)$", Benchtime: "3x", Quick: "1x"}
+	benchAfter   = Bench{Pkg: "store", Regexp: "^BenchmarkAppendAfterDecision$", Benchtime: "2000x", Quick: "100x"}
 	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
 	benchHTTP    = Bench{Pkg: "session/serve", Regexp: "^(BenchmarkHookOverHTTP|BenchmarkHookOtel)$", Benchtime: "500x", Quick: "20x"}
 )
@@ -110,13 +111,20 @@ var Rows = []Row{
 			{Name: "BenchmarkDiskUsage", Metric: Metric{Unit: "disk-B/event", Kind: Bytes}},
 			{Name: "BenchmarkDiskUsage", Metric: Metric{Unit: "payload-B/event", Kind: Bytes}},
 		}},
-	{What: "a recorded mix (1% decisions, 20,000 events, appended as hooks append): bytes in use per event, compressed / uncompressed (format 2); payload bytes per event; in use ÷ payload, compressed / uncompressed",
+	{What: "a recorded mix (1% decisions, 20,000 events, appended as hooks append): bytes in use per event, format 4 / format 3 / uncompressed (format 2); payload bytes per event; in use ÷ payload, format 4 / format 3 / uncompressed",
 		Bench: benchMix, Parts: []Part{
 			{Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "inuse-B/event", Kind: Bytes}},
+			{Name: "BenchmarkDiskUsageRealistic/compressed-format3", Metric: Metric{Unit: "inuse-B/event", Kind: Bytes}},
 			{Name: "BenchmarkDiskUsageRealistic/uncompressed", Metric: Metric{Unit: "inuse-B/event", Kind: Bytes}},
 			{Label: "payload", Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "payload-B/event", Kind: Bytes}},
 			{Name: "BenchmarkDiskUsageRealistic/compressed", Metric: Metric{Unit: "inuse/payload", Kind: Ratio}},
+			{Name: "BenchmarkDiskUsageRealistic/compressed-format3", Metric: Metric{Unit: "inuse/payload", Kind: Ratio}},
 			{Name: "BenchmarkDiskUsageRealistic/uncompressed", Metric: Metric{Unit: "inuse/payload", Kind: Ratio}},
+		}},
+	{What: "append of one tool call after a decision, no fsync, median, format 4 / format 3, in turn",
+		Bench: benchAfter, Parts: []Part{
+			{Name: "BenchmarkAppendAfterDecision", Metric: Metric{Unit: "format4-ns/append", Kind: Duration}},
+			{Name: "BenchmarkAppendAfterDecision", Metric: Metric{Unit: "format3-ns/append", Kind: Duration}},
 		}},
 	{What: "what compression costs on that mix: durable append, median, compressed / uncompressed, in turn; reading the 20,000 events, compressed / uncompressed",
 		Bench: benchMix, Parts: []Part{
