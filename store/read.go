@@ -139,8 +139,12 @@ func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 // read in chunks, each copied out of its own read transaction, so no transaction is open while
 // the loop body runs: the body may append to the same task or take its time. The stream ends
 // where it finds the log's end, so events appended after it began may or may not be streamed.
-// A done ctx ends it with ctx.Err(). A value that does not decode, a gap or an event stored
-// under the wrong key ends the stream with an error naming task and seq (errors.Is ErrCorrupt).
+// A done ctx ends it with ctx.Err(). A value that does not decode or a gap ends the stream with
+// an error naming task and seq (errors.Is ErrCorrupt), and so does a record of file format 3 or
+// older stored under another key or task than its own. A record of format 4 holds no task id or
+// sequence number: it is read as the event of the place it is stored in, and one moved or copied
+// there from elsewhere is found by Verify, which recomputes every hash (the moved record's no
+// longer matches). Events does not hash what it reads.
 // An unknown task yields ErrTaskNotFound.
 func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
