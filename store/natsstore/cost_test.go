@@ -145,16 +145,8 @@ func TestMessageCost(t *testing.T) {
 			i = j
 		}
 		c := streamCost(t, s)
-		st, err := s.js.Stream(context.Background(), s.stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := st.Info(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if uint64(c.total) != info.State.Bytes {
-			t.Errorf("layout %d: the parts add up to %d bytes, JetStream counts %d for the stream", layout, c.total, info.State.Bytes)
+		if counted := countedBytes(t, s); uint64(c.total) != counted {
+			t.Errorf("layout %d: the parts add up to %d bytes, JetStream counts %d for the stream", layout, c.total, counted)
 		}
 		perEvent[layout] = float64(c.total) / n
 		t.Logf("layout %d, %d events, %.1f payload bytes an event:\n%s", layout, n, float64(payload)/n, c.table(n))
@@ -284,16 +276,8 @@ func TestEstimateCostIsExact(t *testing.T) {
 		mustAppend(t, s, task, head, a...)
 		head += uint64(len(a))
 	}
-	st, err := s.js.Stream(context.Background(), s.stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := estimateCost(s, task, appends, shapeLayout3); uint64(got) != info.State.Bytes {
-		t.Fatalf("estimated %d bytes for layout 3, JetStream counts %d", got, info.State.Bytes)
+	if got, _ := estimateCost(s, task, appends, shapeLayout3); uint64(got) != countedBytes(t, s) {
+		t.Fatalf("estimated %d bytes for layout 3, JetStream counts %d", got, countedBytes(t, s))
 	}
 }
 
@@ -319,4 +303,18 @@ func BenchmarkPackingEstimate(b *testing.B) {
 			b.ReportMetric(float64(stream)/float64(payload), "stream/payload")
 		})
 	}
+}
+
+// countedBytes is what JetStream counts for s's stream.
+func countedBytes(t *testing.T, s *Store) uint64 {
+	t.Helper()
+	st, err := s.js.Stream(context.Background(), s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Bytes
 }
