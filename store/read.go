@@ -20,6 +20,12 @@ const chunkSize = 512
 // firstChunkBytes is a first guess at a chunk's size; later chunks start at the size of the last.
 const firstChunkBytes = chunkSize * 256
 
+// chunkBytes ends a chunk early once its records take that many bytes: a record may decompress
+// to as much as payloadcodec allows (256 MiB), and a chunk of such records, damaged or made so
+// on purpose, would otherwise hold hundreds of them at once. A chunk holds at least one record.
+// (A variable for the tests.)
+var chunkBytes = 64 << 20
+
 // Head is the end of a task's log.
 type Head struct {
 	// Seq is the last event's sequence number, which is also the number of events.
@@ -51,6 +57,9 @@ type chunk struct {
 	prev events.Hash
 	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
+	// more is whether the chunk ended at its limits (chunkSize records, chunkBytes bytes) with
+	// records left after it; a chunk that ends at the log's end or at bad has none.
+	more bool
 	// records copies the records out.
 	records recordReader
 }
@@ -75,7 +84,7 @@ func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error
 // readChunkInto is readChunk into c's buffers, emptied first and grown as needed: a reader that
 // keeps nothing of a chunk once it has moved on reuses one chunk for the whole log.
 func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
-	c.buf, c.seqs, c.ends, c.bad = c.buf[:0], c.seqs[:0], c.ends[:0], nil
+	c.buf, c.seqs, c.ends, c.bad, c.more = c.buf[:0], c.seqs[:0], c.ends[:0], nil, false
 	from = max(from, 1)
 	return db.viewTask(task, func(tx *bolt.Tx) error {
 		tb := taskBucket(tx, task)
@@ -94,7 +103,11 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 		c.records.start(from, before)
 		c.prev = c.records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
-		for ; k != nil && len(c.seqs) < chunkSize; k, v = cur.Next() {
+		for ; k != nil; k, v = cur.Next() {
+			if len(c.seqs) == chunkSize || len(c.buf) >= chunkBytes {
+				c.more = true
+				break
+			}
 			if len(k) != 8 {
 				return fmt.Errorf("task %s: %w: key %x is not a sequence number", task, ErrCorrupt, k)
 			}
@@ -181,7 +194,7 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 				yield(events.Event{}, c.bad)
 				return
 			}
-			if len(c.seqs) < chunkSize {
+			if !c.more {
 				return
 			}
 		}

@@ -78,7 +78,7 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			}
 			return broken(c.bad.seq, "the stored record does not decompress (%v): the record is damaged", c.bad.err)
 		}
-		if len(c.seqs) < chunkSize {
+		if !c.more {
 			if chain.Next() == 1 {
 				return fmt.Errorf("task %s: %w", task, ErrTaskNotFound)
 			}
@@ -149,7 +149,7 @@ func (db *DB) verifyIndex(ctx context.Context, task uuid.UUID, head uint64, logg
 func (db *DB) idProblem(ctx context.Context, task uuid.UUID, last uint64) error {
 	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
 	ids := make([]ulid.ULID, 0, chunkSize)
-	for from := uint64(1); from <= last; from += chunkSize {
+	for from := uint64(1); from <= last; from += uint64(len(ids)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (db *DB) idProblem(ctx context.Context, task uuid.UUID, last uint64) error 
 				return err
 			}
 		}
-		if len(ids) < chunkSize {
+		if len(ids) < len(c.seqs) || !c.more {
 			return nil
 		}
 	}
