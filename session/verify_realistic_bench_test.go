@@ -120,11 +120,7 @@ func realisticTurn(i, n int) []agentlog.Record {
 func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, float64) {
 	b.Helper()
 	ctx := context.Background()
-	db, err := store.Open(filepath.Join(b.TempDir(), "real.db"), &store.Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := openDB(b)
 	ws := sampleRulesWorkspace(b)
 	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.ClaudeCode, "realistic"), AgentOptions{Agent: agentlog.ClaudeCode,
 		Started: &events.TaskStarted{Roots: []string{"/home/dev/shop"}, Cwd: "/home/dev/shop",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -26,11 +25,7 @@ const batchSize = 1_000
 func buildVerifyTask(b *testing.B, n int) (store.Store, uuid.UUID) {
 	b.Helper()
 	ctx := context.Background()
-	db, err := store.Open(filepath.Join(b.TempDir(), "long.db"), &store.Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := openDB(b)
 	s := newSession(b, db, fiftyRules(b), Options{})
 	defer s.Close()
 	appendReads(b, s, n, batchSize, func() {

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"image"
-	"image/draw"
-	"image/png"
 	"math"
 	"math/rand"
 	"net/http"
@@ -370,24 +367,7 @@ func screenshot(t *testing.T, chromium, dir, url string, v pageView, out string)
 		t.Fatal(err)
 	}
 	runChromium(t, chromium, max(v.width, 500), v.height, "--hide-scrollbars", "--screenshot="+shot, url+"/"+name)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut := image.NewRGBA(image.Rect(0, 0, v.width, v.height))
-	draw.Draw(cut, cut.Bounds(), img, image.Point{}, draw.Src)
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, cut); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cutPNG(t, shot, v.width, v.height, out)
 	t.Logf("wrote %s (%d×%d)", out, v.width, v.height)
 }
 
