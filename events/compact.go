@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -16,8 +15,9 @@ import (
 //	format byte (1) | flags byte | id (16) | time varint (if flagTime) | type len+bytes |
 //	v uvarint | origin file len+bytes, record uvarint (if flagOrigin) | data
 //
-// ExpandCompact rebuilds the binary encoding byte for byte from the compact encoding and a
-// Link, so the hash is computed and checked over the same bytes whichever form a store keeps.
+// UnmarshalCompact decodes an event from its compact encoding and a Link; the event's
+// AppendBinary then gives back its binary encoding byte for byte, so the hash is computed and
+// checked over the same bytes whichever form a store keeps.
 
 // Link is what an event's compact encoding leaves out: where the event sits in its log, its
 // turn, and the hashes that chain it.
@@ -34,11 +34,6 @@ type Link struct {
 	Hash Hash
 }
 
-// LinkOf returns the fields of e that its compact encoding leaves out.
-func (e *Event) LinkOf() Link {
-	return Link{Task: e.Task, Seq: e.Seq, Turn: e.Turn, Prev: e.Prev, Hash: e.Hash}
-}
-
 // AppendCompact appends the event's compact encoding to b.
 func (e *Event) AppendCompact(b []byte) []byte {
 	flags := e.flags()
@@ -48,46 +43,8 @@ func (e *Event) AppendCompact(b []byte) []byte {
 	return append(b, e.Data...)
 }
 
-// ExpandCompact appends to dst the binary encoding (as AppendBinary writes it) of the event whose
-// compact encoding is compact and whose other fields are l's. compact may not overlap dst's
-// spare capacity. A compact encoding that does not parse is ErrCorrupt.
-func ExpandCompact(dst, compact []byte, l Link) ([]byte, error) {
-	r := reader{b: compact}
-	format, flags := r.byte(), r.byte()
-	if r.err == nil && format != formatV1 {
-		return dst, fmt.Errorf("%w: unknown format %d", ErrCorrupt, format)
-	}
-	var id [16]byte
-	r.copy(id[:])
-	middle := r.b
-	if flags&flagTime != 0 {
-		r.varint()
-	}
-	r.bytes() // type
-	r.uvarint()
-	if flags&flagOrigin != 0 {
-		r.bytes()
-		r.uvarint()
-	}
-	if r.err != nil {
-		return dst, r.err
-	}
-	middle = middle[:len(middle)-len(r.b)]
-	data := r.b
-	dst = append(dst, format, flags)
-	dst = append(dst, l.Task[:]...)
-	dst = binary.AppendUvarint(dst, l.Seq)
-	dst = append(dst, id[:]...)
-	dst = binary.AppendUvarint(dst, uint64(l.Turn))
-	dst = append(dst, middle...)
-	dst = append(dst, l.Prev[:]...)
-	dst = binary.AppendUvarint(dst, uint64(len(data)))
-	dst = append(dst, data...)
-	return append(dst, l.Hash[:]...), nil
-}
-
-// UnmarshalCompact decodes an event from its compact encoding and l, as UnmarshalBinary decodes
-// the binary encoding ExpandCompact would rebuild from them. Data aliases compact. A compact
+// UnmarshalCompact decodes an event from its compact encoding and l: the event whose binary
+// encoding is the compact one with l's fields put back. Data aliases compact. A compact
 // encoding that does not parse is ErrCorrupt.
 func (e *Event) UnmarshalCompact(compact []byte, l Link) error {
 	r := reader{b: compact}

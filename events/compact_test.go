@@ -40,7 +40,7 @@ func TestCompactRoundTrip(t *testing.T) {
 						if len(compact) >= len(want)-16-32-32 {
 							t.Errorf("compact %d bytes, binary %d: the task and both hashes are not left out", len(compact), len(want))
 						}
-						got, err := ExpandCompact([]byte("prefix"), compact, ev.LinkOf())
+						got, err := expandCompact([]byte("prefix"), compact, linkOf(&ev))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -55,7 +55,7 @@ func TestCompactRoundTrip(t *testing.T) {
 							t.Errorf("read back %+v", back)
 						}
 						var direct Event
-						if err := direct.UnmarshalCompact(compact, ev.LinkOf()); err != nil {
+						if err := direct.UnmarshalCompact(compact, linkOf(&ev)); err != nil {
 							t.Fatal(err)
 						}
 						if enc := direct.AppendBinary(nil); !bytes.Equal(enc, want) {
@@ -81,9 +81,9 @@ func TestCompactWrongLinkChangesTheHash(t *testing.T) {
 		"task": func(l *Link) { l.Task[0] ^= 1 },
 		"hash": func(l *Link) { l.Hash[31] ^= 1 },
 	} {
-		l := ev.LinkOf()
+		l := linkOf(&ev)
 		change(&l)
-		raw, err := ExpandCompact(nil, compact, l)
+		raw, err := expandCompact(nil, compact, l)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -98,25 +98,40 @@ func TestCompactWrongLinkChangesTheHash(t *testing.T) {
 }
 
 // A compact encoding cut short or of an unknown format is ErrCorrupt, rebuilt or decoded.
-func TestExpandCompactRefusesDamage(t *testing.T) {
+func TestCompactRefusesDamage(t *testing.T) {
 	ev := Event{Task: testTask, Seq: 5, ID: ulid.Make(), Time: time.Unix(1700000000, 0), Type: TypeToolCall, V: 1,
 		Origin: &Origin{File: "a.jsonl", Record: 9}}
 	compact := ev.AppendCompact(nil)
 	for n := range len(compact) {
-		if _, err := ExpandCompact(nil, compact[:n], ev.LinkOf()); !errors.Is(err, ErrCorrupt) {
+		if _, err := expandCompact(nil, compact[:n], linkOf(&ev)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("cut to %d of %d bytes: %v, want ErrCorrupt", n, len(compact), err)
 		}
 		var got Event
-		if err := got.UnmarshalCompact(compact[:n], ev.LinkOf()); !errors.Is(err, ErrCorrupt) {
+		if err := got.UnmarshalCompact(compact[:n], linkOf(&ev)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decoding a cut to %d of %d bytes: %v, want ErrCorrupt", n, len(compact), err)
 		}
 	}
 	bad := append([]byte{7}, compact[1:]...)
-	if _, err := ExpandCompact(nil, bad, ev.LinkOf()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
+	if _, err := expandCompact(nil, bad, linkOf(&ev)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
 		t.Errorf("format 7: %v", err)
 	}
 	var got Event
-	if err := got.UnmarshalCompact(bad, ev.LinkOf()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
+	if err := got.UnmarshalCompact(bad, linkOf(&ev)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unknown format 7") {
 		t.Errorf("decoding format 7: %v", err)
 	}
+}
+
+// linkOf returns the fields of e that its compact encoding leaves out.
+func linkOf(e *Event) Link {
+	return Link{Task: e.Task, Seq: e.Seq, Turn: e.Turn, Prev: e.Prev, Hash: e.Hash}
+}
+
+// expandCompact appends to dst the binary encoding the stores hash: the event decoded from its
+// compact encoding and l, encoded again.
+func expandCompact(dst, compact []byte, l Link) ([]byte, error) {
+	var ev Event
+	if err := ev.UnmarshalCompact(compact, l); err != nil {
+		return dst, err
+	}
+	return ev.AppendBinary(dst), nil
 }
