@@ -50,7 +50,7 @@ func (c *ChainVerifier) Check(ev *events.Event) error {
 	// (events.Event.ComputeHash), encoded here into a buffer kept across events.
 	c.enc = ev.AppendBinary(c.enc[:0])
 	if h := events.Hash(sha256.Sum256(c.enc[:len(c.enc)-len(ev.Hash)])); h != ev.Hash {
-		return c.broken(seq, hashMismatch+": stored %s, computed %s: the event was altered after it was written",
+		return c.broken(seq, "hash mismatch: stored %s, computed %s: the event was altered after it was written",
 			ev.Hash, h)
 	}
 	if ev.Prev != c.prev {
@@ -61,9 +61,6 @@ func (c *ChainVerifier) Check(ev *events.Event) error {
 	c.next = seq + 1
 	return nil
 }
-
-// hashMismatch begins the problem of an event whose hash is not the hash of its content.
-const hashMismatch = "hash mismatch"
 
 func (c *ChainVerifier) broken(seq uint64, format string, args ...any) error {
 	return &VerifyError{Task: c.task, Seq: seq, Problem: fmt.Sprintf(format, args...)}

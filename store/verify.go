@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -68,7 +67,17 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 				return problem(first, broken(seq, "the stored bytes do not decode (%v): the record is damaged", err))
 			}
 			if err := chain.Check(&ev); err != nil {
-				return problem(first, db.linkHint(task, seq, err))
+				if seq > 1 && isLinked(c.value(i)) {
+					// A record of format 4 takes its seq, task and prev hash from where it is
+					// stored, so only its hash can fail; its prev hash is the hash of the record
+					// before as that is stored now, so a record before it replaced and resealed
+					// shows here too.
+					var ve *VerifyError
+					if errors.As(err, &ve) {
+						ve.Problem += fmt.Sprintf(", or seq %d was replaced (this record's prev hash is the hash seq %d has now)", seq-1, seq-1)
+					}
+				}
+				return problem(first, err)
 			}
 			digest.add(ev.ID[:], seq)
 		}
@@ -85,27 +94,6 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			return db.verifyIndex(ctx, task, chain.Next()-1, digest)
 		}
 	}
-}
-
-// linkHint adds to a hash mismatch at seq what else it can mean when the record there is of
-// format 4: its prev hash is the hash of the record before as that is stored now, so a record
-// before it replaced and resealed shows as a mismatch here.
-func (db *DB) linkHint(task uuid.UUID, seq uint64, err error) error {
-	var ve *VerifyError
-	if seq < 2 || !errors.As(err, &ve) || ve.Seq != seq || !strings.HasPrefix(ve.Problem, hashMismatch) {
-		return err
-	}
-	linked := false
-	db.viewTask(task, func(tx *bolt.Tx) error {
-		if tb := taskBucket(tx, task); tb != nil {
-			linked = isLinked(tb.Get(uint64ToBytes(seq)))
-		}
-		return nil
-	})
-	if linked {
-		ve.Problem += fmt.Sprintf(", or seq %d was replaced (this record's prev hash is the hash seq %d has now)", seq-1, seq-1)
-	}
-	return err
 }
 
 // verifyIndex checks that the id index maps every event id of the log, the events 1 to head
