@@ -3,6 +3,7 @@ package events
 import (
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // shape is what a payload's JSON must look like for encoding/json to decode it into a Go type
@@ -28,7 +29,7 @@ func shapeOf(t reflect.Type) *shape {
 		s.fields = map[string]field{}
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name, _, _ := cutComma(f.Tag.Get("json"))
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			s.fields[name] = field{bit: uint(i), shape: shapeOf(f.Type)}
 		}
 	case reflect.Slice:
@@ -38,15 +39,6 @@ func shapeOf(t reflect.Type) *shape {
 		panic("events: no shape for " + t.String())
 	}
 	return s
-}
-
-func cutComma(tag string) (before, after string, found bool) {
-	for i := range len(tag) {
-		if tag[i] == ',' {
-			return tag[:i], tag[i+1:], true
-		}
-	}
-	return tag, "", false
 }
 
 // decisionShape is the shape of a Decision.
