@@ -60,8 +60,6 @@ type chunk struct {
 	// more is whether the chunk ended at its limits (chunkSize records, chunkBytes bytes) with
 	// records left after it; a chunk that ends at the log's end or at bad has none.
 	more bool
-	// records copies the records out.
-	records recordReader
 }
 
 func (c *chunk) value(i int) []byte {
@@ -100,8 +98,9 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 			before = v
 			k, v = cur.Next()
 		}
-		c.records.start(from, before)
-		c.prev = c.records.prev
+		var records recordReader // copies the records out
+		records.start(from, before)
+		c.prev = records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
 		for ; k != nil; k, v = cur.Next() {
 			if len(c.seqs) == chunkSize || len(c.buf) >= chunkBytes {
@@ -116,7 +115,7 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 				continue // key 0, which no event has
 			}
 			var err error
-			if c.buf, err = c.records.next(c.buf, v); err != nil {
+			if c.buf, err = records.next(c.buf, v); err != nil {
 				// The records before it are good; the reader gets them, then the error.
 				c.bad = &recordError{task: task, seq: seq, err: err}
 				return nil

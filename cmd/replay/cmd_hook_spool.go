@@ -114,8 +114,11 @@ func isSpoolName(name string) bool {
 
 // spoolPending reports whether the spool of the database holds a payload to record: a look at
 // the names in its folders, cheap enough for every hook.
-func spoolPending(dbPath string) bool {
-	for _, dir := range spoolDirs(dbPath) {
+func spoolPending(dbPath string) bool { return pendingIn(spoolDirs(dbPath)) }
+
+// pendingIn reports whether one of the spool folders dirs holds a payload.
+func pendingIn(dirs []string) bool {
+	for _, dir := range dirs {
 		f, err := os.Open(dir)
 		if err != nil {
 			continue
@@ -143,15 +146,20 @@ type spoolWatch struct {
 	dbPath string
 	mu     sync.Mutex
 	seen   []time.Time
+	// dirs are the spool folders, found once both are (the private one needs the runtime
+	// folder, which may not exist yet).
+	dirs []string
 }
 
 // news reports whether a spool folder changed since the last call and holds a payload.
 func (w *spoolWatch) news() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	dirs := spoolDirs(w.dbPath)
-	now := make([]time.Time, len(dirs))
-	for i, dir := range dirs {
+	if len(w.dirs) < 2 {
+		w.dirs = spoolDirs(w.dbPath)
+	}
+	now := make([]time.Time, len(w.dirs))
+	for i, dir := range w.dirs {
 		if fi, err := os.Stat(dir); err == nil {
 			now[i] = fi.ModTime()
 		}
@@ -160,7 +168,7 @@ func (w *spoolWatch) news() bool {
 		return false
 	}
 	w.seen = now
-	return spoolPending(w.dbPath)
+	return pendingIn(w.dirs)
 }
 
 // drainSpool records the spooled payloads, oldest first, and removes each once recorded. The

@@ -88,10 +88,11 @@ func serveHTTP(srv *serve.Server, side, addr string, public bool, stdout io.Writ
 		ln.Close()
 		return nil, err
 	}
-	pages := web.Handler(srv)
+	var pageOpts web.Options
 	if public {
-		pages = web.NewHandler(srv, web.Options{Token: token})
+		pageOpts.Token = token
 	}
+	pages := web.NewHandler(srv, pageOpts)
 	opts := serve.HTTPOptions{Token: token, Budget: hookBudget, Pages: pages, Unrecorded: func(agent string, payload []byte, cause error) {
 		line := fmt.Sprintf("%s replay serve HTTP hook %s: %v", time.Now().UTC().Format(time.RFC3339Nano), agent, cause)
 		if err := spool(side, agentlog.Agent(agent), payload, time.Now()); err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -732,19 +733,10 @@ func TestEventsReconnect(t *testing.T) {
 	st = open(fmt.Sprint(before))
 	src.Bump() // a change elsewhere: nothing to send
 	grow()
-	if comments := upTo(st, before, head()); !slicesContains(comments, ": up to date") {
+	if comments := upTo(st, before, head()); !slices.Contains(comments, ": up to date") {
 		t.Errorf("a stream back at the head said %q before the next event, want it up to date", comments)
 	}
 	st.stop()
-}
-
-func slicesContains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRulesMissed: the rules pages count the requests at which the agent missed a rule that
