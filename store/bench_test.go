@@ -320,6 +320,7 @@ func BenchmarkDiskUsageRealistic(b *testing.B) {
 	for _, form := range []string{"compressed", "compressed-format3", "uncompressed"} {
 		b.Run(form, func(b *testing.B) {
 			var inUse, size int64
+			var logs bolt.BucketStats
 			for b.Loop() {
 				db := openAt(b, filepath.Join(b.TempDir(), "tasks.db"), &Options{NoSync: true})
 				db.noCompress = form == "uncompressed"
@@ -327,8 +328,14 @@ func BenchmarkDiskUsageRealistic(b *testing.B) {
 				// Commits skip their fsync, but the file grows as a durable store's does.
 				db.bolt.NoGrowSync = false
 				inUse, size = writeHookSized(b, db, evs)
+				logs = logStats(b, db)
 				db.Close()
 			}
+			// What a leaf holds beside its records: a 16-byte page header, and for each record a
+			// 16-byte element header and its 8-byte key.
+			b.ReportMetric(float64(logs.LeafInuse-16*logs.LeafPageN-logs.KeyN*(16+8))/n, "record-B/event")
+			b.ReportMetric(float64(logs.LeafPageN), "leaf-pages")
+			b.ReportMetric(float64(logs.LeafOverflowN), "overflow-pages")
 			b.ReportMetric(float64(inUse)/n, "inuse-B/event")
 			b.ReportMetric(float64(size)/n, "file-B/event")
 			b.ReportMetric(float64(payload)/n, "payload-B/event")
@@ -349,6 +356,23 @@ func writeHookSized(b *testing.B, db *DB, evs []events.Event) (inUse, size int64
 		i = j
 	}
 	return diskInUse(b, db)
+}
+
+// logStats adds up bbolt's statistics of the task logs' buckets (not their id indexes).
+func logStats(b testing.TB, db *DB) bolt.BucketStats {
+	var st bolt.BucketStats
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			if isTaskBucket(name) {
+				st.Add(bk.Stats())
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
 }
 
 // diskInUse returns the bytes of db's pages in use (all pages below the high-water mark but the
