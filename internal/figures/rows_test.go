@@ -18,10 +18,11 @@ var moduleRootForTest = filepath.Join("..", "..")
 // in the next measurement.
 func TestRowsTiedToBenchmarks(t *testing.T) {
 	funcs := map[string]map[string]bool{} // package → its benchmark functions
+	sources := map[string]string{}        // package → its test files
 	for _, r := range Rows {
 		b := r.Bench
 		if funcs[b.Pkg] == nil {
-			funcs[b.Pkg] = benchmarkFuncs(t, filepath.Join(moduleRootForTest, b.Pkg))
+			funcs[b.Pkg], sources[b.Pkg] = benchmarkFuncs(t, filepath.Join(moduleRootForTest, b.Pkg))
 		}
 		for _, bt := range []string{b.Benchtime, b.Quick} {
 			if !validBenchtime(bt) {
@@ -39,8 +40,11 @@ func TestRowsTiedToBenchmarks(t *testing.T) {
 			if !selects(b.Regexp, p.Name) {
 				t.Errorf("%s: -bench %q does not select %s", r.What, b.Regexp, p.Name)
 			}
-			if p.Metric.Unit == "" {
+			switch u := p.Metric.Unit; {
+			case u == "":
 				t.Errorf("%s: %s: no unit", r.What, p.Name)
+			case !goTestUnits[u] && !reports(sources[b.Pkg], u):
+				t.Errorf("%s: %s: no benchmark of %s reports %q", r.What, p.Name, b.Pkg, u)
 			}
 		}
 	}
@@ -78,24 +82,50 @@ func TestPerformancePageHasMarkers(t *testing.T) {
 var benchFunc = regexp.MustCompile(`(?m)^func (Benchmark\w*)\(b \*testing\.B\)`)
 
 // benchmarkFuncs are the names of the benchmark functions in the test files of dir.
-func benchmarkFuncs(t *testing.T, dir string) map[string]bool {
+func benchmarkFuncs(t *testing.T, dir string) (map[string]bool, string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no test files in %s (%v)", dir, err)
 	}
 	out := map[string]bool{}
+	var all strings.Builder
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		all.Write(src)
 		for _, m := range benchFunc.FindAllStringSubmatch(string(src), -1) {
 			out[m[1]] = true
 		}
 	}
-	return out
+	return out, all.String()
 }
+
+// reports is whether src, a package's test files, names the metric unit: as one string, or
+// as two joined at a dash ("hello-" and "p50-ms", "off" and "p50-ms").
+func reports(src, unit string) bool {
+	if strings.Contains(src, `"`+unit+`"`) {
+		return true
+	}
+	for i := range len(unit) {
+		if unit[i] != '-' {
+			continue
+		}
+		// The dash at the end of the first string, at the start of the last, or in neither
+		// (mode+"-"+"p50-ms").
+		first := strings.Contains(src, `"`+unit[:i]+`"`) || strings.Contains(src, `"`+unit[:i+1]+`"`)
+		last := strings.Contains(src, `"`+unit[i:]+`"`) || strings.Contains(src, `"`+unit[i+1:]+`"`)
+		if first && last {
+			return true
+		}
+	}
+	return false
+}
+
+// goTestUnits are the metrics go test reports itself (with -benchmem).
+var goTestUnits = map[string]bool{"ns/op": true, "B/op": true, "allocs/op": true, "MB/s": true}
 
 // selects is whether go test's -bench re runs the benchmark name: each slash-separated
 // element of re must match the name's element at the same level.
