@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -87,6 +88,12 @@ func (r Report) OK() bool { return r.Changed == 0 }
 // configuration (or opts.Config), and compares. It does not check the hash chain; the store's
 // Verify does.
 func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOptions) (Report, error) {
+	return replay(lr, task, opts, lr.Events(ctx, task, 1))
+}
+
+// replay is Replay of the events evs, task's log from its first event; lr serves the rules
+// snapshots' blobs.
+func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[events.Event, error]) (Report, error) {
 	rep := Report{Task: task, Changes: []Change{}}
 	var override []rules.File
 	if opts.Workspace != nil {
@@ -101,7 +108,7 @@ func Replay(ctx context.Context, lr LogReader, task uuid.UUID, opts ReplayOption
 	dc := newDeliveryCheck()
 	exact := opts.Workspace == nil && opts.Config == nil
 	// Reading and decoding the log overlaps folding it.
-	for ev, err := range readAhead(lr.Events(ctx, task, 1)) {
+	for ev, err := range readAhead(evs) {
 		if err != nil {
 			return rep, err
 		}
@@ -218,7 +225,7 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 		*cache = loadedRules{key: key, rs: rs}
 	}
 	ec, dropped := st.Next()
-	now := record(head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
+	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}

@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/events"
 )
 
 // ChainChecker is a LogReader that also checks a task's hash chain, as every store.Store does
@@ -22,13 +25,25 @@ func (e *ReplayError) Error() string { return e.Err.Error() }
 // Unwrap returns the replay's error.
 func (e *ReplayError) Unwrap() error { return e.Err }
 
+// eventVerifier is a ChainChecker that hands each event on once its link is checked
+// (store.DB.VerifyEvents), so that one read of the log serves the check and the replay.
+type eventVerifier interface {
+	ChainChecker
+	VerifyEvents(ctx context.Context, task uuid.UUID, each func(events.Event) error) error
+}
+
 // Verify is what 'replay verify' does with a task: it checks the task's hash chain (the store's
-// Verify) and replays every decision and delivery exactly (Replay with no options), the two side
-// by side, as they read the log independently. The chain's verdict comes first: when the check
-// fails, its error is returned (errors.Is store.ErrChainBroken when the chain is broken) and the
-// replay, of a log that is not the one written, is stopped and dropped. When the chain is sound
-// and the replay fails, the error is a *ReplayError. Otherwise the replay's report is returned.
+// Verify) and replays every decision and delivery exactly (Replay with no options). A store that
+// hands on the events it checks (store.DB) is read once, the replay taking each event after its
+// check; with another, the two run side by side, each reading the log. The chain's verdict comes
+// first: when the check fails, its error is returned (errors.Is store.ErrChainBroken when the
+// chain is broken) and the replay, of a log that is not the one written, is stopped and dropped.
+// When the chain is sound and the replay fails, the error is a *ReplayError. Otherwise the
+// replay's report is returned.
 func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error) {
+	if ev, ok := db.(eventVerifier); ok {
+		return verifyOnce(ctx, ev, task)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chain := make(chan error, 1)
@@ -47,4 +62,40 @@ func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error
 		return rep, &ReplayError{Err: err}
 	}
 	return rep, nil
+}
+
+// chainError is the chain check's error in the events a replay reads from it.
+type chainError struct{ err error }
+
+func (e *chainError) Error() string { return e.err.Error() }
+
+// errReplayDone stops a check whose replay stopped reading.
+var errReplayDone = errors.New("the replay stopped reading")
+
+// verifyOnce is Verify reading the log once: the replay reads the events the chain check hands
+// on, each after its check, so a replayed event is always one the chain holds. When the replay
+// stops early, the rest of the chain is checked on its own, for its verdict comes first.
+func verifyOnce(ctx context.Context, db eventVerifier, task uuid.UUID) (Report, error) {
+	checked := func(yield func(events.Event, error) bool) {
+		err := db.VerifyEvents(ctx, task, func(ev events.Event) error {
+			if !yield(ev, nil) {
+				return errReplayDone
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errReplayDone) {
+			yield(events.Event{}, &chainError{err})
+		}
+	}
+	rep, err := replay(db, task, ReplayOptions{}, checked)
+	if err == nil {
+		return rep, nil
+	}
+	if ce, ok := errors.AsType[*chainError](err); ok {
+		return Report{Task: task, Changes: []Change{}}, ce.err
+	}
+	if cerr := db.Verify(ctx, task); cerr != nil {
+		return Report{Task: task, Changes: []Change{}}, cerr
+	}
+	return rep, &ReplayError{Err: err}
 }

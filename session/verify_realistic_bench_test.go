@@ -198,3 +198,36 @@ func BenchmarkVerifyRealistic(b *testing.B) {
 	b.ReportMetric(perDecision, "B/decision")
 	reportPercentiles(b, took)
 }
+
+// BenchmarkVerifyReadOnce is BenchmarkVerifyRealistic's task verified, in turn, reading the log
+// once (the replay takes the events the chain check hands on, as Verify does with a bbolt
+// store) and twice (the chain check and the replay side by side, each reading the log, as with
+// a store without VerifyEvents): events per second of wall clock each, and the ratio of the two.
+func BenchmarkVerifyReadOnce(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 200k-event task; skipped with -short")
+	}
+	ctx := context.Background()
+	db, task, _, _ := buildRealisticTask(b, 200_000)
+	ways := []ChainChecker{oneRead{db.(*store.DB)}, sideBySide{db}}
+	var took [2]time.Duration
+	var total uint64
+	b.ResetTimer()
+	for b.Loop() {
+		for i, way := range ways {
+			start := time.Now()
+			rep, err := Verify(ctx, way, task)
+			if err != nil || !rep.OK() {
+				b.Fatal(err, rep.Changes)
+			}
+			took[i] += time.Since(start)
+			total = rep.Events
+		}
+	}
+	b.StopTimer()
+	once := float64(total) * float64(b.N) / took[0].Seconds()
+	twice := float64(total) * float64(b.N) / took[1].Seconds()
+	b.ReportMetric(once, "once-events/s")
+	b.ReportMetric(twice, "twice-events/s")
+	b.ReportMetric(once/twice, "once/twice")
+}

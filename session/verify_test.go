@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -83,11 +84,61 @@ func TestVerifyReplaysTheDecisions(t *testing.T) {
 	}
 }
 
-// brokenChain is a store whose chain check fails.
+// sideBySide hides a store's VerifyEvents: Verify then checks the chain and replays side by
+// side, each reading the log.
+type sideBySide struct{ store.Store }
+
+// oneRead is a bbolt store as Verify meets it: the replay reads the events the chain check
+// hands on (store.DB.VerifyEvents).
+type oneRead struct{ *store.DB }
+
+// verifyPaths are the two ways Verify reads a log, wrapping the store a test made.
+var verifyPaths = []struct {
+	name string
+	wrap func(store.Store) store.Store
+}{
+	{"read once", func(db store.Store) store.Store { return oneRead{db.(*store.DB)} }},
+	{"read twice", func(db store.Store) store.Store { return sideBySide{db} }},
+}
+
+// Both ways of reading give the same report, of a sound log and of a forged one.
+func TestVerifyReadOnceAsTwice(t *testing.T) {
+	ctx := context.Background()
+	db, task := verifiedTask(t)
+	forged := copyLog(t, db, task, func(ev *events.Event) {
+		if ev.Type == events.TypeDecision {
+			ev.Data = []byte(strings.Replace(string(ev.Data), `"engine":"`, `"engine":"forged-`, 1))
+		}
+	})
+	for _, log := range []store.Store{db, forged} {
+		once, err1 := Verify(ctx, verifyPaths[0].wrap(log), task)
+		twice, err2 := Verify(ctx, verifyPaths[1].wrap(log), task)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(once, twice) {
+			t.Fatalf("read once: %+v, %v\nread twice: %+v, %v", once, err1, twice, err2)
+		}
+	}
+}
+
+// brokenChain is a store whose chain check fails at seq 2, after handing on seq 1.
 type brokenChain struct{ store.Store }
 
 func (b brokenChain) Verify(ctx context.Context, task uuid.UUID) error {
 	return &store.VerifyError{Task: task, Seq: 2, Problem: "hash mismatch"}
+}
+
+func (b brokenChain) VerifyEvents(ctx context.Context, task uuid.UUID, each func(events.Event) error) error {
+	for ev, err := range b.Events(ctx, task, 1) {
+		if err != nil {
+			return err
+		}
+		if ev.Seq == 2 {
+			break
+		}
+		if err := each(ev); err != nil {
+			return err
+		}
+	}
+	return b.Verify(ctx, task)
 }
 
 // failingBlobs is a store that cannot read a rules snapshot's blobs.
@@ -95,21 +146,72 @@ type failingBlobs struct{ store.Store }
 
 func (failingBlobs) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
 
-// The chain's verdict comes first; a replay that fails over a sound chain is a ReplayError.
+// failingBlobsOnce is failingBlobs read once.
+type failingBlobsOnce struct{ *store.DB }
+
+func (failingBlobsOnce) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
+
+// failingBlobsBroken cannot read a blob, which stops the replay at the first decision, and
+// its chain breaks after that: the chain's verdict still comes first.
+type failingBlobsBroken struct {
+	brokenChain
+	at uint64
+}
+
+func (failingBlobsBroken) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
+
+func (b failingBlobsBroken) Verify(ctx context.Context, task uuid.UUID) error {
+	return &store.VerifyError{Task: task, Seq: b.at, Problem: "hash mismatch"}
+}
+
+func (b failingBlobsBroken) VerifyEvents(ctx context.Context, task uuid.UUID, each func(events.Event) error) error {
+	for ev, err := range b.Events(ctx, task, 1) {
+		if err != nil {
+			return err
+		}
+		if ev.Seq == b.at {
+			return b.Verify(ctx, task)
+		}
+		if err := each(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The chain's verdict comes first, whichever way the log is read; a replay that fails over a
+// sound chain is a ReplayError.
 func TestVerifyChainFirst(t *testing.T) {
 	ctx := context.Background()
 	db, task := verifiedTask(t)
-	rep, err := Verify(ctx, brokenChain{db}, task)
-	var ve *store.VerifyError
-	if !errors.Is(err, store.ErrChainBroken) || !errors.As(err, &ve) || ve.Seq != 2 || rep.Decisions != 0 {
-		t.Fatalf("Verify over a broken chain = %+v, %v; want the chain's error and no report", rep, err)
+	head, err := db.Head(task)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err = Verify(ctx, failingBlobs{db}, task)
-	var re *ReplayError
-	if !errors.As(err, &re) || !strings.Contains(err.Error(), "blob unreadable") || errors.Is(err, store.ErrChainBroken) {
-		t.Fatalf("Verify with unreadable blobs = %v; want a ReplayError", err)
+	for _, tt := range []struct {
+		name string
+		db   ChainChecker
+	}{
+		{"read twice", brokenChain{sideBySide{db}}},
+		{"read once", brokenChain{db}},
+		{"read once, replay stopped before the break", failingBlobsBroken{brokenChain{db}, head.Seq}},
+	} {
+		rep, err := Verify(ctx, tt.db, task)
+		var ve *store.VerifyError
+		if !errors.Is(err, store.ErrChainBroken) || !errors.As(err, &ve) || ve.Seq < 2 || rep.Decisions != 0 {
+			t.Errorf("%s: Verify over a broken chain = %+v, %v; want the chain's error and no report", tt.name, rep, err)
+		}
 	}
-	if _, err := Verify(ctx, db, uuid.New()); !errors.Is(err, store.ErrTaskNotFound) {
-		t.Fatalf("Verify of an unknown task = %v, want ErrTaskNotFound", err)
+	for _, bad := range []ChainChecker{failingBlobs{db}, failingBlobsOnce{db.(*store.DB)}} {
+		_, err = Verify(ctx, bad, task)
+		var re *ReplayError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "blob unreadable") || errors.Is(err, store.ErrChainBroken) {
+			t.Fatalf("Verify with unreadable blobs (%T) = %v; want a ReplayError", bad, err)
+		}
+	}
+	for _, p := range verifyPaths {
+		if _, err := Verify(ctx, p.wrap(db), uuid.New()); !errors.Is(err, store.ErrTaskNotFound) {
+			t.Fatalf("%s: Verify of an unknown task = %v, want ErrTaskNotFound", p.name, err)
+		}
 	}
 }

@@ -25,8 +25,24 @@ import (
 // head with one recorded elsewhere. An unknown task is ErrTaskNotFound; a done ctx stops the walk
 // with ctx.Err(). The check of each event's chain is ChainVerifier's, which any Store shares.
 func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
+	return db.verify(ctx, task, nil)
+}
+
+// VerifyEvents is Verify that also hands each event to each once its link in the chain is
+// checked, in order, as one read of the log serves both: a replay that must see the log the
+// chain check passes (session.Verify) reads it once instead of twice. The events are the
+// caller's to keep. An error of each stops the walk and is returned as it is. An error of the
+// check comes after the events before the problem were handed out; the id index is checked
+// after the last event.
+func (db *DB) VerifyEvents(ctx context.Context, task uuid.UUID, each func(events.Event) error) error {
+	return db.verify(ctx, task, each)
+}
+
+// verify is Verify, handing each checked event to each when it is set.
+func (db *DB) verify(ctx context.Context, task uuid.UUID, each func(events.Event) error) error {
 	// One chunk, and the verifier's one encoding buffer, serve the whole log: nothing of an event
-	// is kept once it is checked, so a verify allocates per chunk read, not per event.
+	// is kept once it is checked, so a verify allocates per chunk read, not per event. Events
+	// handed to each are kept, so then each chunk gets a buffer of its own.
 	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
 	chain := NewChainVerifier(task)
 	broken := func(seq uint64, format string, args ...any) error {
@@ -52,6 +68,9 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 			return err
 		}
 		first := chain.Next()
+		if each != nil && len(c.buf) > 0 {
+			c = chunk{buf: make([]byte, 0, cap(c.buf)), seqs: c.seqs, ends: c.ends}
+		}
 		if err := db.readChunkInto(&c, task, first); err != nil {
 			return problem(first, err)
 		}
@@ -80,6 +99,11 @@ func (db *DB) Verify(ctx context.Context, task uuid.UUID) error {
 				return problem(first, err)
 			}
 			digest.add(ev.ID[:], seq)
+			if each != nil {
+				if err := each(ev); err != nil {
+					return err
+				}
+			}
 		}
 		if c.bad != nil {
 			if next := chain.Next(); c.bad.seq != next {

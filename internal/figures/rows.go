@@ -64,7 +64,7 @@ var (
 	benchHook    = Bench{Pkg: "cmd/replay", Regexp: "^(BenchmarkHookRoundTrip|BenchmarkHookInProcess|BenchmarkProcessStart)$", Benchtime: "200x", Quick: "5x"}
 	benchClient  = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkHookClientRoundTrip$", Benchtime: "200x", Quick: "5x"}
 	benchOtel    = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkServeHookOtel$", Benchtime: "100x", Quick: "5x"}
-	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
+	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkVerifyReadOnce|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
 	benchMix     = Bench{Pkg: "store", Regexp: "^(BenchmarkDiskUsageRealistic|BenchmarkCompressionPaired)$", Benchtime: "3x", Quick: "1x"}
 	benchAfter   = Bench{Pkg: "store", Regexp: "^BenchmarkAppendAfterDecision$", Benchtime: "2000x", Quick: "100x"}
 	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
@@ -223,6 +223,12 @@ var Rows = []Row{
 		Bench: benchReal, Parts: []Part{
 			{Name: "BenchmarkVerifyRealistic", Metric: Metric{Unit: "events/cpu-s", Kind: Rate, Label: "events/cpu-s"}},
 			{Name: "BenchmarkVerifyRealistic", Metric: EvS},
+		}},
+	{What: "the same in turn, the log read once (the replay takes the events the chain check hands on, as with bbolt) / twice (check and replay side by side, as with NATS): ratio / events per second each",
+		Bench: benchReal, Parts: []Part{
+			{Name: "BenchmarkVerifyReadOnce", Metric: Metric{Unit: "once/twice", Kind: Ratio}},
+			{Name: "BenchmarkVerifyReadOnce", Metric: Metric{Unit: "once-events/s", Kind: Rate, Label: "events/s"}},
+			{Name: "BenchmarkVerifyReadOnce", Metric: Metric{Unit: "twice-events/s", Kind: Rate, Label: "events/s"}},
 		}},
 	{What: "`replay import` of the export of such a task (100k events, 112 MB): events per CPU second / per second of wall clock / peak live heap",
 		Bench: benchReal, Parts: []Part{
