@@ -84,16 +84,13 @@ func Collect(ws Workspace) ([]File, error) {
 	return collect(ws, nil)
 }
 
+// collect is Collect, with cache's memory when it is set; the array it returns is a new one or
+// cache's scratch (see Reader.Collect), never one cache keeps.
 func collect(ws Workspace, cache *Reader) ([]File, error) {
-	if files, ok := cache.unchangedWorkspace(ws); ok {
-		return files, nil
-	}
 	c := collector{cache: cache, maxFiles: ws.maxFiles()}
 	defer c.closeDir()
 	if cache != nil {
-		cache.mu.Lock()
-		c.files = make([]File, 0, cache.last)
-		cache.mu.Unlock()
+		c.files = cache.takeScratch()
 	}
 	for _, r := range ws.Roots {
 		if r.FS == nil {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -35,14 +36,18 @@ type Reader struct {
 	// Now is the clock reads are stamped with; nil means time.Now.
 	Now func() time.Time
 
-	mu     sync.Mutex
-	files  map[fileKey]cachedFile
-	dirs   map[fileKey]cachedDir
-	walks  map[fileKey]cachedWalk // by walkKey
-	roots  map[string]*rootWatch  // by root name
-	reads  int                    // files read from a file system rather than served from memory
-	last   int                    // files the last collection found, to size the next
-	closes int                    // how many times Close ran
+	mu    sync.Mutex
+	files map[fileKey]cachedFile
+	dirs  map[fileKey]cachedDir
+	walks map[fileKey]cachedWalk // by walkKey
+	roots map[string]*rootWatch  // by root name
+	reads int                    // files read from a file system rather than served from memory
+	last  int                    // files the last collection found, to size the next
+	// lastFiles is what the last collection returned, handed out again while collections find
+	// the same files; scratch is an array of a collection that found them, which the next one
+	// builds in (see Collect).
+	lastFiles, scratch []File
+	closes             int // how many times Close ran
 }
 
 // rootWatch is what the last collection of a watched root found, and its watches. A root
@@ -177,12 +182,52 @@ type cachedDir struct {
 // Collect is [Collect] with the reader's memory. The files it returns may share their array
 // with the reader's memory (when nothing changed in a watched root): read them, do not modify
 // them.
+//
+// A collection that finds the files the last one returned, the same in every field, returns the
+// last one's array again, and its own is the next collection's to build in: a workspace whose
+// rule files did not change allocates no array for them.
 func (r *Reader) Collect(ws Workspace) ([]File, error) {
+	if files, ok := r.unchangedWorkspace(ws); ok {
+		r.mu.Lock()
+		r.last = len(files)
+		r.mu.Unlock()
+		return files, nil
+	}
 	files, err := collect(ws, r)
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.last = len(files)
-	r.mu.Unlock()
-	return files, err
+	if err != nil || len(files) == 0 {
+		return files, err
+	}
+	if slices.EqualFunc(files, r.lastFiles, identicalFile) {
+		clear(files[:cap(files)]) // it keeps no file's content alive
+		r.scratch = files[:0]
+		return r.lastFiles, nil
+	}
+	r.lastFiles = slices.Clip(files)
+	return r.lastFiles, nil
+}
+
+// takeScratch returns an empty array for a collection to build in: the scratch array when there
+// is one as large as the last collection found, else a new one that size.
+func (r *Reader) takeScratch() []File {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.scratch
+	r.scratch = nil
+	if cap(s) < r.last {
+		return make([]File, 0, r.last)
+	}
+	return s
+}
+
+// identicalFile reports whether two files are equal in every field (a test checks it knows
+// every field of File).
+func identicalFile(a, b File) bool {
+	return a.Provider == b.Provider && a.Scope == b.Scope && a.Root == b.Root && a.Path == b.Path &&
+		a.AlwaysEnabled == b.AlwaysEnabled && a.Size == b.Size && a.ReadError == b.ReadError &&
+		a.Digest == b.Digest && (a.Content == nil) == (b.Content == nil) && bytes.Equal(a.Content, b.Content)
 }
 
 // FilesRead is how many files the reader has read from a file system rather than from memory.

@@ -123,11 +123,15 @@ func TestReaderSeesEveryEdit(t *testing.T) {
 					backdate(t, dir, time.Hour)
 					ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
 					r := &Reader{}
+					var before []File
 					for range 2 { // the second from memory
-						if _, err := r.Collect(ws); err != nil {
+						got, err := r.Collect(ws)
+						if err != nil {
 							t.Fatal(err)
 						}
+						before = got
 					}
+					kept := deepCopyFiles(before)
 					// A walk that met no link is remembered, and the next one is its memory's.
 					key := walkKey(ScopeWorkspace, "/ws", source{provider: ProviderCline, dir: ".clinerules"})
 					if _, ok := r.walks[key]; ok == withLink {
@@ -144,6 +148,10 @@ func TestReaderSeesEveryEdit(t *testing.T) {
 					}
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("the reader missed the edit:\n%s", diffFiles(got, want))
+					}
+					// What the reader returned before the edit is the caller's still.
+					if !reflect.DeepEqual(before, kept) {
+						t.Errorf("the files returned before the edit changed:\n%s", diffFiles(before, kept))
 					}
 				})
 			}

@@ -1,11 +1,13 @@
 package rules
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -233,5 +235,83 @@ func TestReaderManyFiles(t *testing.T) {
 	}
 	if len(got) != parallelStats+88 {
 		t.Errorf("collected %d files, want %d", len(got), parallelStats+88)
+	}
+}
+
+// deepCopyFiles copies files and their contents.
+func deepCopyFiles(files []File) []File {
+	out := slices.Clone(files)
+	for i := range out {
+		out[i].Content = bytes.Clone(out[i].Content)
+	}
+	return out
+}
+
+// A folder checked file by file whose files did not change gives the array it gave last time,
+// and the collection's own array is the next one's to build in: no array is allocated for the
+// files. An edit gives a new array and leaves the one given before as it was.
+func TestReaderGivesTheSameFilesAgain(t *testing.T) {
+	dir := oldTree(t, map[string]string{
+		".clinerules/a.md": "A.\n",
+		".clinerules/b.md": "---\npaths: [\"src/**\"]\n---\nB.\n",
+	})
+	backdate(t, dir, time.Hour)
+	ws := Workspace{Roots: []Root{{Name: "/ws", FS: os.DirFS(dir)}}}
+	r := &Reader{}
+	first, err := r.Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := deepCopyFiles(first)
+	for range 3 {
+		again, err := r.Collect(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again) != len(first) || &again[0] != &first[0] {
+			t.Fatalf("unchanged files came back in another array")
+		}
+	}
+	write(t, dir, ".clinerules/a.md", "A, edited.\n")
+	backdate(t, dir, time.Hour)
+	edited, err := r.Collect(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &edited[0] == &first[0] || string(edited[0].Content) != "A, edited.\n" {
+		t.Fatalf("after an edit: %q in the first array: %v", edited[0].Content, &edited[0] == &first[0])
+	}
+	if !reflect.DeepEqual(first, kept) {
+		t.Fatalf("the files given before the edit changed:\n%s", diffFiles(first, kept))
+	}
+}
+
+// identicalFile compares every field of File: a file that differs from another in any one field
+// is not identical to it.
+func TestIdenticalFileKnowsEveryField(t *testing.T) {
+	typ := reflect.TypeFor[File]()
+	base := File{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: "a.md", Content: []byte("A"),
+		AlwaysEnabled: false, Size: 1, ReadError: "", Digest: "d"}
+	if !identicalFile(base, deepCopyFiles([]File{base})[0]) {
+		t.Fatal("a copy is not identical")
+	}
+	for i := range typ.NumField() {
+		other := deepCopyFiles([]File{base})[0]
+		f := reflect.ValueOf(&other).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Int64:
+			f.SetInt(f.Int() + 1)
+		case reflect.Slice:
+			f.SetBytes(append(f.Bytes(), 'x'))
+		default:
+			t.Fatalf("field %s of kind %s: teach identicalFile and this test about it", typ.Field(i).Name, f.Kind())
+		}
+		if identicalFile(base, other) {
+			t.Errorf("files that differ in %s are identical", typ.Field(i).Name)
+		}
 	}
 }

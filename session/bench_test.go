@@ -150,6 +150,32 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// BenchmarkDecideInto is BenchmarkDecide's cached decision on a 100-event task, given the last
+// decision back (DecideInto): what a runtime that builds one prompt at a time allocates.
+func BenchmarkDecideInto(b *testing.B) {
+	for _, kind := range []string{"folder", "watched"} {
+		b.Run("rules="+kind, func(b *testing.B) {
+			s := benchSession(b, 100, benchRoot(b, kind))
+			ctx := context.Background()
+			var took latencies
+			var d Decision
+			b.ReportAllocs()
+			b.ResetTimer()
+			decide := func() {
+				if err := s.DecideInto(ctx, &d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				took.time(decide)
+			}
+			b.StopTimer()
+			took.report(b)
+			reportDecideAllocs(b, 100, decide)
+		})
+	}
+}
+
 // BenchmarkDecideAfterToolCall is a turn as it happens: the model read one more file (a path
 // the task has not seen, which pushes the oldest out of the 100) and the next prompt is built.
 // Only Decide is timed.

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,13 +40,26 @@ type Decision struct {
 // the log, and records the decision. The snapshot and the decision are one atomic append: after
 // a crash the log holds both or neither.
 func (s *Session) Decide(ctx context.Context) (*Decision, error) {
-	return s.decide(ctx, nil)
+	return s.decide(ctx, nil, nil)
+}
+
+// DecideInto is Decide writing the decision into d, a decision of this session or another that
+// the caller is done with: its Results and Applied arrays are filled again rather than made
+// anew (a decision's own copies, as Decide's are, and as much garbage as a decision otherwise
+// makes of its own). A runtime that builds one prompt at a time hands its last decision back.
+// Everything d held is replaced; what the caller kept of it (its slices) must no longer be in use.
+func (s *Session) DecideInto(ctx context.Context, d *Decision) error {
+	if d == nil {
+		return errors.New("DecideInto: nil decision")
+	}
+	_, err := s.decide(ctx, d, nil)
+	return err
 }
 
 // decide is Decide; then, when set, is given the decision before it is written (its Seq is the
 // one it will have) and returns events to append after it in the same batch, so that the
 // decision and what follows from it are one commit. The events' ids are kept when set.
-func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
+func (s *Session) decide(ctx context.Context, into *Decision, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
 	files, err := s.reader.Collect(s.workspace())
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
@@ -53,14 +67,15 @@ func (s *Session) decide(ctx context.Context, then func(d *Decision) ([]events.E
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.decideLocked(ctx, files, nil, then)
+	return s.decideLocked(ctx, files, nil, into, then)
 }
 
 // decideLocked is decide with the rule files read and s.mu held. pre are events that go first
 // in the decision's batch, folded into the projection already (their Seq set to follow the
 // log's head): the decision sees them, and they are written in its commit. If that fails the
 // projection is ahead of the log, and the session is stale (ErrStale).
-func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []events.Event, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
+func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []events.Event, into *Decision,
+	then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
 	var err error
 	var payloads []events.Payload
 	snapSeq := s.state.LastSnapshotSeq()
@@ -106,8 +121,13 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	}
 	// The caller may reorder or replace the elements of what it gets: the evaluation the next
 	// decision may take again (see evaluate) stays as it was recorded.
-	d := &Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd, Applied: slices.Clone(ev.applied)}
-	d.Rules.Results = slices.Clone(rd.Results)
+	d := into
+	if d == nil {
+		d = new(Decision)
+	}
+	results, applied := d.Rules.Results, d.Applied
+	*d = Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd}
+	d.Applied, d.Rules.Results = refill(applied, ev.applied), refill(results, rd.Results)
 	if then != nil {
 		more, err := then(d)
 		if err != nil {
@@ -150,6 +170,14 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		d.Prompt, d.Tagged = s.render(rs, rd)
 	}
 	return d, nil
+}
+
+// refill is slices.Clone(from), in to's array when there is one (grown if it is too short).
+func refill[T any](to, from []T) []T {
+	if from == nil || to == nil {
+		return slices.Clone(from)
+	}
+	return append(to[:0], from...)
 }
 
 // evaluated is the last evaluation a decision of this session recorded, and what it was made

@@ -65,7 +65,7 @@ func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key 
 		return nil, nil, err
 	}
 	then, delivered := a.delivering(hook, channel, key)
-	d, err := a.decide(ctx, then)
+	d, err := a.decide(ctx, nil, then)
 	if errors.Is(err, store.ErrDuplicateID) {
 		d, err = a.Decide(ctx)
 		return d, nil, err

@@ -203,6 +203,14 @@ func TestReplaySeesADriftedDelta(t *testing.T) {
 // TestEditingADecisionLeavesTheLogAlone edits every decision Decide returns, in place, as a
 // runtime showing the context newest first might: what the log records stays consistent.
 func TestEditingADecisionLeavesTheLogAlone(t *testing.T) {
+	for _, into := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DecideInto %v", into), func(t *testing.T) { editingADecision(t, into) })
+	}
+}
+
+// editingADecision is TestEditingADecisionLeavesTheLogAlone with each decision from Decide, or
+// from DecideInto given the last one back, edited as it was.
+func editingADecision(t *testing.T, into bool) {
 	ctx := context.Background()
 	db := openDB(t)
 	s := newSession(t, db, clineWorkspace(), Options{})
@@ -214,11 +222,17 @@ func TestEditingADecisionLeavesTheLogAlone(t *testing.T) {
 	tool("apps/web/a.ts")
 	tool("apps/web/b.ts")
 	tool("apps/web/c.ts")
+	var last Decision
 	for turn := 1; turn <= 6; turn++ {
 		if turn == 3 {
 			tool("services/api/d.ts")
 		}
-		d := decide(t, s)
+		d := &last
+		if !into {
+			d = decide(t, s)
+		} else if err := s.DecideInto(ctx, d); err != nil {
+			t.Fatal(err)
+		}
 		before, _ := events.New(new(d.Recorded()))
 		rec := d.Recorded()
 		slices.Reverse(rec.Context)
@@ -459,5 +473,55 @@ func TestUnchangedInputsDecideAsAFreshEvaluation(t *testing.T) {
 	}
 	if rep, err := Replay(ctx, db, s.Task(), ReplayOptions{}); err != nil || !rep.OK() || rep.Decisions != len(steps) {
 		t.Errorf("replay: %+v, %v", rep, err)
+	}
+}
+
+// DecideInto gives what Decide gives, in the arrays of the decision handed back, and the
+// session's next decision is its own whatever the caller did with them: two sessions on the same
+// events, one deciding with Decide, one with DecideInto.
+func TestDecideIntoReusesTheCallersArrays(t *testing.T) {
+	ctx := context.Background()
+	plain := newSession(t, openDB(t), clineWorkspace(), Options{})
+	into := newSession(t, openDB(t), clineWorkspace(), Options{})
+	tool := func(path string) {
+		for _, s := range []*Session{plain, into} {
+			if _, err := s.ToolCall(ctx, "read_file", "", json.RawMessage(fmt.Sprintf(`{"path":%q}`, path))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var got Decision
+	decideBoth := func() {
+		t.Helper()
+		want := decide(t, plain)
+		if err := into.DecideInto(ctx, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Rules, want.Rules) || !reflect.DeepEqual(got.Applied, want.Applied) ||
+			got.Prompt != want.Prompt || got.Tagged != want.Tagged || got.Turn != want.Turn || got.Seq != want.Seq {
+			t.Fatalf("DecideInto gave\n%s\n%s\nDecide gave\n%s\n%s", mustJSON(t, got.Rules), mustJSON(t, got.Applied),
+				mustJSON(t, want.Rules), mustJSON(t, want.Applied))
+		}
+	}
+	tool("apps/web/a.ts")
+	decideBoth()
+	if len(got.Rules.Results) == 0 || len(got.Applied) == 0 {
+		t.Fatalf("%d results, %d applied: the test needs both", len(got.Rules.Results), len(got.Applied))
+	}
+	results, applied := &got.Rules.Results[0], &got.Applied[0]
+	// The caller edits what it got, then hands it back: after nothing new, and after a tool call.
+	for _, next := range []string{"", "apps/web/b.ts"} {
+		slices.Reverse(got.Rules.Results)
+		got.Applied[0].Name = "edited"
+		if next != "" {
+			tool(next)
+		}
+		decideBoth()
+		if &got.Rules.Results[0] != results || &got.Applied[0] != applied {
+			t.Fatal("DecideInto made new arrays where the ones handed back were large enough")
+		}
+	}
+	if err := into.DecideInto(ctx, nil); err == nil {
+		t.Fatal("DecideInto(nil) did not fail")
 	}
 }

@@ -59,6 +59,44 @@ func ExampleSession_Decide() {
 	//   paths apps/web/** matched apps/web/src/Header.tsx, from prose at seq 2, prompt 1, request 1
 }
 
+// A runtime that builds one prompt at a time hands its last decision back to DecideInto, which
+// fills the same arrays again.
+func ExampleSession_DecideInto() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "tasklog-example")
+	defer os.RemoveAll(dir)
+	db, _ := store.Open(filepath.Join(dir, "tasklog.db"), nil)
+	defer db.Close()
+	workspace := fstest.MapFS{
+		".clinerules/frontend.md": {Data: []byte("---\npaths: [\"apps/web/**\"]\n---\nUse the design tokens.\n")},
+		".clinerules/api.md":      {Data: []byte("---\npaths: [\"services/api/**\"]\n---\nVersion every endpoint.\n")},
+		"apps/web/src/Header.tsx": {Data: []byte("export function Header() {}\n")},
+		"services/api/cart.go":    {Data: []byte("package api\n")},
+	}
+	s, err := session.Open(ctx, db, uuid.Nil, session.Options{
+		Roots:   []session.Root{{Path: "/home/me/shop", FS: workspace}},
+		Runtime: events.Runtime{Name: "my-agent", Version: "0.1"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	// doc: begin
+	var d session.Decision
+	for _, message := range []string{"Fix apps/web/src/Header.tsx", "Now services/api/cart.go"} {
+		s.UserMessage(ctx, message)
+		if err := s.DecideInto(ctx, &d); err != nil { // d's arrays are filled again
+			panic(err)
+		}
+		for _, a := range d.Applied {
+			fmt.Printf("turn %d: %s\n", d.Turn, a.Name)
+		}
+	}
+	// doc: end
+	// Output:
+	// turn 1: .clinerules/frontend.md
+	// turn 2: .clinerules/api.md
+}
+
 // Replay recomputes every recorded decision from the log; with other rules it is a what-if.
 func ExampleReplay() {
 	ctx := context.Background()

@@ -55,6 +55,7 @@ var (
 	benchCline    = Bench{Pkg: "session", Regexp: "^BenchmarkClineCorpus$/^ws(50|1000)$/^paths(10|100)\\.json$/^(watched|checked)$",
 		Benchtime: "400x", Quick: "20x", Needs: []Input{clineCorpus}}
 	benchDecide  = Bench{Pkg: "session", Regexp: "^BenchmarkDecide$/^events=100$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
+	benchInto    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideInto$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
 	benchMany    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideManyRules$", Benchtime: "50x", Quick: "3x"}
 	benchRecord  = Bench{Pkg: "session", Regexp: "^BenchmarkRecord$", Benchtime: "2000x", Quick: "50x"}
 	benchReopenD = Bench{Pkg: "session", Regexp: "^BenchmarkReopenDecide$", Benchtime: "30x", Quick: "2x"}
@@ -185,6 +186,11 @@ var Rows = []Row{
 			{Name: "BenchmarkDecide/events=100/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 			{Label: "bbolt", Name: "BenchmarkDecide/events=100/rules=watched", Metric: Metric{Unit: "bbolt-B/op", Kind: Bytes}},
 			{Label: "bbolt", Name: "BenchmarkDecide/events=100/rules=folder", Metric: Metric{Unit: "bbolt-B/op", Kind: Bytes}},
+		}},
+	{What: "the same with `DecideInto`, the last decision given back, watched / checked file by file",
+		Bench: benchInto, Parts: []Part{
+			{Name: "BenchmarkDecideInto/rules=watched", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
+			{Name: "BenchmarkDecideInto/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 		}},
 	{What: "`Decide` after a tool call over 5,000 rule files, p50, no fsync, watched / checked file by file",
 		Bench: benchMany, Parts: []Part{
