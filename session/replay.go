@@ -191,6 +191,16 @@ type replayer struct {
 	recorded chain
 	// buf holds a recomputed decision's bytes, reused from one decision to the next.
 	buf []byte
+	// lastContext is the context of the last decision recomputed; spareContext the array of
+	// the one before it, for the next (see recompute).
+	lastContext  rules.EvaluationContext
+	spareContext []rules.ContextPath
+}
+
+// clearPaths empties paths for reuse, dropping what its elements point to.
+func clearPaths(paths []rules.ContextPath) []rules.ContextPath {
+	clear(paths[:cap(paths)])
+	return paths[:0]
 }
 
 // recompute recomputes one decision. The recomputation is written as the recorded one is (in
@@ -224,7 +234,11 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 		rs = rules.Load(files)
 		*cache = loadedRules{key: key, rs: rs}
 	}
-	ec, dropped := st.Next()
+	// The last decision's context is never changed (its record copied what it needed): the
+	// new one shares the evidence of the paths that did not change, and is written in the
+	// array of the context before that, which nothing reads any more.
+	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
+	r.spareContext, r.lastContext = clearPaths(r.lastContext.Paths), ec
 	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
