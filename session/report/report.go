@@ -12,6 +12,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -357,9 +358,29 @@ type turnArgs struct {
 	Turn Turn
 }
 
-// template parses the page's template with the functions that read data.
+// parsedPage is the page's template, parsed once with the functions of an empty page; it is
+// never executed itself, only cloned (see Page.template).
+var parsedPage = sync.OnceValues(func() (*template.Template, error) {
+	return template.New("report").Funcs(Page{}.funcs()).Parse(pageTemplate)
+})
+
+// template is the page's template with the functions that read d: a clone of the one parsed
+// once, which costs a fraction of parsing it again at every render.
 func (d Page) template() (*template.Template, error) {
-	return template.New("report").Funcs(template.FuncMap{
+	parsed, err := parsedPage()
+	if err != nil {
+		return nil, err
+	}
+	t, err := parsed.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return t.Funcs(d.funcs()), nil
+}
+
+// funcs are the template's functions that read d.
+func (d Page) funcs() template.FuncMap {
+	return template.FuncMap{
 		"source": d.sourceName,
 		"add1":   func(i int) int { return i + 1 },
 		"plural": plural,
@@ -369,7 +390,7 @@ func (d Page) template() (*template.Template, error) {
 		"cellClass": d.cellClass,
 		"turnOf":    func(t int, turn Turn) turnArgs { return turnArgs{t, turn} },
 		"earlier":   func(from uint64) uint64 { return from - 1 },
-	}).Parse(pageTemplate)
+	}
 }
 
 // cellClass is what a grid cell's class says besides "cell": its state, "dlv" when a hook

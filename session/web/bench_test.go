@@ -33,7 +33,7 @@ func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 // (each log read through; the list reads the audits it has no time for in the background, after
 // the page); warm a later one, when no log grew (the list and the rules keep what they read of
 // each task by its length, the task page is kept by its log's length). task/cold is a task's
-// first page, task/warm the same page again.
+// first page, task/warm the same page again; part/warm what a click on a cell of its grid loads.
 func BenchmarkPages(b *testing.B) {
 	db, tasks := benchStore(b, 50, 10_000)
 	page := func(b *testing.B, path string, cold bool) {
@@ -76,6 +76,10 @@ func BenchmarkPages(b *testing.B) {
 	b.Run("list/warm", func(b *testing.B) { page(b, "/", false) })
 	b.Run("task/cold", func(b *testing.B) { page(b, "/task/"+tasks[len(tasks)-1].String(), true) })
 	b.Run("task/warm", func(b *testing.B) { page(b, "/task/"+tasks[len(tasks)-1].String(), false) })
+	// A cell of the grid clicked: the evidence of one request, from the task's page kept.
+	b.Run("part/warm", func(b *testing.B) {
+		page(b, "/task/"+tasks[len(tasks)-1].String()+"/part?at=10000&t=1", false)
+	})
 	b.Run("rules/cold", func(b *testing.B) { page(b, "/rules", true) })
 	b.Run("rules/warm", func(b *testing.B) { page(b, "/rules", false) })
 }
