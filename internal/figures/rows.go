@@ -68,7 +68,7 @@ var (
 	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkVerifyReadOnce|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
 	benchMix     = Bench{Pkg: "store", Regexp: "^(BenchmarkDiskUsageRealistic|BenchmarkCompressionPaired)$", Benchtime: "3x", Quick: "1x"}
 	benchAfter   = Bench{Pkg: "store", Regexp: "^BenchmarkAppendAfterDecision$", Benchtime: "2000x", Quick: "100x"}
-	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
+	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task|part)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
 	benchHTTP    = Bench{Pkg: "session/serve", Regexp: "^(BenchmarkHookOverHTTP|BenchmarkHookOtel)$", Benchtime: "500x", Quick: "20x"}
 )
 
@@ -275,12 +275,13 @@ var Rows = []Row{
 		Bench: benchHTTP, Parts: otelParts("BenchmarkHookOtel", P50ms)},
 	{What: "the same, p99",
 		Bench: benchHTTP, Parts: otelParts("BenchmarkHookOtel", P99ms)},
-	{What: "the web app over 50 tasks of 10,000 events: the list, first load after a start / again; a task page, first load / again (the server's side)",
+	{What: "the web app over 50 tasks of 10,000 events: the list, first load after a start / again; a task page, first load / again; a cell of its grid clicked (the server's side)",
 		Bench: benchPages, Parts: []Part{
 			{Name: "BenchmarkPages/list/cold", Metric: NsOp},
 			{Name: "BenchmarkPages/list/warm", Metric: NsOp},
 			{Name: "BenchmarkPages/task/cold", Metric: NsOp},
 			{Name: "BenchmarkPages/task/warm", Metric: NsOp},
+			{Name: "BenchmarkPages/part/warm", Metric: NsOp},
 		}},
 	{What: "starting the binary alone (`replay --version`): p50 / p99",
 		Bench: benchHook, Parts: percentiles("BenchmarkProcessStart", "")},
