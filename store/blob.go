@@ -101,8 +101,10 @@ func (db *DB) Blob(sum string) ([]byte, error) {
 // decompress to. Content that does not match its sum is ErrCorrupt. Every Store reads a blob
 // through it.
 func BlobContent(sum string, key, stored []byte) ([]byte, error) {
+	var decodeErr error
 	if payloadcodec.IsCompressed(stored) {
-		if data, err := payloadcodec.Decode(nil, stored); err == nil && sha256.Sum256(data) == [sha256.Size]byte(key) {
+		var data []byte
+		if data, decodeErr = payloadcodec.Decode(nil, stored); decodeErr == nil && sha256.Sum256(data) == [sha256.Size]byte(key) {
 			return data, nil
 		}
 	}
@@ -111,10 +113,8 @@ func BlobContent(sum string, key, stored []byte) ([]byte, error) {
 	if sha256.Sum256(stored) == [sha256.Size]byte(key) {
 		return stored, nil
 	}
-	if payloadcodec.IsCompressed(stored) {
-		if _, err := payloadcodec.Decode(nil, stored); err != nil {
-			return nil, fmt.Errorf("blob %s: %w: %w", sum, ErrCorrupt, err)
-		}
+	if decodeErr != nil {
+		return nil, fmt.Errorf("blob %s: %w: %w", sum, ErrCorrupt, decodeErr)
 	}
 	return nil, fmt.Errorf("blob %s: %w: the stored content has another sum", sum, ErrCorrupt)
 }

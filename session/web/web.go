@@ -43,15 +43,15 @@ func CheckAddr(addr string) error {
 	if err != nil {
 		return fmt.Errorf("%q: want HOST:PORT, e.g. 127.0.0.1:8080: %w", addr, err)
 	}
-	if IsLoopbackHost(host) {
+	if isLoopbackHost(host) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w (127.0.0.1 or ::1): it shows prompts and paths without a login; give --http-public to listen on another address behind a token", addr, ErrNotLoopback)
 }
 
-// IsLoopbackHost reports whether host (without a port; an IPv6 address with or without its
+// isLoopbackHost reports whether host (without a port; an IPv6 address with or without its
 // brackets) names this machine's loopback interface: "localhost" or a loopback IP.
-func IsLoopbackHost(host string) bool {
+func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if host == "localhost" {
 		return true
@@ -183,7 +183,7 @@ func loopbackHost(hostport string) bool {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		hostport = h
 	}
-	return IsLoopbackHost(hostport)
+	return isLoopbackHost(hostport)
 }
 
 type handler struct {
