@@ -91,7 +91,10 @@ func decideOwner(stack [32]uintptr) string {
 			break
 		}
 	}
-	owner, inDecide := "", false
+	// A stack the profile cut at its 32 frames has lost its outer frames, Session.decide's
+	// among them when it is deep (bbolt's commit under it): between the two counts only the
+	// body runs, so such a stack is the body's too.
+	owner, inDecide := "", len(pcs) == len(stack)
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()

@@ -131,21 +131,7 @@ func BenchmarkDecide(b *testing.B) {
 	}{{100, "folder"}, {100_000, "folder"}, {100, "watched"}, {100_000, "watched"}, {100, "memory"}, {100_000, "memory"}} {
 		b.Run(fmt.Sprintf("events=%d/rules=%s", bc.n, bc.rules), func(b *testing.B) {
 			s := benchSession(b, bc.n, benchRoot(b, bc.rules))
-			ctx := context.Background()
-			var took latencies
-			b.ReportAllocs()
-			b.ResetTimer()
-			decide := func() {
-				if _, err := s.Decide(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for b.Loop() {
-				took.time(decide)
-			}
-			b.StopTimer()
-			took.report(b)
-			reportDecideAllocs(b, 100, decide)
+			benchDecideAgain(b, func() error { _, err := s.Decide(context.Background()); return err })
 		})
 	}
 }
@@ -156,24 +142,29 @@ func BenchmarkDecideInto(b *testing.B) {
 	for _, kind := range []string{"folder", "watched"} {
 		b.Run("rules="+kind, func(b *testing.B) {
 			s := benchSession(b, 100, benchRoot(b, kind))
-			ctx := context.Background()
-			var took latencies
 			var d Decision
-			b.ReportAllocs()
-			b.ResetTimer()
-			decide := func() {
-				if err := s.DecideInto(ctx, &d); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for b.Loop() {
-				took.time(decide)
-			}
-			b.StopTimer()
-			took.report(b)
-			reportDecideAllocs(b, 100, decide)
+			benchDecideAgain(b, func() error { return s.DecideInto(context.Background(), &d) })
 		})
 	}
+}
+
+// benchDecideAgain times decide, a decision with nothing new since the last, and reports its
+// percentiles and what it allocates (bbolt's part and tasklog's).
+func benchDecideAgain(b *testing.B, decide func() error) {
+	var took latencies
+	b.ReportAllocs()
+	b.ResetTimer()
+	run := func() {
+		if err := decide(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		took.time(run)
+	}
+	b.StopTimer()
+	took.report(b)
+	reportDecideAllocs(b, 100, run)
 }
 
 // BenchmarkDecideAfterToolCall is a turn as it happens: the model read one more file (a path
