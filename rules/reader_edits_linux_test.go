@@ -159,32 +159,6 @@ func TestReaderSeesEveryEdit(t *testing.T) {
 	}
 }
 
-// diffFiles names the files two collections disagree on.
-func diffFiles(got, want []File) string {
-	byPath := func(files []File) map[string]File {
-		m := map[string]File{}
-		for _, f := range files {
-			m[f.Path] = f
-		}
-		return m
-	}
-	g, w := byPath(got), byPath(want)
-	var out string
-	for p, wf := range w {
-		if gf, ok := g[p]; !ok {
-			out += fmt.Sprintf("  %s: missing, want %q\n", p, wf.Content)
-		} else if !reflect.DeepEqual(gf, wf) {
-			out += fmt.Sprintf("  %s: got %q, want %q\n", p, gf.Content, wf.Content)
-		}
-	}
-	for p := range g {
-		if _, ok := w[p]; !ok {
-			out += fmt.Sprintf("  %s: collected, but gone\n", p)
-		}
-	}
-	return out
-}
-
 // TestReaderReadsAgainOnlyTheEdit checks that a Reader checking a large rules folder from the
 // memory of its last walk reads again exactly the files edited, after an edit in place, a new
 // file and a rename, and collects what Collect reads each time.

@@ -272,6 +272,22 @@ func TestReaderGivesTheSameFilesAgain(t *testing.T) {
 			t.Fatalf("unchanged files came back in another array")
 		}
 	}
+	// The array the collections build in is taken and given back, not made anew.
+	r.mu.Lock()
+	scratch := r.scratch
+	r.mu.Unlock()
+	if cap(scratch) < len(first) {
+		t.Fatalf("after an unchanged collection the reader keeps an array of %d files to build in, want %d", cap(scratch), len(first))
+	}
+	if _, err := r.Collect(ws); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	same := cap(r.scratch) > 0 && &r.scratch[:1][0] == &scratch[:1][0]
+	r.mu.Unlock()
+	if !same {
+		t.Fatal("an unchanged collection built in a new array rather than the one the last left")
+	}
 	write(t, dir, ".clinerules/a.md", "A, edited.\n")
 	backdate(t, dir, time.Hour)
 	edited, err := r.Collect(ws)
@@ -313,5 +329,96 @@ func TestIdenticalFileKnowsEveryField(t *testing.T) {
 		if identicalFile(base, other) {
 			t.Errorf("files that differ in %s are identical", typ.Field(i).Name)
 		}
+	}
+}
+
+// diffFiles names the files two collections disagree on.
+func diffFiles(got, want []File) string {
+	byPath := func(files []File) map[string]File {
+		m := map[string]File{}
+		for _, f := range files {
+			m[f.Path] = f
+		}
+		return m
+	}
+	g, w := byPath(got), byPath(want)
+	var out string
+	for p, wf := range w {
+		if gf, ok := g[p]; !ok {
+			out += fmt.Sprintf("  %s: missing, want %q\n", p, wf.Content)
+		} else if !reflect.DeepEqual(gf, wf) {
+			out += fmt.Sprintf("  %s: got %q, want %q\n", p, gf.Content, wf.Content)
+		}
+	}
+	for p := range g {
+		if _, ok := w[p]; !ok {
+			out += fmt.Sprintf("  %s: collected, but gone\n", p)
+		}
+	}
+	return out
+}
+
+// Collections on one reader run at once, of the workspace it is meant for and of another: each
+// gets its workspace's files, and nothing a collection returned changes after (the race
+// detector watches the arrays the collections share and hand back).
+func TestReaderConcurrentCollections(t *testing.T) {
+	mk := func(name string, files map[string]string, watched bool) Workspace {
+		dir := oldTree(t, files)
+		root := Root{Name: name, FS: os.DirFS(dir)}
+		if watched {
+			root.Dir = dir
+		}
+		return Workspace{Roots: []Root{root}}
+	}
+	for _, watched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watched=%v", watched), func(t *testing.T) {
+			spaces := []Workspace{
+				mk("/a", map[string]string{".clinerules/a.md": "A.\n", ".clinerules/b.md": "---\npaths: [\"src/**\"]\n---\nB.\n"}, watched),
+				mk("/b", map[string]string{".clinerules/c.md": "C.\n", ".clinerules/d/e.md": "E.\n", ".clinerules/f.md": "F.\n"}, watched),
+			}
+			want := make([][]File, len(spaces))
+			for i, ws := range spaces {
+				files, err := Collect(ws)
+				if err != nil || len(files) == 0 {
+					t.Fatalf("%s: %d files, %v", ws.Roots[0].Name, len(files), err)
+				}
+				want[i] = deepCopyFiles(files)
+			}
+			r := &Reader{}
+			defer r.Close()
+			const workers, rounds = 4, 40
+			got := make([][][]File, workers)
+			errs := make(chan error, workers)
+			for w := range workers {
+				go func() {
+					for n := range rounds {
+						i := (w + n/3) % len(spaces) // runs of one workspace, then the other
+						files, err := r.Collect(spaces[i])
+						if err != nil {
+							errs <- err
+							return
+						}
+						if !reflect.DeepEqual(files, want[i]) {
+							errs <- fmt.Errorf("worker %d, round %d, %s:\n%s", w, n, spaces[i].Roots[0].Name, diffFiles(files, want[i]))
+							return
+						}
+						got[w] = append(got[w], files)
+					}
+					errs <- nil
+				}()
+			}
+			for range workers {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for w, results := range got {
+				for n, files := range results {
+					if !reflect.DeepEqual(files, want[(w+n/3)%len(spaces)]) {
+						t.Fatalf("worker %d, round %d: what the collection returned changed after", w, n)
+					}
+				}
+			}
+		})
 	}
 }

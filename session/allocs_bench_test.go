@@ -93,7 +93,8 @@ func decideOwner(stack [32]uintptr) string {
 	}
 	// A stack the profile cut at its 32 frames has lost its outer frames, Session.decide's
 	// among them when it is deep (bbolt's commit under it): between the two counts only the
-	// body runs, so such a stack is the body's too.
+	// body runs, so such a stack is the body's too, when a frame of tasklog or bbolt is left in
+	// it to own it (a cut stack of other code has no owner and is not counted).
 	owner, inDecide := "", len(pcs) == len(stack)
 	frames := runtime.CallersFrames(pcs)
 	for {

@@ -48,6 +48,8 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 // anew (a decision's own copies, as Decide's are, and as much garbage as a decision otherwise
 // makes of its own). A runtime that builds one prompt at a time hands its last decision back.
 // Everything d held is replaced; what the caller kept of it (its slices) must no longer be in use.
+// On an error d holds nothing to use (its arrays may have been written before the append
+// failed), but it can be handed to DecideInto again.
 func (s *Session) DecideInto(ctx context.Context, d *Decision) error {
 	if d == nil {
 		return errors.New("DecideInto: nil decision")

@@ -212,6 +212,9 @@ func TestVerifyFindsTampering(t *testing.T) {
 					t.Fatalf("VerifyEvents handed on seqs %v; want 1 to %d at most", handed, tt.seq-1)
 				}
 			}
+			if !inIndex && uint64(len(handed))+1 < tt.seq {
+				t.Fatalf("VerifyEvents handed on seqs %v; want every one before the problem at %d", handed, tt.seq)
+			}
 		})
 	}
 }
