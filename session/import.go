@@ -26,7 +26,9 @@ type importer struct {
 	opts ImportOptions
 
 	writing bool
-	// writeFailed is set when a batch could not be written: the error is the store's, not the file's.
+	// w writes the second pass's batches; writeFailed is set when a batch could not be
+	// written: the error is the store's, not the file's.
+	w           *importWriter
 	writeFailed bool
 	fileTask    uuid.UUID
 	tasks       map[uuid.UUID]*importTask
@@ -85,13 +87,15 @@ func (im *importer) startWriting() {
 	im.stop()
 	im.writing = true
 	im.tasks, im.order, im.current = map[uuid.UUID]*importTask{}, nil, nil
+	im.w = startImportWriter()
 }
 
-// stop releases the readers of stored events.
+// stop releases the readers of stored events and waits for the writes handed over.
 func (im *importer) stop() {
 	for _, t := range im.order {
 		t.release()
 	}
+	im.finishWriting()
 }
 
 // release drops what a task needs only while its lines are read.
@@ -112,8 +116,15 @@ func (im *importer) results() []Imported {
 }
 
 // pass reads every line of r through the checks (and, in the second pass, into the batches).
-func (im *importer) pass(r io.Reader) error {
-	lr := events.NewLineReader(r, im.name)
+// With ahead, the lines are read and parsed ahead of the checks on a goroutine of their own,
+// which has stopped reading r when pass returns.
+func (im *importer) pass(r io.Reader, ahead bool) error {
+	var lr lineSource = events.NewLineReader(r, im.name)
+	if ahead {
+		la := readLinesAhead(lr.(*events.LineReader))
+		defer la.close()
+		lr = la
+	}
 	for {
 		l, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -139,6 +150,9 @@ func (im *importer) pass(r io.Reader) error {
 		}
 		if err := im.ctx.Err(); err != nil {
 			if im.writing && im.current != nil {
+				if werr := im.finishWriting(); werr != nil {
+					return werr
+				}
 				return fmt.Errorf("%s: import stopped: %w; %s", im.name, err, im.progress(im.current))
 			}
 			return err

@@ -175,31 +175,116 @@ func BenchmarkImport(b *testing.B) {
 	}
 }
 
-// cancelAt is a file that cancels a context once its second read has passed an offset: an
-// import interrupted while it writes.
-type cancelAt struct {
-	*os.File
-	reads  int
-	at     int64
-	pos    int64
-	cancel context.CancelFunc
+// atBatch is a store that, when the import hands it batch number cancelAt, cancels the
+// import's context, and refuses batch number failAt with fail: an import interrupted while it
+// writes, or a write that fails. It counts the batches it is handed.
+type atBatch struct {
+	store.Store
+	appends  int
+	cancelAt int
+	cancel   context.CancelFunc
+	failAt   int
+	fail     error
 }
 
-func (c *cancelAt) Seek(off int64, whence int) (int64, error) {
-	if whence == io.SeekStart {
-		c.reads++
-		c.pos = off
-	}
-	return c.File.Seek(off, whence)
-}
-
-func (c *cancelAt) Read(p []byte) (int, error) {
-	n, err := c.File.Read(p)
-	c.pos += int64(n)
-	if c.reads == 1 && c.pos > c.at {
+func (c *atBatch) Append(ctx context.Context, task uuid.UUID, expected uint64, evs ...events.Event) (store.Appended, error) {
+	c.appends++
+	if c.appends == c.cancelAt {
 		c.cancel()
 	}
-	return n, err
+	if c.appends == c.failAt {
+		return store.Appended{}, c.fail
+	}
+	return c.Store.Append(ctx, task, expected, evs...)
+}
+
+// rewritten is a file that reads as its first content until it is rewound, then as again: a
+// file rewritten between the two reads of an import.
+type rewritten struct {
+	r     *bytes.Reader
+	again []byte
+}
+
+func (f *rewritten) Read(p []byte) (int, error) { return f.r.Read(p) }
+
+func (f *rewritten) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart && f.again != nil {
+		f.r, f.again = bytes.NewReader(f.again), nil
+	}
+	return f.r.Seek(off, whence)
+}
+
+// withLineChanged returns data with one tool call's id changed on line no, which breaks that
+// line's hash.
+func withLineChanged(t *testing.T, data []byte, no int) []byte {
+	t.Helper()
+	lines := bytes.Split(data, []byte("\n"))
+	if !bytes.Contains(lines[no-1], []byte(`call_`)) {
+		t.Fatalf("line %d holds no tool call: %.80s", no, lines[no-1])
+	}
+	lines[no-1] = bytes.Replace(lines[no-1], []byte(`call_`), []byte(`cull_`), 1)
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// The second pass writes a batch while it checks the lines after it. What the import reports
+// is the first fault in the order of the file, and the database holds every batch before it
+// and nothing after.
+func TestImportStopsAtTheFirstFault(t *testing.T) {
+	path, _ := writeBigExport(t, 3<<20) // about 2,500 events: three batches
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diskFull := errors.New("no space left on device")
+	for _, c := range []struct {
+		name    string
+		failAt  int // the batch the store refuses, 0 for none
+		changed int // the line the file has changed on when it is read again, 0 for none
+		want    []string
+		is      error
+		held    int
+	}{
+		{name: "the second batch's write fails", failAt: 2, is: diskFull, held: maxImportBatch,
+			want: []string{"write seq 1001 to 2000", "the database holds seq 1 to 1000 of it, a sound prefix"}},
+		{name: "a line of the second batch changed", changed: 1500, held: maxImportBatch,
+			want: []string{"big.jsonl:1500:", "the file changed while it was imported"}},
+		{name: "the first batch's write fails, a line after it changed", failAt: 1, changed: 1010, is: diskFull,
+			want: []string{"write seq 1 to 1000", "nothing of the task was written"}},
+		{name: "the second batch's write fails, a line after it changed", failAt: 2, changed: 2010, is: diskFull, held: maxImportBatch,
+			want: []string{"write seq 1001 to 2000", "the database holds seq 1 to 1000"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openDB(t)
+			in := &rewritten{r: bytes.NewReader(data), again: data}
+			if c.changed != 0 {
+				in.again = withLineChanged(t, data, c.changed)
+			}
+			faults := &atBatch{Store: db, failAt: c.failAt, fail: diskFull}
+			_, err := Import(context.Background(), faults, in, "big.jsonl", ImportOptions{})
+			if err == nil || c.is != nil && !errors.Is(err, c.is) {
+				t.Fatalf("err = %v, want %v", err, c.is)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v\nwant it to say %q", err, w)
+				}
+			}
+			if c.failAt != 0 && faults.appends != c.failAt {
+				t.Errorf("the store was handed %d batches; after batch %d failed, it should be handed none", faults.appends, c.failAt)
+			}
+			tasks, _ := db.Tasks()
+			held := 0
+			if len(tasks) > 0 {
+				held = int(tasks[0].Events)
+				if err := db.Verify(context.Background(), tasks[0].Task); err != nil {
+					t.Errorf("what was written does not verify: %v", err)
+				}
+			}
+			if held != c.held {
+				t.Errorf("the database holds %d events, want %d", held, c.held)
+			}
+		})
+	}
 }
 
 // An import stopped while it writes leaves a sound prefix, says how far it got, and the same
@@ -213,7 +298,7 @@ func TestInterruptedImportLeavesASoundPrefix(t *testing.T) {
 	}
 	defer f.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err = Import(ctx, db, &cancelAt{File: f, at: 2 << 20, cancel: cancel}, "big.jsonl", ImportOptions{})
+	_, err = Import(ctx, &atBatch{Store: db, cancelAt: 2, cancel: cancel}, f, "big.jsonl", ImportOptions{})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the database holds seq 1 to "+strconv.Itoa(maxImportBatch)+" of it, a sound prefix") {
 		t.Fatalf("err = %v, want an interruption after the first batch", err)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/tasklog/tasklog/events"
 )
@@ -15,6 +16,77 @@ const (
 	maxImportBatchBytes = 4 << 20
 	maxBlobBatchBytes   = 4 << 20
 )
+
+// importWriter writes the second pass's batches on a goroutine of its own, in the order they
+// are handed over, while the checks go on with the lines after them: one batch is written while
+// the next fills. After a write fails, the batches handed over later are dropped.
+type importWriter struct {
+	jobs chan func() error
+	done chan struct{}
+	// failed is set once a write has failed; err, the first write's error, is read after done.
+	failed  atomic.Bool
+	err     error
+	stopped bool
+}
+
+func startImportWriter() *importWriter {
+	w := &importWriter{jobs: make(chan func() error), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for job := range w.jobs {
+			if w.err != nil {
+				continue
+			}
+			if w.err = job(); w.err != nil {
+				w.failed.Store(true)
+			}
+		}
+	}()
+	return w
+}
+
+// do hands job to the writer, waiting while it writes the batch before. Once a write has
+// failed, do writes nothing more and returns that write's error.
+func (w *importWriter) do(job func() error) error {
+	if w.stopped || w.failed.Load() {
+		return w.wait()
+	}
+	w.jobs <- job
+	return nil
+}
+
+// wait waits until every batch handed over is written and returns the first write's error;
+// nothing is written after it.
+func (w *importWriter) wait() error {
+	if !w.stopped {
+		w.stopped = true
+		close(w.jobs)
+	}
+	<-w.done
+	return w.err
+}
+
+// write hands a write to the writer; an error is that of a write before it.
+func (im *importer) write(job func() error) error {
+	if err := im.w.do(job); err != nil {
+		im.writeFailed = true
+		return err
+	}
+	return nil
+}
+
+// finishWriting waits for the writes handed over and returns the first one's error, which
+// concerns lines before any other error of the pass.
+func (im *importer) finishWriting() error {
+	if im.w == nil {
+		return nil
+	}
+	if err := im.w.wait(); err != nil {
+		im.writeFailed = true
+		return err
+	}
+	return nil
+}
 
 // queue adds a checked event to the batch, writing the batch when it is full or belongs to
 // another task.
@@ -30,7 +102,8 @@ func (im *importer) queue(t *importTask, ev events.Event) error {
 	return nil
 }
 
-// flush writes the blobs read so far, then the batch of events, which may reference them.
+// flush hands the writer the blobs read so far, then the batch of events, which may reference
+// them. The batch is the writer's from then on; the next one starts in an array of its own.
 func (im *importer) flush() error {
 	if err := im.flushBlobs(); err != nil {
 		return err
@@ -39,27 +112,28 @@ func (im *importer) flush() error {
 		return nil
 	}
 	t, batch := im.batchTask, im.batch
-	res, err := im.db.Append(im.ctx, t.id, t.written, batch...)
-	if err != nil {
-		im.writeFailed = true
-		return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
-	}
-	for i, ev := range res.Events {
-		if ev.Hash != batch[i].Hash {
-			return fmt.Errorf("%s: task %s seq %d: %w: stored hash %s differs from the file's %s", im.name, t.id, ev.Seq,
-				events.ErrHashMismatch, ev.Hash, batch[i].Hash)
+	im.batch, im.batchBytes = make([]events.Event, 0, len(batch)), 0
+	return im.write(func() error {
+		res, err := im.db.Append(im.ctx, t.id, t.written, batch...)
+		if err != nil {
+			return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
 		}
-	}
-	t.written = res.Last
-	if !res.Duplicate {
-		t.appended += len(batch)
-	}
-	im.batch, im.batchBytes = im.batch[:0], 0
-	// The batch's events are no longer needed; drop their data so the next batch starts small.
-	clear(im.batch[:cap(im.batch)])
-	return nil
+		for i, ev := range res.Events {
+			if ev.Hash != batch[i].Hash {
+				return fmt.Errorf("%s: task %s seq %d: %w: stored hash %s differs from the file's %s", im.name, t.id, ev.Seq,
+					events.ErrHashMismatch, ev.Hash, batch[i].Hash)
+			}
+		}
+		t.written = res.Last
+		if !res.Duplicate {
+			t.appended += len(batch)
+		}
+		return nil
+	})
 }
 
+// progress says how much of t the database holds; it reads what the writer keeps, so it is
+// called on the writer's goroutine or after finishWriting.
 func (im *importer) progress(t *importTask) string {
 	if t.written == 0 {
 		return "nothing of the task was written"
@@ -71,11 +145,12 @@ func (im *importer) flushBlobs() error {
 	if len(im.blobBatch) == 0 {
 		return nil
 	}
-	if _, err := im.db.PutBlobs(im.blobBatch); err != nil {
-		im.writeFailed = true
-		return fmt.Errorf("%s: store blobs: %w", im.name, err)
-	}
-	clear(im.blobBatch)
-	im.blobBatch, im.blobBytes = im.blobBatch[:0], 0
-	return nil
+	blobs := im.blobBatch
+	im.blobBatch, im.blobBytes = nil, 0
+	return im.write(func() error {
+		if _, err := im.db.PutBlobs(blobs); err != nil {
+			return fmt.Errorf("%s: store blobs: %w", im.name, err)
+		}
+		return nil
+	})
 }

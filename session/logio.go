@@ -179,7 +179,7 @@ func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts 
 	defer src.close()
 	im := newImporter(ctx, db, name, opts)
 	defer im.stop()
-	if err := im.pass(src.first); err != nil {
+	if err := im.pass(src.first, src.seekable); err != nil {
 		return nil, err
 	}
 	if err := im.checkSigned(); err != nil {
@@ -190,20 +190,24 @@ func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts 
 		return nil, fmt.Errorf("%s: read again: %w", name, err)
 	}
 	im.startWriting()
-	if err := im.pass(again); err != nil {
-		return im.results(), err
+	err = im.pass(again, true)
+	if err == nil {
+		err = im.flush()
 	}
-	if err := im.flush(); err != nil {
-		return im.results(), err
+	// A write that failed concerns lines before any other error of the pass.
+	if werr := im.finishWriting(); werr != nil {
+		err = werr
 	}
-	return im.results(), nil
+	return im.results(), err
 }
 
-// twoReads gives the bytes of an input twice.
+// twoReads gives the bytes of an input twice. The first read is of a file, which can be read
+// ahead, when seekable is set; the second always is.
 type twoReads struct {
-	first io.Reader
-	again func() (io.Reader, error)
-	close func()
+	first    io.Reader
+	seekable bool
+	again    func() (io.Reader, error)
+	close    func()
 }
 
 // readTwice seeks back a reader that can, and otherwise copies the first read to a temporary
@@ -215,7 +219,7 @@ func readTwice(r io.Reader, copyTo func() (*os.File, error)) (twoReads, error) {
 				_, err := rs.Seek(start, io.SeekStart)
 				return rs, err
 			}
-			return twoReads{first: rs, again: again, close: func() {}}, nil
+			return twoReads{first: rs, seekable: true, again: again, close: func() {}}, nil
 		}
 	}
 	if copyTo == nil {
