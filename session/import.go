@@ -116,20 +116,14 @@ func (im *importer) results() []Imported {
 }
 
 // pass reads every line of r through the checks (and, in the second pass, into the batches).
-// With ahead, the lines are read and parsed ahead of the checks on a goroutine of their own,
-// which has stopped reading r when pass returns.
+// With ahead, the lines are read and parsed ahead of the checks on a goroutine of their own
+// (readAhead), which has stopped reading r when pass returns.
 func (im *importer) pass(r io.Reader, ahead bool) error {
-	var lr lineSource = events.NewLineReader(r, im.name)
+	lines := fileLines(events.NewLineReader(r, im.name))
 	if ahead {
-		la := readLinesAhead(lr.(*events.LineReader))
-		defer la.close()
-		lr = la
+		lines = readAhead(lines, lineBytes)
 	}
-	for {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	for l, err := range lines {
 		if err != nil {
 			return im.changed(err)
 		}
@@ -150,12 +144,24 @@ func (im *importer) pass(r io.Reader, ahead bool) error {
 		}
 		if err := im.ctx.Err(); err != nil {
 			if im.writing && im.current != nil {
-				if werr := im.finishWriting(); werr != nil {
-					return werr
-				}
+				// progress reads what the writer keeps; a write's own error wins in Import.
+				im.finishWriting()
 				return fmt.Errorf("%s: import stopped: %w; %s", im.name, err, im.progress(im.current))
 			}
 			return err
+		}
+	}
+	return nil
+}
+
+// fileLines ranges over the lines lr reads; io.EOF ends it, another error is its last step.
+func fileLines(lr *events.LineReader) iter.Seq2[events.Line, error] {
+	return func(yield func(events.Line, error) bool) {
+		for {
+			l, err := lr.Next()
+			if errors.Is(err, io.EOF) || !yield(l, err) || err != nil {
+				return
+			}
 		}
 	}
 }

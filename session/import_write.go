@@ -46,9 +46,9 @@ func startImportWriter() *importWriter {
 }
 
 // do hands job to the writer, waiting while it writes the batch before. Once a write has
-// failed, do writes nothing more and returns that write's error.
+// failed, do writes nothing more and returns that write's error. do is not called after wait.
 func (w *importWriter) do(job func() error) error {
-	if w.stopped || w.failed.Load() {
+	if w.failed.Load() {
 		return w.wait()
 	}
 	w.jobs <- job

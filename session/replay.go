@@ -108,7 +108,7 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 	dc := newDeliveryCheck()
 	exact := opts.Workspace == nil && opts.Config == nil
 	// Reading and decoding the log overlaps folding it.
-	for ev, err := range readAhead(evs) {
+	for ev, err := range readAhead(evs, eventBytes) {
 		if err != nil {
 			return rep, err
 		}

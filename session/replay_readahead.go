@@ -7,35 +7,40 @@ import (
 	"github.com/tasklog/tasklog/events"
 )
 
-// readAheadBatch is how many events the reader hands over at a time, and readAheadDepth how
-// many batches it may be ahead of the fold: a few hundred kilobytes of envelopes at most.
+// The reader hands over at most readAheadBatch values, or readAheadBytes of their size, at a
+// time, and may be readAheadDepth batches ahead of the loop: a few hundred kilobytes of events
+// or lines, and a few megabytes at most, whatever the log's size.
 const (
 	readAheadBatch = 256
+	readAheadBytes = 1 << 20
 	readAheadDepth = 2
 )
 
-// readResult is one step of an event stream.
-type readResult struct {
-	ev  events.Event
+// readResult is one step of a stream.
+type readResult[T any] struct {
+	v   T
 	err error
 }
 
-// readAhead runs the stream evs on a goroutine of its own, a few batches ahead of the loop that
-// ranges over the result, so that reading and decoding the log overlaps folding it. The events
-// and errors come in the same order; an error ends the stream as it does evs. Leaving the loop
-// early stops the reader before readAhead's iterator returns. The batches are reused, so the
-// loop must not keep a pointer to the event it is given (a copy is fine).
-func readAhead(evs iter.Seq2[events.Event, error]) iter.Seq2[events.Event, error] {
-	return func(yield func(events.Event, error) bool) {
-		full := make(chan []readResult, readAheadDepth)
-		free := make(chan []readResult, readAheadDepth+2)
+// readAhead runs the stream seq on a goroutine of its own, a few batches ahead of the loop that
+// ranges over the result, so that reading and decoding the log (or the lines of a file)
+// overlaps folding and checking it. size is about how many bytes a value holds. The values and
+// errors come in the same order; an error ends the stream as it does seq. Leaving the loop early
+// stops the reader before readAhead's iterator returns, so seq's source is not read after it.
+// The batches are reused, so the loop must not keep a pointer to the value it is given (a copy
+// is fine).
+func readAhead[T any](seq iter.Seq2[T, error], size func(T) int) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		full := make(chan []readResult[T], readAheadDepth)
+		free := make(chan []readResult[T], readAheadDepth+2)
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer close(full)
-			batch := make([]readResult, 0, readAheadBatch)
+			batch := make([]readResult[T], 0, readAheadBatch)
+			bytes := 0
 			send := func() bool {
 				select {
 				case full <- batch:
@@ -46,13 +51,15 @@ func readAhead(evs iter.Seq2[events.Event, error]) iter.Seq2[events.Event, error
 				case batch = <-free:
 					batch = batch[:0]
 				default:
-					batch = make([]readResult, 0, readAheadBatch)
+					batch = make([]readResult[T], 0, readAheadBatch)
 				}
+				bytes = 0
 				return true
 			}
-			for ev, err := range evs {
-				batch = append(batch, readResult{ev, err})
-				if (len(batch) == cap(batch) || err != nil) && !send() {
+			for v, err := range seq {
+				batch = append(batch, readResult[T]{v, err})
+				bytes += size(v)
+				if (len(batch) == cap(batch) || bytes >= readAheadBytes || err != nil) && !send() {
 					return
 				}
 				if err != nil {
@@ -67,7 +74,7 @@ func readAhead(evs iter.Seq2[events.Event, error]) iter.Seq2[events.Event, error
 		defer close(done)
 		for batch := range full {
 			for _, r := range batch {
-				if !yield(r.ev, r.err) {
+				if !yield(r.v, r.err) {
 					return
 				}
 			}
@@ -78,4 +85,16 @@ func readAhead(evs iter.Seq2[events.Event, error]) iter.Seq2[events.Event, error
 			}
 		}
 	}
+}
+
+// eventBytes is about what an event read ahead holds.
+func eventBytes(ev events.Event) int { return 128 + len(ev.Data) }
+
+// lineBytes is about what a line read ahead holds.
+func lineBytes(l events.Line) int {
+	n := 256 + len(l.Event.Data)
+	if l.Blob != nil {
+		n += len(l.Blob.Content)
+	}
+	return n
 }
