@@ -17,20 +17,31 @@ import (
 	"github.com/tasklog/tasklog/store"
 )
 
-// replayBinary builds the replay command into a temporary folder of the test, for the tests
-// that need real processes (a file lock is per process). Go's build cache makes every build
-// after the first a link.
+// replayBinary is the replay command built for the tests that need real processes (a file lock
+// is per process): built once per run of the test binary, into a folder TestMain removes, and
+// shared by every test, since none of them changes it.
 func replayBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the replay binary; skipped with -short")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "replay")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.path = filepath.Join(buildDir, "replay")
+		if out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
+}
+
+// built is the replay binary of this run, made by the first test that asks for it.
+var built struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 type hookResult struct {
