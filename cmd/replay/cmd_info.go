@@ -36,7 +36,11 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(w, "%s: tasklog file format %s, %s\n", s.Path(), format, fileFormats[format])
 		}
 	case *natsstore.Store:
-		fmt.Fprintf(w, "%s: JetStream stream of layout %d, records and blobs compressed with zstd where that saves room (older ones kept as they were)\n", s.Path(), s.Layout())
+		blocks := "its message blocks compressed on the servers' disks (S2) once full"
+		if !s.BlocksCompressed() {
+			blocks = "its message blocks not compressed on the servers' disks (the stream was created before tasklog asked for it)"
+		}
+		fmt.Fprintf(w, "%s: JetStream stream of layout %d, records and blobs compressed with zstd where that saves room (older ones kept as they were), %s\n", s.Path(), s.Layout(), blocks)
 	default:
 		fmt.Fprintf(w, "%s\n", db.Path())
 	}

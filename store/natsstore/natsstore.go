@@ -169,7 +169,8 @@ type Options struct {
 type Store struct {
 	url     string // the server's URL, without the stream
 	stream  string
-	layout  int // the stream's layout: Layout1, Layout2 or Layout3
+	layout  int  // the stream's layout: Layout1, Layout2 or Layout3
+	s2      bool // the stream's message blocks are compressed on the servers' disks
 	timeout time.Duration
 	nc      *nats.Conn
 	ownConn bool
@@ -352,14 +353,16 @@ func (s *Store) setup(o *Options) error {
 	return err
 }
 
-// ensureStream creates the stream in layout, or checks an existing one keeps the promises
-// Append needs, and takes its layout from the stream's metadata.
-func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration, layout int) error {
-	want := jetstream.StreamConfig{
-		Name:               s.stream,
+// streamConfig is the configuration of a new stream: compressed on the servers' disks (S2, each
+// message block as the server seals it), appended to in atomic batches, never deleted from. A
+// stream made without compression (by an earlier version, or by its operator) is used as it is.
+func streamConfig(name string, replicas int, dups time.Duration, layout int) jetstream.StreamConfig {
+	cfg := jetstream.StreamConfig{
+		Name:               name,
 		Description:        "tasklog event logs",
-		Subjects:           []string{s.stream + ".>"},
+		Subjects:           []string{name + ".>"},
 		Storage:            jetstream.FileStorage,
+		Compression:        jetstream.S2Compression,
 		Replicas:           replicas,
 		Retention:          jetstream.LimitsPolicy,
 		Discard:            jetstream.DiscardNew,
@@ -371,8 +374,15 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 		Metadata:           map[string]string{LayoutMetadataKey: strconv.Itoa(layout)},
 	}
 	if layout == Layout1 {
-		want.MaxMsgsPerSubject, want.DiscardNewPerSubject = 1, true
+		cfg.MaxMsgsPerSubject, cfg.DiscardNewPerSubject = 1, true
 	}
+	return cfg
+}
+
+// ensureStream creates the stream in layout, or checks an existing one keeps the promises
+// Append needs, and takes its layout from the stream's metadata.
+func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Duration, layout int) error {
+	want := streamConfig(s.stream, replicas, dups, layout)
 	st, err := s.js.Stream(ctx, s.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		st, err = s.js.CreateStream(ctx, want)
@@ -385,6 +395,7 @@ func (s *Store) ensureStream(ctx context.Context, replicas int, dups time.Durati
 		return fmt.Errorf("stream: %w", err)
 	}
 	cfg := st.CachedInfo().Config
+	s.s2 = cfg.Compression == jetstream.S2Compression
 	if s.layout, err = streamLayout(cfg); err != nil {
 		return err
 	}
@@ -425,7 +436,7 @@ func (s *Store) ensureObjectStore(ctx context.Context, name string, replicas int
 	os, err := s.js.ObjectStore(ctx, name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		os, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: name, Storage: jetstream.FileStorage, Replicas: replicas,
+			Bucket: name, Storage: jetstream.FileStorage, Replicas: replicas, Compression: true,
 		})
 		if err != nil {
 			if os2, err2 := s.js.ObjectStore(ctx, name); err2 == nil {
@@ -573,3 +584,7 @@ func (s *Store) markerSubject(task uuid.UUID) string {
 
 // Layout returns the layout of the store's stream, Layout1, Layout2 or Layout3.
 func (s *Store) Layout() int { return s.layout }
+
+// BlocksCompressed reports whether the servers keep the stream's message blocks compressed on
+// disk (S2), as a stream this version creates; a stream made before is kept as it was made.
+func (s *Store) BlocksCompressed() bool { return s.s2 }
