@@ -43,6 +43,7 @@ var docRunElsewhere = map[string]string{
 	// What an event costs a NATS stream, part by part, and what packing would save.
 	"go test ./store/natsstore -run TestMessageCost -v":                                                               "TestMessageCost",
 	"go test ./store/natsstore -run '^$' -bench 'BenchmarkDiskUsageRealistic|BenchmarkPackingEstimate' -benchtime 3x": "BenchmarkPackingEstimate",
+	"go test ./store/natsstore -run '^$' -bench BenchmarkDiskSealedBlocks -benchtime 1x":                              "BenchmarkDiskSealedBlocks",
 
 	// Jaeger for the trace test, which .ci/run builds in the background and runs when it can.
 	"bash .ci/install-jaeger":                                                         ".ci/run",
