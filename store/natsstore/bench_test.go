@@ -426,13 +426,7 @@ func BenchmarkDiskUsageRealistic(b *testing.B) {
 				s := openStore(b, startServerIn(b, dir), &Options{layout: tc.layout})
 				s.noCompress = !tc.compressed
 				task := uuid.New()
-				for i, k := 0, 0; i < len(evs); k++ {
-					j := min(len(evs), i+1+k%3)
-					if _, err := s.Append(context.Background(), task, uint64(i), evs[i:j]...); err != nil {
-						b.Fatal(err)
-					}
-					i = j
-				}
+				appendAsHooks(b, s, task, evs)
 				inUse = streamBytes(b, s)
 				onDisk = dirBytes(b, dir)
 			}
@@ -441,6 +435,16 @@ func BenchmarkDiskUsageRealistic(b *testing.B) {
 			b.ReportMetric(float64(payload)/n, "payload-B/event")
 			b.ReportMetric(float64(inUse)/float64(payload), "inuse/payload")
 		})
+	}
+}
+
+// appendAsHooks appends evs to a new task one to three at a time, as hooks append them.
+func appendAsHooks(tb testing.TB, s *Store, task uuid.UUID, evs []events.Event) {
+	tb.Helper()
+	for i, k := 0, 0; i < len(evs); k++ {
+		j := min(len(evs), i+1+k%3)
+		mustAppend(tb, s, task, uint64(i), evs[i:j]...)
+		i = j
 	}
 }
 

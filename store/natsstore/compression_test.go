@@ -117,18 +117,13 @@ func BenchmarkDiskSealedBlocks(b *testing.B) {
 			for b.Loop() {
 				dir := b.TempDir()
 				srv := startServerIn(b, dir)
-				s := openStore(b, srv, nil)
-				if !tc.compressed {
-					s = openUncompressed(b, srv)
+				open := openUncompressed
+				if tc.compressed {
+					open = func(tb testing.TB, srv *server.Server) *Store { return openStore(tb, srv, nil) }
 				}
+				s := open(b, srv)
 				task := uuid.New()
-				for i, k := 0, 0; i < len(evs); k++ {
-					j := min(len(evs), i+1+k%3)
-					if _, err := s.Append(context.Background(), task, uint64(i), evs[i:j]...); err != nil {
-						b.Fatal(err)
-					}
-					i = j
-				}
+				appendAsHooks(b, s, task, evs)
 				stream := s.stream
 				inUse = streamBytes(b, s)
 				info, err := s.js.Stream(context.Background(), stream)

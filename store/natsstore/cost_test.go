@@ -139,11 +139,7 @@ func TestMessageCost(t *testing.T) {
 		}
 		defer s.Close()
 		task := uuid.New()
-		for i, k := 0, 0; i < len(evs); k++ {
-			j := min(len(evs), i+1+k%3)
-			mustAppend(t, s, task, uint64(i), evs[i:j]...)
-			i = j
-		}
+		appendAsHooks(t, s, task, evs)
 		c := streamCost(t, s)
 		if counted := countedBytes(t, s); uint64(c.total) != counted {
 			t.Errorf("layout %d: the parts add up to %d bytes, JetStream counts %d for the stream", layout, c.total, counted)

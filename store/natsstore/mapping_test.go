@@ -72,7 +72,7 @@ func rawMessages(t *testing.T, s *Store, filter string) []*jetstream.RawStreamMs
 	}
 }
 
-func mustAppend(t *testing.T, s store.Store, task uuid.UUID, expected uint64, evs ...events.Event) store.Appended {
+func mustAppend(t testing.TB, s store.Store, task uuid.UUID, expected uint64, evs ...events.Event) store.Appended {
 	t.Helper()
 	a, err := s.Append(context.Background(), task, expected, evs...)
 	if err != nil {
