@@ -74,6 +74,14 @@ func TestNATSScripts(t *testing.T) {
 				}
 				ts.Check(createLayout1Stream(ts.Getenv("NATS"), args[0]))
 			},
+			// uncompress NAME switches the compression of stream NAME on $NATS off: its
+			// configuration is then that of a stream the versions before compression created.
+			"uncompress": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: uncompress NAME")
+				}
+				ts.Check(uncompressStream(ts.Getenv("NATS"), args[0]))
+			},
 			"logged": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: logged REGEXP")
@@ -476,6 +484,29 @@ func createLayout1Stream(url, name string) error {
 		Discard: jetstream.DiscardNew, DiscardNewPerSubject: true, MaxMsgsPerSubject: 1,
 		Duplicates: 2 * time.Minute, AllowDirect: true, AllowAtomicPublish: true, DenyDelete: true, DenyPurge: true,
 	})
+	return err
+}
+
+// uncompressStream sets the compression of stream name on url to none.
+func uncompressStream(url, name string) error {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	defer cancel()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	cfg := st.CachedInfo().Config
+	cfg.Compression = jetstream.NoCompression
+	_, err = js.UpdateStream(ctx, cfg)
 	return err
 }
 
