@@ -38,7 +38,7 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 	case *natsstore.Store:
 		blocks := "its message blocks compressed on the servers' disks (S2) once full"
 		if !s.BlocksCompressed() {
-			blocks = "its message blocks not compressed on the servers' disks (the stream was created before tasklog asked for it)"
+			blocks = "its message blocks not compressed on the servers' disks (created by an earlier version, or switched off by its operator)"
 		}
 		fmt.Fprintf(w, "%s: JetStream stream of layout %d, records and blobs compressed with zstd where that saves room (older ones kept as they were), %s\n", s.Path(), s.Layout(), blocks)
 	default:

@@ -491,7 +491,7 @@ func createLayout1Stream(url, name string) error {
 func uncompressStream(url, name string) error {
 	nc, err := nats.Connect(url)
 	if err != nil {
-		return err
+		return fmt.Errorf("uncompress %s: %w", name, err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
@@ -502,12 +502,14 @@ func uncompressStream(url, name string) error {
 	defer cancel()
 	st, err := js.Stream(ctx, name)
 	if err != nil {
-		return err
+		return fmt.Errorf("uncompress %s: %w", name, err)
 	}
 	cfg := st.CachedInfo().Config
 	cfg.Compression = jetstream.NoCompression
-	_, err = js.UpdateStream(ctx, cfg)
-	return err
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("uncompress %s: %w", name, err)
+	}
+	return nil
 }
 
 // natsLoc is the location of the NATS store at url.

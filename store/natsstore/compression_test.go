@@ -30,6 +30,9 @@ func TestNewStreamsAreCompressed(t *testing.T) {
 	if c := st.CachedInfo().Config.Compression; c != jetstream.S2Compression {
 		t.Errorf("the stream's compression is %v, want s2", c)
 	}
+	if !s.BlocksCompressed() {
+		t.Error("BlocksCompressed is false for a stream created compressed")
+	}
 	for _, os := range []jetstream.ObjectStore{s.blobs, s.snaps} {
 		status, err := os.Status(ctx)
 		if err != nil {
@@ -67,6 +70,9 @@ func TestUncompressedStreamIsKept(t *testing.T) {
 	if c := st.CachedInfo().Config.Compression; c != jetstream.NoCompression {
 		t.Errorf("opening the stream changed its compression to %v", c)
 	}
+	if s.BlocksCompressed() {
+		t.Error("BlocksCompressed is true for a stream created without compression")
+	}
 }
 
 // openUncompressed opens a Store on a fresh stream of srv that was created as tasklog creates
@@ -95,7 +101,8 @@ func openUncompressed(tb testing.TB, srv *server.Server) *Store {
 // BenchmarkDiskSealedBlocks writes a task of the realistic mix long enough for the server to
 // seal message blocks (8 MiB each; a sealed block is the unit the server compresses), once
 // into a stream compressed as tasklog creates it and once into the same stream with compression
-// off, as an earlier version created it, then restarts the server and reads the task back from disk.
+// off, as an earlier version created it (its object stores, which hold little of this mix, are
+// compressed in both), then restarts the server and reads the task back from disk.
 //
 //	inuse-B/event   what JetStream counts for the stream (uncompressed in both)
 //	disk-B/event    the server's store folder, the last block (never compressed) included
@@ -186,6 +193,9 @@ func sealedBlocks(b *testing.B, dir, stream string, n int, perEvent float64) (by
 	index := func(p string) int {
 		i, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".blk"))
 		return i
+	}
+	if len(blocks) == 1 {
+		return 0, 0 // nothing is full yet
 	}
 	slices.SortFunc(blocks, func(x, y string) int { return index(x) - index(y) })
 	for _, p := range blocks[:len(blocks)-1] {
