@@ -26,13 +26,12 @@ type importer struct {
 	opts ImportOptions
 
 	writing bool
-	// w writes the second pass's batches; writeFailed is set when a batch could not be
-	// written: the error is the store's, not the file's.
-	w           *importWriter
-	writeFailed bool
-	fileTask    uuid.UUID
-	tasks       map[uuid.UUID]*importTask
-	order       []*importTask
+	// w writes the second pass's batches; once one could not be written (w.failed), an error
+	// is the store's, not the file's.
+	w        *importWriter
+	fileTask uuid.UUID
+	tasks    map[uuid.UUID]*importTask
+	order    []*importTask
 	// current is the task of the last event line; the tasks before it are done.
 	current *importTask
 	// blobs are the sums of the blob lines read so far (second pass: every line of the file).
@@ -168,7 +167,7 @@ func fileLines(lr *events.LineReader) iter.Seq2[events.Line, error] {
 
 // changed explains a check that failed in the second pass only: the file changed in between.
 func (im *importer) changed(err error) error {
-	if !im.writing || im.writeFailed {
+	if !im.writing || im.w.failed.Load() {
 		return err
 	}
 	return fmt.Errorf("%w (the file changed while it was imported; what was written before this line stays, a sound prefix of each task)", err)

@@ -66,26 +66,13 @@ func (w *importWriter) wait() error {
 	return w.err
 }
 
-// write hands a write to the writer; an error is that of a write before it.
-func (im *importer) write(job func() error) error {
-	if err := im.w.do(job); err != nil {
-		im.writeFailed = true
-		return err
-	}
-	return nil
-}
-
 // finishWriting waits for the writes handed over and returns the first one's error, which
 // concerns lines before any other error of the pass.
 func (im *importer) finishWriting() error {
 	if im.w == nil {
 		return nil
 	}
-	if err := im.w.wait(); err != nil {
-		im.writeFailed = true
-		return err
-	}
-	return nil
+	return im.w.wait()
 }
 
 // queue adds a checked event to the batch, writing the batch when it is full or belongs to
@@ -113,7 +100,7 @@ func (im *importer) flush() error {
 	}
 	t, batch := im.batchTask, im.batch
 	im.batch, im.batchBytes = make([]events.Event, 0, len(batch)), 0
-	return im.write(func() error {
+	return im.w.do(func() error {
 		res, err := im.db.Append(im.ctx, t.id, t.written, batch...)
 		if err != nil {
 			return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
@@ -147,7 +134,7 @@ func (im *importer) flushBlobs() error {
 	}
 	blobs := im.blobBatch
 	im.blobBatch, im.blobBytes = nil, 0
-	return im.write(func() error {
+	return im.w.do(func() error {
 		if _, err := im.db.PutBlobs(blobs); err != nil {
 			return fmt.Errorf("%s: store blobs: %w", im.name, err)
 		}
