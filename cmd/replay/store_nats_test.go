@@ -464,9 +464,9 @@ func TestNATSReplicas(t *testing.T) {
 	t.Run("cluster", testNATSCluster)
 }
 
-// createLayout1Stream creates stream name on the server at url with the configuration tasklog
-// gave its streams before layouts were named.
-func createLayout1Stream(url, name string) error {
+// withJetStream connects to the server at url and runs f with its JetStream API, for at most
+// serverWait.
+func withJetStream(url string, f func(ctx context.Context, js jetstream.JetStream) error) error {
 	nc, err := nats.Connect(url)
 	if err != nil {
 		return err
@@ -478,35 +478,36 @@ func createLayout1Stream(url, name string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
 	defer cancel()
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: name, Description: "tasklog event logs", Subjects: []string{name + ".>"},
-		Storage: jetstream.FileStorage, Replicas: 1, Retention: jetstream.LimitsPolicy,
-		Discard: jetstream.DiscardNew, DiscardNewPerSubject: true, MaxMsgsPerSubject: 1,
-		Duplicates: 2 * time.Minute, AllowDirect: true, AllowAtomicPublish: true, DenyDelete: true, DenyPurge: true,
+	return f(ctx, js)
+}
+
+// createLayout1Stream creates stream name on the server at url with the configuration tasklog
+// gave its streams before layouts were named.
+func createLayout1Stream(url, name string) error {
+	return withJetStream(url, func(ctx context.Context, js jetstream.JetStream) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: name, Description: "tasklog event logs", Subjects: []string{name + ".>"},
+			Storage: jetstream.FileStorage, Replicas: 1, Retention: jetstream.LimitsPolicy,
+			Discard: jetstream.DiscardNew, DiscardNewPerSubject: true, MaxMsgsPerSubject: 1,
+			Duplicates: 2 * time.Minute, AllowDirect: true, AllowAtomicPublish: true, DenyDelete: true, DenyPurge: true,
+		})
+		return err
 	})
-	return err
 }
 
 // uncompressStream sets the compression of stream name on url to none.
 func uncompressStream(url, name string) error {
-	nc, err := nats.Connect(url)
-	if err != nil {
-		return fmt.Errorf("uncompress %s: %w", name, err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
+	err := withJetStream(url, func(ctx context.Context, js jetstream.JetStream) error {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return err
+		}
+		cfg := st.CachedInfo().Config
+		cfg.Compression = jetstream.NoCompression
+		_, err = js.UpdateStream(ctx, cfg)
 		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
-	defer cancel()
-	st, err := js.Stream(ctx, name)
+	})
 	if err != nil {
-		return fmt.Errorf("uncompress %s: %w", name, err)
-	}
-	cfg := st.CachedInfo().Config
-	cfg.Compression = jetstream.NoCompression
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("uncompress %s: %w", name, err)
 	}
 	return nil
