@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -95,4 +96,49 @@ func FuzzDecisionJSONString(f *testing.F) {
 			t.Fatalf("got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// fullDecision is a full decision as a task of a hundred paths over sixty rules records one:
+// each path with four pieces of evidence, a third of the rules included, each with the
+// patterns that matched and a detail that quotes them.
+func fullDecision() *Decision {
+	areas := []string{"apps/web/src/components", "apps/api/src/routes", "packages/core/src", "docs/guides"}
+	d := &Decision{Turn: 12, Snapshot: 4410, Engine: "tasklog-rules/1", Mode: "act", Provider: "anthropic",
+		Model: "claude-sonnet-4-5", OS: "linux"}
+	for i := range 100 {
+		p := ContextPath{Path: fmt.Sprintf("%s/file%d.tsx", areas[i%len(areas)], i), Root: "/home/dev/shop"}
+		for k := range 4 {
+			p.Sources = append(p.Sources, Source{Kind: "tool_call", Seq: uint64(4000 + i*4 + k), Turn: 11, Detail: "Read"})
+		}
+		d.Context = append(d.Context, p)
+	}
+	for i := range 60 {
+		o := RuleOutcome{ID: fmt.Sprintf("project:.cursor/rules/area-%02d.mdc", i), Name: fmt.Sprintf("area-%02d", i),
+			Category: "conditional", Source: "cursor", Path: fmt.Sprintf(".cursor/rules/area-%02d.mdc", i)}
+		if i%3 == 0 {
+			a := areas[i%len(areas)]
+			o.Reason = "matched"
+			o.Detail = fmt.Sprintf(`paths "%s/**" matched %s/file%d.tsx; and 24 more`, a, a, i)
+			for k := range 25 {
+				o.Matches = append(o.Matches, Match{Condition: "paths", Pattern: a + "/**", Path: fmt.Sprintf("%s/file%d.tsx", a, k*4), Root: "/home/dev/shop"})
+			}
+			d.Included = append(d.Included, o)
+			continue
+		}
+		o.Reason, o.Detail = "no_match", `no candidate path matches "`+areas[(i+1)%len(areas)]+`/legacy/**"`
+		d.Excluded = append(d.Excluded, o)
+	}
+	return d
+}
+
+// BenchmarkDecisionJSON encodes fullDecision, as a decision is written and as verify writes
+// each recomputed decision again to compare it with the log's bytes.
+func BenchmarkDecisionJSON(b *testing.B) {
+	d := fullDecision()
+	buf := d.appendJSON(nil)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = d.appendJSON(buf[:0])
+	}
 }
