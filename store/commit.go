@@ -124,8 +124,8 @@ func (db *DB) commit(batch []*appendRequest) {
 	if len(batch) == 1 {
 		task = batch[0].task
 	}
-	w := &writer{hook: db.stageHook, arena: db.arena[:0], raw: db.noCompress, whole: db.wholeRecords}
-	db.arena = nil // w's until the transaction is over
+	w := &writer{hook: db.stageHook, arena: db.arena[:0], enc: db.enc[:0], raw: db.noCompress, whole: db.wholeRecords}
+	db.arena, db.enc = nil, nil // w's until the transaction is over
 	err := db.updateTask(task, func(tx *bolt.Tx) error {
 		w.tx = tx
 		for i, r := range batch {
@@ -139,6 +139,9 @@ func (db *DB) commit(batch []*appendRequest) {
 	})
 	if cap(w.arena) <= maxKeptArena {
 		db.arena = w.arena[:0]
+	}
+	if cap(w.enc) <= maxKeptArena {
+		db.enc = w.enc[:0]
 	}
 	if err != nil && len(batch) > 1 {
 		for _, r := range batch {

@@ -91,6 +91,9 @@ type DB struct {
 	// copies what a transaction put into its pages when it commits and keeps nothing of it
 	// after. Only the leader of the moment uses it, as wokeOthers.
 	arena []byte
+	// enc is the last commit's buffer for an event's encoding before compression, for the
+	// next commit's; the leader's, as arena.
+	enc []byte
 
 	closeOnce sync.Once
 	closeErr  error
