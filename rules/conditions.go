@@ -35,7 +35,8 @@ type Match struct {
 	// than the directory itself.
 	Below bool `json:"below,omitempty"`
 	// Sources is the evidence for Path, as the context recorded it. It shares the context's
-	// backing array: treat it as read-only.
+	// backing array (or, from EvaluateAfter, an earlier context's with the same evidence):
+	// treat it as read-only.
 	Sources []Source `json:"sources,omitempty"`
 }
 
@@ -46,6 +47,7 @@ type evalState struct {
 	ruleHits   []hit // the current rule's path hits
 	condIdx    int   // the current condition's position in its rule
 	scratch    *scratch
+	last       []Match // the current rule's matches in the last decision, if any
 }
 
 // hasCandidates reports whether some candidate may be matched by a condition of that root.

@@ -80,6 +80,16 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // Evaluate decides every rule against the context. It is pure and deterministic: the same
 // rule set, context and toggles give the same Decision.
 func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
+	return rs.EvaluateAfter(Decision{}, nil, ctx, t)
+}
+
+// EvaluateAfter is Evaluate for a caller that decides again and again, as a session does after
+// every tool call: it gives the same Decision, made with less new memory. last is the
+// caller's previous decision, or a zero Decision: a rule's matches that are equal to the ones
+// last holds for it are last's (matches are only ever read; a result of another rule set is
+// not looked at). into, when it can hold a result for every rule, is the array the results are
+// written in: the caller no longer uses what it holds.
+func (rs *RuleSet) EvaluateAfter(last Decision, into []Result, ctx EvaluationContext, t Toggles) Decision {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
 	st := &evalState{ctx: &ctx, scratch: sc}
@@ -93,7 +103,13 @@ func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 		st.candidates = append(st.candidates, candidate{path: foldSlashes(p.Path), root: p.Root, index: i})
 	}
 	sc.candidates = st.candidates
-	d := Decision{EngineVersion: EngineVersion, Results: make([]Result, len(rs.rules))}
+	if cap(into) < len(rs.rules) {
+		into = make([]Result, len(rs.rules))
+	}
+	d := Decision{EngineVersion: EngineVersion, Results: into[:len(rs.rules)]}
+	if len(last.Results) != len(rs.rules) {
+		last.Results = nil
+	}
 	hits := rs.collectHits(st)
 	for i, r := range rs.rules {
 		n := 0
@@ -101,6 +117,10 @@ func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 			n++
 		}
 		st.ruleHits, hits = hits[:n], hits[n:]
+		st.last = nil
+		if last.Results != nil && last.Results[i].Rule == r {
+			st.last = last.Results[i].Matches
+		}
 		d.Results[i] = rs.decide(r, st, t)
 	}
 	rs.dedupe(d.Results)
@@ -120,7 +140,10 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 	case !r.AlwaysEnabled && t != nil && isOff(t, r.ID):
 		return res.with(ReasonToggledOff, "disabled by its toggle")
 	}
-	var matches []Match
+	// The conditions' matches are gathered in the scratch, then kept as the last decision's
+	// when they are equal, copied otherwise.
+	matches := st.scratch.matches[:0]
+	defer func() { st.scratch.matches = matches[:0] }()
 	pathReason := ""
 	for i := range r.Conditions {
 		c := &r.Conditions[i]
@@ -140,7 +163,7 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 		}
 		return res.with(pathReason, why)
 	}
-	res.Matches = matches
+	res.Matches = st.keep(matches)
 	switch r.Category {
 	case CategoryStream:
 		return res.with(ReasonStream, fmt.Sprintf("registered as a stream trigger on %s", r.Trigger.Pattern))
@@ -159,7 +182,25 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 	if len(r.Conditions) == 0 {
 		return res.with(ReasonAlways, "applies to every request")
 	}
-	return res.with(ReasonMatched, rs.details.describe(r, matches))
+	return res.with(ReasonMatched, rs.details.describe(r, res.Matches))
+}
+
+// keep returns matches, gathered in the scratch, as memory of their own: the last decision's
+// matches of the rule when they are equal, a copy otherwise.
+func (st *evalState) keep(matches []Match) []Match {
+	if len(matches) == 0 {
+		return nil
+	}
+	if slices.EqualFunc(st.last, matches, sameMatch) {
+		return st.last
+	}
+	return slices.Clone(matches)
+}
+
+// sameMatch reports whether two matches are equal, their evidence element by element.
+func sameMatch(a, b Match) bool {
+	return a.Condition == b.Condition && a.Pattern == b.Pattern && a.Path == b.Path && a.Root == b.Root &&
+		a.Below == b.Below && slices.Equal(a.Sources, b.Sources)
 }
 
 // scratch is what an evaluation needs only while it runs: the candidates and the hits. It is
@@ -172,6 +213,8 @@ type scratch struct {
 	hits       []hit
 	start      []int32
 	ordered    []hit
+	// matches gathers a rule's matches before they are kept (see keep).
+	matches []Match
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -185,7 +228,11 @@ func (sc *scratch) release() {
 	if cap(sc.candidates) > maxScratch || cap(sc.hits) > maxScratch || cap(sc.ordered) > maxScratch || cap(sc.start) > 4*maxScratch {
 		return
 	}
+	if cap(sc.matches) > maxScratch {
+		return
+	}
 	clear(sc.candidates[:cap(sc.candidates)])
+	clear(sc.matches[:cap(sc.matches)])
 	clear(sc.found[:cap(sc.found)])
 	scratchPool.Put(sc)
 }

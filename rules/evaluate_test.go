@@ -385,3 +385,80 @@ func TestEvaluateRemembersMatchesFaithfully(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateAfterIsEvaluate decides a task's contexts one after the other, as a session
+// does (a path comes, one goes, a path gets more evidence, the mode changes), each after the
+// last decision and into the results array of the one before it, and requires every decision
+// and its applied list to be the ones a fresh Evaluate gives; the matches that did not change
+// must be the last decision's memory, and the results must be written in the array handed in.
+func TestEvaluateAfterIsEvaluate(t *testing.T) {
+	files := benchFiles(60)
+	pool := benchContext().Paths
+	pool = append(pool, ContextPath{Path: "apps/a3/", Root: "/ws"}, ContextPath{Path: "src/mod0/x.ts", Root: "/other"})
+	// Rule 9 lists two patterns: it is included by one, the other, or both.
+	for range 10 {
+		pool = append(pool, ContextPath{Path: "apps/a9/package.json"}, ContextPath{Path: "apps/a9/src/x.ts"})
+	}
+	rs := Load(files)
+	other := Load(files) // the same rules loaded again: another rule set, whose results are not taken
+	r := rand.New(rand.NewPCG(7, 8))
+	ctx := EvaluationContext{Mode: "act"}
+	var last Decision
+	var lastApplied []AppliedRule
+	var spare []Result
+	shared, written := 0, 0
+	for i := range 300 {
+		next := EvaluationContext{Mode: ctx.Mode, Paths: slices.Clone(ctx.Paths)}
+		switch step := r.IntN(5); {
+		case step == 0 && len(next.Paths) > 0:
+			k := r.IntN(len(next.Paths))
+			next.Paths = slices.Delete(next.Paths, k, k+1)
+		case step == 1 && len(next.Paths) > 0:
+			k := r.IntN(len(next.Paths))
+			next.Paths[k].Sources = append(slices.Clone(next.Paths[k].Sources), Source{Kind: SourceTool, Seq: uint64(i), Turn: i})
+		case step == 2:
+			next.Mode = []string{"act", "plan"}[r.IntN(2)]
+		default:
+			p := pool[r.IntN(len(pool))]
+			if !slices.ContainsFunc(next.Paths, func(q ContextPath) bool { return q.Path == p.Path && q.Root == p.Root }) {
+				next.Paths = append(next.Paths, p)
+				slices.SortFunc(next.Paths, func(a, b ContextPath) int { return strings.Compare(a.Path+"\x00"+a.Root, b.Path+"\x00"+b.Root) })
+			}
+		}
+		ctx = next
+		after, foreign := last, i%50 == 49
+		if foreign {
+			after = other.Evaluate(ctx, nil) // a decision of another rule set is only ignored
+		}
+		got := rs.EvaluateAfter(after, spare, ctx, nil)
+		want := rs.Evaluate(ctx, nil)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("context %d: decided after the last\n%+v\nfresh\n%+v", i, got.Results, want.Results)
+		}
+		applied := got.ConditionalRulesAppliedAfter(after, lastApplied)
+		if wantApplied := want.ConditionalRulesApplied(); !reflect.DeepEqual(applied, wantApplied) {
+			t.Fatalf("context %d: applied after the last\n%+v\nfresh\n%+v", i, applied, wantApplied)
+		}
+		if cap(spare) >= len(got.Results) && &spare[:1][0] == &got.Results[0] {
+			written++
+		}
+		for k, res := range got.Results {
+			if after.Results != nil && len(res.Matches) > 0 && sameMemory(res.Matches, after.Results[k].Matches) {
+				if foreign {
+					t.Fatalf("context %d: rule %s took the matches of another rule set's decision", i, res.Rule.ID)
+				}
+				shared++
+			}
+		}
+		if foreign {
+			continue
+		}
+		// The last decision's array is the next one's, as a session hands it back.
+		spare = last.Results
+		clear(spare)
+		last, lastApplied = got, applied
+	}
+	if shared == 0 || written == 0 {
+		t.Fatalf("%d rules took the last decision's matches and %d decisions were written in the array handed in; want some of each", shared, written)
+	}
+}

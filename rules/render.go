@@ -98,6 +98,16 @@ type MatchedCondition struct {
 // ConditionalRulesApplied lists the included rules that had conditions, with the condition
 // values that matched, in rule ID order.
 func (d Decision) ConditionalRulesApplied() []AppliedRule {
+	return d.ConditionalRulesAppliedAfter(Decision{}, nil)
+}
+
+// ConditionalRulesAppliedAfter is ConditionalRulesApplied of a decision made after last (see
+// RuleSet.EvaluateAfter), whose list was lastApplied: a rule whose matches are last's own
+// (the same memory) is listed as lastApplied lists it, sharing what the entry points to.
+func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []AppliedRule) []AppliedRule {
+	if len(last.Results) != len(d.Results) {
+		last.Results = nil
+	}
 	n := 0
 	for _, res := range d.Results {
 		if res.Included && len(res.Matches) > 0 {
@@ -108,9 +118,19 @@ func (d Decision) ConditionalRulesApplied() []AppliedRule {
 		return nil
 	}
 	out := make([]AppliedRule, 0, n)
-	for _, res := range d.Results {
+	j := 0 // lastApplied is in rule ID order too
+	for i, res := range d.Results {
 		if !res.Included || len(res.Matches) == 0 {
 			continue
+		}
+		if last.Results != nil && last.Results[i].Rule == res.Rule && last.Results[i].Included && sameMemory(last.Results[i].Matches, res.Matches) {
+			for j < len(lastApplied) && lastApplied[j].RuleID < res.Rule.ID {
+				j++
+			}
+			if j < len(lastApplied) && lastApplied[j].RuleID == res.Rule.ID && lastApplied[j].Name == res.Rule.DisplayPath {
+				out = append(out, lastApplied[j])
+				continue
+			}
 		}
 		ar := AppliedRule{Name: res.Rule.DisplayPath, RuleID: res.Rule.ID}
 		for _, m := range res.Matches {
@@ -127,6 +147,11 @@ func (d Decision) ConditionalRulesApplied() []AppliedRule {
 		out = append(out, ar)
 	}
 	return out
+}
+
+// sameMemory reports whether two non-empty match slices are the same memory.
+func sameMemory(a, b []Match) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 func contains(xs []string, s string) bool {

@@ -219,8 +219,16 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
 		return s.resourced(ec), s.recordResourced(ec, turn, dropped), true
 	}
-	rd := rs.Evaluate(ec, toggles)
-	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesApplied()}
+	// The last evaluation's matches that did not change are taken again, and the results are
+	// written in the spare array (see spareResults), when there is one.
+	var last rules.Decision
+	if s.evaluated.rs == rs {
+		last = s.evaluated.rd
+	}
+	spare := s.spare
+	s.spare = nil // in use until decideLocked hands it back
+	rd := rs.EvaluateAfter(last, spare, ec, toggles)
+	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
 	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd), false
 }
 

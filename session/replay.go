@@ -195,12 +195,23 @@ type replayer struct {
 	// the one before it, for the next (see recompute).
 	lastContext  rules.EvaluationContext
 	spareContext []rules.ContextPath
+	// lastRules is the evaluation of the last decision recomputed, spareResults the results
+	// array of the one before it: the next evaluation takes what did not change from the one
+	// and is written in the other (see rules.RuleSet.EvaluateAfter).
+	lastRules    rules.Decision
+	spareResults []rules.Result
 }
 
 // clearPaths empties paths for reuse, dropping what its elements point to.
 func clearPaths(paths []rules.ContextPath) []rules.ContextPath {
 	clear(paths[:cap(paths)])
 	return paths[:0]
+}
+
+// clearResults empties results for reuse, dropping what its elements point to.
+func clearResults(results []rules.Result) []rules.Result {
+	clear(results)
+	return results[:0]
 }
 
 // recompute recomputes one decision. The recomputation is written as the recorded one is (in
@@ -239,7 +250,11 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	// array of the context before that, which nothing reads any more.
 	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
 	r.spareContext, r.lastContext = clearPaths(r.lastContext.Paths), ec
-	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rs.Evaluate(ec, st.Toggles()))
+	rd := rs.EvaluateAfter(r.lastRules, r.spareResults, ec, st.Toggles())
+	// The record copies what it keeps of rd: its results array is the next one's spare.
+	r.spareResults = clearResults(r.lastRules.Results)
+	r.lastRules = rd
+	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd)
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}
