@@ -573,3 +573,40 @@ func TestHasEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendTellsNewFromStoredAnyOrder appends events whose ids come before the task's newest
+// (a runtime's clock behind, ids from another source): an id after the index's last is new
+// without a look-up, one before it is looked up, and both kinds are told apart from repeats.
+func TestAppendTellsNewFromStoredAnyOrder(t *testing.T) {
+	db := openTest(t)
+	task := uuid.New()
+	e := msgs(t, 5, "id") // ids in the order of e
+	mustAppend(t, db, task, 0, e[1], e[3])
+	tests := []struct {
+		name      string
+		expected  uint64
+		evs       []events.Event
+		first     uint64 // where the batch is, or 0: refused with ErrDuplicateID
+		duplicate bool
+	}{
+		{"an older id, not stored", 2, []events.Event{e[0]}, 3, false},
+		{"that event again", 3, []events.Event{e[0]}, 3, true},
+		{"an id between stored ones, then a newer one", 3, []events.Event{e[2], e[4]}, 4, false},
+		{"the first batch again", 5, []events.Event{e[1], e[3]}, 1, true},
+		{"stored, then new", 5, []events.Event{e[4], msgs(t, 1, "late")[0]}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := db.Append(context.Background(), task, tt.expected, tt.evs...)
+			if tt.first == 0 {
+				if !errors.Is(err, ErrDuplicateID) {
+					t.Fatalf("error %v, want ErrDuplicateID", err)
+				}
+				return
+			}
+			if err != nil || a.First != tt.first || a.Duplicate != tt.duplicate {
+				t.Fatalf("Append = %d..%d duplicate %v, %v; want %d.. duplicate %v", a.First, a.Last, a.Duplicate, err, tt.first, tt.duplicate)
+			}
+		})
+	}
+}

@@ -295,8 +295,18 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err error, found bool) {
 	var first uint64
 	missing := 0
+	// An id after the index's last is not in it: ids grow with time, so a batch of new events
+	// is answered by one look at the index's end rather than a look-up per event.
+	var last []byte
+	if st.ids != nil {
+		last, _ = st.ids.Cursor().Last()
+	}
 	for i := range r.evs {
 		ev := &r.evs[i]
+		if bytes.Compare(ev.ID[:], last) > 0 {
+			missing++
+			continue
+		}
 		seq, ok, err := lookupID(st.ids, ev.ID)
 		if err != nil {
 			return Appended{}, fmt.Errorf("append to task %s: %w", r.task, err), true
