@@ -173,6 +173,13 @@ func (lr *LineReader) Next() (Line, error) {
 	if err != nil {
 		return Line{}, err
 	}
+	return lr.Parse(raw, no)
+}
+
+// Parse is ParseLine of the line numbered no that Raw returned, its error naming the file and
+// the line as Next's does. It reads nothing else of lr: lines may be parsed on other goroutines
+// than the one reading them, and the Line shares no memory with raw.
+func (lr *LineReader) Parse(raw []byte, no int) (Line, error) {
 	l, err := ParseLine(raw)
 	if err != nil {
 		return Line{}, fmt.Errorf("%s:%d: %w", lr.name, no, err)

@@ -115,12 +115,13 @@ func (im *importer) results() []Imported {
 }
 
 // pass reads every line of r through the checks (and, in the second pass, into the batches).
-// With ahead, the lines are read and parsed ahead of the checks on a goroutine of their own
-// (readAhead), which has stopped reading r when pass returns.
+// With ahead, the lines are read and parsed ahead of the checks on goroutines of their own
+// (parseAhead), which have stopped reading r when pass returns.
 func (im *importer) pass(r io.Reader, ahead bool) error {
-	lines := fileLines(events.NewLineReader(r, im.name))
+	lr := events.NewLineReader(r, im.name)
+	lines := fileLines(lr)
 	if ahead {
-		lines = readAhead(lines, lineBytes)
+		lines = parseAhead(lr)
 	}
 	for l, err := range lines {
 		if err != nil {

@@ -1,0 +1,132 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/events"
+)
+
+// messageLines is a hand-written log of n user messages, each text size bytes long, with a
+// blank line after every tenth.
+func messageLines(n, size int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"turn":%d,"type":"user_message","data":{"text":"message %d %s"}}`+"\n", 1+i/50, i, strings.Repeat("x", size))
+		if i%10 == 0 {
+			b.WriteString("  \n")
+		}
+	}
+	return b.String()
+}
+
+// failingReader gives its content, then err.
+type failingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		return n, f.err
+	}
+	return n, err
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestParseAhead reads files of lines through parseAhead and through fileLines, one line after
+// the other, and requires the same lines and the same error in the same place: chunks of lines
+// parsed side by side come back in the file's order, and the first line that does not parse
+// (or the reader's error) ends them. Left early, parseAhead stops reading the file.
+func TestParseAhead(t *testing.T) {
+	broken := errors.New("disk gone")
+	tests := []struct {
+		name    string
+		content string
+		readErr error
+		stop    int // leave the loop after this many lines (0: read all)
+	}{
+		{"empty", "", nil, 0},
+		{"blank lines only", "\n  \n\n", nil, 0},
+		{"less than a chunk", messageLines(5, 10), nil, 0},
+		{"many chunks and a tail", messageLines(10*readAheadBatch+7, 10), nil, 0},
+		{"chunks that end at their bytes", messageLines(300, 40_000), nil, 0},
+		{"a line that does not parse, late", messageLines(3*readAheadBatch, 10) + "{\"type\":\"user_message\",\"data\":{\"txt\":1}}\n" + messageLines(600, 10), nil, 0},
+		{"a line that does not parse, first", "not json\n" + messageLines(600, 10), nil, 0},
+		{"the reader fails after lines", messageLines(2*readAheadBatch+3, 10), broken, 0},
+		{"left early", messageLines(60*readAheadBatch, 10), nil, readAheadBatch + 3},
+	}
+	collect := func(seq func(func(events.Line, error) bool), stop int) (lines []events.Line, err error) {
+		for l, e := range seq {
+			if e != nil {
+				return lines, e
+			}
+			lines = append(lines, l)
+			if len(lines) == stop {
+				break
+			}
+		}
+		return lines, nil
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			open := func() io.Reader {
+				var r io.Reader = strings.NewReader(tt.content)
+				if tt.readErr != nil {
+					r = &failingReader{r, tt.readErr}
+				}
+				return r
+			}
+			want, wantErr := collect(fileLines(events.NewLineReader(open(), "log.jsonl")), tt.stop)
+			counted := &countingReader{r: open()}
+			got, gotErr := collect(parseAhead(events.NewLineReader(counted, "log.jsonl")), tt.stop)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("error %v, want %v", gotErr, wantErr)
+			}
+			if len(got) != len(want) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%d lines, want %d (or they differ)", len(got), len(want))
+			}
+			// Read after parseAhead returned, counted.n races with a reader still reading
+			// (go test -race); it must be the lines handed out and a few chunks ahead (at most
+			// 22 of the file's 60), not the file.
+			if read := counted.n; tt.stop > 0 && read > len(tt.content)/2 {
+				t.Errorf("read %d of %d bytes after leaving at line %d", read, len(tt.content), tt.stop)
+			}
+		})
+	}
+}
+
+// TestParseAheadLinesOwnTheirBytes checks that a line handed out keeps its data when the
+// chunk it was read in is reused for later lines.
+func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
+	content := messageLines(30*readAheadBatch, 20)
+	var all []events.Line
+	for l, err := range parseAhead(events.NewLineReader(strings.NewReader(content), "log.jsonl")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, l)
+	}
+	for i, l := range all {
+		if want := fmt.Sprintf("message %d ", i+1); !bytes.Contains(l.Event.Data, []byte(want)) {
+			t.Fatalf("line %d holds %s, want %q", i+1, l.Event.Data, want)
+		}
+	}
+}
