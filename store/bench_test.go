@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -525,4 +527,55 @@ func BenchmarkAppendAfterDecision(b *testing.B) {
 	b.ReportMetric(float64(ml.Nanoseconds()), "format4-ns/append")
 	b.ReportMetric(float64(mw.Nanoseconds()), "format3-ns/append")
 	b.ReportMetric(float64(ml)/float64(mw), "ratio")
+}
+
+// BenchmarkAppendBatch appends the realistic mix in batches, as an import writes, to a task of
+// 100,000 events and reports the time and the bytes allocated per event of the last half of the
+// batches. ids=time-ordered gives the events ids that grow with time, as a runtime's clock
+// makes them; ids=hook gives them ids hashed from keys, as a hook's events have (see
+// session.HookEventID), which land all over the task's id index: a batch of them rewrites a
+// leaf of the index per event or so, where time-ordered ids rewrite the last one.
+func BenchmarkAppendBatch(b *testing.B) {
+	const n = 100_000
+	for _, ids := range []string{"time-ordered", "hook"} {
+		for _, batch := range []int{1_000, 10_000} {
+			b.Run(fmt.Sprintf("ids=%s/batch=%d", ids, batch), func(b *testing.B) {
+				evs, _ := mix.Realistic(b, n)
+				if ids == "hook" {
+					for i := range evs {
+						sum := sha256.Sum256(fmt.Appendf(nil, "hook key %d", i))
+						copy(evs[i].ID[:], sum[:16])
+					}
+				}
+				var took time.Duration
+				var allocated uint64
+				for b.Loop() { // ns/op is the whole task; the metrics are of the last half
+					db := openAt(b, filepath.Join(b.TempDir(), "batch.db"), &Options{NoSync: true})
+					task := uuid.New()
+					var head uint64
+					var m0, m1 runtime.MemStats
+					for first := 0; first < n; first += batch {
+						if first == n/2 {
+							runtime.ReadMemStats(&m0)
+						}
+						start := time.Now()
+						a, err := db.Append(context.Background(), task, head, slices.Clone(evs[first:first+batch])...)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if first >= n/2 {
+							took += time.Since(start)
+						}
+						head = a.Last
+					}
+					runtime.ReadMemStats(&m1)
+					allocated += m1.TotalAlloc - m0.TotalAlloc
+					db.Close()
+				}
+				events := float64(b.N) * n / 2
+				b.ReportMetric(float64(took.Nanoseconds())/1000/events, "µs/event")
+				b.ReportMetric(float64(allocated)/events, "B/event")
+			})
+		}
+	}
 }
