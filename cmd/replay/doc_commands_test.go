@@ -66,6 +66,7 @@ var docRunElsewhere = map[string]string{
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
 	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
 	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
+	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":               "BenchmarkAppendBatch",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
