@@ -119,9 +119,9 @@ func (im *importer) results() []Imported {
 // (parseAhead), which have stopped reading r when pass returns.
 func (im *importer) pass(r io.Reader, ahead bool) error {
 	lr := events.NewLineReader(r, im.name)
-	lines := fileLines(lr)
-	if ahead {
-		lines = parseAhead(lr)
+	lines := parseAhead(lr)
+	if !ahead {
+		lines = fileLines(lr)
 	}
 	for l, err := range lines {
 		if err != nil {

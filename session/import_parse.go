@@ -19,21 +19,27 @@ type lineChunk struct {
 	err   error // the reader's error after the lines, if it stopped at one
 	lines []readResult[events.Line]
 	done  chan struct{}
+	// mib is the chunk's share of the bytes read ahead (see parseAhead), in MiB.
+	mib int
 }
 
 // parseAhead ranges over the lines lr reads, as fileLines does, with the reading and the
-// parsing on goroutines of their own: one reads chunks of lines (at most readAheadBatch lines
-// or readAheadBytes), and workers, one a processor, parse the chunks side by side. The lines
-// come in the file's order, and the first error ends them as it does fileLines (a line that does
-// not parse, or the reader's own error). At most a few chunks per worker are ahead of the loop:
+// parsing on goroutines of their own: one reads chunks of lines (readAheadBatch lines, or fewer
+// once they pass readAheadBytes), and workers, one a processor, parse the chunks side by side.
+// The lines come in the file's order, and the first error ends them as it does fileLines (a line
+// that does not parse, or the reader's own error). The chunks ahead of the loop hold at most
+// aheadMiB(workers) MiB of lines between them, or a single chunk of one line longer than that:
 // a few megabytes, whatever the file's size. Leaving the loop early stops the reader and the
 // workers before parseAhead's iterator returns, so the file is not read after it.
 func parseAhead(lr *events.LineReader) iter.Seq2[events.Line, error] {
 	return func(yield func(events.Line, error) bool) {
 		workers := min(runtime.GOMAXPROCS(0), 4)
-		order := make(chan *lineChunk, 2*workers) // the chunks in the file's order
-		work := make(chan *lineChunk, 2*workers)
-		free := make(chan []byte, 3*workers+2)
+		budget := aheadMiB(workers)
+		order := make(chan *lineChunk, budget) // the chunks in the file's order
+		work := make(chan *lineChunk, budget)
+		free := make(chan []byte, budget)
+		// A token a MiB a chunk holds, taken by the reader, given back once its lines are yielded.
+		tokens := make(chan struct{}, budget)
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1 + workers)
@@ -42,9 +48,22 @@ func parseAhead(lr *events.LineReader) iter.Seq2[events.Line, error] {
 			defer close(work)
 			defer close(order)
 			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
 				c := readChunk(lr, free)
 				if len(c.ends) == 0 && c.err == nil {
 					return
+				}
+				c.mib = min(budget, max(1, (len(c.buf)+1<<20-1)>>20))
+				for range c.mib {
+					select {
+					case tokens <- struct{}{}:
+					case <-done:
+						return
+					}
 				}
 				select {
 				case order <- c:
@@ -72,11 +91,7 @@ func parseAhead(lr *events.LineReader) iter.Seq2[events.Line, error] {
 		defer wg.Wait()
 		defer close(done)
 		for c := range order {
-			select {
-			case <-c.done:
-			case <-done:
-				return
-			}
+			<-c.done
 			for _, r := range c.lines {
 				if !yield(r.v, r.err) || r.err != nil {
 					return
@@ -86,13 +101,22 @@ func parseAhead(lr *events.LineReader) iter.Seq2[events.Line, error] {
 				yield(events.Line{}, c.err)
 				return
 			}
-			select {
-			case free <- c.buf[:0]:
-			default:
+			for range c.mib {
+				<-tokens
+			}
+			if cap(c.buf) <= 2*readAheadBytes { // a buffer a long line grew is not kept
+				select {
+				case free <- c.buf[:0]:
+				default:
+				}
 			}
 		}
 	}
 }
+
+// aheadMiB is how many MiB of lines parseAhead reads ahead of the loop with workers parsing:
+// enough for every worker to have a chunk while the loop takes the next one.
+func aheadMiB(workers int) int { return 2*workers + 2 }
 
 // readChunk reads the next lines of lr into a chunk, in a buffer from free when there is one.
 func readChunk(lr *events.LineReader, free chan []byte) *lineChunk {

@@ -1,10 +1,12 @@
 package session
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -113,20 +115,56 @@ func TestParseAhead(t *testing.T) {
 	}
 }
 
-// TestParseAheadLinesOwnTheirBytes checks that a line handed out keeps its data when the
-// chunk it was read in is reused for later lines.
+// TestParseAheadLinesOwnTheirBytes reads the repository's exports (hashed event lines kept
+// verbatim, decisions, blob lines, closing lines) over and over through parseAhead, whose
+// chunks' buffers are reused for later lines, and requires every line to be the one read one
+// line after the other: a line that kept bytes of its chunk would read later lines' bytes.
 func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
-	content := messageLines(30*readAheadBatch, 20)
-	var all []events.Line
-	for l, err := range parseAhead(events.NewLineReader(strings.NewReader(content), "log.jsonl")) {
+	var content strings.Builder
+	for i := range 40 {
+		for _, name := range []string{"monorepo", "multi-root", "remote", "toggle", "cursor-globs"} {
+			b, err := os.ReadFile(filepath.Join("..", "testdata", "logs", name+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			content.Write(b)
+			content.WriteString(strings.Repeat("\n", i%3)) // the chunks' bounds move from one round to the next
+		}
+	}
+	kinds := map[string]int{}
+	want, wantErr := collectLines(fileLines(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")))
+	got, err := collectLines(parseAhead(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")))
+	if err != nil || wantErr != nil {
+		t.Fatal(err, wantErr)
+	}
+	for i, l := range got {
+		switch {
+		case l.Blob != nil:
+			kinds["blob"]++
+		case l.End != nil:
+			kinds["end"]++
+		case l.HasHash && l.Event.Type == events.TypeDecision:
+			kinds["decision"]++
+		case l.HasHash:
+			kinds["hashed"]++
+		}
+		if !reflect.DeepEqual(l, want[i]) {
+			t.Fatalf("line %d differs from the line read one after the other", l.No)
+		}
+	}
+	if len(got) != len(want) || kinds["blob"] == 0 || kinds["end"] == 0 || kinds["decision"] == 0 || kinds["hashed"] == 0 {
+		t.Fatalf("%d lines, want %d; kinds %v, want each of blob, end, decision and hashed", len(got), len(want), kinds)
+	}
+}
+
+// collectLines is every line of seq, up to its error.
+func collectLines(seq iter.Seq2[events.Line, error]) ([]events.Line, error) {
+	var out []events.Line
+	for l, err := range seq {
 		if err != nil {
-			t.Fatal(err)
+			return out, err
 		}
-		all = append(all, l)
+		out = append(out, l)
 	}
-	for i, l := range all {
-		if want := fmt.Sprintf("message %d ", i+1); !bytes.Contains(l.Event.Data, []byte(want)) {
-			t.Fatalf("line %d holds %s, want %q", i+1, l.Event.Data, want)
-		}
-	}
+	return out, nil
 }

@@ -89,12 +89,3 @@ func readAhead[T any](seq iter.Seq2[T, error], size func(T) int) iter.Seq2[T, er
 
 // eventBytes is about what an event read ahead holds.
 func eventBytes(ev events.Event) int { return 128 + len(ev.Data) }
-
-// lineBytes is about what a line read ahead holds.
-func lineBytes(l events.Line) int {
-	n := 256 + len(l.Event.Data)
-	if l.Blob != nil {
-		n += len(l.Blob.Content)
-	}
-	return n
-}
