@@ -88,7 +88,8 @@ func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 // caller's previous decision, or a zero Decision: a rule's matches that are equal to the ones
 // last holds for it are last's (matches are only ever read; a result of another rule set is
 // not looked at). into, when it can hold a result for every rule, is the array the results are
-// written in: the caller no longer uses what it holds.
+// written in: the caller no longer uses what it holds (an into that is last's own array is not
+// written in).
 func (rs *RuleSet) EvaluateAfter(last Decision, into []Result, ctx EvaluationContext, t Toggles) Decision {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
@@ -103,7 +104,7 @@ func (rs *RuleSet) EvaluateAfter(last Decision, into []Result, ctx EvaluationCon
 		st.candidates = append(st.candidates, candidate{path: foldSlashes(p.Path), root: p.Root, index: i})
 	}
 	sc.candidates = st.candidates
-	if cap(into) < len(rs.rules) {
+	if cap(into) < len(rs.rules) || cap(into) > 0 && cap(last.Results) > 0 && &into[:1][0] == &last.Results[:1][0] {
 		into = make([]Result, len(rs.rules))
 	}
 	d := Decision{EngineVersion: EngineVersion, Results: into[:len(rs.rules)]}

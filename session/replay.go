@@ -202,16 +202,10 @@ type replayer struct {
 	spareResults []rules.Result
 }
 
-// clearPaths empties paths for reuse, dropping what its elements point to.
-func clearPaths(paths []rules.ContextPath) []rules.ContextPath {
-	clear(paths[:cap(paths)])
-	return paths[:0]
-}
-
-// clearResults empties results for reuse, dropping what its elements point to.
-func clearResults(results []rules.Result) []rules.Result {
-	clear(results)
-	return results[:0]
+// emptied empties s for reuse, its whole array, dropping what its elements point to.
+func emptied[T any](s []T) []T {
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
 // recompute recomputes one decision. The recomputation is written as the recorded one is (in
@@ -249,10 +243,10 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	// new one shares the evidence of the paths that did not change, and is written in the
 	// array of the context before that, which nothing reads any more.
 	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
-	r.spareContext, r.lastContext = clearPaths(r.lastContext.Paths), ec
+	r.spareContext, r.lastContext = emptied(r.lastContext.Paths), ec
 	rd := rs.EvaluateAfter(r.lastRules, r.spareResults, ec, st.Toggles())
 	// The record copies what it keeps of rd: its results array is the next one's spare.
-	r.spareResults = clearResults(r.lastRules.Results)
+	r.spareResults = emptied(r.lastRules.Results)
 	r.lastRules = rd
 	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd)
 	if err := recorded.checkBase(ev, head.Base); err != nil {
