@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -575,37 +576,46 @@ func TestHasEvents(t *testing.T) {
 }
 
 // TestAppendTellsNewFromStoredAnyOrder appends events whose ids come before the task's newest
-// (a runtime's clock behind, ids from another source): an id after the index's last is new
+// (a runtime's clock behind, ids from another source), in requests of one event and in requests
+// large enough to be compared with the id index's last first: an id after the last is new
 // without a look-up, one before it is looked up, and both kinds are told apart from repeats.
 func TestAppendTellsNewFromStoredAnyOrder(t *testing.T) {
-	db := openTest(t)
-	task := uuid.New()
-	e := msgs(t, 5, "id") // ids in the order of e
-	mustAppend(t, db, task, 0, e[1], e[3])
-	tests := []struct {
-		name      string
-		expected  uint64
-		evs       []events.Event
-		first     uint64 // where the batch is, or 0: refused with ErrDuplicateID
-		duplicate bool
-	}{
-		{"an older id, not stored", 2, []events.Event{e[0]}, 3, false},
-		{"that event again", 3, []events.Event{e[0]}, 3, true},
-		{"an id between stored ones, then a newer one", 3, []events.Event{e[2], e[4]}, 4, false},
-		{"the first batch again", 5, []events.Event{e[1], e[3]}, 1, true},
-		{"stored, then new", 5, []events.Event{e[4], msgs(t, 1, "late")[0]}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a, err := db.Append(context.Background(), task, tt.expected, tt.evs...)
-			if tt.first == 0 {
-				if !errors.Is(err, ErrDuplicateID) {
-					t.Fatalf("error %v, want ErrDuplicateID", err)
-				}
-				return
+	for _, n := range []int{1, lastIDMin + 4} {
+		t.Run(fmt.Sprintf("%d a request", n), func(t *testing.T) {
+			db := openTest(t)
+			task := uuid.New()
+			older, stored, newer := msgs(t, n, "older"), msgs(t, n, "stored"), msgs(t, n, "newer") // ids in this order
+			mustAppend(t, db, task, 0, stored...)
+			head, now := uint64(n), uint64(n)
+			late := msgs(t, n, "late")
+			tests := []struct {
+				name      string
+				evs       []events.Event
+				first     uint64 // where the batch is, or 0: refused with ErrDuplicateID
+				duplicate bool
+			}{
+				{"older ids, not stored", older, head + 1, false},
+				{"those events again", older, head + 1, true},
+				{"newer ids", newer, 2*head + 1, false},
+				{"the first request again", stored, 1, true},
+				{"new, then a stored one", append(slices.Clone(late[:n-1]), stored[n-1]), 0, false},
+				{"stored, then new", append([]events.Event{newer[n-1]}, late[1:]...), 0, false},
 			}
-			if err != nil || a.First != tt.first || a.Duplicate != tt.duplicate {
-				t.Fatalf("Append = %d..%d duplicate %v, %v; want %d.. duplicate %v", a.First, a.Last, a.Duplicate, err, tt.first, tt.duplicate)
+			for _, tt := range tests {
+				if n == 1 && tt.first == 0 {
+					continue // one event is stored or not
+				}
+				a, err := db.Append(context.Background(), task, now, tt.evs...)
+				if tt.first == 0 {
+					if !errors.Is(err, ErrDuplicateID) {
+						t.Fatalf("%s: error %v, want ErrDuplicateID", tt.name, err)
+					}
+					continue
+				}
+				if err != nil || a.First != tt.first || a.Duplicate != tt.duplicate {
+					t.Fatalf("%s: Append = %d..%d duplicate %v, %v; want %d.. duplicate %v", tt.name, a.First, a.Last, a.Duplicate, err, tt.first, tt.duplicate)
+				}
+				now = max(now, a.Last)
 			}
 		})
 	}

@@ -570,7 +570,9 @@ func BenchmarkAppendBatch(b *testing.B) {
 					}
 					runtime.ReadMemStats(&m1)
 					allocated += m1.TotalAlloc - m0.TotalAlloc
-					db.Close()
+					if err := db.Close(); err != nil {
+						b.Fatal(err)
+					}
 				}
 				events := float64(b.N) * n / 2
 				b.ReportMetric(float64(took.Nanoseconds())/1000/events, "µs/event")

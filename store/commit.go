@@ -290,20 +290,25 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 	return Appended{First: first, Last: st.head, Events: r.evs}, nil, nil
 }
 
+// lastIDMin is the fewest events of a request whose ids are first compared with the id
+// index's last (see duplicate).
+const lastIDMin = 16
+
 // duplicate looks the batch's ids up in the task. found is false when none is stored; otherwise
 // the request is answered here, as a repeat (Duplicate) or as ErrDuplicateID.
 func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err error, found bool) {
 	var first uint64
 	missing := 0
-	// An id after the index's last is not in it: ids grow with time, so a batch of new events
-	// is answered by one look at the index's end rather than a look-up per event.
+	// An id after the index's last is not in it: ids that grow with time make a large batch of
+	// new events one look at the index's end rather than a look-up per event. A hook's few
+	// events, whose ids are hashed, are looked up as they are.
 	var last []byte
-	if st.ids != nil {
+	if st.ids != nil && len(r.evs) >= lastIDMin {
 		last, _ = st.ids.Cursor().Last()
 	}
 	for i := range r.evs {
 		ev := &r.evs[i]
-		if bytes.Compare(ev.ID[:], last) > 0 {
+		if last != nil && bytes.Compare(ev.ID[:], last) > 0 {
 			missing++
 			continue
 		}
