@@ -75,18 +75,6 @@ func TestParseAhead(t *testing.T) {
 		{"the reader fails after lines", messageLines(2*readAheadBatch+3, 10), broken, 0},
 		{"left early", messageLines(60*readAheadBatch, 10), nil, readAheadBatch + 3},
 	}
-	collect := func(seq func(func(events.Line, error) bool), stop int) (lines []events.Line, err error) {
-		for l, e := range seq {
-			if e != nil {
-				return lines, e
-			}
-			lines = append(lines, l)
-			if len(lines) == stop {
-				break
-			}
-		}
-		return lines, nil
-	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			open := func() io.Reader {
@@ -96,9 +84,9 @@ func TestParseAhead(t *testing.T) {
 				}
 				return r
 			}
-			want, wantErr := collect(fileLines(events.NewLineReader(open(), "log.jsonl")), tt.stop)
+			want, wantErr := collectLines(fileLines(events.NewLineReader(open(), "log.jsonl")), tt.stop)
 			counted := &countingReader{r: open()}
-			got, gotErr := collect(parseAhead(events.NewLineReader(counted, "log.jsonl")), tt.stop)
+			got, gotErr := collectLines(parseAhead(events.NewLineReader(counted, "log.jsonl")), tt.stop)
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Fatalf("error %v, want %v", gotErr, wantErr)
 			}
@@ -132,8 +120,8 @@ func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
 		}
 	}
 	kinds := map[string]int{}
-	want, wantErr := collectLines(fileLines(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")))
-	got, err := collectLines(parseAhead(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")))
+	want, wantErr := collectLines(fileLines(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")), 0)
+	got, err := collectLines(parseAhead(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")), 0)
 	if err != nil || wantErr != nil {
 		t.Fatal(err, wantErr)
 	}
@@ -157,14 +145,17 @@ func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
 	}
 }
 
-// collectLines is every line of seq, up to its error.
-func collectLines(seq iter.Seq2[events.Line, error]) ([]events.Line, error) {
+// collectLines is the lines of seq up to its error, or its first stop lines (0: all).
+func collectLines(seq iter.Seq2[events.Line, error], stop int) ([]events.Line, error) {
 	var out []events.Line
 	for l, err := range seq {
 		if err != nil {
 			return out, err
 		}
 		out = append(out, l)
+		if len(out) == stop {
+			break
+		}
 	}
 	return out, nil
 }
