@@ -226,10 +226,8 @@ const maxScratch = 1 << 14
 
 // release empties the scratch of what it points to and gives it back to the pool.
 func (sc *scratch) release() {
-	if cap(sc.candidates) > maxScratch || cap(sc.hits) > maxScratch || cap(sc.ordered) > maxScratch || cap(sc.start) > 4*maxScratch {
-		return
-	}
-	if cap(sc.matches) > maxScratch {
+	if cap(sc.candidates) > maxScratch || cap(sc.hits) > maxScratch || cap(sc.ordered) > maxScratch || cap(sc.start) > 4*maxScratch ||
+		cap(sc.matches) > maxScratch {
 		return
 	}
 	clear(sc.candidates[:cap(sc.candidates)])

@@ -156,14 +156,12 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	s.files, s.filesSeq = files, snapSeq
 	// The last evaluation's results array is nobody's now, unless this one took it again.
 	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
-		clear(prev) // nothing it points to is kept alive by it
-		s.spare = prev[:0]
+		s.spare = emptied(prev) // nothing it points to is kept alive by it
 	}
 	// So is the last context's paths array (the decisions and records copy or share only
 	// what its elements point to).
 	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
-		clear(prev[:cap(prev)])
-		s.spareContext = prev[:0]
+		s.spareContext = emptied(prev)
 	}
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
@@ -225,9 +223,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	if s.evaluated.rs == rs {
 		last = s.evaluated.rd
 	}
-	spare := s.spare
-	s.spare = nil // in use until decideLocked hands it back
-	rd := rs.EvaluateAfter(last, spare, ec, toggles)
+	rd := rs.EvaluateAfter(last, s.takeSpare(), ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
 	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd), false
 }
@@ -320,12 +316,19 @@ func sameSlice(a, b []rules.Source) bool {
 // evaluation recorded before the last one, which nothing holds any more (a caller gets copies
 // of it), or a new one. decideLocked hands the last evaluation's array back to it.
 func (s *Session) spareResults(results []rules.Result) []rules.Result {
-	spare := s.spare
-	s.spare = nil // in use until decideLocked hands it back
+	spare := s.takeSpare()
 	if cap(spare) < len(results) {
 		return slices.Clone(results)
 	}
 	return append(spare[:0], results...)
+}
+
+// takeSpare hands out the spare results array, which is the caller's until decideLocked hands
+// the last evaluation's array back.
+func (s *Session) takeSpare() []rules.Result {
+	spare := s.spare
+	s.spare = nil
+	return spare
 }
 
 // recordResourced is the record of the evaluation resourced makes: the last decision's

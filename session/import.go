@@ -118,12 +118,11 @@ func (im *importer) results() []Imported {
 // With ahead, the lines are read and parsed ahead of the checks on goroutines of their own
 // (parseAhead), which have stopped reading r when pass returns.
 func (im *importer) pass(r io.Reader, ahead bool) error {
-	lr := events.NewLineReader(r, im.name)
-	lines := parseAhead(lr)
+	lines := parseAhead
 	if !ahead {
-		lines = fileLines(lr)
+		lines = fileLines
 	}
-	for l, err := range lines {
+	for l, err := range lines(events.NewLineReader(r, im.name)) {
 		if err != nil {
 			return im.changed(err)
 		}
