@@ -1,11 +1,19 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
 )
+
+// preparedAppender is a store that appends batches whose records were encoded ahead of the
+// commit (store.DB; see store.Prepare).
+type preparedAppender interface {
+	AppendPrepared(ctx context.Context, expectedVersion uint64, p *store.Prepared) (store.Appended, error)
+}
 
 // The second pass of Import writes events in batches of at most this many events or bytes of
 // data (a single larger event is a batch of its own), and blobs in batches of at most
@@ -100,8 +108,22 @@ func (im *importer) flush() error {
 	}
 	t, batch := im.batchTask, im.batch
 	im.batch, im.batchBytes = make([]events.Event, 0, len(batch)), 0
+	// The records' bodies are encoded here, while the writer commits the batch before: the
+	// commit is left the log's own work. A batch Prepare refuses goes to Append, which refuses
+	// it the same way, in the writer's order.
+	var prepared *store.Prepared
+	pa, ok := im.db.(preparedAppender)
+	if ok {
+		prepared, _ = store.Prepare(t.id, batch)
+	}
 	return im.w.do(func() error {
-		res, err := im.db.Append(im.ctx, t.id, t.written, batch...)
+		var res store.Appended
+		var err error
+		if prepared != nil {
+			res, err = pa.AppendPrepared(im.ctx, t.written, prepared)
+		} else {
+			res, err = im.db.Append(im.ctx, t.id, t.written, batch...)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
 		}

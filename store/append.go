@@ -27,6 +27,8 @@ type appendRequest struct {
 	task     uuid.UUID
 	expected uint64
 	evs      []events.Event
+	// prepared, when set, holds the records' bodies of evs (see Prepare).
+	prepared *Prepared
 	// result has room for the one answer, so the leader never blocks on a caller.
 	result chan appendResult
 	// lead hands the request's writer the commit (see submit).

@@ -269,6 +269,9 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		case w.whole:
 			w.enc = ev.AppendBinary(w.enc[:0])
 			w.arena = payloadcodec.Encode(w.arena, w.enc)
+		case r.prepared != nil:
+			body, compressed := r.prepared.recordBody(i)
+			w.arena = appendPreparedRecord(w.arena, ev, body, compressed)
 		default:
 			w.arena, w.enc = appendRecord(w.arena, ev, w.enc)
 		}

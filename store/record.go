@@ -48,9 +48,7 @@ func isLinked(stored []byte) bool {
 func appendRecord(dst []byte, ev *events.Event, scratch []byte) (out, scratchOut []byte) {
 	scratch = ev.AppendCompact(scratch[:0])
 	start := len(dst)
-	dst = append(dst, tagLinkedRaw)
-	dst = append(dst, ev.Hash[:]...)
-	dst = binary.AppendUvarint(dst, uint64(ev.Turn))
+	dst = appendLinkedHead(dst, tagLinkedRaw, ev)
 	dst, ok := payloadcodec.Compress(dst, scratch)
 	if ok {
 		dst[start] = tagLinkedZstd
@@ -58,6 +56,23 @@ func appendRecord(dst []byte, ev *events.Event, scratch []byte) (out, scratchOut
 		dst = append(dst, scratch...)
 	}
 	return dst, scratch
+}
+
+// appendPreparedRecord appends ev's record to dst as appendRecord does, with the body Prepare
+// made of ev's compact encoding; ev must be sealed.
+func appendPreparedRecord(dst []byte, ev *events.Event, body []byte, compressed bool) []byte {
+	tag := byte(tagLinkedRaw)
+	if compressed {
+		tag = tagLinkedZstd
+	}
+	return append(appendLinkedHead(dst, tag, ev), body...)
+}
+
+// appendLinkedHead appends what a record of format 4 keeps in front of its body.
+func appendLinkedHead(dst []byte, tag byte, ev *events.Event) []byte {
+	dst = append(dst, tag)
+	dst = append(dst, ev.Hash[:]...)
+	return binary.AppendUvarint(dst, uint64(ev.Turn))
 }
 
 // linkedHead returns the hash and turn a record of format 4 keeps in front of its body, and
