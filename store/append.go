@@ -67,14 +67,21 @@ func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64
 	if err := CheckBatch(task, evs); err != nil {
 		return Appended{}, err
 	}
+	return db.commitBatch(ctx, task, expectedVersion, evs, nil)
+}
+
+// commitBatch is Append of a checked batch, with its records' bodies from p when p is set (see
+// AppendPrepared).
+func (db *DB) commitBatch(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs []events.Event, p *Prepared) (Appended, error) {
 	r := &appendRequest{
 		ctx:      ctx,
 		task:     task,
 		expected: expectedVersion,
-		// The caller keeps its slice; the committer fills in a copy.
-		evs:    append([]events.Event(nil), evs...),
-		result: make(chan appendResult, 1),
-		lead:   make(chan struct{}, 1),
+		// The caller keeps its slice (and p stays as it was made); the committer fills in a copy.
+		evs:      append([]events.Event(nil), evs...),
+		prepared: p,
+		result:   make(chan appendResult, 1),
+		lead:     make(chan struct{}, 1),
 	}
 	if err := ctx.Err(); err != nil {
 		return Appended{}, err

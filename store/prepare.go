@@ -96,22 +96,5 @@ func (db *DB) AppendPrepared(ctx context.Context, expectedVersion uint64, p *Pre
 	if err := p.unchanged(); err != nil {
 		return Appended{}, err
 	}
-	r := &appendRequest{
-		ctx:      ctx,
-		task:     p.task,
-		expected: expectedVersion,
-		// The committer fills in a copy; p stays as it was made.
-		evs:      append([]events.Event(nil), p.evs...),
-		prepared: p,
-		result:   make(chan appendResult, 1),
-		lead:     make(chan struct{}, 1),
-	}
-	if err := ctx.Err(); err != nil {
-		return Appended{}, err
-	}
-	res, err := db.submit(r)
-	if err != nil {
-		return Appended{}, err
-	}
-	return res.appended, res.err
+	return db.commitBatch(ctx, p.task, expectedVersion, p.evs, p)
 }
