@@ -1,19 +1,12 @@
 package session
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
 )
-
-// preparedAppender is a store that appends batches whose records were encoded ahead of the
-// commit (store.DB; see store.Prepare).
-type preparedAppender interface {
-	AppendPrepared(ctx context.Context, expectedVersion uint64, p *store.Prepared) (store.Appended, error)
-}
 
 // The second pass of Import writes events in batches of at most this many events or bytes of
 // data (a single larger event is a batch of its own), and blobs in batches of at most
@@ -111,8 +104,9 @@ func (im *importer) flush() error {
 	// The records' bodies are encoded here, while the writer commits the batch before: the
 	// commit is left the log's own work. A batch Prepare refuses goes to Append, which refuses
 	// it the same way, in the writer's order.
+	// Only the store itself: a wrapper of it that embeds it has its own Append, and gets it.
 	var prepared *store.Prepared
-	pa, ok := im.db.(preparedAppender)
+	pa, ok := im.db.(*store.DB)
 	if ok {
 		prepared, _ = store.Prepare(t.id, batch)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
-	"github.com/tasklog/tasklog/store/payloadcodec"
 )
 
 // Prepared is a batch of events whose records are encoded ahead of DB.AppendPrepared. A record
@@ -19,17 +18,18 @@ import (
 // that has the next batch prepared while the last one commits (an import) leaves the commit the
 // log's own work.
 //
-// A Prepared keeps copies of the events, but not of their Data, which it reads again when it is
-// appended: they must not change in between. AppendPrepared refuses a batch whose Data changed
-// (ErrInvalidEvent) and writes nothing of it. A Prepared is never changed by AppendPrepared, so
-// it may be appended again (a retry).
+// A Prepared keeps copies of the events and their origins, but not of their Data, which it
+// reads again when it is appended: they must not change before AppendPrepared is called.
+// AppendPrepared refuses a batch whose Data changed (ErrInvalidEvent) and writes nothing of it.
+// A Prepared is never changed by AppendPrepared, so it may be appended again (a retry).
 type Prepared struct {
 	task uuid.UUID
 	evs  []events.Event
 	// sums are the events' Data as Prepare read them, hashed with seed.
 	seed maphash.Seed
 	sums []uint64
-	// bodies holds the records' bodies, one after the other; body[i] is the i-th one's.
+	// bodies holds the records' bodies, one after the other; body[i] says where the i-th
+	// event's is.
 	bodies []byte
 	body   []preparedBody
 }
@@ -50,6 +50,13 @@ func Prepare(task uuid.UUID, evs []events.Event) (*Prepared, error) {
 	}
 	p := &Prepared{task: task, evs: slices.Clone(evs), seed: maphash.MakeSeed(),
 		sums: make([]uint64, len(evs)), body: make([]preparedBody, len(evs))}
+	for i := range p.evs {
+		// The body holds the origin as it is now; the commit seals it again.
+		if o := p.evs[i].Origin; o != nil {
+			c := *o
+			p.evs[i].Origin = &c
+		}
+	}
 	size := 0
 	for i := range evs {
 		size += len(evs[i].Data)
@@ -61,11 +68,9 @@ func Prepare(task uuid.UUID, evs []events.Event) (*Prepared, error) {
 		p.sums[i] = maphash.Bytes(p.seed, evs[i].Data)
 		compact = evs[i].AppendCompact(compact[:0])
 		start := len(p.bodies)
-		var ok bool
-		if p.bodies, ok = payloadcodec.Compress(p.bodies, compact); !ok {
-			p.bodies = append(p.bodies, compact...)
-		}
-		p.body[i] = preparedBody{start, len(p.bodies), ok}
+		var compressed bool
+		p.bodies, compressed = appendBody(p.bodies, compact)
+		p.body[i] = preparedBody{start, len(p.bodies), compressed}
 	}
 	return p, nil
 }
@@ -88,10 +93,17 @@ func (p *Prepared) unchanged() error {
 
 // AppendPrepared is Append of the events p was made from, to p's task: the same promise,
 // idempotency and errors, and the same records, byte for byte. A file that keeps records of an
-// older form (see Options) encodes them at the commit, as Append does.
+// older form encodes them at the commit, as Append does. A nil or zero Prepared is refused as
+// Append refuses an empty batch (ErrInvalidEvent).
 func (db *DB) AppendPrepared(ctx context.Context, expectedVersion uint64, p *Prepared) (Appended, error) {
 	if db.readOnly {
 		return Appended{}, ErrReadOnly
+	}
+	if p == nil {
+		return Appended{}, fmt.Errorf("append: %w: no prepared batch", ErrInvalidEvent)
+	}
+	if err := CheckBatch(p.task, p.evs); err != nil {
+		return Appended{}, err
 	}
 	if err := p.unchanged(); err != nil {
 		return Appended{}, err

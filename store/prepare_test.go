@@ -30,6 +30,8 @@ func preparedMix(t *testing.T, prefix string) []events.Event {
 	}
 	evs[0].Data = []byte(`{}`) // below the size worth compressing
 	evs[0].Type = events.TypeUserMessage
+	// An imported event, as an import prepares them.
+	evs[1].Origin = &events.Origin{File: "session.jsonl", Record: 7}
 	return evs
 }
 
@@ -134,6 +136,7 @@ func TestPreparedRefusesChangedData(t *testing.T) {
 	for i := range evs {
 		evs[i].Turn, evs[i].Type = 99, events.TypeToolCall
 	}
+	evs[1].Origin.File, evs[1].Origin.Record = "another.jsonl", 99 // the caller's, reused
 	long := evs[2].Data
 	long[len(long)/2] ^= 1
 	if _, err := db.AppendPrepared(context.Background(), 0, p); !errors.Is(err, ErrInvalidEvent) || !strings.Contains(err.Error(), "event #2") {
@@ -154,6 +157,9 @@ func TestPreparedRefusesChangedData(t *testing.T) {
 	for i, ev := range collect(t, db, task, 1) {
 		if ev.Turn != 1+i || ev.Type != events.TypeUserMessage || !bytes.Equal(ev.Data, evs[i].Data) {
 			t.Errorf("event %d is stored as turn %d %s, want the prepared turn %d, a user message", i, ev.Turn, ev.Type, 1+i)
+		}
+		if i == 1 && (ev.Origin == nil || *ev.Origin != events.Origin{File: "session.jsonl", Record: 7}) {
+			t.Errorf("event 1 is stored with origin %+v, want the prepared session.jsonl record 7", ev.Origin)
 		}
 	}
 	if err := db.Verify(context.Background(), task); err != nil {
@@ -184,6 +190,14 @@ func TestPrepareRefuses(t *testing.T) {
 		if _, err := Prepare(c.task, c.evs); !errors.Is(err, c.want) {
 			t.Errorf("%s: Prepare says %v, want %v", c.name, err, c.want)
 		}
+	}
+	for name, p := range map[string]*Prepared{"nil": nil, "zero": {}} {
+		if _, err := db.AppendPrepared(context.Background(), 0, p); !errors.Is(err, ErrInvalidEvent) {
+			t.Errorf("AppendPrepared of a %s Prepared says %v, want ErrInvalidEvent", name, err)
+		}
+	}
+	if tasks, err := db.Tasks(); err != nil || len(tasks) != 0 {
+		t.Fatalf("the refused batches left tasks %v (%v)", tasks, err)
 	}
 	p, err := Prepare(task, evs)
 	if err != nil {

@@ -48,14 +48,21 @@ func isLinked(stored []byte) bool {
 func appendRecord(dst []byte, ev *events.Event, scratch []byte) (out, scratchOut []byte) {
 	scratch = ev.AppendCompact(scratch[:0])
 	start := len(dst)
-	dst = appendLinkedHead(dst, tagLinkedRaw, ev)
-	dst, ok := payloadcodec.Compress(dst, scratch)
-	if ok {
+	dst, compressed := appendBody(appendLinkedHead(dst, tagLinkedRaw, ev), scratch)
+	if compressed {
 		dst[start] = tagLinkedZstd
-	} else {
-		dst = append(dst, scratch...)
 	}
 	return dst, scratch
+}
+
+// appendBody appends the body of a record of format 4 to dst: the compact encoding compact,
+// compressed when that is shorter. It reports whether it is.
+func appendBody(dst, compact []byte) ([]byte, bool) {
+	dst, ok := payloadcodec.Compress(dst, compact)
+	if !ok {
+		dst = append(dst, compact...)
+	}
+	return dst, ok
 }
 
 // appendPreparedRecord appends ev's record to dst as appendRecord does, with the body Prepare
