@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -176,11 +177,29 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		case <-srv.Done():
 		}
 	}()
+	lg.Print(tuneCollector(os.Getenv))
 	if err := srv.Serve(); err != nil {
 		lg.Printf("serve: %v", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// serveGCPercent is the garbage collector's setting of a server not given one. A hook's
+// decision allocates about 80 KB, most of it bbolt's copies of the pages its commit writes, on
+// a heap of a few megabytes: at Go's default (100) the collector runs every few dozen hooks,
+// and its cycles make the slowest replies. At 400 it runs a quarter as often, for a heap up to
+// five times the live one instead of twice.
+const serveGCPercent = 400
+
+// tuneCollector sets the collector to serveGCPercent unless $GOGC chose a setting, and says
+// which it runs at, for the server's log.
+func tuneCollector(getenv func(string) string) string {
+	if v := getenv("GOGC"); v != "" {
+		return fmt.Sprintf("garbage collector: GOGC=%s, from the environment", v)
+	}
+	debug.SetGCPercent(serveGCPercent)
+	return fmt.Sprintf("garbage collector: GOGC=%d, the server's default (set GOGC to choose another)", serveGCPercent)
 }
 
 // natsSpoolCheck is how often the server of a NATS store, which keeps it open, looks in the

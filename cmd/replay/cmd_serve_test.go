@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,3 +129,62 @@ func BenchmarkServeHookRoundTrip(b *testing.B) {
 
 // reportPercentiles reports the median and the 99th percentile of times as p50-ms and p99-ms.
 func reportPercentiles(b *testing.B, times []time.Duration) { reportNamedPercentiles(b, "", times) }
+
+// A server whose environment sets no GOGC runs its garbage collector at serveGCPercent, one
+// given GOGC keeps that setting, and its log says which.
+func TestServeCollectorSetting(t *testing.T) {
+	bin := replayBinary(t)
+	for _, c := range []struct {
+		name, gogc, want string
+	}{
+		{"unset", "", "garbage collector: GOGC=400, the server's default (set GOGC to choose another)"},
+		{"set", "150", "garbage collector: GOGC=150, from the environment"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, logPath := filepath.Join(dir, "tasklog.db"), filepath.Join(dir, "serve.log")
+			cmd := exec.Command(bin, "serve", "--db", db, "--idle", "1m", "--log", logPath)
+			cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+			if c.gogc != "" {
+				cmd.Env = append(cmd.Env, "GOGC="+c.gogc)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				exec.Command(bin, "serve", "--stop", "--db", db).Run()
+				cmd.Wait()
+			})
+			cl, err := dialWhenUp(serve.SocketPath(db))
+			if err != nil {
+				t.Fatalf("the server does not answer: %v", err)
+			}
+			cl.Close()
+			log, err := os.ReadFile(logPath)
+			if err != nil || !strings.Contains(string(log), c.want) {
+				t.Errorf("the server's log (%v):\n%s\nwant the line %q", err, log, c.want)
+			}
+		})
+	}
+}
+
+// tuneCollector sets what it says it sets.
+func TestTuneCollector(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(was)
+	for _, c := range []struct {
+		gogc string
+		want int
+	}{{"", serveGCPercent}, {"150", 100}, {"off", 100}} {
+		debug.SetGCPercent(100)
+		line := tuneCollector(func(name string) string {
+			if name == "GOGC" {
+				return c.gogc
+			}
+			return ""
+		})
+		if got := debug.SetGCPercent(100); got != c.want {
+			t.Errorf("GOGC=%q: the collector runs at %d after tuneCollector (%q), want %d", c.gogc, got, line, c.want)
+		}
+	}
+}

@@ -67,6 +67,9 @@ var docRunElsewhere = map[string]string{
 	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
 	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
 	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":               "BenchmarkAppendBatch",
+	// A hook's tail at the collector's default and at the setting replay serve runs at.
+	"GOGC=100 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
+	"GOGC=400 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
 }
 
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
