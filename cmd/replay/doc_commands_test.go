@@ -64,9 +64,10 @@ var docRunElsewhere = map[string]string{
 	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session": "BenchmarkImportRealistic",
 
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
-	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
-	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store": "BenchmarkBoltCommitTail",
-	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":               "BenchmarkAppendBatch",
+	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",
+	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",
+	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":                       "BenchmarkAppendBatch",
+	"go test -run '^$' -bench 'BenchmarkEncodeDictionary' -benchtime 20000x ./store/payloadcodec": "BenchmarkEncodeDictionary",
 	// A hook's tail at the collector's default and at the setting replay serve runs at.
 	"GOGC=100 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
 	"GOGC=400 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",

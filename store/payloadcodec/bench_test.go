@@ -100,3 +100,49 @@ func BenchmarkFirstUse(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodeDictionary compresses the records of the realistic mix one at a time with the
+// store's encoders and with the same encoders without the dictionary, by the records' size, and
+// reports the bytes kept per record (a record that does not shrink is kept as it is).
+func BenchmarkEncodeDictionary(b *testing.B) {
+	recs := mixRecords(b)
+	for _, size := range []struct {
+		name    string
+		min, to int
+	}{{"under-256B", 0, 256}, {"256B-1KB", 256, 1 << 10}, {"1-4KB", 1 << 10, entropyMin}, {"4KB-up", entropyMin, 1 << 30}} {
+		var in [][]byte
+		for _, r := range recs {
+			if len(r) >= max(size.min, minSize) && len(r) < size.to {
+				in = append(in, r)
+			}
+		}
+		for _, dict := range []*Dictionary{current(), nil} {
+			name := size.name + "/dictionary"
+			if dict == nil {
+				name = size.name + "/none"
+			}
+			b.Run(name, func(b *testing.B) {
+				small, err := newEncoderWith(false, dict)
+				if err != nil {
+					b.Fatal(err)
+				}
+				large, err := newEncoderWith(true, dict)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var dst []byte
+				kept := 0
+				for i := 0; b.Loop(); i++ {
+					r, enc := in[i%len(in)], small
+					if len(r) >= entropyMin {
+						enc = large
+					}
+					dst = enc.EncodeAll(r, dst[:0])
+					kept += min(len(dst), len(r))
+				}
+				b.ReportMetric(float64(kept)/float64(b.N), "B/record")
+				b.ReportMetric(float64(len(in)), "records")
+			})
+		}
+	}
+}
