@@ -101,23 +101,18 @@ func (im *importer) flush() error {
 	}
 	t, batch := im.batchTask, im.batch
 	im.batch, im.batchBytes = make([]events.Event, 0, len(batch)), 0
-	// The records' bodies are encoded here, while the writer commits the batch before: the
-	// commit is left the log's own work. A batch Prepare refuses goes to Append, which refuses
-	// it the same way, in the writer's order.
-	// Only the store itself: a wrapper of it that embeds it has its own Append, and gets it.
-	var prepared *store.Prepared
-	pa, ok := im.db.(*store.DB)
-	if ok {
-		prepared, _ = store.Prepare(t.id, batch)
+	// On the store itself (not a wrapper of it, which has an Append of its own), the records'
+	// bodies are encoded here while the writer commits the batch before: the commit is left
+	// the log's own work. A batch Prepare refuses goes to Append, which refuses it the same
+	// way, in the writer's order.
+	write := func() (store.Appended, error) { return im.db.Append(im.ctx, t.id, t.written, batch...) }
+	if db, ok := im.db.(*store.DB); ok {
+		if p, err := store.Prepare(t.id, batch); err == nil {
+			write = func() (store.Appended, error) { return db.AppendPrepared(im.ctx, t.written, p) }
+		}
 	}
 	return im.w.do(func() error {
-		var res store.Appended
-		var err error
-		if prepared != nil {
-			res, err = pa.AppendPrepared(im.ctx, t.written, prepared)
-		} else {
-			res, err = im.db.Append(im.ctx, t.id, t.written, batch...)
-		}
+		res, err := write()
 		if err != nil {
 			return fmt.Errorf("%s: task %s: write seq %d to %d: %w; %s", im.name, t.id, batch[0].Seq, batch[len(batch)-1].Seq, err, im.progress(t))
 		}

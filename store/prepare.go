@@ -50,13 +50,6 @@ func Prepare(task uuid.UUID, evs []events.Event) (*Prepared, error) {
 	}
 	p := &Prepared{task: task, evs: slices.Clone(evs), seed: maphash.MakeSeed(),
 		sums: make([]uint64, len(evs)), body: make([]preparedBody, len(evs))}
-	for i := range p.evs {
-		// The body holds the origin as it is now; the commit seals it again.
-		if o := p.evs[i].Origin; o != nil {
-			c := *o
-			p.evs[i].Origin = &c
-		}
-	}
 	size := 0
 	for i := range evs {
 		size += len(evs[i].Data)
@@ -64,9 +57,15 @@ func Prepare(task uuid.UUID, evs []events.Event) (*Prepared, error) {
 	// Most bodies compress to a third or less; a batch that does not grows the array.
 	p.bodies = make([]byte, 0, size/3+64*len(evs))
 	var compact []byte
-	for i := range evs {
-		p.sums[i] = maphash.Bytes(p.seed, evs[i].Data)
-		compact = evs[i].AppendCompact(compact[:0])
+	for i := range p.evs {
+		ev := &p.evs[i]
+		// The body holds the origin as it is now; the commit seals it again.
+		if ev.Origin != nil {
+			o := *ev.Origin
+			ev.Origin = &o
+		}
+		p.sums[i] = maphash.Bytes(p.seed, ev.Data)
+		compact = ev.AppendCompact(compact[:0])
 		start := len(p.bodies)
 		var compressed bool
 		p.bodies, compressed = appendBody(p.bodies, compact)
@@ -93,17 +92,15 @@ func (p *Prepared) unchanged() error {
 
 // AppendPrepared is Append of the events p was made from, to p's task: the same promise,
 // idempotency and errors, and the same records, byte for byte. A file that keeps records of an
-// older form encodes them at the commit, as Append does. A nil or zero Prepared is refused as
-// Append refuses an empty batch (ErrInvalidEvent).
+// older form encodes them at the commit, as Append does. A nil or zero Prepared, which Prepare
+// never returns, is refused as Append refuses an empty batch (ErrInvalidEvent); any other
+// passed Prepare's checks, and its copies of the events cannot have changed since.
 func (db *DB) AppendPrepared(ctx context.Context, expectedVersion uint64, p *Prepared) (Appended, error) {
 	if db.readOnly {
 		return Appended{}, ErrReadOnly
 	}
-	if p == nil {
+	if p == nil || len(p.evs) == 0 {
 		return Appended{}, fmt.Errorf("append: %w: no prepared batch", ErrInvalidEvent)
-	}
-	if err := CheckBatch(p.task, p.evs); err != nil {
-		return Appended{}, err
 	}
 	if err := p.unchanged(); err != nil {
 		return Appended{}, err
