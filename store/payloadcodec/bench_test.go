@@ -123,35 +123,25 @@ func BenchmarkEncodeDictionary(b *testing.B) {
 				name = size.name + "/none"
 			}
 			b.Run(name, func(b *testing.B) {
-				small, err := newEncoderWith(false, dict)
+				// A size class lies wholly on one side of entropyMin, so one encoder serves it:
+				// the one Compress picks for its records.
+				enc, err := newEncoderWith(size.min >= entropyMin, dict)
 				if err != nil {
 					b.Fatal(err)
 				}
-				large, err := newEncoderWith(true, dict)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var dst []byte
 				if dict == current() {
-					// With the dictionary these are the store's encoders: they keep what Compress keeps.
+					// With the dictionary it is the store's encoder: it keeps what Compress keeps.
 					for _, r := range in {
-						enc := small
-						if len(r) >= entropyMin {
-							enc = large
-						}
-						frame := enc.EncodeAll(r, nil)
 						kept, ok := Compress(nil, r)
-						if want := keptOf(frame, r); ok && len(kept) != want || !ok && want != len(r) {
+						if want := keptOf(enc.EncodeAll(r, nil), r); ok && len(kept) != want || !ok && want != len(r) {
 							b.Fatalf("a %d-byte record: Compress keeps %d bytes (compressed %v), the benchmark counts %d", len(r), len(kept), ok, want)
 						}
 					}
 				}
+				var dst []byte
 				kept := 0
 				for i := 0; b.Loop(); i++ {
-					r, enc := in[i%len(in)], small
-					if len(r) >= entropyMin {
-						enc = large
-					}
+					r := in[i%len(in)]
 					dst = enc.EncodeAll(r, dst[:0])
 					kept += keptOf(dst, r)
 				}
