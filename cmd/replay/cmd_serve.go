@@ -187,9 +187,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 
 // serveGCPercent is the garbage collector's setting of a server not given one. A hook
 // allocates about 83 KB, much of it bbolt's copies of the pages its commit writes, on a heap of
-// a few megabytes: at Go's default (100) the collector runs every few dozen hooks, and its
-// cycles make the slowest replies (docs/server.md). At 400 it runs a quarter as often, for a heap up to
-// five times the live one instead of twice.
+// a few megabytes: at Go's default (100) the collector runs every 18-25 hooks, and its cycles
+// make the slowest replies. At 400 it runs every 150-170, for a heap up to five times the live
+// one instead of twice (docs/server.md).
 const serveGCPercent = 400
 
 // tuneCollector sets the collector to serveGCPercent unless $GOGC chose a setting, and says
