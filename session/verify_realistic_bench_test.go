@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -159,7 +160,9 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 // replay of every decision and delivery) of a task recorded as real hooks record one, over real
 // rule files: about 1.2% decisions, each over the samples' 62 rules. It reports events per second of the
 // wall clock and of the process's CPU time, bytes allocated per event and the mean size of an
-// event's data and of a decision's. Skipped with -short or without the samples.
+// event's data and of a decision's. The collector runs at the process's setting ($GOGC, or Go's
+// default), as in a program that embeds tasklog; BenchmarkVerifyCollector compares it with
+// 'replay verify''s. Skipped with -short or without the samples.
 func BenchmarkVerifyRealistic(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds a 200k-event task; skipped with -short")
@@ -231,4 +234,58 @@ func BenchmarkVerifyReadOnce(b *testing.B) {
 	b.ReportMetric(once, "once-events/s")
 	b.ReportMetric(twice, "twice-events/s")
 	b.ReportMetric(once/twice, "once/twice")
+}
+
+// BenchmarkVerifyCollector is BenchmarkVerifyRealistic's task verified in turn with the
+// collector at Go's default (GOGC=100) and at VerifyGCPercent, each first every other round:
+// events per second of wall clock and per CPU second for each, and the ratio of the two speeds.
+// After the timed rounds, one verify more at each setting, watched, gives the peak of the heap
+// above what was live before it.
+func BenchmarkVerifyCollector(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 200k-event task; skipped with -short")
+	}
+	if VerifyGCPercent != 400 {
+		b.Fatalf("the metrics' names say GOGC=400; VerifyGCPercent is %d", VerifyGCPercent)
+	}
+	ctx := context.Background()
+	db, task, _, _ := buildRealisticTask(b, 200_000)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	settings := []int{100, VerifyGCPercent}
+	var total uint64
+	verify := func() {
+		rep, err := Verify(ctx, db, task)
+		if err != nil || !rep.OK() {
+			b.Fatal(err, rep.Changes)
+		}
+		total = rep.Events
+	}
+	var took, cpu [2]time.Duration
+	b.ResetTimer()
+	for n := 0; b.Loop(); n++ {
+		for k := range settings {
+			i := (k + n) % len(settings)
+			debug.SetGCPercent(settings[i])
+			cpu0, _ := processCPU()
+			start := time.Now()
+			verify()
+			took[i] += time.Since(start)
+			cpu1, _ := processCPU()
+			cpu[i] += cpu1 - cpu0
+		}
+	}
+	b.StopTimer()
+	units := [2][3]string{
+		{"gogc100-events/s", "gogc100-events/cpu-s", "gogc100-peak-heap-MB"},
+		{"gogc400-events/s", "gogc400-events/cpu-s", "gogc400-peak-heap-MB"},
+	}
+	for i, pct := range settings {
+		b.ReportMetric(float64(total)*float64(b.N)/took[i].Seconds(), units[i][0])
+		if cpu[i] > 0 {
+			b.ReportMetric(float64(total)*float64(b.N)/cpu[i].Seconds(), units[i][1])
+		}
+		debug.SetGCPercent(pct)
+		b.ReportMetric(float64(peakHeap(verify))/(1<<20), units[i][2])
+	}
+	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "gogc400/gogc100")
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -177,7 +176,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		case <-srv.Done():
 		}
 	}()
-	lg.Print(tuneCollector(os.Getenv))
+	lg.Print(collectorDefault(os.Getenv, serveGCPercent, "the server's"))
 	if err := srv.Serve(); err != nil {
 		lg.Printf("serve: %v", err)
 		return exitFailed
@@ -191,16 +190,6 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 // make the slowest replies. At 400 it runs every 150-170, for a heap up to five times the live
 // one instead of twice (docs/server.md).
 const serveGCPercent = 400
-
-// tuneCollector sets the collector to serveGCPercent unless $GOGC chose a setting, and says
-// which it runs at, for the server's log.
-func tuneCollector(getenv func(string) string) string {
-	if v := getenv("GOGC"); v != "" {
-		return fmt.Sprintf("garbage collector: GOGC=%s, from the environment", v)
-	}
-	debug.SetGCPercent(serveGCPercent)
-	return fmt.Sprintf("garbage collector: GOGC=%d, the server's default (set GOGC to choose another)", serveGCPercent)
-}
 
 // natsSpoolCheck is how often the server of a NATS store, which keeps it open, looks in the
 // spool for payloads hooks could not record while the server was out of reach (at the first

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -168,23 +167,3 @@ func TestServeCollectorSetting(t *testing.T) {
 	}
 }
 
-// tuneCollector sets what it says it sets.
-func TestTuneCollector(t *testing.T) {
-	was := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(was)
-	for _, c := range []struct {
-		gogc string
-		want int
-	}{{"", serveGCPercent}, {"150", 100}, {"off", 100}} {
-		debug.SetGCPercent(100)
-		line := tuneCollector(func(name string) string {
-			if name == "GOGC" {
-				return c.gogc
-			}
-			return ""
-		})
-		if got := debug.SetGCPercent(100); got != c.want {
-			t.Errorf("GOGC=%q: the collector runs at %d after tuneCollector (%q), want %d", c.gogc, got, line, c.want)
-		}
-	}
-}

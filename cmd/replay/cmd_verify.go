@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/google/uuid"
 
@@ -40,6 +41,8 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no tasks in %s: nothing to verify\n", db.Path())
 		return exitOK
 	}
+	// What the collector's setting is does not change what verify prints, so it goes unsaid.
+	collectorDefault(os.Getenv, session.VerifyGCPercent, "verify's")
 	ctx := context.Background()
 	results := make([]taskResult, 0, len(tasks))
 	failed := false

@@ -65,7 +65,7 @@ var (
 	benchHook    = Bench{Pkg: "cmd/replay", Regexp: "^(BenchmarkHookRoundTrip|BenchmarkHookInProcess|BenchmarkProcessStart)$", Benchtime: "200x", Quick: "5x"}
 	benchClient  = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkHookClientRoundTrip$", Benchtime: "200x", Quick: "5x"}
 	benchOtel    = Bench{Pkg: "cmd/replay", Regexp: "^BenchmarkServeHookOtel$", Benchtime: "100x", Quick: "5x"}
-	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkVerifyReadOnce|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
+	benchReal    = Bench{Pkg: "session", Regexp: "^(BenchmarkVerifyRealistic|BenchmarkVerifyCollector|BenchmarkVerifyReadOnce|BenchmarkImportRealistic)$", Benchtime: "2x", Quick: "1x", Needs: []Input{samples}}
 	benchMix     = Bench{Pkg: "store", Regexp: "^(BenchmarkDiskUsageRealistic|BenchmarkCompressionPaired)$", Benchtime: "3x", Quick: "1x"}
 	benchAfter   = Bench{Pkg: "store", Regexp: "^BenchmarkAppendAfterDecision$", Benchtime: "2000x", Quick: "100x"}
 	benchPages   = Bench{Pkg: "session/web", Regexp: "^BenchmarkPages$/^(list|task|part)/(cold|warm)$", Benchtime: "3x", Quick: "1x"}
@@ -229,6 +229,14 @@ var Rows = []Row{
 		Bench: benchReal, Parts: []Part{
 			{Name: "BenchmarkVerifyRealistic", Metric: Metric{Unit: "events/cpu-s", Kind: Rate, Label: "events/cpu-s"}},
 			{Name: "BenchmarkVerifyRealistic", Metric: EvS},
+		}},
+	{What: "the same in turn with the collector at Go's default (`GOGC=100`) and at 400, `replay verify`'s: ratio of the speeds / events per second at 100 / at 400 / peak heap at 100 / at 400",
+		Bench: benchReal, Parts: []Part{
+			{Name: "BenchmarkVerifyCollector", Metric: Metric{Unit: "gogc400/gogc100", Kind: Ratio}},
+			{Name: "BenchmarkVerifyCollector", Metric: Metric{Unit: "gogc100-events/s", Kind: Rate, Label: "events/s"}},
+			{Name: "BenchmarkVerifyCollector", Metric: Metric{Unit: "gogc400-events/s", Kind: Rate, Label: "events/s"}},
+			{Name: "BenchmarkVerifyCollector", Metric: Metric{Unit: "gogc100-peak-heap-MB", Kind: Bytes, Scale: 1 << 20}},
+			{Name: "BenchmarkVerifyCollector", Metric: Metric{Unit: "gogc400-peak-heap-MB", Kind: Bytes, Scale: 1 << 20}},
 		}},
 	{What: "the same in turn, the log read once (the replay takes the events the chain check hands on, as with bbolt) / twice (check and replay side by side, as with NATS): ratio / events per second each",
 		Bench: benchReal, Parts: []Part{
