@@ -143,10 +143,11 @@ func outcomesByID(d *Decision) map[string]decided {
 	return m
 }
 
-func sameOutcome(a, b RuleOutcome) bool {
-	return a.ID == b.ID && a.Name == b.Name && a.Category == b.Category && a.Source == b.Source &&
-		a.Path == b.Path && a.Reason == b.Reason && a.Detail == b.Detail && a.ShadowedBy == b.ShadowedBy &&
-		slices.Equal(a.Matches, b.Matches)
+// Equal reports whether o and p record the same outcome: every field, and the same matches.
+func (o RuleOutcome) Equal(p RuleOutcome) bool {
+	return o.ID == p.ID && o.Name == p.Name && o.Category == p.Category && o.Source == p.Source &&
+		o.Path == p.Path && o.Reason == p.Reason && o.Detail == p.Detail && o.ShadowedBy == p.ShadowedBy &&
+		slices.Equal(o.Matches, p.Matches)
 }
 
 // byID walks a full decision's outcomes, both lists merged, in id order.
@@ -181,7 +182,7 @@ func diffOutcomes(prev, next *Decision) (included, excluded []RuleOutcome, remov
 			b, bIn, bOK = before.next()
 			continue
 		default: // both: written only when it changed
-			same := bIn == aIn && sameOutcome(a, b)
+			same := bIn == aIn && a.Equal(b)
 			b, bIn, bOK = before.next()
 			if same {
 				a, aIn, aOK = after.next()

@@ -80,6 +80,10 @@ type AgentSession struct {
 	dlvSaved uint64
 	// triggers counts the prompts and tool calls in the log (compactionKey).
 	triggers int
+	// hookDecision is where a hook's decision is written (DecideInto): Hook returns only the
+	// delivered text, so the decision's arrays serve the next hook's decision, written and
+	// read under s.mu only.
+	hookDecision Decision
 }
 
 // OpenAgent opens (or starts) a task for an agent's hook. A new task records opts.Started; an

@@ -55,7 +55,7 @@ func (a *AgentSession) hook(ctx context.Context, h *agentlog.Hook, deliver, agai
 		}
 		return "", nil
 	}
-	_, del, err := a.DecideAndDeliver(ctx, h.Event, h.Channel, HookDeliveryKey(h, a))
+	_, del, err := a.decideAndDeliver(ctx, &a.hookDecision, h.Event, h.Channel, HookDeliveryKey(h, a))
 	if err != nil || del == nil {
 		return "", err
 	}

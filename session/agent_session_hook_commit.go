@@ -67,7 +67,7 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 		return "", true, err
 	}
 	then, delivered := a.delivering(h.Event, h.Channel, key)
-	_, err = s.decideLocked(ctx, files, evs, nil, then)
+	_, err = s.decideLocked(ctx, files, evs, &a.hookDecision, then)
 	if err != nil {
 		if s.stale == nil {
 			// Failed before the commit was tried (a snapshot's blobs, an encoding), or after

@@ -535,8 +535,9 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	}
 	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
-		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped,
-		Included: make([]events.RuleOutcome, 0, nIncluded), Excluded: make([]events.RuleOutcome, 0, len(rd.Results)-nIncluded)}
+		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped}
+	in := outcomeList{base: prevIn, size: nIncluded}
+	out := outcomeList{base: prevOut, size: len(rd.Results) - nIncluded}
 	// One array each for every path's evidence and every rule's matches that base does not
 	// have; their sizes are known once base's are found.
 	j := 0
@@ -595,16 +596,76 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 			o.Matches = matches[start:len(matches):len(matches)]
 		}
 		if r.Included {
-			d.Included = append(d.Included, o)
+			in.add(o)
 		} else {
-			d.Excluded = append(d.Excluded, o)
+			out.add(o)
 		}
 	}
-	for _, dg := range rd.Diagnostics {
-		d.Diagnostics = append(d.Diagnostics, events.Diagnostic{Rule: dg.RuleID, File: dg.File,
-			Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
-	}
+	d.Included, d.Excluded = in.list(), out.list()
+	d.Diagnostics = recordDiagnostics(base, rd.Diagnostics)
 	return d
+}
+
+// outcomeList builds a record's list of outcomes in the array of its base's list while every
+// outcome added is the base's at the same place, as most of a decision's are the last one's:
+// records are never changed, so they share what did not change. Once an outcome differs the
+// list gets an array of its own.
+type outcomeList struct {
+	base []events.RuleOutcome
+	size int // the list's length, for its own array
+	n    int // the outcomes added while the list is base's
+	own  []events.RuleOutcome
+}
+
+func (l *outcomeList) add(o events.RuleOutcome) {
+	if l.own == nil {
+		if l.n < len(l.base) && l.base[l.n].Equal(o) {
+			l.n++
+			return
+		}
+		l.own = make([]events.RuleOutcome, l.n, l.size)
+		copy(l.own, l.base)
+	}
+	l.own = append(l.own, o)
+}
+
+// list is the outcomes added; an empty list, not a nil one, when there are none.
+func (l *outcomeList) list() []events.RuleOutcome {
+	switch {
+	case l.own != nil:
+		return l.own
+	case l.n == 0:
+		return []events.RuleOutcome{}
+	}
+	return l.base[:l.n:l.n]
+}
+
+// recordDiagnostics is the record of a decision's diagnostics: base's array when they are
+// base's (a rule set's diagnostics are the same at every decision on it), nil when there are
+// none.
+func recordDiagnostics(base *events.Decision, dgs []rules.Diagnostic) []events.Diagnostic {
+	if len(dgs) == 0 {
+		return nil
+	}
+	record := func(dg rules.Diagnostic) events.Diagnostic {
+		return events.Diagnostic{Rule: dg.RuleID, File: dg.File, Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message}
+	}
+	if base != nil && len(base.Diagnostics) == len(dgs) {
+		same := true
+		for i, dg := range dgs {
+			if same = base.Diagnostics[i] == record(dg); !same {
+				break
+			}
+		}
+		if same {
+			return base.Diagnostics
+		}
+	}
+	out := make([]events.Diagnostic, len(dgs))
+	for i, dg := range dgs {
+		out[i] = record(dg)
+	}
+	return out
 }
 
 // outcomeOf finds the outcome of rule id in outcomes sorted by rule id, from *at on, and

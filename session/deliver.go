@@ -61,13 +61,29 @@ func (a *AgentSession) Deliver(ctx context.Context, d *Decision, hook, channel, 
 // run twice), the decision is written alone and the delivery is nil, as with Deliver. A task
 // whose runtime is no known agent gets ErrNoAgent and nothing is written.
 func (a *AgentSession) DecideAndDeliver(ctx context.Context, hook, channel, key string) (*Decision, *Delivered, error) {
+	return a.decideAndDeliver(ctx, nil, hook, channel, key)
+}
+
+// DecideAndDeliverInto is DecideAndDeliver writing the decision into d, as DecideInto does: d
+// is a decision the caller is done with, whose arrays are filled again rather than made anew.
+// A server that answers one hook after another hands back the decision of the hook before.
+func (a *AgentSession) DecideAndDeliverInto(ctx context.Context, d *Decision, hook, channel, key string) (*Delivered, error) {
+	if d == nil {
+		return nil, errors.New("DecideAndDeliverInto: nil decision")
+	}
+	_, del, err := a.decideAndDeliver(ctx, d, hook, channel, key)
+	return del, err
+}
+
+// decideAndDeliver is DecideAndDeliver, into d when it is set.
+func (a *AgentSession) decideAndDeliver(ctx context.Context, into *Decision, hook, channel, key string) (*Decision, *Delivered, error) {
 	if err := a.knownAgent(); err != nil {
 		return nil, nil, err
 	}
 	then, delivered := a.delivering(hook, channel, key)
-	d, err := a.decide(ctx, nil, then)
+	d, err := a.decide(ctx, into, then)
 	if errors.Is(err, store.ErrDuplicateID) {
-		d, err = a.Decide(ctx)
+		d, err = a.decide(ctx, into, nil)
 		return d, nil, err
 	}
 	if err != nil {

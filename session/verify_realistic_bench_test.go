@@ -162,7 +162,7 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 // wall clock and of the process's CPU time, bytes allocated per event and the mean size of an
 // event's data and of a decision's. The collector runs at the process's setting ($GOGC, or Go's
 // default), as in a program that embeds tasklog; BenchmarkVerifyCollector compares it with
-// 'replay verify''s. Skipped with -short or without the samples.
+// the setting 'replay verify' runs at. Skipped with -short or without the samples.
 func BenchmarkVerifyRealistic(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds a 200k-event task; skipped with -short")

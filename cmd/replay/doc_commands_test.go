@@ -60,9 +60,10 @@ var docRunElsewhere = map[string]string{
 	"replay serve --db tasks.db --http 127.0.0.1:0 --http-public":                                  "TestServeWebPublic",
 
 	// Verify and import of a task recorded as hooks record one.
-	"go test -run '^$' -bench 'BenchmarkVerifyRealistic' -benchtime 3x ./session": "BenchmarkVerifyRealistic",
-	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session": "BenchmarkImportRealistic",
-	"go test -run '^$' -bench 'BenchmarkVerifyCollector' -benchtime 3x ./session": "BenchmarkVerifyCollector",
+	"go test -run '^$' -bench 'BenchmarkVerifyRealistic' -benchtime 3x ./session":              "BenchmarkVerifyRealistic",
+	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session":              "BenchmarkImportRealistic",
+	"go test -run '^$' -bench 'BenchmarkVerifyCollector' -benchtime 3x ./session":              "BenchmarkVerifyCollector",
+	"go test -run '^$' -bench 'BenchmarkHookSampleRules' -benchtime 2000x -benchmem ./session": "BenchmarkHookSampleRules",
 
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
 	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -222,12 +223,17 @@ func (s *Server) record(ctx context.Context, db store.Store, req *Request) (Reco
 	return res, err
 }
 
+// decisions are the decisions the decide and deliver operations write into (DecideInto): an
+// answer takes only a few fields of its decision, whose arrays then serve a later one.
+var decisions = sync.Pool{New: func() any { return new(session.Decision) }}
+
 // decide records a decision (session.Session.Decide).
 func (s *Server) decide(ctx context.Context, db store.Store, req *Request) (DecideResult, error) {
 	var res DecideResult
 	err := s.existing(ctx, db, req, func(a *session.AgentSession) error {
-		d, err := a.Decide(ctx)
-		if err != nil {
+		d := decisions.Get().(*session.Decision)
+		defer decisions.Put(d)
+		if err := a.DecideInto(ctx, d); err != nil {
 			return err
 		}
 		res = DecideResult{Seq: d.Seq, Turn: d.Turn, Prompt: d.Prompt, Included: []RuleInfo{}}
@@ -247,7 +253,9 @@ func (s *Server) deliver(ctx context.Context, db store.Store, req *Request) (Del
 	}
 	var res DeliverResult
 	err := s.existing(ctx, db, req, func(a *session.AgentSession) error {
-		d, del, err := a.DecideAndDeliver(ctx, req.Hook, req.Channel, req.Key)
+		d := decisions.Get().(*session.Decision)
+		defer decisions.Put(d)
+		del, err := a.DecideAndDeliverInto(ctx, d, req.Hook, req.Channel, req.Key)
 		if err != nil {
 			return err
 		}
