@@ -58,6 +58,7 @@ var (
 	benchInto    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideInto$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
 	benchMany    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideManyRules$", Benchtime: "50x", Quick: "3x"}
 	benchRecord  = Bench{Pkg: "session", Regexp: "^BenchmarkRecord$", Benchtime: "2000x", Quick: "50x"}
+	benchHookIn  = Bench{Pkg: "session", Regexp: "^BenchmarkHookSampleRules$", Benchtime: "2000x", Quick: "50x", Needs: []Input{samples}}
 	benchReopenD = Bench{Pkg: "session", Regexp: "^BenchmarkReopenDecide$", Benchtime: "30x", Quick: "2x"}
 	benchVerify  = Bench{Pkg: "session", Regexp: "^(BenchmarkVerify|BenchmarkExplain)$", Benchtime: "3x", Quick: "1x"}
 	benchMillion = Bench{Pkg: "session", Regexp: "^BenchmarkVerifyMillion$", Benchtime: "3x", Quick: "1x"}
@@ -204,6 +205,8 @@ var Rows = []Row{
 		}},
 	{What: "`Record` one tool call, no fsync, mean",
 		Bench: benchRecord, Parts: []Part{{Name: "BenchmarkRecord", Metric: NsOp}}},
+	{What: "a Claude Code `PreToolUse` hook in the process over the samples' 62 rules (`AgentSession.Hook`: record, decide, deliver, one commit; a new path most hooks), no fsync: mean / allocated",
+		Bench: benchHookIn, Parts: []Part{{Name: "BenchmarkHookSampleRules", Metric: NsOp}, {Name: "BenchmarkHookSampleRules", Metric: BOp}}},
 	reopenDecideRow("first decision after opening a 10k / 100k / 1M-event task (`store.Open`, `session.Open`, `Record`, `Decide`, close), p50, no fsync", "nosync", "total-"),
 	reopenDecideRow("the same, durable", "durable", "total-"),
 	reopenDecideRow("of which `store.Open`, no fsync", "nosync", "open-db-"),
