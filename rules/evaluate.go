@@ -236,35 +236,53 @@ func (sc *scratch) release() {
 	scratchPool.Put(sc)
 }
 
-// detailMemo remembers, per rule, the last matches described and their description: from one
-// turn to the next a rule mostly matches the same paths with the same patterns.
+// detailMemo remembers, per rule, what its last description read of its matches and that
+// description: from one turn to the next a rule mostly matches the same paths with the same
+// patterns.
 type detailMemo struct {
 	mu   sync.Mutex
 	last map[*Rule]described
 }
 
+// described is what describeMatches reads of matches, their number and the first
+// describedMatches of them, with the description it wrote. It holds no memory of the matches'
+// own, so that remembering it costs no copy of them.
 type described struct {
-	matches []Match
-	detail  string
+	n      int
+	head   [describedMatches]describedMatch
+	detail string
 }
 
-// sameDescription reports whether two matches read the same in describeMatches.
-func sameDescription(a, b Match) bool {
-	return a.Condition == b.Condition && a.Pattern == b.Pattern && a.Path == b.Path && a.Below == b.Below
+// describedMatch is what describeMatches reads of one match.
+type describedMatch struct {
+	condition, pattern, path string
+	below                    bool
+}
+
+// describedMatches is how many matches describeMatches names; the others it counts.
+const describedMatches = 3
+
+func describedOf(ms []Match) described {
+	d := described{n: len(ms)}
+	for i, m := range ms[:min(len(ms), describedMatches)] {
+		d.head[i] = describedMatch{m.Condition, m.Pattern, m.Path, m.Below}
+	}
+	return d
 }
 
 func (dm *detailMemo) describe(r *Rule, ms []Match) string {
+	key := describedOf(ms)
 	dm.mu.Lock()
 	defer dm.mu.Unlock()
-	if d, ok := dm.last[r]; ok && slices.EqualFunc(d.matches, ms, sameDescription) {
+	if d, ok := dm.last[r]; ok && d.n == key.n && d.head == key.head {
 		return d.detail
 	}
 	if dm.last == nil {
 		dm.last = map[*Rule]described{}
 	}
-	d := described{slices.Clone(ms), describeMatches(ms)}
-	dm.last[r] = d
-	return d.detail
+	key.detail = describeMatches(ms)
+	dm.last[r] = key
+	return key.detail
 }
 
 func isOff(t Toggles, id string) bool {
@@ -279,11 +297,11 @@ func (r Result) with(reason, detail string) Result {
 
 func describeMatches(ms []Match) string {
 	// One buffer, no fmt: this runs for every included rule of every decision.
-	b := make([]byte, 0, 64*min(len(ms), 3)+16)
+	b := make([]byte, 0, 64*min(len(ms), describedMatches)+16)
 	for i, m := range ms {
-		if i == 3 && len(ms) > 3 {
+		if i == describedMatches && len(ms) > describedMatches {
 			b = append(b, "; and "...)
-			b = strconv.AppendInt(b, int64(len(ms)-3), 10)
+			b = strconv.AppendInt(b, int64(len(ms)-describedMatches), 10)
 			b = append(b, " more"...)
 			break
 		}

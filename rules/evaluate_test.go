@@ -462,3 +462,23 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 		t.Fatalf("%d rules took the last decision's matches and %d decisions were written in the array handed in; want some of each", shared, written)
 	}
 }
+
+// A rule's remembered description is taken again only for matches that describe the same: a
+// change in one of the first three matches, or in how many there are, is described anew.
+func TestDetailMemoDescribesAsAnew(t *testing.T) {
+	m := func(pattern, path string, below bool) Match {
+		return Match{Condition: CondPaths, Pattern: pattern, Path: path, Root: "/ws", Below: below}
+	}
+	a, b, c := m("src/**", "src/a.ts", false), m("src/**", "src/b.ts", false), m("src/**", "src/c.ts", false)
+	d, e := m("src/**", "src/d.ts", false), m("src/**", "src/e.ts", false)
+	var memo detailMemo
+	r := &Rule{ID: "r"}
+	for i, ms := range [][]Match{
+		{a}, {a}, {b}, {a, b}, {a, b, c}, {a, b, c, d}, {a, b, c, e}, {a, b, c, d, e}, {a, c, b, d, e},
+		{m("src/**", "src/a.ts", true)}, {m("lib/**", "src/a.ts", false)}, {{Condition: CondPaths, Pattern: "src/**", Path: "src/a.ts", Root: "/other"}}, nil,
+	} {
+		if got, want := memo.describe(r, ms), describeMatches(ms); got != want {
+			t.Errorf("step %d: remembered %q, want %q", i, got, want)
+		}
+	}
+}
