@@ -166,4 +166,3 @@ func TestServeCollectorSetting(t *testing.T) {
 		})
 	}
 }
-
