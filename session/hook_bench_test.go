@@ -34,23 +34,9 @@ func BenchmarkHookSampleRules(b *testing.B) {
 	if err := filepath.WalkDir(ws, backdate); err != nil {
 		b.Fatal(err)
 	}
-	db := openDB(b)
-	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.ClaudeCode, "hook"), AgentOptions{Agent: agentlog.ClaudeCode,
-		Started: &events.TaskStarted{Roots: []string{"/home/dev/shop"}, Cwd: "/home/dev/shop",
-			Runtime: events.Runtime{Name: string(agentlog.ClaudeCode)}},
-		RootFS: func(string) fs.FS { return os.DirFS(ws) }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := openRealisticAgent(b, openDB(b), ws, "hook")
 	defer a.Close()
-	for i := range 20 {
-		if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	recordRealisticTurns(b, a, func(i int) bool { return i == 20 })
 	hook := func(i int) *agentlog.Hook {
 		id := fmt.Sprintf("toolu_bench_%d", i)
 		params, _ := json.Marshal(map[string]string{"file_path": fmt.Sprintf("/home/dev/shop/apps/web/src/components/f%d.tsx", i%50)})

@@ -122,23 +122,9 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 	b.Helper()
 	ctx := context.Background()
 	db := openDB(b)
-	ws := sampleRulesWorkspace(b)
-	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.ClaudeCode, "realistic"), AgentOptions{Agent: agentlog.ClaudeCode,
-		Started: &events.TaskStarted{Roots: []string{"/home/dev/shop"}, Cwd: "/home/dev/shop",
-			Runtime: events.Runtime{Name: string(agentlog.ClaudeCode)}},
-		RootFS: func(string) fs.FS { return os.DirFS(ws) }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := openRealisticAgent(b, db, sampleRulesWorkspace(b), "realistic")
 	defer a.Close()
-	for i := 0; a.Version() < uint64(n); i++ {
-		if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	recordRealisticTurns(b, a, func(int) bool { return a.Version() >= uint64(n) })
 	var all, dec, ndec float64
 	var count float64
 	for ev, err := range db.Events(ctx, a.Task(), 1) {
@@ -154,6 +140,35 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 	}
 	b.Logf("%.0f events, %.2f%% decisions of %.0f bytes on average; %.0f bytes of data an event", count, 100*ndec/count, dec/ndec, all/count)
 	return db, a.Task(), all / count, dec / ndec
+}
+
+// openRealisticAgent opens, in db, the Claude Code session of the shop workspace whose rule
+// files are those in ws.
+func openRealisticAgent(b *testing.B, db store.Store, ws, session string) *AgentSession {
+	b.Helper()
+	a, err := OpenAgent(context.Background(), db, agentlog.TaskID(agentlog.ClaudeCode, session), AgentOptions{Agent: agentlog.ClaudeCode,
+		Started: &events.TaskStarted{Roots: []string{"/home/dev/shop"}, Cwd: "/home/dev/shop",
+			Runtime: events.Runtime{Name: string(agentlog.ClaudeCode)}},
+		RootFS: func(string) fs.FS { return os.DirFS(ws) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+// recordRealisticTurns records turns of 80 records (realisticTurn), each followed by a decision
+// and its delivery, until done says so before turn i.
+func recordRealisticTurns(b *testing.B, a *AgentSession, done func(i int) bool) {
+	b.Helper()
+	ctx := context.Background()
+	for i := 0; !done(i); i++ {
+		if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkVerifyRealistic is 'replay verify' (Verify: the store's chain check beside the
