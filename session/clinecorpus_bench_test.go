@@ -169,21 +169,25 @@ func BenchmarkClineCorpus(b *testing.B) {
 			name             string
 			watched, durable bool
 		}{{"watched", true, false}, {"checked", false, false}, {"watched-fsync", true, true}, {"checked-fsync", false, true}} {
-			for _, toolCall := range []bool{true, false} {
-				name := "after-tool-call"
-				if !toolCall {
-					name = "cached"
+			for _, kind := range []struct {
+				name           string
+				toolCall, into bool
+			}{{"after-tool-call", true, false}, {"cached", false, false}, {"after-tool-call-into", true, true}} {
+				if kind.into && mode.durable {
+					continue // what DecideInto spares is memory, not the fsync's wait
 				}
-				b.Run(fmt.Sprintf("%s/%s/%s/%s", c.ws, c.paths, mode.name, name), func(b *testing.B) {
-					benchClineCell(b, corpus, c, mode.watched, mode.durable, toolCall)
+				b.Run(fmt.Sprintf("%s/%s/%s/%s", c.ws, c.paths, mode.name, kind.name), func(b *testing.B) {
+					benchClineCell(b, corpus, c, mode.watched, mode.durable, kind.toolCall, kind.into)
 				})
 			}
 		}
 	}
 }
 
-// benchClineCell times the decisions of one cell; with toolCall, each after a recorded read.
-func benchClineCell(b *testing.B, corpus string, c clineCell, watched, durable, toolCall bool) {
+// benchClineCell times the decisions of one cell; with toolCall, each after a recorded read;
+// with into, each written into the decision before (DecideInto), as a runtime that builds one
+// prompt at a time hands its last decision back.
+func benchClineCell(b *testing.B, corpus string, c clineCell, watched, durable, toolCall, into bool) {
 	s := clineSession(b, corpus, c, watched, durable)
 	ctx := context.Background()
 	paths := readPaths(b, filepath.Join(corpus, c.paths))
@@ -198,7 +202,14 @@ func benchClineCell(b *testing.B, corpus string, c clineCell, watched, durable, 
 			b.Fatal(err)
 		}
 	}
+	var last Decision
 	decide := func() *Decision {
+		if into {
+			if err := s.DecideInto(ctx, &last); err != nil {
+				b.Fatal(err)
+			}
+			return &last
+		}
 		d, err := s.Decide(ctx)
 		if err != nil {
 			b.Fatal(err)

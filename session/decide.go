@@ -137,7 +137,11 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		}
 		evs = append(evs, more...)
 	}
-	res, err := s.appendEvents(ctx, append(pre[:len(pre):len(pre)], evs...), len(pre))
+	batch := evs
+	if len(pre) > 0 {
+		batch = append(pre[:len(pre):len(pre)], evs...)
+	}
+	res, err := s.appendEvents(ctx, batch, len(pre))
 	if err != nil {
 		return nil, err
 	}

@@ -193,6 +193,13 @@ var Rows = []Row{
 			{Name: "BenchmarkDecideInto/rules=watched", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 			{Name: "BenchmarkDecideInto/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 		}},
+	{What: "allocated by tasklog per decision after a tool call on Cline's corpus, the folder watched, 50 rules × 10 / × 100 paths: `Decide` / `DecideInto` (the last decision given back)",
+		Bench: benchCline, Parts: []Part{
+			cline("", "ws50", "paths10", "watched", "after-tool-call", Metric{Unit: "tasklog-B/op", Kind: Bytes}),
+			cline("", "ws50", "paths100", "watched", "after-tool-call", Metric{Unit: "tasklog-B/op", Kind: Bytes}),
+			cline("", "ws50", "paths10", "watched", "after-tool-call-into", Metric{Unit: "tasklog-B/op", Kind: Bytes}),
+			cline("", "ws50", "paths100", "watched", "after-tool-call-into", Metric{Unit: "tasklog-B/op", Kind: Bytes}),
+		}},
 	{What: "`Decide` after a tool call over 5,000 rule files, p50, no fsync, watched / checked file by file",
 		Bench: benchMany, Parts: []Part{
 			{Name: "BenchmarkDecideManyRules/rules=5000/watched", Metric: P50us},
