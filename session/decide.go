@@ -127,6 +127,9 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if d == nil {
 		d = new(Decision)
 	}
+	// The caller hands back the decision that holds the last record, which nothing else got:
+	// once this decision is written, nothing holds that record.
+	handedBack := into != nil && s.last != nil && into.rec == s.last && s.lastPrivate
 	results, applied := d.Rules.Results, d.Applied
 	*d = Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd}
 	d.Applied, d.Rules.Results = refill(applied, ev.applied), refill(results, rd.Results)
@@ -148,9 +151,18 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if want := d.Seq + uint64(len(evs)-at-1); res.Last != want {
 		return nil, fmt.Errorf("task %s: the decision's batch ended at seq %d, not %d", s.task, res.Last, want)
 	}
+	// The record before this one is nobody's when the decision handed back held it: its context
+	// array serves the next record, unless this record shares it (the last one taken again
+	// whole). A record is private (only the decision it was written into holds it) when it
+	// shares no context array, or shares that of a record nobody holds any more.
+	prev := s.last
+	shares := prev != nil && cap(prev.Context) > 0 && cap(rec.Context) > 0 && &prev.Context[:1][0] == &rec.Context[:1][0]
+	if handedBack && !shares && cap(prev.Context) > 0 {
+		s.spareRecord = emptied(prev.Context)
+	}
 	// The next decision is written against this one. The caller gets copies (Recorded), so
 	// nothing it does can change the base.
-	s.last, s.lastSeq = &rec, d.Seq
+	s.last, s.lastSeq, s.lastPrivate = &rec, d.Seq, into != nil && (!shares || handedBack)
 	if size := len(evs[at].Data); delta {
 		s.deltas.turns++
 		s.deltas.bytes += size
@@ -219,7 +231,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		return last, rec, true
 	}
 	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
-		return s.resourced(ec), s.recordResourced(ec, turn, dropped), true
+		return s.resourced(ec), s.recordResourced(ec, turn, dropped, s.takeSpareRecord()), true
 	}
 	// The last evaluation's matches that did not change are taken again, and the results are
 	// written in the spare array (see spareResults), when there is one.
@@ -229,7 +241,24 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	}
 	rd := rs.EvaluateAfter(last, s.takeSpare(), ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
-	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd), false
+	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, s.takeSpareRecord()), false
+}
+
+// takeSpareRecord hands out the spare context array for a record, which is the record's from
+// then on.
+func (s *Session) takeSpareRecord() []events.ContextPath {
+	spare := s.spareRecord
+	s.spareRecord = nil
+	return spare
+}
+
+// contextArray is an array of n context paths, spare's when it is large enough; its elements
+// are all set by the caller.
+func contextArray(spare []events.ContextPath, n int) []events.ContextPath {
+	if n > 0 && cap(spare) >= n {
+		return spare[:n:n]
+	}
+	return make([]events.ContextPath, n) // not nil when n is 0: an empty context is recorded as []
 }
 
 // samePaths reports whether two evaluation contexts hold the same candidate paths in the same
@@ -338,11 +367,11 @@ func (s *Session) takeSpare() []rules.Result {
 // recordResourced is the record of the evaluation resourced makes: the last decision's
 // outcomes, which are shared and never changed, with ec's context. The evidence of a path that
 // did not change is shared with the last record too.
-func (s *Session) recordResourced(ec rules.EvaluationContext, turn int, dropped []events.Count) events.Decision {
+func (s *Session) recordResourced(ec rules.EvaluationContext, turn int, dropped []events.Count, spare []events.ContextPath) events.Decision {
 	rec := *s.last
 	rec.Turn, rec.Dropped = turn, dropped
 	prev := s.last.Context
-	rec.Context = make([]events.ContextPath, len(ec.Paths))
+	rec.Context = contextArray(spare, len(ec.Paths))
 	var srcs []events.Source
 	for i, p := range ec.Paths {
 		rec.Context[i] = events.ContextPath{Path: p.Path, Root: p.Root}
@@ -514,14 +543,15 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 // Decide and Verify build a decision, so a recorded decision and its recomputation can only
 // differ when their inputs or the engine do.
 func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
-	return recordAfter(nil, turn, snapshot, ec, dropped, rd)
+	return recordAfter(nil, turn, snapshot, ec, dropped, rd, nil)
 }
 
 // recordAfter is record for a decision that follows base, a record nothing changes (a
 // session's last, or nil): a path's evidence and a rule's matches that are equal to base's
 // are base's memory, so that a decision after a tool call costs what changed. The record is
 // the same either way.
-func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
+func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision,
+	spare []events.ContextPath) events.Decision {
 	var prev []events.ContextPath
 	var prevIn, prevOut []events.RuleOutcome
 	if base != nil {
@@ -539,7 +569,7 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	}
 	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
-		Context: make([]events.ContextPath, len(ec.Paths)), Dropped: dropped}
+		Context: contextArray(spare, len(ec.Paths)), Dropped: dropped}
 	in := outcomeList{base: prevIn, size: nIncluded}
 	out := outcomeList{base: prevOut, size: len(rd.Results) - nIncluded}
 	// One array each for every path's evidence and every rule's matches that base does not

@@ -525,3 +525,73 @@ func TestDecideIntoReusesTheCallersArrays(t *testing.T) {
 		t.Fatal("DecideInto(nil) did not fail")
 	}
 }
+
+// A session that writes its decisions into the one handed back writes the next records in the
+// context arrays of records nobody holds any more, and never in one a caller still holds: a
+// decision of Decide, or one of DecideInto not handed back. Its log is that of a session that
+// decides with Decide, event data for event data.
+func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
+	ctx := context.Background()
+	plainDB, intoDB := openDB(t), openDB(t)
+	plain := newSession(t, plainDB, clineWorkspace(), Options{})
+	into := newSession(t, intoDB, clineWorkspace(), Options{})
+	tool := func(path string) {
+		t.Helper()
+		for _, s := range []*Session{plain, into} {
+			if _, err := s.ToolCall(ctx, "read_file", "", json.RawMessage(fmt.Sprintf(`{"path":%q}`, path))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type held struct {
+		d   *Decision
+		rec events.Decision
+	}
+	var holds []held
+	hold := func(d *Decision) { holds = append(holds, held{d, d.Recorded()}) }
+	var x Decision
+	seen := map[*events.ContextPath]int{} // the context arrays of the records, by step
+	recycled := 0
+	// "" is a decision with nothing new: right after a read of a path the context holds, the
+	// last record is taken again whole, its context array with it (steps 2 and 17, after the
+	// decisions the caller holds).
+	app, a, b, docs, index := "apps/web/src/App.tsx", "services/api/a.ts", "services/api/b.ts", "docs/README.md", "apps/web/src/pages/index.tsx"
+	paths := []string{app, app, "", a, app, b, "", "", a, docs, index, app, b, app, a, app, app, "", docs, app, a, "", index, app, b, app, app, "", a, b}
+	for i, p := range paths {
+		if p != "" {
+			tool(p)
+		}
+		decide(t, plain)
+		switch {
+		case i == 1:
+			hold(decide(t, into)) // handed out: its record is the caller's
+		case i == 16:
+			var y Decision // written into, never handed back
+			if err := into.DecideInto(ctx, &y); err != nil {
+				t.Fatal(err)
+			}
+			hold(&y)
+		default:
+			if err := into.DecideInto(ctx, &x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c := into.last.Context; len(c) > 0 {
+			if at, ok := seen[&c[0]]; ok && at < i-1 {
+				recycled++
+			}
+			seen[&c[0]] = i
+		}
+	}
+	for _, h := range holds {
+		if got := h.d.Recorded(); !reflect.DeepEqual(got, h.rec) {
+			t.Errorf("turn %d: a decision the caller holds changed:\n%+v\nwas\n%+v", h.d.Turn, got, h.rec)
+		}
+	}
+	if recycled == 0 {
+		t.Error("no record was written in the context array of a record before: the test does not test recycling")
+	}
+	if got, want := eventData(t, intoDB, into.Task()), eventData(t, plainDB, plain.Task()); !slices.Equal(got, want) {
+		t.Errorf("DecideInto wrote\n%s\nDecide\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

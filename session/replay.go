@@ -248,7 +248,7 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	// The record copies what it keeps of rd: its results array is the next one's spare.
 	r.spareResults = emptied(r.lastRules.Results)
 	r.lastRules = rd
-	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd)
+	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd, nil)
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}

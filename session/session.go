@@ -120,9 +120,13 @@ type Session struct {
 	rules    *rules.RuleSet
 	rulesSeq uint64
 	// last is the full form of the decision this session last wrote, at seq lastSeq: the
-	// next decision is written against it.
-	last    *events.Decision
-	lastSeq uint64
+	// next decision is written against it. lastPrivate tells that only the decision DecideInto
+	// wrote it into holds it; spareRecord is a context array for the next record, that of a
+	// record nobody holds any more (see decideLocked).
+	last        *events.Decision
+	lastSeq     uint64
+	lastPrivate bool
+	spareRecord []events.ContextPath
 	// deltas is what was written since the last decision written in full.
 	deltas deltaChain
 	// files are the rule files the last decision collected, recorded in the snapshot at
