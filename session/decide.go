@@ -47,7 +47,8 @@ func (s *Session) Decide(ctx context.Context) (*Decision, error) {
 // the caller is done with: its Results and Applied arrays are filled again rather than made
 // anew (a decision's own copies, as Decide's are, and as much garbage as a decision otherwise
 // makes of its own). A runtime that builds one prompt at a time hands its last decision back.
-// Everything d held is replaced; what the caller kept of it (its slices) must no longer be in use.
+// Everything d held is replaced; what the caller kept of it (its slices, or a copy of d, whose
+// Recorded reads the same record) must no longer be in use.
 // On an error d holds nothing to use (its arrays may have been written before the append
 // failed), but it can be handed to DecideInto again.
 func (s *Session) DecideInto(ctx context.Context, d *Decision) error {
