@@ -103,8 +103,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if !kept {
 		// The last evaluation's context is never changed (matches and records share its
 		// evidence): the new one shares the evidence of the paths that did not change with it.
-		ec, dropped = s.state.NextAfter(s.evaluated.ec, s.spareContext)
-		s.spareContext = nil // ec's until decideLocked hands an array back
+		ec, dropped = s.state.NextAfter(s.evaluated.ec, take(&s.spareContext))
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
@@ -232,7 +231,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		return last, rec, true
 	}
 	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
-		return s.resourced(ec), s.recordResourced(ec, turn, dropped, s.takeSpareRecord()), true
+		return s.resourced(ec), s.recordResourced(ec, turn, dropped, take(&s.spareRecord)), true
 	}
 	// The last evaluation's matches that did not change are taken again, and the results are
 	// written in the spare array (see spareResults), when there is one.
@@ -240,17 +239,9 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	if s.evaluated.rs == rs {
 		last = s.evaluated.rd
 	}
-	rd := rs.EvaluateAfter(last, s.takeSpare(), ec, toggles)
+	rd := rs.EvaluateAfter(last, take(&s.spare), ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
-	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, s.takeSpareRecord()), false
-}
-
-// takeSpareRecord hands out the spare context array for a record, which is the record's from
-// then on.
-func (s *Session) takeSpareRecord() []events.ContextPath {
-	spare := s.spareRecord
-	s.spareRecord = nil
-	return spare
+	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, take(&s.spareRecord)), false
 }
 
 // contextArray is an array of n context paths, spare's when it is large enough; its elements
@@ -350,19 +341,19 @@ func sameSlice(a, b []rules.Source) bool {
 // evaluation recorded before the last one, which nothing holds any more (a caller gets copies
 // of it), or a new one. decideLocked hands the last evaluation's array back to it.
 func (s *Session) spareResults(results []rules.Result) []rules.Result {
-	spare := s.takeSpare()
+	spare := take(&s.spare)
 	if cap(spare) < len(results) {
 		return slices.Clone(results)
 	}
 	return append(spare[:0], results...)
 }
 
-// takeSpare hands out the spare results array, which is the caller's until decideLocked hands
-// the last evaluation's array back.
-func (s *Session) takeSpare() []rules.Result {
-	spare := s.spare
-	s.spare = nil
-	return spare
+// take hands out a spare array of the session (*spare), which is the caller's from then on:
+// the session has none until decideLocked hands it one again.
+func take[T any](spare *[]T) []T {
+	s := *spare
+	*spare = nil
+	return s
 }
 
 // recordResourced is the record of the evaluation resourced makes: the last decision's
@@ -571,8 +562,8 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
 		Context: contextArray(spare, len(ec.Paths)), Dropped: dropped}
-	in := outcomeList{base: prevIn, size: nIncluded}
-	out := outcomeList{base: prevOut, size: len(rd.Results) - nIncluded}
+	in := sharedList[events.RuleOutcome]{base: prevIn, size: nIncluded, same: events.RuleOutcome.Equal}
+	out := sharedList[events.RuleOutcome]{base: prevOut, size: len(rd.Results) - nIncluded, same: events.RuleOutcome.Equal}
 	// One array each for every path's evidence and every rule's matches that base does not
 	// have; their sizes are known once base's are found.
 	j := 0
@@ -641,66 +632,55 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	return d
 }
 
-// outcomeList builds a record's list of outcomes in the array of its base's list while every
-// outcome added is the base's at the same place, as most of a decision's are the last one's:
-// records are never changed, so they share what did not change. Once an outcome differs the
-// list gets an array of its own.
-type outcomeList struct {
-	base []events.RuleOutcome
-	size int // the list's length, for its own array
-	n    int // the outcomes added while the list is base's
-	own  []events.RuleOutcome
+// sharedList builds a record's list in the array of its base's list while every element added
+// is the base's at the same place (same), as most of a decision's outcomes and all its
+// diagnostics are the last one's: records are never changed, so they share what did not
+// change. Once an element differs the list gets an array of its own, of size elements.
+type sharedList[T any] struct {
+	base []T
+	size int
+	same func(a, b T) bool
+	n    int // the elements added while the list is base's
+	own  []T
 }
 
-func (l *outcomeList) add(o events.RuleOutcome) {
+func (l *sharedList[T]) add(v T) {
 	if l.own == nil {
-		if l.n < len(l.base) && l.base[l.n].Equal(o) {
+		if l.n < len(l.base) && l.same(l.base[l.n], v) {
 			l.n++
 			return
 		}
-		l.own = make([]events.RuleOutcome, l.n, l.size)
+		l.own = make([]T, l.n, l.size)
 		copy(l.own, l.base)
 	}
-	l.own = append(l.own, o)
+	l.own = append(l.own, v)
 }
 
-// list is the outcomes added; an empty list, not a nil one, when there are none.
-func (l *outcomeList) list() []events.RuleOutcome {
+// list is the elements added; an empty list, not a nil one, when there are none.
+func (l *sharedList[T]) list() []T {
 	switch {
 	case l.own != nil:
 		return l.own
 	case l.n == 0:
-		return []events.RuleOutcome{}
+		return []T{}
 	}
 	return l.base[:l.n:l.n]
 }
 
-// recordDiagnostics is the record of a decision's diagnostics: base's array when they are
-// base's (a rule set's diagnostics are the same at every decision on it), nil when there are
-// none.
+// recordDiagnostics is the record of a decision's diagnostics, sharing base's (a rule set's
+// diagnostics are the same at every decision on it); nil when there are none.
 func recordDiagnostics(base *events.Decision, dgs []rules.Diagnostic) []events.Diagnostic {
 	if len(dgs) == 0 {
 		return nil
 	}
-	record := func(dg rules.Diagnostic) events.Diagnostic {
-		return events.Diagnostic{Rule: dg.RuleID, File: dg.File, Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message}
+	l := sharedList[events.Diagnostic]{size: len(dgs), same: func(a, b events.Diagnostic) bool { return a == b }}
+	if base != nil {
+		l.base = base.Diagnostics
 	}
-	if base != nil && len(base.Diagnostics) == len(dgs) {
-		same := true
-		for i, dg := range dgs {
-			if same = base.Diagnostics[i] == record(dg); !same {
-				break
-			}
-		}
-		if same {
-			return base.Diagnostics
-		}
+	for _, dg := range dgs {
+		l.add(events.Diagnostic{Rule: dg.RuleID, File: dg.File, Line: dg.Line, Severity: string(dg.Severity), Code: dg.Code, Message: dg.Message})
 	}
-	out := make([]events.Diagnostic, len(dgs))
-	for i, dg := range dgs {
-		out[i] = record(dg)
-	}
-	return out
+	return l.list()
 }
 
 // outcomeOf finds the outcome of rule id in outcomes sorted by rule id, from *at on, and
