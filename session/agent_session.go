@@ -71,7 +71,9 @@ type AgentOptions struct {
 }
 
 // AgentSession is a task driven by an agent's hooks: a Session that also knows which rules
-// reached the model (the Deliveries fold), records hook events exactly once, and delivers.
+// reached the model (the Deliveries fold), records hook events exactly once, and delivers. Like
+// Session it is safe for concurrent use: hooks of one task that arrive together deliver a rule
+// once, for a decision's delivery is folded before the next decision chooses its own.
 type AgentSession struct {
 	*Session
 	agent agentlog.Agent
@@ -415,9 +417,9 @@ func (a *AgentSession) Close() error {
 // than a short tail, as Close does, and leaves the session open: for a runtime about to close
 // its store and keep the session for Reattach.
 func (a *AgentSession) Checkpoint() error {
-	err := a.saveDeliveries(false)
 	s := a.Session
 	s.mu.Lock()
+	err := a.saveDeliveries(false)
 	if s.sinceSnapshot >= projectionTailMax {
 		err = errors.Join(err, s.writeSnapshot())
 	}

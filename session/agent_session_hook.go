@@ -72,7 +72,10 @@ func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (s
 			return "", err
 		}
 	}
-	for _, seq := range a.dlv.DeliverySeqs() {
+	a.mu.Lock()
+	seqs := a.dlv.DeliverySeqs()
+	a.mu.Unlock()
+	for _, seq := range seqs {
 		ev, err := a.eventAt(ctx, seq)
 		if err != nil {
 			return "", err
@@ -113,7 +116,16 @@ func (a *AgentSession) redeliveryDue(h *agentlog.Hook, fresh []bool) bool {
 			return true
 		}
 	}
-	return a.dlv.Compactions() > 0 && a.dlv.DeliveredCount() == 0
+	compactions, delivered := a.deliveryCounts()
+	return compactions > 0 && delivered == 0
+}
+
+// deliveryCounts reads the Deliveries fold's count of compactions and of rules delivered since
+// the last, under s.mu: a decision of another hook may be folding its delivery.
+func (a *AgentSession) deliveryCounts() (compactions, delivered int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dlv.Compactions(), a.dlv.DeliveredCount()
 }
 
 // HookDeliveryKey is the idempotency key of a hook's delivery: its first trigger record's, or
@@ -125,5 +137,6 @@ func HookDeliveryKey(h *agentlog.Hook, a *AgentSession) string {
 			return r.Key
 		}
 	}
-	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, a.Deliveries().Compactions())
+	compactions, _ := a.deliveryCounts()
+	return fmt.Sprintf("%s\x00%s\x00redeliver\x00%d", h.Agent, h.SessionID, compactions)
 }

@@ -66,8 +66,8 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 	if err := a.foldAhead(evs); err != nil {
 		return "", true, err
 	}
-	then, delivered := a.delivering(h.Event, h.Channel, key)
-	_, err = s.decideLocked(ctx, files, evs, &a.hookDecision, then)
+	step := &deliveryStep{a: a, hook: h.Event, channel: h.Channel, key: key}
+	_, err = s.decideLocked(ctx, files, evs, &a.hookDecision, step)
 	if err != nil {
 		if s.stale == nil {
 			// Failed before the commit was tried (a snapshot's blobs, an encoding), or after
@@ -76,11 +76,10 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 		}
 		return "", true, s.stale
 	}
-	del, err := delivered()
-	if del == nil || err != nil {
-		return "", true, err
+	if step.del == nil {
+		return "", true, nil
 	}
-	return del.Text, true, nil
+	return step.del.Text, true, nil
 }
 
 // foldAhead folds a hook's events, their Seq set to follow the log's head, into the projection,

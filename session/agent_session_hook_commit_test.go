@@ -289,3 +289,58 @@ func TestReattach(t *testing.T) {
 		t.Errorf("reattach to another log of the same length: %v, want ErrVersionConflict", err)
 	}
 }
+
+// Hooks that arrive together on one session, each recording and then deciding in two steps,
+// deliver a rule once: the delivery a decision writes is in the Deliveries fold before the next
+// decision chooses what to deliver. A checkpoint meanwhile reads the fold under the same lock
+// (run with -race).
+func TestConcurrentHooksDeliverOnce(t *testing.T) {
+	ctx := context.Background()
+	db := &twoStepDB{openDB(t)}
+	a := openAgentAt(t, db)
+	const hooks = 8
+	errs := make(chan error, hooks+1)
+	go func() {
+		var err error
+		for range hooks {
+			err = errors.Join(err, a.Checkpoint())
+		}
+		errs <- err
+	}()
+	for i := range hooks {
+		h := readHook(t, fmt.Sprintf("t%d", i), fmt.Sprintf("/ws/src/api/h%d.ts", i))
+		go func() {
+			_, err := a.Hook(ctx, h, true)
+			errs <- err
+		}()
+	}
+	for range hooks + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	delivered := map[string]int{}
+	for ev, err := range db.Events(ctx, a.Task(), 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != events.TypeDelivery {
+			continue
+		}
+		p, err := ev.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.(*events.Delivery).Rules {
+			delivered[r.ID]++
+		}
+	}
+	if len(delivered) == 0 {
+		t.Fatal("no rule was delivered")
+	}
+	for id, n := range delivered {
+		if n != 1 {
+			t.Errorf("rule %s delivered %d times, want once", id, n)
+		}
+	}
+}

@@ -80,8 +80,8 @@ func (a *AgentSession) decideAndDeliver(ctx context.Context, into *Decision, hoo
 	if err := a.knownAgent(); err != nil {
 		return nil, nil, err
 	}
-	then, delivered := a.delivering(hook, channel, key)
-	d, err := a.decide(ctx, into, then)
+	step := &deliveryStep{a: a, hook: hook, channel: channel, key: key}
+	d, err := a.decide(ctx, into, step)
 	if errors.Is(err, store.ErrDuplicateID) {
 		d, err = a.decide(ctx, into, nil)
 		return d, nil, err
@@ -89,36 +89,41 @@ func (a *AgentSession) decideAndDeliver(ctx context.Context, into *Decision, hoo
 	if err != nil {
 		return d, nil, err
 	}
-	del, err := delivered()
-	return d, del, err
+	return d, step.del, nil
 }
 
-// delivering is the delivery a decision writes in its own batch: then, given to decide, adds the
-// delivery event after the decision; once the batch is written, delivered folds the delivery
-// into the Deliveries fold and returns it, nil when there was nothing to deliver.
-func (a *AgentSession) delivering(hook, channel, key string) (then func(d *Decision) ([]events.Event, error), delivered func() (*Delivered, error)) {
-	var ev *events.Event
-	var del *Delivered
-	then = func(d *Decision) ([]events.Event, error) {
-		var err error
-		if ev, del, err = a.delivery(d, hook, channel, key); ev == nil || err != nil {
-			return nil, err
-		}
-		del.Seq = d.Seq + 1
-		return []events.Event{*ev}, nil
+// deliveryStep is the delivery a decision writes in its own batch (a follower): follow adds the
+// delivery event after the decision, and written folds it into the Deliveries fold, under the
+// session's lock, so that the next decision does not deliver the same rules again. del is the
+// delivery once written, nil when there was nothing to deliver.
+type deliveryStep struct {
+	a                  *AgentSession
+	hook, channel, key string
+	ev                 *events.Event
+	del                *Delivered
+}
+
+func (st *deliveryStep) follow(d *Decision) ([]events.Event, error) {
+	ev, del, err := st.a.delivery(d, st.hook, st.channel, st.key)
+	if ev == nil || err != nil {
+		return nil, err
 	}
-	delivered = func() (*Delivered, error) {
-		if del == nil {
-			return nil, nil
-		}
-		stored := *ev
-		stored.Seq = del.Seq
-		if err := a.dlv.Apply(stored); err != nil {
-			return nil, err
-		}
-		return del, nil
+	del.Seq = d.Seq + 1
+	st.ev, st.del = ev, del
+	return []events.Event{*ev}, nil
+}
+
+func (st *deliveryStep) written() error {
+	if st.del == nil {
+		return nil
 	}
-	return then, delivered
+	stored := *st.ev
+	stored.Seq = st.del.Seq
+	if err := st.a.dlv.Apply(stored); err != nil {
+		st.del = nil
+		return err
+	}
+	return nil
 }
 
 // delivery prepares the delivery event of the rules the decision included that have not
