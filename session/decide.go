@@ -116,6 +116,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
+	s.matches.begin(into != nil && s.last != nil && into.rec == s.last)
 	ev, rec, reused := s.evaluate(rs, ec, kept, toggles, turn, snapSeq, dropped)
 	ev.state, ev.version, ev.dropped = s.state, version, dropped
 	rd := ev.rd
@@ -188,6 +189,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
 		s.spareContext = emptied(prev)
 	}
+	s.matches.written(rd.Results, s.evaluated.rs == rs)
 	s.evaluated = ev
 	if f != nil {
 		if err := f.written(); err != nil {
@@ -314,7 +316,7 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 					ev.rd.Results = s.spareResults(last.rd.Results)
 					r = &ev.rd.Results[i]
 				}
-				r.Matches, cloned = slices.Clone(r.Matches), true
+				r.Matches, cloned = s.matches.copyOf(i, r.Matches), true
 			}
 			r.Matches[j].Sources = ec.Paths[k].Sources
 		}

@@ -141,6 +141,8 @@ type Session struct {
 	spare        []rules.Result
 	spareContext []rules.ContextPath
 	changed      []int
+	// matches keeps the matches arrays resourced copied and nobody else holds (matchArrays).
+	matches matchArrays
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.
