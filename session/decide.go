@@ -189,7 +189,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
 		s.spareContext = emptied(prev)
 	}
-	s.matches.written(rd.Results, s.evaluated.rs == rs)
+	s.matches.written(rd.Results, s.evaluated.rs == rs, !reused)
 	s.evaluated = ev
 	if f != nil {
 		if err := f.written(); err != nil {

@@ -14,8 +14,9 @@ import (
 // DecideInto, each into the decision after it: nothing of a decision handed back is read
 // again (see DecideInto).
 type matchArrays struct {
-	// owned are the matches arrays of the last evaluation that resourced made, each with the
-	// rule's index in the results and the number of the decision that made it.
+	// owned are, by the rule's index in the results, the matches arrays resourced made and the
+	// number of the decision that made each; an entry whose array the last evaluation does not
+	// hold is dropped at the next full evaluation.
 	owned []ownedMatches
 	// n numbers the session's decisions, the one being made included (failed ones too).
 	n uint64
@@ -55,8 +56,10 @@ func (m *matchArrays) begin(handedBack bool) {
 // writes in place of the last evaluation's, in an array nobody holds when there is one. The
 // array it replaces is let go when resourced made it in a decision from freeFrom on.
 func (m *matchArrays) copyOf(rule int, last []rules.Match) []rules.Match {
-	if i := slices.IndexFunc(m.owned, func(o ownedMatches) bool { return o.rule == rule && sameArray(o.matches, last) }); i >= 0 && m.owned[i].n >= m.freeFrom {
-		m.freed = append(m.freed, m.owned[i])
+	if rule < len(m.owned) {
+		if o := m.owned[rule]; sameArray(o.matches, last) && o.n >= m.freeFrom {
+			m.freed = append(m.freed, o)
+		}
 	}
 	var out []rules.Match
 	if i := slices.IndexFunc(m.spare, func(a []rules.Match) bool { return cap(a) >= len(last) }); i >= 0 {
@@ -69,21 +72,25 @@ func (m *matchArrays) copyOf(rule int, last []rules.Match) []rules.Match {
 	return out
 }
 
-// written counts the decision made: the arrays it let go are lent from now on, and the arrays
-// of its evaluation's results that resourced made (results is that evaluation's; same tells
-// that it evaluated the rule set of the last) are remembered with the decision that made them.
-func (m *matchArrays) written(results []rules.Result, same bool) {
-	if !same {
-		m.owned = m.owned[:0]
-	}
-	kept := m.owned[:0] // what the evaluation still holds: not the arrays it let go
-	for _, o := range m.owned {
-		if o.rule < len(results) && sameArray(results[o.rule].Matches, o.matches) {
-			kept = append(kept, o)
+// written counts the decision made, whose evaluation's results are results: the arrays it let
+// go are lent from now on, and those it made are remembered. same tells that it evaluated the
+// last decision's rule set, full that it evaluated every rule again (which may have replaced
+// any array: the entries of those it no longer holds are dropped).
+func (m *matchArrays) written(results []rules.Result, same, full bool) {
+	switch {
+	case !same || len(m.owned) != len(results):
+		clear(m.owned[:cap(m.owned)])
+		m.owned = slices.Grow(m.owned[:0], len(results))[:len(results)]
+	case full:
+		for i, o := range m.owned {
+			if o.matches != nil && !sameArray(results[i].Matches, o.matches) {
+				m.owned[i] = ownedMatches{}
+			}
 		}
 	}
-	clear(m.owned[len(kept):]) // keep no array alive through the tail
-	m.owned = append(kept, m.made...)
+	for _, o := range m.made {
+		m.owned[o.rule] = o
+	}
 	for _, f := range m.freed {
 		if len(m.spare) < spareMatchesMax {
 			m.spare = append(m.spare, emptied(f.matches))

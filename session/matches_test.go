@@ -40,6 +40,7 @@ func TestDecideIntoLendsOnlyMatchesNobodyHolds(t *testing.T) {
 	for range 10 {
 		paths = append(paths, app, app, page, a, app, docs, page, app)
 	}
+	paths = append(paths, "lib/new.tsx") // a new path: every rule is evaluated again
 	type held struct {
 		step    int
 		d       *Decision
@@ -95,6 +96,12 @@ func TestDecideIntoLendsOnlyMatchesNobodyHolds(t *testing.T) {
 	for _, h := range holds {
 		if got := mustJSON(t, h.d.Rules.Results); got != h.results {
 			t.Errorf("step %d: a decision the caller holds changed:\n%s\nwas\n%s", h.step, got, h.results)
+		}
+	}
+	// What the session remembers of the arrays it made is what its last evaluation holds.
+	for i, o := range into.matches.owned {
+		if o.matches != nil && !sameArray(into.evaluated.rd.Results[i].Matches, o.matches) {
+			t.Errorf("rule %d: the session keeps a matches array its last evaluation does not hold", i)
 		}
 	}
 	if resourced == 0 {
