@@ -48,6 +48,8 @@ type evalState struct {
 	condIdx    int   // the current condition's position in its rule
 	scratch    *scratch
 	last       []Match // the current rule's matches in the last decision, if any
+	// lend lends arrays for new matches (see RuleSet.EvaluateLent); nil makes new ones.
+	lend func(n int) []Match
 }
 
 // hasCandidates reports whether some candidate may be matched by a condition of that root.

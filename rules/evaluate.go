@@ -91,9 +91,17 @@ func (rs *RuleSet) Evaluate(ctx EvaluationContext, t Toggles) Decision {
 // written in: the caller no longer uses what it holds (an into that is last's own array is not
 // written in).
 func (rs *RuleSet) EvaluateAfter(last Decision, into []Result, ctx EvaluationContext, t Toggles) Decision {
+	return rs.EvaluateLent(last, into, nil, ctx, t)
+}
+
+// EvaluateLent is EvaluateAfter writing a rule's new matches (those not equal to last's) into
+// arrays the caller lends: lend(n) returns an empty array with room for n matches that nothing
+// reads any more, or nil when it has none (a new array is made then). An array lent is the
+// decision's from then on. A nil lend is EvaluateAfter.
+func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	st := &evalState{ctx: &ctx, scratch: sc}
+	st := &evalState{ctx: &ctx, scratch: sc, lend: lend}
 	// Candidates are named here and prepared for matching (split into segments) only when the
 	// rule set does not remember what they match (see collectHits).
 	st.candidates = slices.Grow(sc.candidates[:0], len(ctx.Paths))
@@ -187,13 +195,18 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 }
 
 // keep returns matches, gathered in the scratch, as memory of their own: the last decision's
-// matches of the rule when they are equal, a copy otherwise.
+// matches of the rule when they are equal, a copy otherwise (in an array lent, when there is one).
 func (st *evalState) keep(matches []Match) []Match {
 	if len(matches) == 0 {
 		return nil
 	}
 	if slices.EqualFunc(st.last, matches, sameMatch) {
 		return st.last
+	}
+	if st.lend != nil {
+		if a := st.lend(len(matches)); cap(a) >= len(matches) {
+			return append(a[:0], matches...)
+		}
 	}
 	return slices.Clone(matches)
 }

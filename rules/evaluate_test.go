@@ -407,6 +407,16 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 	var lastApplied []AppliedRule
 	var spare []Result
 	shared, written := 0, 0
+	// Every other decision is made with arrays lent for its new matches, full of other matches:
+	// what they held must not show.
+	junk := Match{Condition: CondPaths, Pattern: "junk/**", Path: "junk/x", Root: "/junk"}
+	var lent [][]Match
+	used := 0
+	lend := func(n int) []Match {
+		a := slices.Repeat([]Match{junk}, n+1)
+		lent = append(lent, a)
+		return a[:0]
+	}
 	for i := range 300 {
 		next := EvaluationContext{Mode: ctx.Mode, Paths: slices.Clone(ctx.Paths)}
 		switch step := r.IntN(5); {
@@ -430,7 +440,18 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 		if foreign {
 			after = other.Evaluate(ctx, nil) // a decision of another rule set is only ignored
 		}
-		got := rs.EvaluateAfter(after, spare, ctx, nil)
+		var got Decision
+		if i%2 == 0 {
+			got = rs.EvaluateAfter(after, spare, ctx, nil)
+		} else {
+			lent = lent[:0]
+			got = rs.EvaluateLent(after, spare, lend, ctx, nil)
+			for _, res := range got.Results {
+				if len(res.Matches) > 0 && slices.ContainsFunc(lent, func(a []Match) bool { return &a[0] == &res.Matches[0] }) {
+					used++
+				}
+			}
+		}
 		want := rs.Evaluate(ctx, nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("context %d: decided after the last\n%+v\nfresh\n%+v", i, got.Results, want.Results)
@@ -458,8 +479,9 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 		clear(spare)
 		last, lastApplied = got, applied
 	}
-	if shared == 0 || written == 0 {
-		t.Fatalf("%d rules took the last decision's matches and %d decisions were written in the array handed in; want some of each", shared, written)
+	if shared == 0 || written == 0 || used == 0 {
+		t.Fatalf("%d rules took the last decision's matches, %d decisions were written in the array handed in and %d matches in an array lent; want some of each",
+			shared, written, used)
 	}
 }
 

@@ -180,6 +180,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		s.deltas = deltaChain{full: size}
 	}
 	s.files, s.filesSeq = files, snapSeq
+	s.matches.written(s.evaluated.rd.Results, rd.Results, s.evaluated.rs == rs)
 	// The last evaluation's results array is nobody's now, unless this one took it again.
 	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
 		s.spare = emptied(prev) // nothing it points to is kept alive by it
@@ -189,7 +190,6 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
 		s.spareContext = emptied(prev)
 	}
-	s.matches.written(rd.Results, s.evaluated.rs == rs, !reused)
 	s.evaluated = ev
 	if f != nil {
 		if err := f.written(); err != nil {
@@ -256,7 +256,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	if s.evaluated.rs == rs {
 		last = s.evaluated.rd
 	}
-	rd := rs.EvaluateAfter(last, take(&s.spare), ec, toggles)
+	rd := rs.EvaluateLent(last, take(&s.spare), s.matches.lend, ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
 	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, take(&s.spareRecord)), false
 }
@@ -316,7 +316,7 @@ func (s *Session) resourced(ec rules.EvaluationContext) evaluated {
 					ev.rd.Results = s.spareResults(last.rd.Results)
 					r = &ev.rd.Results[i]
 				}
-				r.Matches, cloned = s.matches.copyOf(i, r.Matches), true
+				r.Matches, cloned = s.matches.copyOf(r.Matches), true
 			}
 			r.Matches[j].Sources = ec.Paths[k].Sources
 		}

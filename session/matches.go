@@ -6,17 +6,17 @@ import (
 	"github.com/tasklog/tasklog/rules"
 )
 
-// matchArrays lends resourced the matches arrays of decisions nobody holds any more. A decision
-// on the last one's paths with new evidence on one of them copies the matches of every rule
-// that matched that path (see resourced); the array it replaces is still the last decision's,
-// and the caller may hold that decision, or one before it that shares the array. An array
-// resourced made is lent again once every decision that holds it has been handed back to
-// DecideInto, each into the decision after it: nothing of a decision handed back is read
-// again (see DecideInto).
+// matchArrays lends an evaluation the matches arrays of decisions nobody holds any more. A
+// decision copies the matches of every rule whose matches changed: a full evaluation those of a
+// rule that matched another path or other evidence, a decision on the last one's paths with new
+// evidence on one of them those of every rule that matched that path (see resourced). The array
+// it replaces is still the last decision's, and the caller may hold that decision, or one
+// before it that shares the array. An array the session made is lent again once every decision
+// that holds it has been handed back to DecideInto, each into the decision after it: nothing of
+// a decision handed back is read again (see DecideInto).
 type matchArrays struct {
-	// owned are, by the rule's index in the results, the matches arrays resourced made and the
-	// number of the decision that made each; an entry whose array the last evaluation does not
-	// hold is dropped at the next full evaluation.
+	// owned are, by the rule's index in the results, the matches arrays of the last evaluation
+	// that the session's evaluations made, and the number of the decision that made each.
 	owned []ownedMatches
 	// n numbers the session's decisions, the one being made included (failed ones too).
 	n uint64
@@ -25,21 +25,16 @@ type matchArrays struct {
 	freeFrom uint64
 	// spare are arrays nobody holds, emptied.
 	spare [][]rules.Match
-	// made and freed are what the decision being made copied and let go; they count once it is
-	// written (see written).
-	made, freed []ownedMatches
 }
 
-// ownedMatches is a matches array resourced made, for the rule at index rule of the results,
-// in decision n.
+// ownedMatches is a matches array made in decision n.
 type ownedMatches struct {
-	rule    int
 	matches []rules.Match
 	n       uint64
 }
 
-// spareMatchesMax bounds the arrays kept for lending: a tool call changes the evidence of one
-// path, whose rules are a few.
+// spareMatchesMax bounds the arrays kept for lending: a tool call changes the matches of a few
+// rules, those that matched the path it touched.
 const spareMatchesMax = 64
 
 // begin starts a decision; handedBack tells that it is written into the decision before it
@@ -49,56 +44,59 @@ func (m *matchArrays) begin(handedBack bool) {
 	if !handedBack {
 		m.freeFrom = m.n
 	}
-	m.made, m.freed = m.made[:0], m.freed[:0]
 }
 
-// copyOf is a copy of the matches of the rule at index rule, which the decision being made
-// writes in place of the last evaluation's, in an array nobody holds when there is one. The
-// array it replaces is let go when resourced made it in a decision from freeFrom on.
-func (m *matchArrays) copyOf(rule int, last []rules.Match) []rules.Match {
-	if rule < len(m.owned) {
-		if o := m.owned[rule]; sameArray(o.matches, last) && o.n >= m.freeFrom {
-			m.freed = append(m.freed, o)
-		}
+// lend is an empty array with room for n matches that nobody holds, nil when there is none
+// (see rules.RuleSet.EvaluateLent). The array is the caller's from then on.
+func (m *matchArrays) lend(n int) []rules.Match {
+	i := slices.IndexFunc(m.spare, func(a []rules.Match) bool { return cap(a) >= n })
+	if i < 0 {
+		return nil
 	}
-	var out []rules.Match
-	if i := slices.IndexFunc(m.spare, func(a []rules.Match) bool { return cap(a) >= len(last) }); i >= 0 {
-		out = append(m.spare[i], last...)
-		m.spare = slices.Delete(m.spare, i, i+1)
-	} else {
-		out = slices.Clone(last)
-	}
-	m.made = append(m.made, ownedMatches{rule: rule, matches: out, n: m.n})
-	return out
+	a := m.spare[i]
+	m.spare[i] = m.spare[len(m.spare)-1]
+	m.spare[len(m.spare)-1] = nil
+	m.spare = m.spare[:len(m.spare)-1]
+	return a
 }
 
-// written counts the decision made, whose evaluation's results are results: the arrays it let
-// go are lent from now on, and those it made are remembered. same tells that it evaluated the
-// last decision's rule set, full that it evaluated every rule again (which may have replaced
-// any array: the entries of those it no longer holds are dropped).
-func (m *matchArrays) written(results []rules.Result, same, full bool) {
-	switch {
-	case !same || len(m.owned) != len(results):
+// copyOf is a copy of matches in an array lent, or a new one.
+func (m *matchArrays) copyOf(matches []rules.Match) []rules.Match {
+	if a := m.lend(len(matches)); a != nil {
+		return append(a, matches...)
+	}
+	return slices.Clone(matches)
+}
+
+// written counts the decision made, whose evaluation's results are results, after the last
+// evaluation's, last (of the same rule set when same is set). A rule's array that changed was
+// made by this decision (an evaluation takes the last one's or makes one); the array it
+// replaced is lent from now on when the session made it in a decision from freeFrom on.
+func (m *matchArrays) written(last, results []rules.Result, same bool) {
+	if !same || len(last) != len(results) || len(m.owned) != len(results) {
 		clear(m.owned[:cap(m.owned)])
 		m.owned = slices.Grow(m.owned[:0], len(results))[:len(results)]
-	case full:
-		for i, o := range m.owned {
-			if o.matches != nil && !sameArray(results[i].Matches, o.matches) {
-				m.owned[i] = ownedMatches{}
-			}
+		if !same || len(last) != len(results) {
+			last = nil
 		}
 	}
-	for _, o := range m.made {
-		m.owned[o.rule] = o
-	}
-	for _, f := range m.freed {
-		if len(m.spare) < spareMatchesMax {
-			m.spare = append(m.spare, emptied(f.matches))
+	for i := range results {
+		made := results[i].Matches
+		var was []rules.Match
+		if last != nil {
+			was = last[i].Matches
+		}
+		if sameArray(was, made) || len(was) == 0 && len(made) == 0 {
+			continue
+		}
+		if o := m.owned[i]; sameArray(o.matches, was) && o.n >= m.freeFrom && len(m.spare) < spareMatchesMax {
+			m.spare = append(m.spare, emptied(was))
+		}
+		m.owned[i] = ownedMatches{}
+		if len(made) > 0 {
+			m.owned[i] = ownedMatches{matches: made, n: m.n}
 		}
 	}
-	clear(m.made)
-	clear(m.freed)
-	m.made, m.freed = m.made[:0], m.freed[:0]
 }
 
 // sameArray reports whether two non-empty match slices start in the same memory.
