@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 
@@ -418,6 +419,19 @@ func sameContext(a, b rules.EvaluationContext) bool {
 // hold it written against the decision of the turn before (see events.Decision); Decisions,
 // DecisionAt and Explain rebuild it.
 func (d *Decision) Recorded() events.Decision { return *d.rec.Clone() }
+
+// Included ranges over the outcomes of the rules the decision included, in the order the record
+// lists them, each a copy of the recorded one, without copying the whole record as Recorded does
+// (its context, its every outcome); the copy's Matches are the record's, to read only.
+func (d *Decision) Included() iter.Seq[events.RuleOutcome] {
+	return func(yield func(events.RuleOutcome) bool) {
+		for _, o := range d.rec.Included {
+			if !yield(o) {
+				return
+			}
+		}
+	}
+}
 
 // rendered is the last rendering of the prompt sections, and what it was made from.
 type rendered struct {

@@ -237,7 +237,7 @@ func (s *Server) decide(ctx context.Context, db store.Store, req *Request) (Deci
 			return err
 		}
 		res = DecideResult{Seq: d.Seq, Turn: d.Turn, Prompt: d.Prompt, Included: []RuleInfo{}}
-		for _, o := range d.Recorded().Included {
+		for o := range d.Included() {
 			res.Included = append(res.Included, RuleInfo{ID: o.ID, Name: o.Name, Path: o.Path})
 		}
 		return nil
