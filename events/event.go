@@ -131,6 +131,19 @@ func New(p Payload) (Event, error) {
 	return Event{Type: t, V: schemas[t].current, Data: data}, nil
 }
 
+// NewInto is New with the payload encoded into buf's array (from its start, grown when it is too
+// small): the event's Data is buf's memory, for a caller that makes one such event after
+// another and knows nothing reads the last one's Data any more (a Store keeps none once its
+// Append returns).
+func NewInto(buf []byte, p Payload) (Event, error) {
+	data, err := AppendData(buf[:0], p)
+	if err != nil {
+		return Event{}, err
+	}
+	t := p.EventType()
+	return Event{Type: t, V: schemas[t].current, Data: data}, nil
+}
+
 // AppendData appends to b the payload's canonical bytes, those New would give it as the event's
 // Data, after the same validation: a caller comparing payloads byte for byte reuses b.
 func AppendData(b []byte, p Payload) ([]byte, error) {

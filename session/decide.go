@@ -487,7 +487,7 @@ type deltaChain struct {
 func (s *Session) encodeDecision(rec *events.Decision, turn int) (ev events.Event, delta bool, err error) {
 	if s.last != nil && s.last.Turn == turn-1 && s.deltas.turns < maxDeltaTurns-1 {
 		if d, ok := events.Written(s.last, rec, s.lastSeq); ok {
-			if ev, err = events.New(d); err != nil {
+			if ev, err = s.newDecisionEvent(d); err != nil {
 				return ev, false, err
 			}
 			if s.deltas.bytes+len(ev.Data) <= s.deltas.full {
@@ -495,8 +495,27 @@ func (s *Session) encodeDecision(rec *events.Decision, turn int) (ev events.Even
 			}
 		}
 	}
-	ev, err = events.New(rec)
+	ev, err = s.newDecisionEvent(rec)
 	return ev, false, err
+}
+
+// maxKeptDecisionBuf bounds the buffer a session keeps for its decisions' bytes: a larger one
+// (a decision over thousands of rules) is left to the collector.
+const maxKeptDecisionBuf = 1 << 20
+
+// newDecisionEvent is the event of d, its bytes in the session's decision buffer: nothing reads
+// the last decision event's bytes once it is appended (a store keeps none, see store.Store),
+// so each decision is encoded into the memory of the one before. The caller holds s.mu.
+func (s *Session) newDecisionEvent(d *events.Decision) (events.Event, error) {
+	ev, err := events.NewInto(s.decisionBuf, d)
+	if err != nil {
+		return ev, err
+	}
+	s.decisionBuf = nil
+	if cap(ev.Data) <= maxKeptDecisionBuf {
+		s.decisionBuf = ev.Data[:0]
+	}
+	return ev, nil
 }
 
 // ruleSet returns the rule set of the snapshot at seq, loading it only when the snapshot

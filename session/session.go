@@ -141,8 +141,10 @@ type Session struct {
 	spare        []rules.Result
 	spareContext []rules.ContextPath
 	changed      []int
-	// matches keeps the matches arrays resourced copied and nobody else holds (matchArrays).
+	// matches keeps the matches arrays the evaluations made that nobody else holds (matchArrays).
 	matches matchArrays
+	// decisionBuf is the memory the next decision's bytes are encoded into (newDecisionEvent).
+	decisionBuf []byte
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
 	// reader remembers the rule files it read, so a decision reads again only what changed.

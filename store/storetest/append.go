@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,26 @@ func testAppendSeals(t *testing.T, open func(t *testing.T) store.Store) {
 			head = store.Head{Seq: last.Seq, Hash: last.Hash, LastTurn: last.Turn}
 		})
 	}
+}
+
+// testAppendKeepsNoData writes over the Data of the events appended once Append returned, as a
+// session does that encodes its next decision into the last one's memory: the log still reads
+// as appended, large events and small.
+func testAppendKeepsNoData(t *testing.T, open func(t *testing.T) store.Store) {
+	s := open(t)
+	task := uuid.New()
+	batch := append(messages(t, 5, "kept"), large(t, 256<<10, "large tool output "))
+	want := sealed(task, store.Head{}, batch)
+	for i := range want {
+		want[i].Data = bytes.Clone(want[i].Data)
+	}
+	mustAppend(t, s, task, 0, batch...)
+	for _, ev := range batch {
+		for i := range ev.Data {
+			ev.Data[i] = 'x'
+		}
+	}
+	checkLog(t, s, task, want)
 }
 
 // testExpectedVersion appends at a version other than the head: a *VersionConflictError with

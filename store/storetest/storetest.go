@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		run  func(t *testing.T, open func(t *testing.T) store.Store)
 	}{
 		{"append seals the chain", testAppendSeals},
+		{"the caller's data once Append returns", testAppendKeepsNoData},
 		{"expected version", testExpectedVersion},
 		{"idempotency by event id", testIdempotency},
 		{"refused appends write nothing", testRefused},
