@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -191,7 +192,8 @@ func TestDecoderReusesAndCopies(t *testing.T) {
 	}
 }
 
-// TestAppendDataIsNewsData: AppendData appends exactly the bytes New gives, and fails as New does.
+// TestAppendDataIsNewsData: AppendData appends exactly the bytes New gives, and NewInto makes New's
+// event in the buffer it is given; both fail as New does.
 func TestAppendDataIsNewsData(t *testing.T) {
 	for _, p := range []Payload{
 		&Decision{Turn: 3, Snapshot: 2, Engine: "e", Context: []ContextPath{{Path: "a.ts", Root: "/w"}},
@@ -207,11 +209,22 @@ func TestAppendDataIsNewsData(t *testing.T) {
 		if err != nil || string(got) != "prefix"+string(ev.Data) {
 			t.Errorf("%s: AppendData gave %q, %v; want prefix%q", ev.Type, got, err, ev.Data)
 		}
+		buf := []byte(strings.Repeat("x", 4096))
+		into, err := NewInto(buf, p)
+		if err != nil || !reflect.DeepEqual(into, ev) {
+			t.Errorf("%s: NewInto gave %+v, %v; want New's %+v", ev.Type, into, err, ev)
+		}
+		if &into.Data[0] != &buf[0] {
+			t.Errorf("%s: NewInto did not write into the buffer it was given", ev.Type)
+		}
 	}
 	bad := &FileWrite{Path: "a", Op: "rename"}
 	_, want := New(bad)
 	if _, err := AppendData(nil, bad); err == nil || err.Error() != want.Error() {
 		t.Errorf("AppendData error %v, want %v", err, want)
+	}
+	if _, err := NewInto(nil, bad); err == nil || err.Error() != want.Error() {
+		t.Errorf("NewInto error %v, want %v", err, want)
 	}
 }
 
