@@ -141,6 +141,7 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 	if err := a.loadDeliveries(ctx); err != nil {
 		return nil, err
 	}
+	s.foldMore = a.foldDeliveries // every append folds into the Deliveries fold too, under s.mu
 	return a, nil
 }
 
@@ -181,10 +182,9 @@ func (a *AgentSession) loadDeliveries(ctx context.Context) error {
 		if ev.Seq > head {
 			break
 		}
-		if err := a.dlv.Apply(ev); err != nil {
+		if err := a.foldDeliveries(ev); err != nil {
 			return err
 		}
-		a.countTrigger(ev)
 	}
 	return a.saveDeliveries(false)
 }
@@ -212,6 +212,16 @@ func (a *AgentSession) loadTriggers(ctx context.Context) error {
 		}
 		a.countTrigger(ev)
 	}
+	return nil
+}
+
+// foldDeliveries folds an event of the log into the Deliveries fold and the count of triggers
+// (the session's foldMore).
+func (a *AgentSession) foldDeliveries(ev events.Event) error {
+	if err := a.dlv.Apply(ev); err != nil {
+		return err
+	}
+	a.countTrigger(ev)
 	return nil
 }
 
@@ -372,39 +382,16 @@ func (a *AgentSession) appendOnce(ctx context.Context, evs []events.Event) (wrot
 	if res.Duplicate {
 		return wrote, nil
 	}
-	if err := a.fold(res.Events); err != nil {
-		return wrote, err
+	for _, ev := range res.Events {
+		if err := s.foldEvent(ev); err != nil {
+			return wrote, err
+		}
 	}
+	s.advanced(res.Events)
 	for i := range wrote {
 		wrote[i] = true
 	}
 	return wrote, nil
-}
-
-// fold folds appended events into the session's projection and the Deliveries fold. The caller
-// holds s.mu.
-func (a *AgentSession) fold(evs []events.Event) error {
-	for _, ev := range evs {
-		if err := a.foldOne(ev); err != nil {
-			return err
-		}
-	}
-	a.Session.advanced(evs)
-	return nil
-}
-
-// foldOne folds one event into the session's projection, the Deliveries fold and the count of
-// triggers. The caller holds s.mu.
-func (a *AgentSession) foldOne(ev events.Event) error {
-	err := a.Session.state.Apply(ev)
-	if err == nil {
-		err = a.dlv.Apply(ev)
-	}
-	if err != nil {
-		return fmt.Errorf("task %s: fold %s: %w", a.task, ev, err)
-	}
-	a.countTrigger(ev)
-	return nil
 }
 
 // Close stores the Deliveries fold and the projection when their snapshots lag by more than a

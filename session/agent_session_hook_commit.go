@@ -67,7 +67,7 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 		return "", true, err
 	}
 	step := &deliveryStep{a: a, hook: h.Event, channel: h.Channel, key: key}
-	_, err = s.decideLocked(ctx, files, evs, &a.hookDecision, step)
+	_, err = s.decideLocked(ctx, files, evs, &a.hookDecision, step.follow)
 	if err != nil {
 		if s.stale == nil {
 			// Failed before the commit was tried (a snapshot's blobs, an encoding), or after
@@ -87,7 +87,7 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 // s.mu. A fold that fails leaves the session stale.
 func (a *AgentSession) foldAhead(evs []events.Event) error {
 	for _, ev := range evs {
-		if err := a.foldOne(ev); err != nil {
+		if err := a.foldEvent(ev); err != nil {
 			a.stale = fmt.Errorf("%w: %w", ErrStale, err)
 			return a.stale
 		}

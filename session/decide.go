@@ -60,20 +60,10 @@ func (s *Session) DecideInto(ctx context.Context, d *Decision) error {
 	return err
 }
 
-// follower is what follows from a decision in the decision's own commit, so that the two are
-// written together. Both methods run under s.mu, so that no other decision of the session comes
-// between the events and their fold.
-type follower interface {
-	// follow is given the decision before it is written (its Seq is the one it will have) and
-	// returns the events to append after it in the same batch; their ids are kept when set.
-	follow(d *Decision) ([]events.Event, error)
-	// written is told that the batch is in the log; it folds what the session keeps beyond the
-	// projection. An error leaves the session stale.
-	written() error
-}
-
-// decide is Decide; f, when set, adds to the decision's commit what follows from it.
-func (s *Session) decide(ctx context.Context, into *Decision, f follower) (*Decision, error) {
+// decide is Decide; then, when set, is given the decision before it is written (its Seq is the
+// one it will have) and returns events to append after it in the same batch, so that the
+// decision and what follows from it are one commit. The events' ids are kept when set.
+func (s *Session) decide(ctx context.Context, into *Decision, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
 	files, err := s.reader.Collect(s.workspace())
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
@@ -81,14 +71,15 @@ func (s *Session) decide(ctx context.Context, into *Decision, f follower) (*Deci
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.decideLocked(ctx, files, nil, into, f)
+	return s.decideLocked(ctx, files, nil, into, then)
 }
 
 // decideLocked is decide with the rule files read and s.mu held. pre are events that go first
 // in the decision's batch, folded into the projection already (their Seq set to follow the
 // log's head): the decision sees them, and they are written in its commit. If that fails the
 // projection is ahead of the log, and the session is stale (ErrStale).
-func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []events.Event, into *Decision, f follower) (*Decision, error) {
+func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []events.Event, into *Decision,
+	then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
 	var err error
 	var payloads []events.Payload
 	snapSeq := s.state.LastSnapshotSeq()
@@ -144,8 +135,8 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	results, applied := d.Rules.Results, d.Applied
 	*d = Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd}
 	d.Applied, d.Rules.Results = refill(applied, ev.applied), refill(results, rd.Results)
-	if f != nil {
-		more, err := f.follow(d)
+	if then != nil {
+		more, err := then(d)
 		if err != nil {
 			return nil, err
 		}
@@ -192,12 +183,6 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		s.spareContext = emptied(prev)
 	}
 	s.evaluated = ev
-	if f != nil {
-		if err := f.written(); err != nil {
-			s.stale = fmt.Errorf("%w: %w", ErrStale, err)
-			return nil, s.stale
-		}
-	}
 	if reused && s.rendered.rs == rs {
 		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
 	} else {

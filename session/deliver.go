@@ -81,7 +81,7 @@ func (a *AgentSession) decideAndDeliver(ctx context.Context, into *Decision, hoo
 		return nil, nil, err
 	}
 	step := &deliveryStep{a: a, hook: hook, channel: channel, key: key}
-	d, err := a.decide(ctx, into, step)
+	d, err := a.decide(ctx, into, step.follow)
 	if errors.Is(err, store.ErrDuplicateID) {
 		d, err = a.decide(ctx, into, nil)
 		return d, nil, err
@@ -92,14 +92,13 @@ func (a *AgentSession) decideAndDeliver(ctx context.Context, into *Decision, hoo
 	return d, step.del, nil
 }
 
-// deliveryStep is the delivery a decision writes in its own batch (a follower): follow adds the
-// delivery event after the decision, and written folds it into the Deliveries fold, under the
-// session's lock, so that the next decision does not deliver the same rules again. del is the
-// delivery once written, nil when there was nothing to deliver.
+// deliveryStep is the delivery a decision writes in its own batch: follow, given to decide,
+// adds the delivery event after the decision. The append folds it into the Deliveries fold
+// with the decision, under the session's lock (foldMore), so the next decision does not deliver
+// the same rules again. del is the delivery, nil when there was nothing to deliver.
 type deliveryStep struct {
 	a                  *AgentSession
 	hook, channel, key string
-	ev                 *events.Event
 	del                *Delivered
 }
 
@@ -109,21 +108,8 @@ func (st *deliveryStep) follow(d *Decision) ([]events.Event, error) {
 		return nil, err
 	}
 	del.Seq = d.Seq + 1
-	st.ev, st.del = ev, del
+	st.del = del
 	return []events.Event{*ev}, nil
-}
-
-func (st *deliveryStep) written() error {
-	if st.del == nil {
-		return nil
-	}
-	stored := *st.ev
-	stored.Seq = st.del.Seq
-	if err := st.a.dlv.Apply(stored); err != nil {
-		st.del = nil
-		return err
-	}
-	return nil
 }
 
 // delivery prepares the delivery event of the rules the decision included that have not

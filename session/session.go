@@ -141,6 +141,9 @@ type Session struct {
 	spare        []rules.Result
 	spareContext []rules.ContextPath
 	changed      []int
+	// foldMore, when set, folds each event the session appends, after the projection, into what a
+	// session built on this one keeps beside it (AgentSession's Deliveries fold).
+	foldMore func(events.Event) error
 	// matches keeps the matches arrays the evaluations made that nobody else holds (matchArrays).
 	matches matchArrays
 	// decisionBuf is the memory the next decision's bytes are encoded into (newDecisionEvent).
@@ -381,14 +384,27 @@ func (s *Session) appendEvents(ctx context.Context, evs []events.Event, folded i
 		return res, err
 	}
 	for _, ev := range res.Events[folded:] {
-		if err := s.state.Apply(ev); err != nil {
+		if err := s.foldEvent(ev); err != nil {
 			// The event is durable but the fold refused it: the log is the truth, so the
 			// session stops here rather than diverge from it.
-			return res, fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
+			return res, err
 		}
 	}
 	s.advanced(res.Events)
 	return res, nil
+}
+
+// foldEvent folds an event of the log into the projection, then into what foldMore keeps. The
+// caller holds s.mu.
+func (s *Session) foldEvent(ev events.Event) error {
+	err := s.state.Apply(ev)
+	if err == nil && s.foldMore != nil {
+		err = s.foldMore(ev)
+	}
+	if err != nil {
+		return fmt.Errorf("task %s: fold %s: %w", s.task, ev, err)
+	}
+	return nil
 }
 
 // advanced moves the session's head to the last of evs, appended and folded, counts them
