@@ -108,7 +108,9 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	}
 	toggles := rules.Toggles(s.state.Toggles())
 	turn := s.state.Turn()
-	s.matches.begin(into != nil && s.last != nil && into.rec == s.last)
+	// holdsLast: the caller hands back the decision that holds the last record (matchArrays).
+	holdsLast := into != nil && s.last != nil && into.rec == s.last
+	s.matches.begin(holdsLast)
 	ev, rec, reused := s.evaluate(rs, ec, kept, toggles, turn, snapSeq, dropped)
 	ev.state, ev.version, ev.dropped = s.state, version, dropped
 	rd := ev.rd
@@ -129,9 +131,9 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if d == nil {
 		d = new(Decision)
 	}
-	// The caller hands back the decision that holds the last record, which nothing else got:
-	// once this decision is written, nothing holds that record.
-	handedBack := into != nil && s.last != nil && into.rec == s.last && s.lastPrivate
+	// Handed back, and nothing else got the last record: once this decision is written,
+	// nothing holds that record.
+	handedBack := holdsLast && s.lastPrivate
 	results, applied := d.Rules.Results, d.Applied
 	*d = Decision{Turn: turn, Seq: s.head + uint64(len(pre)+at+1), rec: &rec, Rules: rd}
 	d.Applied, d.Rules.Results = refill(applied, ev.applied), refill(results, rd.Results)
@@ -172,7 +174,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		s.deltas = deltaChain{full: size}
 	}
 	s.files, s.filesSeq = files, snapSeq
-	s.matches.written(s.evaluated.rd.Results, rd.Results, s.evaluated.rs == rs)
+	s.matches.written(s.evaluated.rd.Results, rd.Results)
 	// The last evaluation's results array is nobody's now, unless this one took it again.
 	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
 		s.spare = emptied(prev) // nothing it points to is kept alive by it

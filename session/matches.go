@@ -69,32 +69,29 @@ func (m *matchArrays) copyOf(matches []rules.Match) []rules.Match {
 }
 
 // written counts the decision made, whose evaluation's results are results, after the last
-// evaluation's, last (of the same rule set when same is set). A rule's array that changed was
-// made by this decision (an evaluation takes the last one's or makes one); the array it
-// replaced is lent from now on when the session made it in a decision from freeFrom on.
-func (m *matchArrays) written(last, results []rules.Result, same bool) {
-	if !same || len(last) != len(results) || len(m.owned) != len(results) {
+// evaluation's, last. A rule's array that changed was made by this decision (an evaluation
+// takes the last one's or makes one); the array it replaced is lent from now on when the
+// session made it in a decision from freeFrom on (whatever rule set the last was of: only the
+// decisions that hold an array matter).
+func (m *matchArrays) written(last, results []rules.Result) {
+	if len(m.owned) != len(results) {
 		clear(m.owned[:cap(m.owned)])
 		m.owned = slices.Grow(m.owned[:0], len(results))[:len(results)]
-		if !same || len(last) != len(results) {
-			last = nil
-		}
 	}
-	for i := range results {
-		made := results[i].Matches
+	for i, r := range results {
 		var was []rules.Match
-		if last != nil {
+		if i < len(last) {
 			was = last[i].Matches
 		}
-		if sameArray(was, made) || len(was) == 0 && len(made) == 0 {
+		if sameArray(was, r.Matches) {
 			continue
 		}
 		if o := m.owned[i]; sameArray(o.matches, was) && o.n >= m.freeFrom && len(m.spare) < spareMatchesMax {
 			m.spare = append(m.spare, emptied(was))
 		}
 		m.owned[i] = ownedMatches{}
-		if len(made) > 0 {
-			m.owned[i] = ownedMatches{matches: made, n: m.n}
+		if len(r.Matches) > 0 {
+			m.owned[i] = ownedMatches{matches: r.Matches, n: m.n}
 		}
 	}
 }

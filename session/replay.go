@@ -200,10 +200,8 @@ type replayer struct {
 	// and is written in the other (see rules.RuleSet.EvaluateAfter).
 	lastRules    rules.Decision
 	spareResults []rules.Result
-	// lastSet is the rule set lastRules was evaluated on; matches lends the arrays of the
-	// matches an evaluation replaced to the next (nothing else holds them: a record copies what
-	// it keeps).
-	lastSet *rules.RuleSet
+	// matches lends the arrays of the matches an evaluation replaced to the next (nothing else
+	// holds them: a record copies what it keeps).
 	matches matchArrays
 }
 
@@ -251,10 +249,10 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	r.spareContext, r.lastContext = emptied(r.lastContext.Paths), ec
 	r.matches.begin(true)
 	rd := rs.EvaluateLent(r.lastRules, r.spareResults, r.matches.lend, ec, st.Toggles())
-	r.matches.written(r.lastRules.Results, rd.Results, r.lastSet == rs)
+	r.matches.written(r.lastRules.Results, rd.Results)
 	// The record copies what it keeps of rd: its results array is the next one's spare.
 	r.spareResults = emptied(r.lastRules.Results)
-	r.lastRules, r.lastSet = rd, rs
+	r.lastRules = rd
 	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd, nil)
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
