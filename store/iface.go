@@ -19,7 +19,7 @@ type Store interface {
 	// Append adds evs to the end of task's log if its head is at expectedVersion, sealing the
 	// hash chain; it is idempotent by event id (see DB.Append). It keeps no reference to the
 	// events' Data once it returns: the caller may write over it (a session encodes each
-	// decision into the last one's memory). The events it returns share the Data of evs.
+	// decision into the last one's memory). The events it returns may share the Data of evs.
 	Append(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs ...events.Event) (Appended, error)
 	// Events streams task's log from sequence fromSeq on (see DB.Events).
 	Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error]
