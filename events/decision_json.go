@@ -171,15 +171,6 @@ func appendOptional(b []byte, key, val string) []byte {
 	return appendField(b, key, val)
 }
 
-// plainJSON tells the bytes appendJSONString copies as they are: printable ASCII but for the
-// quote and the backslash. One look-up a byte keeps the loop over a path or a name short.
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // appendJSONString writes s as a JSON string the way encoding/json does without HTML escaping:
 // control characters, quote and backslash escaped (\n, \r, \t, \b, \f by name), invalid UTF-8
 // as \ufffd, and U+2028 and U+2029 escaped.
@@ -187,12 +178,11 @@ func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainJSON[c] {
-			i++
-			continue
+	for i := 0; ; {
+		if i = plainUntil(s, i); i >= len(s) {
+			break
 		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {

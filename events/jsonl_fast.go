@@ -59,18 +59,13 @@ func (s *fastScanner) ascii(dst *string) bool {
 		return false
 	}
 	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		c := s.b[j]
-		if c == '"' {
-			*dst = string(s.b[start:j])
-			s.i = j + 1
-			return true
-		}
-		if !plainByte[c] {
-			return false
-		}
+	j := plainUntil(s.b, start)
+	if j >= len(s.b) || s.b[j] != '"' {
+		return false
 	}
-	return false
+	*dst = string(s.b[start:j])
+	s.i = j + 1
+	return true
 }
 
 // uint reads a number of plain digits, without a leading zero, that fits in bits.

@@ -376,11 +376,11 @@ func (s *fastScanner) skipString() (plain, ok bool) {
 	plain = true
 	ascii := true
 	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		c := s.b[j]
-		if plainByte[c] {
-			continue
+	for j := start; ; j++ {
+		if j = plainUntil(s.b, j); j >= len(s.b) {
+			break
 		}
+		c := s.b[j]
 		switch {
 		case c == '"':
 			s.i = j + 1

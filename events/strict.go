@@ -195,7 +195,10 @@ func (s *strictScanner) key() ([]byte, error) {
 func (s *strictScanner) str(unquote bool) (string, error) {
 	start := s.i + 1
 	plain := true
-	for j := start; j < len(s.b); {
+	for j := start; ; {
+		if j = plainUntil(s.b, j); j >= len(s.b) {
+			break
+		}
 		c := s.b[j]
 		switch {
 		case c == '"':
