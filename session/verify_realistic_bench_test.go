@@ -162,12 +162,18 @@ func recordRealisticTurns(b *testing.B, a *AgentSession, done func(i int) bool) 
 	b.Helper()
 	ctx := context.Background()
 	for i := 0; !done(i); i++ {
-		if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
-			b.Fatal(err)
-		}
+		recordRealisticTurn(b, ctx, a, i)
+	}
+}
+
+// recordRealisticTurn records turn i (realisticTurn) and its decision and delivery.
+func recordRealisticTurn(b *testing.B, ctx context.Context, a *AgentSession, i int) {
+	b.Helper()
+	if _, err := a.RecordHook(ctx, realisticTurn(i, 80)); err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := a.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("t%d\x00decide", i)); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -303,4 +309,142 @@ func BenchmarkVerifyCollector(b *testing.B) {
 		b.ReportMetric(float64(peakHeap(verify))/(1<<20), units[i][2])
 	}
 	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "gogc400/gogc100")
+}
+
+// BenchmarkRealisticDecisionBytes measures what the decisions of BenchmarkVerifyRealistic's task
+// hold, the bytes a verify decompresses, hashes, encodes again and compares and an import
+// parses: their share of the log's data (data-%), how many are written in full rather than
+// against the decision before (full-%), the mean size of each kind (B/full, B/delta), and the
+// share of the decisions' bytes taken by the context (context-%; of it, the paths' evidence:
+// sources-%), the rules' outcomes (outcomes-%; of them, the matches: matched-%, and the
+// details: detail-%) and the rule files' diagnostics (diagnostics-%). one-session records the
+// task in one session, as a running server does; session-per-hook opens the session again
+// for every turn, as a 'replay hook' process does, whose first decision is written in full.
+// Each task is built once; every round measures the same stored bytes. Skipped with -short or
+// without the samples.
+func BenchmarkRealisticDecisionBytes(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 200k-event task; skipped with -short")
+	}
+	const n = 200_000
+	for _, reopen := range []bool{false, true} {
+		name := "one-session"
+		if reopen {
+			name = "session-per-hook"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			db, ws := openDB(b), sampleRulesWorkspace(b)
+			a := openRealisticAgent(b, db, ws, "realistic")
+			task := a.Task()
+			for i := 0; a.Version() < n; i++ {
+				if reopen && i > 0 {
+					if err := a.Close(); err != nil {
+						b.Fatal(err)
+					}
+					a = openRealisticAgent(b, db, ws, "realistic")
+				}
+				recordRealisticTurn(b, ctx, a, i)
+			}
+			if err := a.Close(); err != nil {
+				b.Fatal(err)
+			}
+			var s decisionBytes
+			for b.Loop() {
+				s = decisionBytes{}
+				for ev, err := range db.Events(ctx, task, 1) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.add(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			s.report(b)
+		})
+	}
+}
+
+// decisionBytes adds up where the bytes of a log's decisions go, by the fields of their JSON.
+type decisionBytes struct {
+	events, allBytes, decisionBytes, fullBytes int
+	full, delta                                int
+	field                                      map[string]int // by top-level field
+	sources, matched, detail                   int
+}
+
+// report reports what s added up as BenchmarkRealisticDecisionBytes's metrics.
+func (s *decisionBytes) report(b *testing.B) {
+	if s.full+s.delta == 0 {
+		b.Fatal("the task holds no decision")
+	}
+	share := func(n int) float64 { return 100 * float64(n) / float64(s.decisionBytes) }
+	b.ReportMetric(100*float64(s.decisionBytes)/float64(s.allBytes), "data-%")
+	b.ReportMetric(100*float64(s.full)/float64(s.full+s.delta), "full-%")
+	if s.full > 0 {
+		b.ReportMetric(float64(s.fullBytes)/float64(s.full), "B/full")
+	}
+	if s.delta > 0 {
+		b.ReportMetric(float64(s.decisionBytes-s.fullBytes)/float64(s.delta), "B/delta")
+	}
+	b.ReportMetric(float64(s.allBytes)/float64(s.events), "data-B/event")
+	b.ReportMetric(share(s.field["context"]), "context-%")
+	b.ReportMetric(share(s.sources), "sources-%")
+	b.ReportMetric(share(s.field["included"]+s.field["excluded"]), "outcomes-%")
+	b.ReportMetric(share(s.matched), "matched-%")
+	b.ReportMetric(share(s.detail), "detail-%")
+	b.ReportMetric(share(s.field["diagnostics"]), "diagnostics-%")
+}
+
+// add counts ev: every event's data, and a decision's fields.
+func (s *decisionBytes) add(ev events.Event) error {
+	s.events++
+	s.allBytes += len(ev.Data)
+	if ev.Type != events.TypeDecision {
+		return nil
+	}
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return fmt.Errorf("%s: %w", ev, err)
+	}
+	s.decisionBytes += len(ev.Data)
+	if _, ok := d["base"]; ok {
+		s.delta++
+	} else {
+		s.full++
+		s.fullBytes += len(ev.Data)
+	}
+	if s.field == nil {
+		s.field = map[string]int{}
+	}
+	for k, v := range d {
+		s.field[k] += len(v)
+	}
+	parts := func(key string) ([]map[string]json.RawMessage, error) {
+		var list []map[string]json.RawMessage
+		if len(d[key]) == 0 {
+			return nil, nil
+		}
+		err := json.Unmarshal(d[key], &list)
+		return list, err
+	}
+	ctx, err := parts("context")
+	if err != nil {
+		return fmt.Errorf("%s context: %w", ev, err)
+	}
+	for _, p := range ctx {
+		s.sources += len(p["sources"])
+	}
+	for _, key := range []string{"included", "excluded"} {
+		outs, err := parts(key)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", ev, key, err)
+		}
+		for _, o := range outs {
+			s.matched += len(o["matched"])
+			s.detail += len(o["detail"])
+		}
+	}
+	return nil
 }

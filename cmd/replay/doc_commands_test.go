@@ -64,6 +64,7 @@ var docRunElsewhere = map[string]string{
 	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session":              "BenchmarkImportRealistic",
 	"go test -run '^$' -bench 'BenchmarkVerifyCollector' -benchtime 3x ./session":              "BenchmarkVerifyCollector",
 	"go test -run '^$' -bench 'BenchmarkHookSampleRules' -benchtime 2000x -benchmem ./session": "BenchmarkHookSampleRules",
+	"go test -run '^$' -bench BenchmarkRealisticDecisionBytes -benchtime 1x ./session":         "BenchmarkRealisticDecisionBytes",
 
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
 	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",
