@@ -62,8 +62,8 @@ func slot[T any](d *Decoder, field func(*Decoder) *T) *T {
 }
 
 // decodeFast decodes the payloads a log holds most of (tool calls, file writes, messages,
-// mentions, tabs and the small settings events) without reflection, into d's memory when d is
-// not nil. It reads exactly what encoding/json reads into the same struct and returns ok false
+// mentions, tabs, the small settings events and decisions) without reflection, into d's memory
+// when d is not nil (a decision never: see fastScanner.decision). It reads exactly what encoding/json reads into the same struct and returns ok false
 // for anything it is not sure of: a key spelled otherwise than the field's tag (encoding/json
 // also matches case-insensitively), a key given twice, a null or a value of another JSON kind,
 // nesting deeper than maxFastDepth, anything after the value. The caller then decodes with
@@ -108,6 +108,9 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 		p, ok = v, s.object(func(k []byte) bool {
 			return s.key(k, "rule", 0) && s.str(&v.Rule) || s.key(k, "enabled", 1) && s.boolean(&v.Enabled)
 		})
+	case TypeDecision:
+		v := new(Decision)
+		p, ok = v, s.decision(v)
 	case TypeRuleTriggered:
 		v := slot(d, func(d *Decoder) *RuleTriggered { return &d.ruleTriggered })
 		p, ok = v, s.object(func(k []byte) bool {

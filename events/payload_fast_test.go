@@ -10,7 +10,7 @@ import (
 
 // fastTypes are the types decodeFast reads; the others always go to encoding/json.
 var fastTypes = []Type{TypeToolCall, TypeFileWrite, TypeUserMessage, TypeMention, TypeTabSnapshot,
-	TypeSettingsChanged, TypeRuleToggled, TypeRuleTriggered}
+	TypeSettingsChanged, TypeRuleToggled, TypeRuleTriggered, TypeDecision}
 
 // checkFastAgrees fails when decodeFast accepts data that encoding/json reads otherwise or
 // refuses. It returns whether decodeFast accepted.
@@ -130,6 +130,9 @@ func FuzzDecodeFast(f *testing.F) {
 		`{"mode":"act","provider":"p","model":"m"}`, `{"rule":"r","enabled":false}`,
 		`{"rule":"r","name":"n","source":"s","match":"m"}`, `{"path":"/a","resolved":"/w/a"}`,
 		`{"tool":"t","params":{"a":-0.0e-0}} `, `{"Tool":"t"}`, "{\"text\":\"\xff\"}",
+		`{"turn":2,"snapshot":3,"base":1,"engine":"e","mode":"act","context":[{"path":"a.ts","root":"/w","sources":[{"kind":"tool_call","seq":4,"turn":2,"detail":"Read"}]}],` +
+			`"gone":[{"path":"b.ts"}],"dropped":[{"name":"cap","n":1}],"included":[{"id":"r","name":"r","category":"scoped","reason":"matched",` +
+			`"matched":[{"condition":"paths","pattern":"**/*.ts","path":"a.ts","root":"/w"}]}],"excluded":[],"removed":["q"],"diagnostics":[{"line":3,"message":"m"}]}`,
 	} {
 		f.Add(s)
 	}

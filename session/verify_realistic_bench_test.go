@@ -17,6 +17,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/rules"
 	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 	"github.com/tasklog/tasklog/store"
 )
@@ -447,4 +448,37 @@ func (s *decisionBytes) add(ev events.Event) error {
 		}
 	}
 	return nil
+}
+
+// BenchmarkDiffRealistic is 'replay diff' of BenchmarkVerifyRealistic's task against its rules
+// less one file, as when a user asks what deleting a rule would change: every decision is
+// recomputed under those rules and, its bytes differing from the recorded one's, the recorded
+// decision is read back and compared outcome by outcome. It reports events per second by the
+// wall clock. Skipped with -short or without the samples.
+func BenchmarkDiffRealistic(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 200k-event task; skipped with -short")
+	}
+	ctx := context.Background()
+	db, task, _, _ := buildRealisticTask(b, 200_000)
+	ws := sampleRulesWorkspace(b)
+	gone, err := filepath.Glob(filepath.Join(ws, ".clinerules", "*.md"))
+	if err != nil || len(gone) == 0 {
+		b.Fatalf("no Cline rule to leave out (%v)", err)
+	}
+	if err := os.Remove(gone[0]); err != nil {
+		b.Fatal(err)
+	}
+	opts := ReplayOptions{Workspace: &rules.Workspace{Roots: []rules.Root{{Name: "/home/dev/shop", FS: os.DirFS(ws)}}}}
+	var rep Report
+	b.ResetTimer()
+	for b.Loop() {
+		if rep, err = Replay(ctx, db, task, opts); err != nil {
+			b.Fatal(err)
+		}
+		if rep.Changed != rep.Decisions {
+			b.Fatalf("%d of %d decisions changed without %s, want every one", rep.Changed, rep.Decisions, filepath.Base(gone[0]))
+		}
+	}
+	b.ReportMetric(float64(rep.Events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

@@ -65,6 +65,8 @@ var docRunElsewhere = map[string]string{
 	"go test -run '^$' -bench 'BenchmarkVerifyCollector' -benchtime 3x ./session":              "BenchmarkVerifyCollector",
 	"go test -run '^$' -bench 'BenchmarkHookSampleRules' -benchtime 2000x -benchmem ./session": "BenchmarkHookSampleRules",
 	"go test -run '^$' -bench BenchmarkRealisticDecisionBytes -benchtime 1x ./session":         "BenchmarkRealisticDecisionBytes",
+	"go test -run '^$' -bench BenchmarkDiffRealistic -benchtime 3x ./session":                  "BenchmarkDiffRealistic",
+	"go test -run '^$' -bench BenchmarkDecisionDecode -benchmem ./events":                      "BenchmarkDecisionDecode",
 
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
 	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",

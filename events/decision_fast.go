@@ -1,0 +1,156 @@
+package events
+
+// A decision is most of a log's bytes (its context's evidence and its rules' matches), and
+// every reader of a past decision decodes it: an explanation, a what-if's recorded side, the
+// web app's pages. decision reads it as decodeFast reads the other payloads, without reflection,
+// and with the same promise: what it accepts, encoding/json reads the same way; anything else
+// (a key spelled otherwise or given twice, a null, a negative count, an escape it is not sure
+// of) goes to encoding/json.
+
+// decision reads a Decision into v. It never uses the Decoder's memory: a caller keeps the
+// decisions it reads (the base of the next delta, an explanation), which a Decoder's reused
+// payloads do not allow.
+func (s *fastScanner) decision(v *Decision) bool {
+	return s.object(func(k []byte) bool {
+		switch string(k) {
+		case "turn":
+			return s.once(0) && s.int(&v.Turn)
+		case "snapshot":
+			return s.once(1) && s.uint(&v.Snapshot, 64)
+		case "base":
+			return s.once(2) && s.uint(&v.Base, 64)
+		case "engine":
+			return s.once(3) && s.str(&v.Engine)
+		case "mode":
+			return s.once(4) && s.str(&v.Mode)
+		case "provider":
+			return s.once(5) && s.str(&v.Provider)
+		case "model":
+			return s.once(6) && s.str(&v.Model)
+		case "os":
+			return s.once(7) && s.str(&v.OS)
+		case "context":
+			return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPath)
+		case "gone":
+			return s.once(9) && objects(s, &v.Gone, (*fastScanner).pathRef)
+		case "dropped":
+			return s.once(10) && objects(s, &v.Dropped, (*fastScanner).count)
+		case "included":
+			return s.once(11) && objects(s, &v.Included, (*fastScanner).outcome)
+		case "excluded":
+			return s.once(12) && objects(s, &v.Excluded, (*fastScanner).outcome)
+		case "removed":
+			return s.once(13) && s.strs(&v.Removed)
+		case "diagnostics":
+			return s.once(14) && objects(s, &v.Diagnostics, (*fastScanner).diagnostic)
+		}
+		return false
+	})
+}
+
+// objects reads an array of objects into dst, each by member (called with the key and the
+// element being read); like encoding/json, [] gives an empty, non-nil slice.
+func objects[T any](s *fastScanner, dst *[]T, member func(s *fastScanner, v *T, key []byte) bool) bool {
+	out := []T{}
+	ok := s.array(func() bool {
+		var zero T
+		out = append(out, zero)
+		v := &out[len(out)-1]
+		seen := s.seen
+		ok := s.object(func(k []byte) bool { return member(s, v, k) })
+		s.seen = seen
+		return ok
+	})
+	*dst = out
+	return ok
+}
+
+func (s *fastScanner) contextPath(v *ContextPath, k []byte) bool {
+	switch string(k) {
+	case "path":
+		return s.once(0) && s.str(&v.Path)
+	case "root":
+		return s.once(1) && s.str(&v.Root)
+	case "sources":
+		return s.once(2) && objects(s, &v.Sources, (*fastScanner).source)
+	}
+	return false
+}
+
+func (s *fastScanner) source(v *Source, k []byte) bool {
+	switch string(k) {
+	case "kind":
+		return s.once(0) && s.str(&v.Kind)
+	case "seq":
+		return s.once(1) && s.uint(&v.Seq, 64)
+	case "turn":
+		return s.once(2) && s.int(&v.Turn)
+	case "detail":
+		return s.once(3) && s.str(&v.Detail)
+	}
+	return false
+}
+
+func (s *fastScanner) pathRef(v *PathRef, k []byte) bool {
+	return s.key(k, "path", 0) && s.str(&v.Path) || s.key(k, "root", 1) && s.str(&v.Root)
+}
+
+func (s *fastScanner) count(v *Count, k []byte) bool {
+	return s.key(k, "name", 0) && s.str(&v.Name) || s.key(k, "n", 1) && s.int(&v.N)
+}
+
+func (s *fastScanner) outcome(v *RuleOutcome, k []byte) bool {
+	switch string(k) {
+	case "id":
+		return s.once(0) && s.str(&v.ID)
+	case "name":
+		return s.once(1) && s.str(&v.Name)
+	case "category":
+		return s.once(2) && s.str(&v.Category)
+	case "source":
+		return s.once(3) && s.str(&v.Source)
+	case "path":
+		return s.once(4) && s.str(&v.Path)
+	case "reason":
+		return s.once(5) && s.str(&v.Reason)
+	case "detail":
+		return s.once(6) && s.str(&v.Detail)
+	case "matched":
+		return s.once(7) && objects(s, &v.Matches, (*fastScanner).match)
+	case "shadowed_by":
+		return s.once(8) && s.str(&v.ShadowedBy)
+	}
+	return false
+}
+
+func (s *fastScanner) match(v *Match, k []byte) bool {
+	switch string(k) {
+	case "condition":
+		return s.once(0) && s.str(&v.Condition)
+	case "pattern":
+		return s.once(1) && s.str(&v.Pattern)
+	case "path":
+		return s.once(2) && s.str(&v.Path)
+	case "root":
+		return s.once(3) && s.str(&v.Root)
+	}
+	return false
+}
+
+func (s *fastScanner) diagnostic(v *Diagnostic, k []byte) bool {
+	switch string(k) {
+	case "rule":
+		return s.once(0) && s.str(&v.Rule)
+	case "file":
+		return s.once(1) && s.str(&v.File)
+	case "line":
+		return s.once(2) && s.int(&v.Line)
+	case "severity":
+		return s.once(3) && s.str(&v.Severity)
+	case "code":
+		return s.once(4) && s.str(&v.Code)
+	case "message":
+		return s.once(5) && s.str(&v.Message)
+	}
+	return false
+}
