@@ -1,5 +1,7 @@
 package events
 
+import "fmt"
+
 // A decision is most of a log's bytes (its context's evidence and its rules' matches), and
 // every reader of a past decision decodes it: an explanation, a what-if's recorded side, the
 // web app's pages. decision reads it as decodeFast reads the other payloads, without reflection,
@@ -9,8 +11,9 @@ package events
 
 // decision reads a Decision into v. It never uses the Decoder's memory: a caller keeps the
 // decisions it reads (the base of the next delta, an explanation), which a Decoder's reused
-// payloads do not allow.
-func (s *fastScanner) decision(v *Decision) bool {
+// payloads do not allow. Without withContext, the context and the gone paths are checked as
+// decodeStrict would read them but not built (v.Context and v.Gone stay nil).
+func (s *fastScanner) decision(v *Decision, withContext bool) bool {
 	return s.object(func(k []byte) bool {
 		switch string(k) {
 		case "turn":
@@ -30,8 +33,14 @@ func (s *fastScanner) decision(v *Decision) bool {
 		case "os":
 			return s.once(7) && s.str(&v.OS)
 		case "context":
+			if !withContext {
+				return s.once(8) && s.shapedField("context")
+			}
 			return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPath)
 		case "gone":
+			if !withContext {
+				return s.once(9) && s.shapedField("gone")
+			}
 			return s.once(9) && objects(s, &v.Gone, (*fastScanner).pathRef)
 		case "dropped":
 			return s.once(10) && objects(s, &v.Dropped, (*fastScanner).count)
@@ -46,6 +55,15 @@ func (s *fastScanner) decision(v *Decision) bool {
 		}
 		return false
 	})
+}
+
+// shapedField moves past the value of the decision's field key, checking it against the
+// field's shape (see shaped).
+func (s *fastScanner) shapedField(key string) bool {
+	seen := s.seen
+	ok := s.shaped(decisionShape.fields[key].shape, 1)
+	s.seen = seen
+	return ok
 }
 
 // objects reads an array of objects into dst, each by member (called with the key and the
@@ -153,4 +171,34 @@ func (s *fastScanner) diagnostic(v *Diagnostic, k []byte) bool {
 		return s.once(5) && s.str(&v.Message)
 	}
 	return false
+}
+
+// DecisionOutcomes decodes a decision event as Payload does, but leaves out its context and its
+// gone paths (Context and Gone are nil): what a reader of the rules' outcomes needs (an audit,
+// the counts of the rules), without building most of a decision's bytes. The outcomes are
+// those the event records: a decision written against the one before holds only what changed
+// (see Decision.Apply). A decision of another schema version, or one the fast reader leaves to
+// encoding/json, is decoded whole and its context dropped.
+func DecisionOutcomes(e Event) (*Decision, error) {
+	if e.Type != TypeDecision {
+		return nil, fmt.Errorf("event %s: %w: not a decision", e, ErrInvalid)
+	}
+	if e.V == schemas[TypeDecision].current {
+		s := fastScanner{b: e.Data}
+		v := new(Decision)
+		if s.decision(v, false) && s.end() {
+			if err := v.validate(); err != nil {
+				return nil, fmt.Errorf("event %s: %w: %v", e, ErrInvalid, err)
+			}
+			v.Context = nil
+			return v, nil
+		}
+	}
+	p, err := e.Payload()
+	if err != nil {
+		return nil, err
+	}
+	d := p.(*Decision)
+	d.Context, d.Gone = nil, nil
+	return d, nil
 }

@@ -2,7 +2,9 @@ package events
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -22,7 +24,7 @@ func TestDecisionFastReadsWhatEncodingJSONReads(t *testing.T) {
 		if !checkFastAgrees(t, TypeDecision, data) &&
 			!bytes.Contains(data, []byte(":-")) && !bytes.Contains(data, []byte(":null")) {
 			s := fastScanner{b: data}
-			s.decision(new(Decision))
+			s.decision(new(Decision), true)
 			t.Fatalf("decision %d went to encoding/json, at byte %d: %s", i, s.i, data)
 		}
 	}
@@ -62,5 +64,55 @@ func BenchmarkDecisionDecode(b *testing.B) {
 		if _, err := ev.Payload(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecisionOutcomesIsPayloadLessContext: DecisionOutcomes gives what Payload gives less the
+// context and the gone paths, for decisions the fast reader takes and for those it leaves to
+// encoding/json, and refuses what Payload refuses, a malformed context included.
+func TestDecisionOutcomesIsPayloadLessContext(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	decisions := []*Decision{fullDecision()}
+	for range 2_000 {
+		decisions = append(decisions, randomDecision(r))
+	}
+	for i, d := range decisions {
+		ev, err := New(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ev.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := want.(*Decision)
+		full.Context, full.Gone = nil, nil
+		got, err := DecisionOutcomes(ev)
+		if err != nil {
+			t.Fatalf("decision %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, full) {
+			t.Fatalf("decision %d:\n got %#v\nwant %#v", i, got, full)
+		}
+	}
+	for _, tc := range []struct{ name, data string }{
+		{"a context that is not a list", `{"turn":1,"engine":"e","context":"x","included":[],"excluded":[]}`},
+		{"a context path with a key of no field", `{"turn":1,"engine":"e","context":[{"path":"a","size":1}],"included":[],"excluded":[]}`},
+		{"a gone path that is a number", `{"turn":2,"base":1,"engine":"e","context":[],"gone":[3],"included":[],"excluded":[]}`},
+		{"turn 0", `{"turn":0,"engine":"e","context":[],"included":[],"excluded":[]}`},
+		{"not JSON", `{"turn":1,`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := Event{Type: TypeDecision, V: schemas[TypeDecision].current, Data: []byte(tc.data)}
+			if _, err := ev.Payload(); err == nil {
+				t.Fatal("Payload took it")
+			}
+			if _, err := DecisionOutcomes(ev); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("DecisionOutcomes: %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if _, err := DecisionOutcomes(Event{Type: TypeToolCall, Data: []byte(`{}`)}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a tool call: %v, want ErrInvalid", err)
 	}
 }

@@ -110,7 +110,7 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 		})
 	case TypeDecision:
 		v := new(Decision)
-		p, ok = v, s.decision(v)
+		p, ok = v, s.decision(v, true)
 	case TypeRuleTriggered:
 		v := slot(d, func(d *Decoder) *RuleTriggered { return &d.ruleTriggered })
 		p, ok = v, s.object(func(k []byte) bool {

@@ -1,10 +1,8 @@
 package session
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -146,7 +144,7 @@ func readAudit(ctx context.Context, er EventReader, task uuid.UUID) (*auditLog, 
 			reqs.Add(ev)
 			continue
 		case events.TypeDecision:
-			lite, err := decisionOutcomes(ev)
+			lite, err := events.DecisionOutcomes(ev)
 			if err != nil {
 				return nil, err
 			}
@@ -193,33 +191,6 @@ func readAudit(ctx context.Context, er EventReader, task uuid.UUID) (*auditLog, 
 		}
 	}
 	return l, nil
-}
-
-// decisionOutcomes decodes a decision without its context, which an audit does not read and
-// which is most of a decision's bytes: its rules' outcomes, diagnostics and what a delta
-// removed. The result rebuilds (chain.resolve) into a full decision less its context.
-func decisionOutcomes(ev events.Event) (*events.Decision, error) {
-	h, err := events.Head(ev) // checks the type, the turn and the schema version
-	if err != nil {
-		return nil, err
-	}
-	var lite struct {
-		Included    []events.RuleOutcome `json:"included"`
-		Excluded    []events.RuleOutcome `json:"excluded"`
-		Removed     []string             `json:"removed"`
-		Diagnostics []events.Diagnostic  `json:"diagnostics"`
-	}
-	// The canonical encoding writes the outcomes after the context: read from there. No other
-	// key of a decision is "included", and inside a string the quote would be escaped.
-	data := ev.Data
-	if i := bytes.Index(data, []byte(`,"included":`)); i > 0 {
-		data = append([]byte{'{'}, data[i+1:]...)
-	}
-	if err := json.Unmarshal(data, &lite); err != nil {
-		return nil, fmt.Errorf("event %s: payload: %w: %v", ev, events.ErrInvalid, err)
-	}
-	return &events.Decision{Turn: h.Turn, Snapshot: h.Snapshot, Base: h.Base,
-		Included: lite.Included, Excluded: lite.Excluded, Removed: lite.Removed, Diagnostics: lite.Diagnostics}, nil
 }
 
 // Audit answers, for every request of a task, whether each rule applied, whether the agent

@@ -122,6 +122,17 @@ func TestDecisionsWrittenAgainstTheTurnBefore(t *testing.T) {
 	if len(all) != len(decided) {
 		t.Fatalf("Decisions read %d, Decide made %d", len(all), len(decided))
 	}
+	outcomes, err := DecisionOutcomes(ctx, db, s.Task())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all {
+		want := all[i]
+		want.Decision.Context, want.Decision.Gone = nil, nil
+		if got := outcomes[i]; !reflect.DeepEqual(got.Decision, want.Decision) || got.Seq != want.Seq || got.Position != want.Position {
+			t.Errorf("turn %d: DecisionOutcomes read\n%+v\nwant Decisions' less the context\n%+v", want.Decision.Turn, got, want)
+		}
+	}
 	for i, d := range decided {
 		if !reflect.DeepEqual(all[i].Decision, d.Recorded()) {
 			t.Errorf("turn %d: Decisions rebuilt\n%+v\nDecide returned\n%+v", d.Turn, all[i].Decision, d.Recorded())
@@ -153,8 +164,9 @@ func TestDecisionAgainstTheWrongBase(t *testing.T) {
 	want := fmt.Sprintf("written against seq %d, but the decision before it is at seq %d", first.Seq-1, first.Seq)
 	_, errAt := DecisionAt(ctx, db, s.Task(), 2)
 	_, errAll := Decisions(ctx, db, s.Task())
+	_, errOutcomes := DecisionOutcomes(ctx, db, s.Task())
 	_, errReplay := Replay(ctx, db, s.Task(), ReplayOptions{})
-	for name, err := range map[string]error{"DecisionAt": errAt, "Decisions": errAll, "Replay": errReplay} {
+	for name, err := range map[string]error{"DecisionAt": errAt, "Decisions": errAll, "DecisionOutcomes": errOutcomes, "Replay": errReplay} {
 		if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, want)
 		}

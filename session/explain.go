@@ -69,6 +69,29 @@ func (c *chain) resolve(ev events.Event, d *events.Decision) (*events.Decision, 
 
 // Decisions reads every decision recorded in a task's log, in order, in full.
 func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
+	return decisions(ctx, er, task, (*chain).next)
+}
+
+// DecisionOutcomes is Decisions without each decision's context and gone paths (Context and
+// Gone are nil): the rules' outcomes, the diagnostics and the counts, for a reader that does
+// not look at the evidence (the web app's rules page), without decoding most of each
+// decision's bytes (events.DecisionOutcomes).
+func DecisionOutcomes(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
+	return decisions(ctx, er, task, func(c *chain, ev events.Event) (*events.Decision, error) {
+		d, err := events.DecisionOutcomes(ev)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = c.resolve(ev, d); err != nil {
+			return nil, err
+		}
+		d.Context, d.Gone = nil, nil // a delta rebuilt on a base without them holds them empty
+		return d, nil
+	})
+}
+
+// decisions reads every decision recorded in a task's log, in order, each rebuilt by next.
+func decisions(ctx context.Context, er EventReader, task uuid.UUID, next func(*chain, events.Event) (*events.Decision, error)) ([]Recorded, error) {
 	var out []Recorded
 	var c chain
 	reqs := &Requests{}
@@ -82,7 +105,7 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 		if ev.Type != events.TypeDecision {
 			continue
 		}
-		d, err := c.next(ev)
+		d, err := next(&c, ev)
 		if err != nil {
 			return nil, err
 		}

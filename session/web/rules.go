@@ -132,7 +132,7 @@ func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error
 			delivered[d.Decision][r.ID] = true
 		}
 	}
-	ds, err := session.Decisions(ctx, db, id)
+	ds, err := session.DecisionOutcomes(ctx, db, id)
 	if err != nil {
 		return out, err
 	}
