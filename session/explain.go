@@ -55,6 +55,17 @@ func (c *chain) next(ev events.Event) (*events.Decision, error) {
 	return c.resolve(ev, p.(*events.Decision))
 }
 
+// nextOutcomes is next without the decision's context (events.DecisionOutcomes): the full
+// decision it rebuilds holds the outcomes of the chain's decisions and the context of none
+// since the chain's last full decision read by next.
+func (c *chain) nextOutcomes(ev events.Event) (*events.Decision, error) {
+	d, err := events.DecisionOutcomes(ev)
+	if err != nil {
+		return nil, err
+	}
+	return c.resolve(ev, d)
+}
+
 func (c *chain) resolve(ev events.Event, d *events.Decision) (*events.Decision, error) {
 	if err := c.checkBase(ev, d.Base); err != nil {
 		return nil, err
@@ -78,11 +89,8 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 // decision's bytes (events.DecisionOutcomes).
 func DecisionOutcomes(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
 	return decisions(ctx, er, task, func(c *chain, ev events.Event) (*events.Decision, error) {
-		d, err := events.DecisionOutcomes(ev)
+		d, err := c.nextOutcomes(ev)
 		if err != nil {
-			return nil, err
-		}
-		if d, err = c.resolve(ev, d); err != nil {
 			return nil, err
 		}
 		d.Context, d.Gone = nil, nil // a delta rebuilt on a base without them holds them empty

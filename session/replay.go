@@ -270,6 +270,18 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 			return nil, nil
 		}
 	}
+	if outcomesOnly {
+		// A what-if compares the rules' outcomes alone: the recorded decisions are rebuilt
+		// without their context, which is most of their bytes. Under other rules or settings
+		// a detail (the pattern a miss names, the evidence of a path) may differ while every
+		// rule keeps its outcome: for a what-if that turn did not change.
+		was, err := recorded.nextOutcomes(ev)
+		if err != nil {
+			return nil, err
+		}
+		changes := slices.DeleteFunc(outcomeChanges(*was, now), func(c Change) bool { return c.Rule == "" })
+		return atSeq(changes, ev.Seq), nil
+	}
 	full, err := recorded.next(ev)
 	if err != nil {
 		return nil, err
@@ -279,25 +291,23 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	if same, err := sameInFull(full, &now); err != nil || same {
 		return nil, err
 	}
-	was := *full
-	changes := compare(was, now)
-	if outcomesOnly {
-		changes = slices.DeleteFunc(changes, func(c Change) bool { return c.Rule == "" })
-	}
-	for i := range changes {
-		changes[i].Seq = ev.Seq
-	}
-	if len(changes) == 0 && outcomesOnly {
-		// Under other rules or settings a detail (the pattern a miss names, the evidence of a
-		// path) may differ while every rule keeps its outcome: for a what-if that turn did not
-		// change.
-		return nil, nil
-	}
+	changes := compare(*full, now)
 	if len(changes) == 0 {
-		changes = []Change{{Turn: was.Turn, Seq: ev.Seq, Recorded: "decision as recorded",
+		changes = []Change{{Turn: full.Turn, Recorded: "decision as recorded",
 			Now: "differs in its evidence or diagnostics (same rules, same reasons)"}}
 	}
-	return changes, nil
+	return atSeq(changes, ev.Seq), nil
+}
+
+// atSeq sets the sequence number of the decision every change is about; no changes is nil.
+func atSeq(changes []Change, seq uint64) []Change {
+	if len(changes) == 0 {
+		return nil
+	}
+	for i := range changes {
+		changes[i].Seq = seq
+	}
+	return changes
 }
 
 // sameInFull reports whether two full decisions encode to the same bytes.
@@ -319,6 +329,18 @@ func compare(was, now events.Decision) []Change {
 	if was.Engine != now.Engine {
 		out = append(out, Change{Turn: was.Turn, Recorded: "engine " + was.Engine, Now: "engine " + now.Engine})
 	}
+	out = append(out, outcomeChanges(was, now)...)
+	if len(out) == 0 && !slices.EqualFunc(was.Context, now.Context, sameContextPath) {
+		// Only a changed configuration moves the context; report it even if no rule changed.
+		out = append(out, Change{Turn: was.Turn, Recorded: "context " + pathList(was.Context),
+			Now: "context " + pathList(now.Context)})
+	}
+	return out
+}
+
+// outcomeChanges lists the rules whose outcome differs between two full decisions, by id.
+func outcomeChanges(was, now events.Decision) []Change {
+	var out []Change
 	before, after := outcomes(was), outcomes(now)
 	ids := make([]string, 0, len(before)+len(after))
 	for id := range before {
@@ -341,11 +363,6 @@ func compare(was, now events.Decision) []Change {
 		}
 		out = append(out, Change{Turn: was.Turn, Rule: o.Name, ID: id, Recorded: orGone(b.state),
 			Now: orGone(a.state), Why: a.Detail})
-	}
-	if len(out) == 0 && !slices.EqualFunc(was.Context, now.Context, sameContextPath) {
-		// Only a changed configuration moves the context; report it even if no rule changed.
-		out = append(out, Change{Turn: was.Turn, Recorded: "context " + pathList(was.Context),
-			Now: "context " + pathList(now.Context)})
 	}
 	return out
 }
