@@ -11,8 +11,9 @@ import "fmt"
 
 // decision reads a Decision into v. It never uses the Decoder's memory: a caller keeps the
 // decisions it reads (the base of the next delta, an explanation), which a Decoder's reused
-// payloads do not allow. Without withContext, the context and the gone paths are checked as
-// decodeStrict would read them but not built (v.Context and v.Gone stay nil).
+// payloads do not allow. Without withContext, the context's paths are read without their
+// evidence, which is checked as decodeStrict would read it but not built (each Sources stays
+// nil).
 func (s *fastScanner) decision(v *Decision, withContext bool) bool {
 	return s.object(func(k []byte) bool {
 		switch string(k) {
@@ -34,13 +35,10 @@ func (s *fastScanner) decision(v *Decision, withContext bool) bool {
 			return s.once(7) && s.str(&v.OS)
 		case "context":
 			if !withContext {
-				return s.once(8) && s.shapedField("context")
+				return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPathOnly)
 			}
 			return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPath)
 		case "gone":
-			if !withContext {
-				return s.once(9) && s.shapedField("gone")
-			}
 			return s.once(9) && objects(s, &v.Gone, (*fastScanner).pathRef)
 		case "dropped":
 			return s.once(10) && objects(s, &v.Dropped, (*fastScanner).count)
@@ -57,11 +55,20 @@ func (s *fastScanner) decision(v *Decision, withContext bool) bool {
 	})
 }
 
-// shapedField moves past the value of the decision's field key, checking it against the
-// field's shape (see shaped).
-func (s *fastScanner) shapedField(key string) bool {
+// sourcesShape is the shape of a context path's evidence.
+var sourcesShape = decisionShape.fields["context"].shape.elem.fields["sources"].shape
+
+// contextPathOnly is contextPath without building the path's evidence: it is checked against
+// its shape (see shaped), and Sources stays nil.
+func (s *fastScanner) contextPathOnly(v *ContextPath, k []byte) bool {
+	if string(k) != "sources" {
+		return s.contextPath(v, k)
+	}
+	if !s.once(2) {
+		return false
+	}
 	seen := s.seen
-	ok := s.shaped(decisionShape.fields[key].shape, 1)
+	ok := s.shaped(sourcesShape, 3)
 	s.seen = seen
 	return ok
 }
@@ -173,12 +180,13 @@ func (s *fastScanner) diagnostic(v *Diagnostic, k []byte) bool {
 	return false
 }
 
-// DecisionOutcomes decodes a decision event as Payload does, but leaves out its context and its
-// gone paths (Context and Gone are nil): what a reader of the rules' outcomes needs (an audit,
-// the counts of the rules), without building most of a decision's bytes. The outcomes are
-// those the event records: a decision written against the one before holds only what changed
-// (see Decision.Apply). A decision of another schema version, or one the fast reader leaves to
-// encoding/json, is decoded whole and its context dropped.
+// DecisionOutcomes decodes a decision event as Payload does, but leaves out the evidence of its
+// context's paths (each path's Sources is nil): what a reader of the rules' outcomes needs (an
+// audit, a what-if, the counts of the rules), without building most of a decision's bytes.
+// The paths and the gone paths are kept, so that Decision.Apply still checks a delta against
+// its base. The outcomes are those the event records: a decision written against the one
+// before holds only what changed (see Decision.Apply). A decision of another schema version,
+// or one the fast reader leaves to encoding/json, is decoded whole and its evidence dropped.
 func DecisionOutcomes(e Event) (*Decision, error) {
 	if e.Type != TypeDecision {
 		return nil, fmt.Errorf("event %s: %w: not a decision", e, ErrInvalid)
@@ -190,7 +198,6 @@ func DecisionOutcomes(e Event) (*Decision, error) {
 			if err := v.validate(); err != nil {
 				return nil, fmt.Errorf("event %s: %w: %v", e, ErrInvalid, err)
 			}
-			v.Context = nil
 			return v, nil
 		}
 	}
@@ -199,6 +206,8 @@ func DecisionOutcomes(e Event) (*Decision, error) {
 		return nil, err
 	}
 	d := p.(*Decision)
-	d.Context, d.Gone = nil, nil
+	for i := range d.Context {
+		d.Context[i].Sources = nil
+	}
 	return d, nil
 }

@@ -67,10 +67,10 @@ func BenchmarkDecisionDecode(b *testing.B) {
 	}
 }
 
-// TestDecisionOutcomesIsPayloadLessContext: DecisionOutcomes gives what Payload gives less the
-// context and the gone paths, for decisions the fast reader takes and for those it leaves to
-// encoding/json, and refuses what Payload refuses, a malformed context included.
-func TestDecisionOutcomesIsPayloadLessContext(t *testing.T) {
+// TestDecisionOutcomesIsPayloadLessEvidence: DecisionOutcomes gives what Payload gives less the
+// evidence of the context's paths, for decisions the fast reader takes and for those it leaves
+// to encoding/json, and refuses what Payload refuses, malformed evidence included.
+func TestDecisionOutcomesIsPayloadLessEvidence(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	decisions := []*Decision{fullDecision()}
 	for range 2_000 {
@@ -86,7 +86,9 @@ func TestDecisionOutcomesIsPayloadLessContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		full := want.(*Decision)
-		full.Context, full.Gone = nil, nil
+		for i := range full.Context {
+			full.Context[i].Sources = nil
+		}
 		got, err := DecisionOutcomes(ev)
 		if err != nil {
 			t.Fatalf("decision %d: %v", i, err)
@@ -99,6 +101,8 @@ func TestDecisionOutcomesIsPayloadLessContext(t *testing.T) {
 		{"a context that is not a list", `{"turn":1,"engine":"e","context":"x","included":[],"excluded":[]}`},
 		{"a context path with a key of no field", `{"turn":1,"engine":"e","context":[{"path":"a","size":1}],"included":[],"excluded":[]}`},
 		{"a gone path that is a number", `{"turn":2,"base":1,"engine":"e","context":[],"gone":[3],"included":[],"excluded":[]}`},
+		{"evidence that is not a list", `{"turn":1,"engine":"e","context":[{"path":"a","sources":{}}],"included":[],"excluded":[]}`},
+		{"evidence with a key of no field", `{"turn":1,"engine":"e","context":[{"path":"a","sources":[{"kind":"k","why":1}]}],"included":[],"excluded":[]}`},
 		{"turn 0", `{"turn":0,"engine":"e","context":[],"included":[],"excluded":[]}`},
 		{"not JSON", `{"turn":1,`},
 	} {

@@ -144,15 +144,12 @@ func readAudit(ctx context.Context, er EventReader, task uuid.UUID) (*auditLog, 
 			reqs.Add(ev)
 			continue
 		case events.TypeDecision:
-			lite, err := events.DecisionOutcomes(ev)
+			// The outcomes, without the context an audit does not read (most of the bytes).
+			d, err := c.nextOutcomes(ev)
 			if err != nil {
 				return nil, err
 			}
-			d, err := c.resolve(ev, lite)
-			if err != nil {
-				return nil, err
-			}
-			l.decisions = append(l.decisions, Recorded{Seq: ev.Seq, Decision: *d, Position: reqs.Add(ev), Requests: reqs})
+			l.decisions = append(l.decisions, Recorded{Seq: ev.Seq, Decision: *lessContext(d), Position: reqs.Add(ev), Requests: reqs})
 			continue
 		case events.TypeCompaction:
 			l.compactions = append(l.compactions, ev.Seq)

@@ -173,6 +173,31 @@ func TestDecisionAgainstTheWrongBase(t *testing.T) {
 	}
 }
 
+// TestOutcomeReadersCheckTheDelta appends, behind the session's back, a delta whose gone path
+// is not in the context of the decision it is written against: the readers that leave out the
+// evidence (a what-if, DecisionOutcomes, an audit) refuse it as Decisions does.
+func TestOutcomeReadersCheckTheDelta(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	first := decide(t, s)
+	bad := first.Recorded()
+	bad.Turn, bad.Base = 2, first.Seq
+	bad.Context, bad.Included, bad.Excluded, bad.Diagnostics = []events.ContextPath{}, []events.RuleOutcome{}, []events.RuleOutcome{}, nil
+	bad.Gone = []events.PathRef{{Path: "not/in/the/base.ts"}}
+	appendBehind(t, s, &bad)
+	_, errAll := Decisions(ctx, db, s.Task())
+	_, errOutcomes := DecisionOutcomes(ctx, db, s.Task())
+	_, errAudit := Audit(ctx, db, s.Task(), AuditOptions{})
+	ws := rules.Workspace{Roots: []rules.Root{{Name: "/ws", FS: clineWorkspace()}}}
+	_, errWhatIf := Replay(ctx, db, s.Task(), ReplayOptions{Workspace: &ws})
+	for name, err := range map[string]error{"Decisions": errAll, "DecisionOutcomes": errOutcomes, "Audit": errAudit, "a what-if": errWhatIf} {
+		if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), "not/in/the/base.ts") {
+			t.Errorf("%s: %v, want ErrInvalid naming the gone path", name, err)
+		}
+	}
+}
+
 // TestReplaySeesADriftedDelta alters a decision written against the one before it: replay
 // rebuilds the recorded decision and names the rule whose outcome changed.
 func TestReplaySeesADriftedDelta(t *testing.T) {

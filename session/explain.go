@@ -55,9 +55,10 @@ func (c *chain) next(ev events.Event) (*events.Decision, error) {
 	return c.resolve(ev, p.(*events.Decision))
 }
 
-// nextOutcomes is next without the decision's context (events.DecisionOutcomes): the full
-// decision it rebuilds holds the outcomes of the chain's decisions and the context of none
-// since the chain's last full decision read by next.
+// nextOutcomes is next without the evidence of the decision's context (events.DecisionOutcomes):
+// the decision it rebuilds has every outcome and every context path, so a delta is still
+// checked against its base (a gone path the base lacks, paths out of order), and each path's
+// evidence is the last one read in full, or none.
 func (c *chain) nextOutcomes(ev events.Event) (*events.Decision, error) {
 	d, err := events.DecisionOutcomes(ev)
 	if err != nil {
@@ -86,16 +87,24 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 // DecisionOutcomes is Decisions without each decision's context and gone paths (Context and
 // Gone are nil): the rules' outcomes, the diagnostics and the counts, for a reader that does
 // not look at the evidence (the web app's rules page), without decoding most of each
-// decision's bytes (events.DecisionOutcomes).
+// decision's bytes (events.DecisionOutcomes). A delta is checked against its base as
+// Decisions checks it.
 func DecisionOutcomes(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {
 	return decisions(ctx, er, task, func(c *chain, ev events.Event) (*events.Decision, error) {
 		d, err := c.nextOutcomes(ev)
 		if err != nil {
 			return nil, err
 		}
-		d.Context, d.Gone = nil, nil // a delta rebuilt on a base without them holds them empty
-		return d, nil
+		return lessContext(d), nil
 	})
+}
+
+// lessContext is a copy of d without its context and gone paths; d, which a chain keeps as
+// the base of the next delta, is left as it is.
+func lessContext(d *events.Decision) *events.Decision {
+	out := *d
+	out.Context, out.Gone = nil, nil
+	return &out
 }
 
 // decisions reads every decision recorded in a task's log, in order, each rebuilt by next.

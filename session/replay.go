@@ -187,7 +187,8 @@ type replayer struct {
 	override                  []rules.File
 	useOverride, outcomesOnly bool
 	cache                     loadedRules
-	// recorded follows the log's decisions in full.
+	// recorded follows the log's decisions in full; in a what-if, without the evidence of
+	// their context (chain.nextOutcomes).
 	recorded chain
 	// buf holds a recomputed decision's bytes, reused from one decision to the next.
 	buf []byte
@@ -272,7 +273,7 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	}
 	if outcomesOnly {
 		// A what-if compares the rules' outcomes alone: the recorded decisions are rebuilt
-		// without their context, which is most of their bytes. Under other rules or settings
+		// without the evidence of their context, most of their bytes. Under other rules or settings
 		// a detail (the pattern a miss names, the evidence of a path) may differ while every
 		// rule keeps its outcome: for a what-if that turn did not change.
 		was, err := recorded.nextOutcomes(ev)
