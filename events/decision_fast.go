@@ -15,6 +15,10 @@ import "fmt"
 // evidence, which is checked as decodeStrict would read it but not built (each Sources stays
 // nil).
 func (s *fastScanner) decision(v *Decision, withContext bool) bool {
+	contextPath := (*fastScanner).contextPathOnly
+	if withContext {
+		contextPath = (*fastScanner).contextPath
+	}
 	return s.object(func(k []byte) bool {
 		switch string(k) {
 		case "turn":
@@ -34,10 +38,7 @@ func (s *fastScanner) decision(v *Decision, withContext bool) bool {
 		case "os":
 			return s.once(7) && s.str(&v.OS)
 		case "context":
-			if !withContext {
-				return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPathOnly)
-			}
-			return s.once(8) && objects(s, &v.Context, (*fastScanner).contextPath)
+			return s.once(8) && objects(s, &v.Context, contextPath)
 		case "gone":
 			return s.once(9) && objects(s, &v.Gone, (*fastScanner).pathRef)
 		case "dropped":
@@ -70,23 +71,6 @@ func (s *fastScanner) contextPathOnly(v *ContextPath, k []byte) bool {
 	seen := s.seen
 	ok := s.shaped(sourcesShape, 3)
 	s.seen = seen
-	return ok
-}
-
-// objects reads an array of objects into dst, each by member (called with the key and the
-// element being read); like encoding/json, [] gives an empty, non-nil slice.
-func objects[T any](s *fastScanner, dst *[]T, member func(s *fastScanner, v *T, key []byte) bool) bool {
-	out := []T{}
-	ok := s.array(func() bool {
-		var zero T
-		out = append(out, zero)
-		v := &out[len(out)-1]
-		seen := s.seen
-		ok := s.object(func(k []byte) bool { return member(s, v, k) })
-		s.seen = seen
-		return ok
-	})
-	*dst = out
 	return ok
 }
 

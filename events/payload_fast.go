@@ -174,23 +174,29 @@ func (s *fastScanner) params(dst *json.RawMessage) bool {
 	return true
 }
 
-// guesses reads an array of Guess objects; like encoding/json, [] gives an empty, non-nil slice.
-func (s *fastScanner) guesses(out *[]Guess) bool {
-	gs := []Guess{}
+// objects reads an array of objects into dst, each by member (called with the key and the
+// element being read); like encoding/json, [] gives an empty, non-nil slice.
+func objects[T any](s *fastScanner, dst *[]T, member func(s *fastScanner, v *T, key []byte) bool) bool {
+	out := []T{}
 	ok := s.array(func() bool {
-		var g Guess
+		var zero T
+		out = append(out, zero)
+		v := &out[len(out)-1]
 		seen := s.seen
-		s.seen = 0
-		ok := s.object(func(k []byte) bool {
-			return s.key(k, "path", 0) && s.str(&g.Path) || s.key(k, "confirmed", 1) && s.boolean(&g.Confirmed) ||
-				s.key(k, "why", 2) && s.str(&g.Why)
-		})
+		ok := s.object(func(k []byte) bool { return member(s, v, k) })
 		s.seen = seen
-		gs = append(gs, g)
 		return ok
 	})
-	*out = gs
+	*dst = out
 	return ok
+}
+
+// guesses reads an array of Guess objects; like encoding/json, [] gives an empty, non-nil slice.
+func (s *fastScanner) guesses(out *[]Guess) bool {
+	return objects(s, out, func(s *fastScanner, g *Guess, k []byte) bool {
+		return s.key(k, "path", 0) && s.str(&g.Path) || s.key(k, "confirmed", 1) && s.boolean(&g.Confirmed) ||
+			s.key(k, "why", 2) && s.str(&g.Why)
+	})
 }
 
 // maxFastDepth bounds the nesting decodeFast follows; deeper values go to encoding/json.
