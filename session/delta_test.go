@@ -151,50 +151,48 @@ func TestDecisionsWrittenAgainstTheTurnBefore(t *testing.T) {
 	}
 }
 
-// TestDecisionAgainstTheWrongBase appends, behind the session's back, a decision written
-// against something other than the decision before it: every reader refuses it by name.
-func TestDecisionAgainstTheWrongBase(t *testing.T) {
-	ctx := context.Background()
-	db := openDB(t)
-	s := newSession(t, db, clineWorkspace(), Options{})
-	first := decide(t, s)
-	bad := first.Recorded()
-	bad.Turn, bad.Base = 2, first.Seq-1 // the rules snapshot's seq, not a decision's
-	appendBehind(t, s, &bad)
-	want := fmt.Sprintf("written against seq %d, but the decision before it is at seq %d", first.Seq-1, first.Seq)
-	_, errAt := DecisionAt(ctx, db, s.Task(), 2)
-	_, errAll := Decisions(ctx, db, s.Task())
-	_, errOutcomes := DecisionOutcomes(ctx, db, s.Task())
-	_, errReplay := Replay(ctx, db, s.Task(), ReplayOptions{})
-	for name, err := range map[string]error{"DecisionAt": errAt, "Decisions": errAll, "DecisionOutcomes": errOutcomes, "Replay": errReplay} {
-		if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, want)
-		}
-	}
-}
-
-// TestOutcomeReadersCheckTheDelta appends, behind the session's back, a delta whose gone path
-// is not in the context of the decision it is written against: the readers that leave out the
-// evidence (a what-if, DecisionOutcomes, an audit) refuse it as Decisions does.
-func TestOutcomeReadersCheckTheDelta(t *testing.T) {
-	ctx := context.Background()
-	db := openDB(t)
-	s := newSession(t, db, clineWorkspace(), Options{})
-	first := decide(t, s)
-	bad := first.Recorded()
-	bad.Turn, bad.Base = 2, first.Seq
-	bad.Context, bad.Included, bad.Excluded, bad.Diagnostics = []events.ContextPath{}, []events.RuleOutcome{}, []events.RuleOutcome{}, nil
-	bad.Gone = []events.PathRef{{Path: "not/in/the/base.ts"}}
-	appendBehind(t, s, &bad)
-	_, errAll := Decisions(ctx, db, s.Task())
-	_, errOutcomes := DecisionOutcomes(ctx, db, s.Task())
-	_, errAudit := Audit(ctx, db, s.Task(), AuditOptions{})
-	ws := rules.Workspace{Roots: []rules.Root{{Name: "/ws", FS: clineWorkspace()}}}
-	_, errWhatIf := Replay(ctx, db, s.Task(), ReplayOptions{Workspace: &ws})
-	for name, err := range map[string]error{"Decisions": errAll, "DecisionOutcomes": errOutcomes, "Audit": errAudit, "a what-if": errWhatIf} {
-		if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), "not/in/the/base.ts") {
-			t.Errorf("%s: %v, want ErrInvalid naming the gone path", name, err)
-		}
+// TestReadersRefuseABadDelta appends, behind the session's back, a decision written against
+// something other than the decision before it, or a delta whose gone path is not in the
+// context of the decision it is written against: every reader refuses it by name, those that
+// leave out the evidence (DecisionOutcomes, an audit, a what-if) as the others.
+func TestReadersRefuseABadDelta(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  func(first *Decision) (events.Decision, string)
+	}{
+		{"written against the wrong base", func(first *Decision) (events.Decision, string) {
+			bad := first.Recorded()
+			bad.Turn, bad.Base = 2, first.Seq-1 // the rules snapshot's seq, not a decision's
+			return bad, fmt.Sprintf("written against seq %d, but the decision before it is at seq %d", first.Seq-1, first.Seq)
+		}},
+		{"a gone path its base lacks", func(first *Decision) (events.Decision, string) {
+			bad := first.Recorded()
+			bad.Turn, bad.Base = 2, first.Seq
+			bad.Context, bad.Included, bad.Excluded, bad.Diagnostics = []events.ContextPath{}, []events.RuleOutcome{}, []events.RuleOutcome{}, nil
+			bad.Gone = []events.PathRef{{Path: "not/in/the/base.ts"}}
+			return bad, "not/in/the/base.ts"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := openDB(t)
+			s := newSession(t, db, clineWorkspace(), Options{})
+			bad, want := tc.bad(decide(t, s))
+			appendBehind(t, s, &bad)
+			_, errAt := DecisionAt(ctx, db, s.Task(), 2)
+			_, errAll := Decisions(ctx, db, s.Task())
+			_, errOutcomes := DecisionOutcomes(ctx, db, s.Task())
+			_, errAudit := Audit(ctx, db, s.Task(), AuditOptions{})
+			_, errReplay := Replay(ctx, db, s.Task(), ReplayOptions{})
+			ws := rules.Workspace{Roots: []rules.Root{{Name: "/ws", FS: clineWorkspace()}}}
+			_, errWhatIf := Replay(ctx, db, s.Task(), ReplayOptions{Workspace: &ws})
+			for name, err := range map[string]error{"DecisionAt": errAt, "Decisions": errAll, "DecisionOutcomes": errOutcomes,
+				"Audit": errAudit, "Replay": errReplay, "a what-if": errWhatIf} {
+				if !errors.Is(err, events.ErrInvalid) || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, want)
+				}
+			}
+		})
 	}
 }
 
