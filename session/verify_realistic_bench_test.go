@@ -123,12 +123,10 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 	b.Helper()
 	ctx := context.Background()
 	db := openDB(b)
-	a := openRealisticAgent(b, db, sampleRulesWorkspace(b), "realistic")
-	defer a.Close()
-	recordRealisticTurns(b, a, func(int) bool { return a.Version() >= uint64(n) })
+	task := recordRealisticTask(b, db, n, false)
 	var all, dec, ndec float64
 	var count float64
-	for ev, err := range db.Events(ctx, a.Task(), 1) {
+	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -140,7 +138,31 @@ func buildRealisticTask(b *testing.B, n int) (store.Store, uuid.UUID, float64, f
 		}
 	}
 	b.Logf("%.0f events, %.2f%% decisions of %.0f bytes on average; %.0f bytes of data an event", count, 100*ndec/count, dec/ndec, all/count)
-	return db, a.Task(), all / count, dec / ndec
+	return db, task, all / count, dec / ndec
+}
+
+// recordRealisticTask records in db, over the samples' rule files, turns of the shop workspace
+// (recordRealisticTurn) until the task holds n events, and returns the task. With reopen the
+// session is opened again for every turn, as a 'replay hook' process opens it for its hook.
+func recordRealisticTask(b *testing.B, db store.Store, n int, reopen bool) uuid.UUID {
+	b.Helper()
+	ctx := context.Background()
+	ws := sampleRulesWorkspace(b)
+	a := openRealisticAgent(b, db, ws, "realistic")
+	task := a.Task()
+	for i := 0; a.Version() < uint64(n); i++ {
+		if reopen && i > 0 {
+			if err := a.Close(); err != nil {
+				b.Fatal(err)
+			}
+			a = openRealisticAgent(b, db, ws, "realistic")
+		}
+		recordRealisticTurn(b, ctx, a, i)
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return task
 }
 
 // openRealisticAgent opens, in db, the Claude Code session of the shop workspace whose rule
@@ -335,21 +357,8 @@ func BenchmarkRealisticDecisionBytes(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			db, ws := openDB(b), sampleRulesWorkspace(b)
-			a := openRealisticAgent(b, db, ws, "realistic")
-			task := a.Task()
-			for i := 0; a.Version() < n; i++ {
-				if reopen && i > 0 {
-					if err := a.Close(); err != nil {
-						b.Fatal(err)
-					}
-					a = openRealisticAgent(b, db, ws, "realistic")
-				}
-				recordRealisticTurn(b, ctx, a, i)
-			}
-			if err := a.Close(); err != nil {
-				b.Fatal(err)
-			}
+			db := openDB(b)
+			task := recordRealisticTask(b, db, n, reopen)
 			var s decisionBytes
 			for b.Loop() {
 				s = decisionBytes{}
