@@ -144,7 +144,7 @@ func readAudit(ctx context.Context, er EventReader, task uuid.UUID) (*auditLog, 
 			reqs.Add(ev)
 			continue
 		case events.TypeDecision:
-			// The outcomes, without the context an audit does not read (most of the bytes).
+			// The outcomes, without the paths' evidence an audit does not read (most of the bytes).
 			d, err := c.nextOutcomes(ev)
 			if err != nil {
 				return nil, err
