@@ -95,10 +95,15 @@ type buildScratch struct {
 	index map[pathKey]int
 	cut   map[pathKey]bool
 	known []bool
-	fresh []pathKey
+	fresh []int
 	// spare are two key arrays, distinct from each other and from Task.order, that sortKeys
 	// fills and swaps with Task.order.
 	spare [2][]pathKey
+	// at is where each key of Task.order is in kept, set by sortKeys for the build that called
+	// it (one of pos, the other its working array): the build reads the candidates in output
+	// order without looking each key up again.
+	at  []int
+	pos [2][]int
 }
 
 // build collects the candidates in cap order, merges each path's sources across kinds and sorts
@@ -162,7 +167,7 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 	fresh := 0 // the sources not shared with prev
 	j := 0
 	for i, k := range t.order {
-		c := &kept[index[k]]
+		c := &kept[s.at[i]]
 		out[i] = rules.ContextPath{Path: k.rel, Root: t.rootName(k)}
 		if len(c.sources) == 0 {
 			continue
@@ -178,11 +183,11 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 		fresh += len(c.sources)
 	}
 	flat := make([]rules.Source, 0, fresh) // every new path's sources, in one allocation
-	for i, k := range t.order {
+	for i := range t.order {
 		if out[i].Sources != nil {
 			continue // prev's
 		}
-		c := &kept[index[k]]
+		c := &kept[s.at[i]]
 		if len(c.sources) > 0 {
 			at := len(flat)
 			flat = append(flat, c.sources...)
@@ -208,48 +213,54 @@ func (t *Task) compareKeys(a, b pathKey) int {
 	return cmp.Or(strings.Compare(t.rootName(a), t.rootName(b)), cmp.Compare(a.root, b.root))
 }
 
-// sortKeys sets t.order to the kept candidates' keys in output order. The last build's order,
-// less the keys that left, is still sorted; only the new keys need sorting, and a merge does the
-// rest. It writes into the scratch's spare arrays and hands the last order back to them.
+// sortKeys sets t.order to the kept candidates' keys in output order, and t.scratch.at to
+// where each is in kept. The last build's order, less the keys that left, is still sorted; only
+// the new keys need sorting, and a merge does the rest. It writes into the scratch's spare
+// arrays and hands the last order back to them.
 func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) {
 	s := &t.scratch
 	prev := t.order
-	order := s.spare[0][:0]
+	order, pos := s.spare[0][:0], s.pos[0][:0]
 	known := slices.Grow(s.known[:0], len(kept))[:len(kept)]
 	clear(known)
 	s.known = known
 	for _, k := range prev {
 		if i, ok := index[k]; ok {
 			order = append(order, k)
+			pos = append(pos, i)
 			known[i] = true
 		}
 	}
+	s.pos[0] = pos
 	if len(order) == len(kept) {
-		s.spare[0], t.order = prev[:0], order
+		s.spare[0], t.order, s.at = prev[:0], order, pos
 		return
 	}
-	fresh := s.fresh[:0]
-	for i, c := range kept {
+	fresh := s.fresh[:0] // the new keys' places in kept
+	for i := range kept {
 		if !known[i] {
-			fresh = append(fresh, c.key)
+			fresh = append(fresh, i)
 		}
 	}
-	slices.SortFunc(fresh, t.compareKeys)
+	slices.SortFunc(fresh, func(a, b int) int { return t.compareKeys(kept[a].key, kept[b].key) })
 	s.fresh = fresh
-	merged := s.spare[1][:0]
+	merged, at := s.spare[1][:0], s.pos[1][:0]
 	i, j := 0, 0
 	for i < len(order) && j < len(fresh) {
-		if t.compareKeys(fresh[j], order[i]) < 0 {
-			merged = append(merged, fresh[j])
+		if f := fresh[j]; t.compareKeys(kept[f].key, order[i]) < 0 {
+			merged, at = append(merged, kept[f].key), append(at, f)
 			j++
 		} else {
-			merged = append(merged, order[i])
+			merged, at = append(merged, order[i]), append(at, pos[i])
 			i++
 		}
 	}
-	merged = append(merged, order[i:]...)
-	merged = append(merged, fresh[j:]...)
+	merged, at = append(merged, order[i:]...), append(at, pos[i:]...)
+	for _, f := range fresh[j:] {
+		merged, at = append(merged, kept[f].key), append(at, f)
+	}
 	s.spare[0], s.spare[1], t.order = prev[:0], order[:0], merged
+	s.pos[1], s.at = at, at
 }
 
 // compareSources orders evidence oldest first; within one event by kind rank, then detail.
