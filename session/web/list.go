@@ -79,6 +79,8 @@ type Task struct {
 	// missed counts, by rule id (as the log has it), the requests at which the agent missed
 	// the rule while it applied (the audit's missed_by_agent).
 	missed map[string]int
+	// uses are the rules' counts from the audit (nil until it is read, or when it failed).
+	uses *taskRuleUses
 	// Last is the time of the last event that has one; Updated it as the page shows it.
 	Last    time.Time
 	Updated string
@@ -106,6 +108,8 @@ type taskAudit struct {
 	findings int
 	failed   string
 	missed   map[string]int
+	// uses are the rules' counts for the rules page, nil when the audit failed.
+	uses *taskRuleUses
 }
 
 // auditTask reads the audit of a task from its log alone.
@@ -125,11 +129,13 @@ func auditTask(ctx context.Context, db store.Store, task uuid.UUID, events uint6
 			a.missed[f.ID] += f.Requests
 		}
 	}
+	uses := auditRules(rep)
+	a.uses = &uses
 	return a
 }
 
 func (a taskAudit) fill(t *Task) {
-	t.Findings, t.AuditFailed, t.missed, t.AuditPending = a.findings, a.failed, a.missed, false
+	t.Findings, t.AuditFailed, t.missed, t.uses, t.AuditPending = a.findings, a.failed, a.missed, a.uses, false
 }
 
 func readTask(ctx context.Context, db store.Store, info store.TaskInfo) (Task, error) {

@@ -60,12 +60,18 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A task's audit holds every rule's outcome and delivery at every request: the counts are
+	// taken from it, and the log is read again only for a task whose audit could not be read.
 	cache.audits(ctx, db, tasks, nil)
 	byID := map[string]*Rule{}
 	for _, t := range tasks {
-		tr, err := cache.rules(ctx, db, t)
-		if err != nil {
-			return nil, err
+		tr := t.uses
+		if tr == nil {
+			counted, err := cache.rules(ctx, db, t)
+			if err != nil {
+				return nil, err
+			}
+			tr = &counted
 		}
 		ids := make([]string, 0, len(tr.uses))
 		for id := range tr.uses {
@@ -104,25 +110,88 @@ type taskRuleUses struct {
 	meta map[string]Rule
 }
 
-// taskRules counts each rule's outcomes in one task's decisions.
+// ruleTally gathers one task's rule uses, one rule's outcome at one request at a time.
+type ruleTally struct {
+	out  taskRuleUses
+	uses map[string]*RuleUse
+}
+
+func newRuleTally() *ruleTally {
+	return &ruleTally{out: taskRuleUses{uses: map[string]RuleUse{}, meta: map[string]Rule{}}, uses: map[string]*RuleUse{}}
+}
+
+// add counts rule id's outcome at the request at: in the prompt (and then whether a delivery
+// for that decision carried it), or excluded for reason. The rule's name and path are those of
+// its first outcome.
+func (t *ruleTally) add(o events.RuleOutcome, included, delivered bool, at session.Position) {
+	u := t.uses[o.ID]
+	if u == nil {
+		t.out.meta[o.ID] = Rule{ID: termsafe.Escape(o.ID), Name: termsafe.Escape(o.Name), Path: termsafe.Escape(o.Path)}
+		u = &RuleUse{}
+		t.uses[o.ID] = u
+	}
+	u.Requests++
+	if included {
+		u.Applied++
+		if u.First == (session.Position{}) {
+			u.First = at
+		}
+		u.Last = at
+		if delivered {
+			u.Delivered++
+		}
+		return
+	}
+	switch o.Reason {
+	case "shadowed":
+		u.Shadowed++
+	case "toggled_off":
+		u.Off++
+	default:
+		u.Excluded++
+	}
+}
+
+func (t *ruleTally) result() taskRuleUses {
+	for id, u := range t.uses {
+		t.out.uses[id] = *u
+	}
+	return t.out
+}
+
+// auditRules counts each rule's outcomes in a task's audit: every request's rules, each in the
+// prompt or excluded, and delivered for that request or not.
+func auditRules(rep *session.AuditReport) taskRuleUses {
+	t := newRuleTally()
+	for _, row := range rep.Requests {
+		at := session.Position{Prompt: row.Prompt, Request: row.Request}
+		for _, e := range row.Rules {
+			o := events.RuleOutcome{ID: e.ID, Name: e.Rule, Path: e.Path, Reason: e.Reason}
+			t.add(o, e.Decision == session.AuditApplies, e.Delivered, at)
+		}
+	}
+	return t.result()
+}
+
+// taskRules counts each rule's outcomes in one task's decisions, read from its log: for a task
+// whose audit could not be read (auditRules counts the others).
 func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error) {
-	out := taskRuleUses{uses: map[string]RuleUse{}, meta: map[string]Rule{}}
 	id, err := parseTask(t.ID)
 	if err != nil {
-		return out, err
+		return taskRuleUses{}, err
 	}
 	// delivered holds the rules each decision's deliveries carried: decision seq → rule id.
 	delivered := map[uint64]map[string]bool{}
 	for ev, err := range db.Events(ctx, id, 1) {
 		if err != nil {
-			return out, err
+			return taskRuleUses{}, err
 		}
 		if ev.Type != events.TypeDelivery {
 			continue
 		}
 		p, err := ev.Payload()
 		if err != nil {
-			return out, err
+			return taskRuleUses{}, err
 		}
 		d := p.(*events.Delivery)
 		if delivered[d.Decision] == nil {
@@ -134,47 +203,18 @@ func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error
 	}
 	ds, err := session.DecisionOutcomes(ctx, db, id)
 	if err != nil {
-		return out, err
+		return taskRuleUses{}, err
 	}
-	uses := map[string]*RuleUse{}
-	use := func(o events.RuleOutcome) *RuleUse {
-		u := uses[o.ID]
-		if u == nil {
-			out.meta[o.ID] = Rule{ID: termsafe.Escape(o.ID), Name: termsafe.Escape(o.Name), Path: termsafe.Escape(o.Path)}
-			u = &RuleUse{}
-			uses[o.ID] = u
-		}
-		u.Requests++
-		return u
-	}
+	tally := newRuleTally()
 	for _, rec := range ds {
 		for _, o := range rec.Decision.Included {
-			u := use(o)
-			u.Applied++
-			if u.First == (session.Position{}) {
-				u.First = rec.Position
-			}
-			u.Last = rec.Position
-			if delivered[rec.Seq][o.ID] {
-				u.Delivered++
-			}
+			tally.add(o, true, delivered[rec.Seq][o.ID], rec.Position)
 		}
 		for _, o := range rec.Decision.Excluded {
-			u := use(o)
-			switch o.Reason {
-			case "shadowed":
-				u.Shadowed++
-			case "toggled_off":
-				u.Off++
-			default:
-				u.Excluded++
-			}
+			tally.add(o, false, false, rec.Position)
 		}
 	}
-	for id, u := range uses {
-		out.uses[id] = *u
-	}
-	return out, nil
+	return tally.result(), nil
 }
 
 // RenderRules writes the rules page: every rule with its counts, or, with one (only), that

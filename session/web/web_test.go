@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/report"
 	"github.com/tasklog/tasklog/store"
@@ -860,5 +863,111 @@ func TestTimelineLeftOut(t *testing.T) {
 	}
 	if got := seqs(all.String()); len(got) != page.Events || got[0] != "1" {
 		t.Errorf("the timeline part holds the events %v, want all %d", got, page.Events)
+	}
+}
+
+// blobless is a store whose rule file contents cannot be read: a task's audit, which loads its
+// last rules snapshot, fails on it, and its decisions and deliveries still read.
+type blobless struct{ store.Store }
+
+func (blobless) Blob(string) ([]byte, error) { return nil, store.ErrBlobNotFound }
+
+// TestRulesCountedFromTheAudit: the rules page counts a task's rules from its audit, and the
+// counts are those the task's decisions and deliveries give read from the log: in the prompt,
+// delivered, shadowed, toggled off and excluded. A task whose audit fails is counted from its
+// log, with the same counts.
+func TestRulesCountedFromTheAudit(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	task := uuid.MustParse("0c4d8e3b-2e5f-4a6b-8c7d-8e9f0a1b2c3d")
+	ws := fstest.MapFS{
+		".clinerules/general.md":  {Data: []byte("Run the tests.\n")},
+		".clinerules/style.md":    {Data: []byte("Tabs, not spaces.\n")},
+		".clinerules/api.md":      {Data: []byte("---\npaths: [\"src/api/**\"]\n---\nValidate input.\n")},
+		".clinerules/web.md":      {Data: []byte("---\npaths: [\"src/web/**\"]\n---\nUse the design tokens.\n")},
+		".windsurf/rules/docs.md": {Data: []byte("---\ntrigger: glob\nglobs: docs/**\n---\nPresent tense.\n")},
+		".clinerules/docs.md":     {Data: []byte("---\npaths: [\"docs/**\"]\n---\nShort sentences.\n")},
+	}
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s, err := session.OpenAgent(ctx, db, task, session.AgentOptions{Agent: agentlog.Codex,
+		Started: &events.TaskStarted{Roots: []string{"/work/shop"}, Runtime: events.Runtime{Name: "codex"}},
+		RootFS:  func(string) fs.FS { return ws },
+		Now:     func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserMessage(ctx, "Tidy up the shop."); err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{"src/api", "src/web", "docs", "lib"}
+	for i := range 16 {
+		if i == 8 {
+			if _, err := s.UserMessage(ctx, "Now the docs."); err != nil {
+				t.Fatal(err)
+			}
+		}
+		params, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("%s/f%d.ts", folders[i%len(folders)], i)})
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
+			t.Fatal(err)
+		}
+		var d *session.Decision
+		if i%3 == 0 {
+			d, _, err = s.DecideAndDeliver(ctx, "PreToolUse", events.ChannelTool, fmt.Sprintf("call_%d", i))
+		} else {
+			d, err = s.Decide(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 5 {
+			for _, r := range d.Rules.Results {
+				if r.Rule.Name == "style" {
+					if _, err := s.Toggle(ctx, r.Rule.ID, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err := taskRules(ctx, db, Task{ID: task.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := auditRules(rep); !reflect.DeepEqual(got, fromLog) {
+		t.Fatalf("counted from the audit:\n%+v\nfrom the log:\n%+v", got, fromLog)
+	}
+	var all Counts
+	for _, u := range fromLog.uses {
+		all.add(u.Counts)
+	}
+	if all.Applied == 0 || all.Delivered == 0 || all.Shadowed == 0 || all.Off == 0 || all.Excluded == 0 {
+		t.Fatalf("the task's counts %+v lack a kind of outcome the test is for", all)
+	}
+
+	counts := func(rules []Rule) string {
+		var b strings.Builder
+		for _, r := range rules {
+			fmt.Fprintf(&b, "%s %s %+v\n", r.ID, r.Name, r.Counts)
+			for _, u := range r.Uses {
+				fmt.Fprintf(&b, "  %s %+v %v %v\n", u.Task.ID, u.Counts, u.First, u.Last)
+			}
+		}
+		return b.String()
+	}
+	audited, err := Rules(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := Rules(ctx, blobless{db}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audited) != 6 || counts(audited) != counts(failed) {
+		t.Fatalf("the rules page, audited:\n%s\nwith the audit failed:\n%s", counts(audited), counts(failed))
 	}
 }
