@@ -187,8 +187,11 @@ func (c *Cache) rules(ctx context.Context, db store.Store, t Task) (taskRuleUses
 
 // audits fills in the tasks' audits: those kept at the task's length, then those it reads
 // while budget (when not nil) says there is time; the others it marks pending and returns.
+// Without a budget (a page that needs every audit, or the background reader's one task) the
+// audits are read side by side, one reader a CPU, as the list reads the logs.
 func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget func() bool) []Task {
 	var pending []Task
+	var toRead []int // the tasks whose audits are read together, without a budget
 	for i := range tasks {
 		t := &tasks[i]
 		id, err := parseTask(t.ID)
@@ -204,26 +207,52 @@ func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget
 				continue
 			}
 		}
-		if budget != nil && !budget() {
+		if budget == nil {
+			toRead = append(toRead, i)
+			continue
+		}
+		if !budget() {
 			t.AuditPending = true
 			pending = append(pending, *t)
 			continue
 		}
-		a := auditTask(ctx, db, id, t.Events)
-		if ctx.Err() != nil {
-			// Stopped, not failed: left to be read again.
-			t.AuditPending = true
+		if !c.audit(ctx, db, t, id) {
 			pending = append(pending, *t)
-			continue
 		}
-		a.fill(t)
-		if c != nil {
-			c.mu.Lock()
-			c.read[id] = a
-			c.mu.Unlock()
+	}
+	// No reader returns an error: a failed audit is kept as one (taskAudit.failed), and one a
+	// done ctx stopped, or never began, is pending.
+	read := make([]bool, len(toRead))
+	eachParallel(ctx, len(toRead), func(k int) error {
+		t := &tasks[toRead[k]]
+		id, _ := parseTask(t.ID)
+		read[k] = c.audit(ctx, db, t, id)
+		return nil
+	})
+	for k, i := range toRead {
+		if !read[k] {
+			tasks[i].AuditPending = true
+			pending = append(pending, tasks[i])
 		}
 	}
 	return pending
+}
+
+// audit reads the audit of t and fills it in, kept in the cache, and reports whether it did:
+// it did not when ctx stopped it (then it is left to be read again).
+func (c *Cache) audit(ctx context.Context, db store.Store, t *Task, id uuid.UUID) bool {
+	a := auditTask(ctx, db, id, t.Events)
+	if ctx.Err() != nil {
+		t.AuditPending = true
+		return false
+	}
+	a.fill(t)
+	if c != nil {
+		c.mu.Lock()
+		c.read[id] = a
+		c.mu.Unlock()
+	}
+	return true
 }
 
 // busy reports whether audits are being read in the background.
