@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
 )
 
@@ -178,6 +182,51 @@ func TestPageStopsAnAudit(t *testing.T) {
 	for _, id := range ids {
 		if a, ok := c.read[id]; !ok || a.failed != "" {
 			t.Errorf("task %s: audit read %v, failed %q", id, ok, a.failed)
+		}
+	}
+}
+
+// TestAuditsSideBySide: audits read without a budget, side by side, are each kept and filled in
+// in their task's place; with the request gone, none is read, kept or called failed: every task
+// is pending, in order.
+func TestAuditsSideBySide(t *testing.T) {
+	db, ids := benchStore(t, 5, 200)
+	for _, gone := range []bool{false, true} {
+		c := NewCache()
+		tasks, err := c.tasks(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if gone {
+			cancel()
+		}
+		pending := c.audits(ctx, db, tasks, nil)
+		cancel()
+		if gone {
+			if len(pending) != len(ids) || len(c.read) != 0 {
+				t.Fatalf("request gone: %d pending, %d kept; want %d and 0", len(pending), len(c.read), len(ids))
+			}
+			for i, p := range pending {
+				if p.ID != tasks[i].ID || !p.AuditPending || !tasks[i].AuditPending || p.AuditFailed != "" {
+					t.Errorf("pending %d: %s (pending %v, failed %q), want %s pending", i, p.ID, p.AuditPending, p.AuditFailed, tasks[i].ID)
+				}
+			}
+			continue
+		}
+		if len(pending) != 0 || len(c.read) != len(ids) {
+			t.Fatalf("%d pending, %d kept; want 0 and %d", len(pending), len(c.read), len(ids))
+		}
+		for _, task := range tasks {
+			one, err := session.Audit(context.Background(), db, uuid.MustParse(task.ID), session.AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.AuditPending || task.AuditFailed != "" || task.uses == nil || task.Findings != len(one.Findings) ||
+				!reflect.DeepEqual(*task.uses, auditRules(one)) {
+				t.Errorf("task %s: pending %v, failed %q, findings %d (want %d), counts %v", task.ID, task.AuditPending,
+					task.AuditFailed, task.Findings, len(one.Findings), task.uses != nil)
+			}
 		}
 	}
 }
