@@ -315,15 +315,11 @@ func (a *auditor) request(i int) AuditRequest {
 	}
 	at := audit.Moment{Prompt: rec.Position.Prompt, Request: rec.Position.Request, Turn: d.Turn, Seq: rec.Seq}
 	row := AuditRequest{Prompt: at.Prompt, Request: at.Request, Turn: at.Turn, Seq: at.Seq}
-	outcomes := make([]events.RuleOutcome, 0, len(d.Included)+len(d.Excluded))
-	outcomes = append(append(outcomes, d.Included...), d.Excluded...)
-	slices.SortFunc(outcomes, func(x, y events.RuleOutcome) int { return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.ID, y.ID)) })
-	nIncluded := len(d.Included)
-	for _, o := range outcomes {
+	for _, oc := range OutcomesByPath(&d) {
+		o := oc.RuleOutcome
 		e := AuditEntry{Rule: o.Name, ID: o.ID, Path: o.Path, Category: o.Category, Decision: AuditExcluded,
 			Reason: o.Reason, Detail: o.Detail, Findings: []audit.Kind{}}
-		applies := slices.ContainsFunc(d.Included[:nIncluded], func(x events.RuleOutcome) bool { return x.ID == o.ID })
-		if applies {
+		if oc.Included {
 			e.Decision = AuditApplies
 			a.included[o.ID]++
 		}
@@ -352,6 +348,29 @@ func (a *auditor) request(i int) AuditRequest {
 		row.Rules = []AuditEntry{}
 	}
 	return row
+}
+
+// Outcome is one rule's outcome in a decision, and whether it is one of the decision's
+// included outcomes (the rule is in the prompt) or of its excluded ones.
+type Outcome struct {
+	events.RuleOutcome
+	Included bool
+}
+
+// OutcomesByPath lists a decision's outcomes, included and excluded, sorted by the rule's path,
+// then its id (equal ones in the decision's order, included first): the order of an audit's
+// rows. An outcome is included by its place in the decision, not by its id, so a log that
+// names one id twice counts each outcome as it was recorded.
+func OutcomesByPath(d *events.Decision) []Outcome {
+	out := make([]Outcome, 0, len(d.Included)+len(d.Excluded))
+	for _, o := range d.Included {
+		out = append(out, Outcome{o, true})
+	}
+	for _, o := range d.Excluded {
+		out = append(out, Outcome{o, false})
+	}
+	slices.SortStableFunc(out, func(x, y Outcome) int { return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.ID, y.ID)) })
+	return out
 }
 
 // noteEntry notes the findings about one rule at one request: missed by the agent, loaded where

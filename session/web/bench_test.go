@@ -29,7 +29,7 @@ func benchStore(b testing.TB, tasks, n int) (store.Store, []uuid.UUID) {
 
 // BenchmarkPages is the server side of the web app on a store of 50 tasks of 10,000 events:
 // the list of tasks, one task's report page (built and rendered, with the live script), and the
-// rules (every task's decisions and deliveries, and audits). Cold is a server's first request
+// rules (every task's audit, each rule counted from it). Cold is a server's first request
 // (each log read through; the list reads the audits it has no time for in the background, after
 // the page); warm a later one, when no log grew (the list and the rules keep what they read of
 // each task by its length, the task page is kept by its log's length). task/cold is a task's

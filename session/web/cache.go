@@ -191,7 +191,11 @@ func (c *Cache) rules(ctx context.Context, db store.Store, t Task) (taskRuleUses
 // audits are read side by side, one reader a CPU, as the list reads the logs.
 func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget func() bool) []Task {
 	var pending []Task
-	var toRead []int // the tasks whose audits are read together, without a budget
+	type toRead struct {
+		i  int
+		id uuid.UUID
+	}
+	var reads []toRead // the tasks whose audits are read together, without a budget
 	for i := range tasks {
 		t := &tasks[i]
 		id, err := parseTask(t.ID)
@@ -208,7 +212,7 @@ func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget
 			}
 		}
 		if budget == nil {
-			toRead = append(toRead, i)
+			reads = append(reads, toRead{i, id})
 			continue
 		}
 		if !budget() {
@@ -222,17 +226,15 @@ func (c *Cache) audits(ctx context.Context, db store.Store, tasks []Task, budget
 	}
 	// No reader returns an error: a failed audit is kept as one (taskAudit.failed), and one a
 	// done ctx stopped, or never began, is pending.
-	read := make([]bool, len(toRead))
-	eachParallel(ctx, len(toRead), func(k int) error {
-		t := &tasks[toRead[k]]
-		id, _ := parseTask(t.ID)
-		read[k] = c.audit(ctx, db, t, id)
+	read := make([]bool, len(reads))
+	eachParallel(ctx, len(reads), func(k int) error {
+		read[k] = c.audit(ctx, db, &tasks[reads[k].i], reads[k].id)
 		return nil
 	})
-	for k, i := range toRead {
+	for k, r := range reads {
 		if !read[k] {
-			tasks[i].AuditPending = true
-			pending = append(pending, tasks[i])
+			tasks[r.i].AuditPending = true
+			pending = append(pending, tasks[r.i])
 		}
 	}
 	return pending

@@ -53,8 +53,9 @@ type Rule struct {
 	Uses []RuleUse
 }
 
-// Rules reads every task's decisions and deliveries and gathers each rule's, sorted by id.
-// With a cache, a task whose log has not grown since it was last read is not read again.
+// Rules gathers each rule's outcomes and deliveries over every task, sorted by id: counted from
+// each task's audit, or from its decisions and deliveries when the audit cannot be read. With a
+// cache, a task whose log has not grown since it was last read is not read again.
 func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 	tasks, err := cache.tasks(ctx, db)
 	if err != nil {
@@ -120,9 +121,9 @@ func newRuleTally() *ruleTally {
 	return &ruleTally{out: taskRuleUses{uses: map[string]RuleUse{}, meta: map[string]Rule{}}, uses: map[string]*RuleUse{}}
 }
 
-// add counts rule id's outcome at the request at: in the prompt (and then whether a delivery
-// for that decision carried it), or excluded for reason. The rule's name and path are those of
-// its first outcome.
+// add counts a rule's outcome o at the request at: in the prompt (and then whether a delivery
+// for that decision carried it), or excluded for its reason. The rule's name and path are those
+// of its first outcome.
 func (t *ruleTally) add(o events.RuleOutcome, included, delivered bool, at session.Position) {
 	u := t.uses[o.ID]
 	if u == nil {
@@ -207,11 +208,9 @@ func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error
 	}
 	tally := newRuleTally()
 	for _, rec := range ds {
-		for _, o := range rec.Decision.Included {
-			tally.add(o, true, delivered[rec.Seq][o.ID], rec.Position)
-		}
-		for _, o := range rec.Decision.Excluded {
-			tally.add(o, false, false, rec.Position)
+		// In the audit's order, so that a rule's name and path are taken from the same outcome.
+		for _, o := range session.OutcomesByPath(&rec.Decision) {
+			tally.add(o.RuleOutcome, o.Included, delivered[rec.Seq][o.ID], rec.Position)
 		}
 	}
 	return tally.result(), nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -941,33 +943,122 @@ func TestRulesCountedFromTheAudit(t *testing.T) {
 	if got := auditRules(rep); !reflect.DeepEqual(got, fromLog) {
 		t.Fatalf("counted from the audit:\n%+v\nfrom the log:\n%+v", got, fromLog)
 	}
-	var all Counts
-	for _, u := range fromLog.uses {
-		all.add(u.Counts)
+	// What the scenario holds, whichever way it is counted: every rule decided at each of the 16
+	// requests; general always in the prompt; style in it until it was toggled off after the
+	// sixth; Cline's docs shadowed by Windsurf's; each rule delivered once, by the first hook
+	// after it applied; api, web and Windsurf's docs excluded at some requests.
+	byID := map[string]Counts{}
+	for id, u := range fromLog.uses {
+		byID[id] = u.Counts
 	}
-	if all.Applied == 0 || all.Delivered == 0 || all.Shadowed == 0 || all.Off == 0 || all.Excluded == 0 {
-		t.Fatalf("the task's counts %+v lack a kind of outcome the test is for", all)
+	for id, want := range map[string]Counts{
+		"cline:/work/shop/.clinerules/general.md":     {Requests: 16, Applied: 16, Delivered: 1},
+		"cline:/work/shop/.clinerules/style.md":       {Requests: 16, Applied: 6, Delivered: 1, Off: 10},
+		"cline:/work/shop/.clinerules/docs.md":        {Requests: 16, Shadowed: 16},
+		"cline:/work/shop/.clinerules/api.md":         {Requests: 16, Applied: 12, Delivered: 1, Excluded: 4},
+		"cline:/work/shop/.clinerules/web.md":         {Requests: 16, Applied: 12, Delivered: 1, Excluded: 4},
+		"windsurf:/work/shop/.windsurf/rules/docs.md": {Requests: 16, Applied: 11, Delivered: 1, Excluded: 5},
+	} {
+		if got := byID[id]; got != want {
+			t.Errorf("%s: %+v, want %+v", id, got, want)
+		}
 	}
 
 	counts := func(rules []Rule) string {
 		var b strings.Builder
 		for _, r := range rules {
-			fmt.Fprintf(&b, "%s %s %+v\n", r.ID, r.Name, r.Counts)
+			fmt.Fprintf(&b, "%s %s %s %+v\n", r.ID, r.Name, r.Path, r.Counts)
 			for _, u := range r.Uses {
 				fmt.Fprintf(&b, "  %s %+v %v %v\n", u.Task.ID, u.Counts, u.First, u.Last)
 			}
 		}
 		return b.String()
 	}
-	audited, err := Rules(ctx, db, nil)
+	// The page reads the log twice when the audit is read (the task's line, its audit), and its
+	// deliveries and decisions again only when the audit fails.
+	reads := &countingReads{Store: db}
+	audited, err := Rules(ctx, reads, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed, err := Rules(ctx, blobless{db}, nil)
+	if n := reads.n.Load(); n != 2 {
+		t.Errorf("the rules page read the log %d times, want 2: the task's line and its audit", n)
+	}
+	reads = &countingReads{Store: blobless{db}}
+	failed, err := Rules(ctx, reads, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := reads.n.Load(); n != 4 {
+		t.Errorf("with the audit failing the rules page read the log %d times, want 4", n)
 	}
 	if len(audited) != 6 || counts(audited) != counts(failed) {
 		t.Fatalf("the rules page, audited:\n%s\nwith the audit failed:\n%s", counts(audited), counts(failed))
+	}
+}
+
+// countingReads is a store that counts the reads of a log.
+type countingReads struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (c *countingReads) Events(ctx context.Context, task uuid.UUID, from uint64) iter.Seq2[events.Event, error] {
+	c.n.Add(1)
+	return c.Store.Events(ctx, task, from)
+}
+
+// TestRulesCountOneIDTwice: a log (not tasklog's engine, which names every rule apart) whose
+// decision names one rule id twice, in the prompt from one file and shadowed from another,
+// counts each outcome as recorded, the same from the audit as from the log: once in the prompt,
+// once shadowed, and delivered for the outcome in the prompt; the rule is shown by the outcome
+// of the first path.
+func TestRulesCountOneIDTwice(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	task := uuid.MustParse("0d5e9f4c-3f6a-4b7c-8d8e-9fa0b1c2d3e4")
+	ids, at := events.NewIDSource(rand.New(rand.NewSource(9))), time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var evs []events.Event
+	for _, p := range []events.Payload{
+		&events.TaskStarted{Roots: []string{"/work/shop"}, Runtime: events.Runtime{Name: "my-agent"}},
+		&events.UserMessage{Text: "Tidy up."},
+		&events.Decision{Turn: 1, Engine: "rules/1", Context: []events.ContextPath{},
+			Included: []events.RuleOutcome{{ID: "x", Name: "from z", Path: "z/x.md", Category: "always", Reason: "always"}},
+			Excluded: []events.RuleOutcome{{ID: "x", Name: "from a", Path: "a/x.md", Category: "always", Reason: "shadowed", ShadowedBy: "x"}}},
+		&events.Delivery{Decision: 3, Agent: "my-agent", Hook: "PreToolUse", Channel: events.ChannelTool, Form: events.FormFull,
+			Rules: []events.DeliveredRule{{ID: "x", Name: "from z"}}, Bytes: 1, SHA256: strings.Repeat("0", 64)},
+	} {
+		ev, err := events.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID, err = ids.New(at); err != nil {
+			t.Fatal(err)
+		}
+		ev.Time = at
+		if len(evs) > 0 {
+			ev.Turn = 1
+		}
+		evs = append(evs, ev)
+	}
+	if _, err := db.Append(ctx, task, 0, evs...); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err := taskRules(ctx, db, Task{ID: task.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Requests: 2, Applied: 1, Delivered: 1, Shadowed: 1}
+	for _, c := range []struct {
+		way  string
+		uses taskRuleUses
+	}{{"audit", auditRules(rep)}, {"log", fromLog}} {
+		if u := c.uses.uses["x"]; u.Counts != want || c.uses.meta["x"].Path != "a/x.md" {
+			t.Errorf("from the %s: %+v shown as %+v, want %+v shown as a/x.md", c.way, u.Counts, c.uses.meta["x"], want)
+		}
 	}
 }
