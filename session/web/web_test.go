@@ -932,16 +932,9 @@ func TestRulesCountedFromTheAudit(t *testing.T) {
 			}
 		}
 	}
-	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromLog, err := taskRules(ctx, db, Task{ID: task.String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := auditRules(rep); !reflect.DeepEqual(got, fromLog) {
-		t.Fatalf("counted from the audit:\n%+v\nfrom the log:\n%+v", got, fromLog)
+	fromAudit, fromLog := countedBothWays(t, db, task)
+	if !reflect.DeepEqual(fromAudit, fromLog) {
+		t.Fatalf("counted from the audit:\n%+v\nfrom the log:\n%+v", fromAudit, fromLog)
 	}
 	// What the scenario holds, whichever way it is counted: every rule decided at each of the 16
 	// requests; general always in the prompt; style in it until it was toggled off after the
@@ -997,6 +990,21 @@ func TestRulesCountedFromTheAudit(t *testing.T) {
 	}
 }
 
+// countedBothWays counts a task's rules from its audit and from its log.
+func countedBothWays(t *testing.T, db store.Store, task uuid.UUID) (fromAudit, fromLog taskRuleUses) {
+	t.Helper()
+	ctx := context.Background()
+	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err = taskRules(ctx, db, Task{ID: task.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auditRules(rep), fromLog
+}
+
 // countingReads is a store that counts the reads of a log.
 type countingReads struct {
 	store.Store
@@ -1044,19 +1052,12 @@ func TestRulesCountOneIDTwice(t *testing.T) {
 	if _, err := db.Append(ctx, task, 0, evs...); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromLog, err := taskRules(ctx, db, Task{ID: task.String()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromAudit, fromLog := countedBothWays(t, db, task)
 	want := Counts{Requests: 2, Applied: 1, Delivered: 1, Shadowed: 1}
 	for _, c := range []struct {
 		way  string
 		uses taskRuleUses
-	}{{"audit", auditRules(rep)}, {"log", fromLog}} {
+	}{{"audit", fromAudit}, {"log", fromLog}} {
 		if u := c.uses.uses["x"]; u.Counts != want || c.uses.meta["x"].Path != "a/x.md" {
 			t.Errorf("from the %s: %+v shown as %+v, want %+v shown as a/x.md", c.way, u.Counts, c.uses.meta["x"], want)
 		}
