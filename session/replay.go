@@ -258,6 +258,19 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}
+	if outcomesOnly {
+		// A what-if compares the rules' outcomes alone, not the bytes: the recorded decisions
+		// are rebuilt without the evidence of their context, most of their bytes (so a delta
+		// written against such a base never has the recorded bytes). Under other rules or settings
+		// a detail (the pattern a miss names, the evidence of a path) may differ while every
+		// rule keeps its outcome: for a what-if that turn did not change.
+		was, err := recorded.nextOutcomes(ev)
+		if err != nil {
+			return nil, err
+		}
+		changes := slices.DeleteFunc(outcomeChanges(*was, now), func(c Change) bool { return c.Rule == "" })
+		return atSeq(changes, ev.Seq), nil
+	}
 	written, ok := &now, true
 	if head.Base != 0 {
 		written, ok = events.Written(recorded.full, &now, head.Base)
@@ -270,18 +283,6 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 			recorded.seq, recorded.full = ev.Seq, &now
 			return nil, nil
 		}
-	}
-	if outcomesOnly {
-		// A what-if compares the rules' outcomes alone: the recorded decisions are rebuilt
-		// without the evidence of their context, most of their bytes. Under other rules or settings
-		// a detail (the pattern a miss names, the evidence of a path) may differ while every
-		// rule keeps its outcome: for a what-if that turn did not change.
-		was, err := recorded.nextOutcomes(ev)
-		if err != nil {
-			return nil, err
-		}
-		changes := slices.DeleteFunc(outcomeChanges(*was, now), func(c Change) bool { return c.Rule == "" })
-		return atSeq(changes, ev.Seq), nil
 	}
 	full, err := recorded.next(ev)
 	if err != nil {
