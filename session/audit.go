@@ -197,20 +197,41 @@ func Audit(ctx context.Context, lr LogReader, task uuid.UUID, opts AuditOptions)
 	return rep, err
 }
 
+// AuditRequests is Audit's rows alone: every request with each rule's outcome, and whether the
+// agent loaded it and tasklog delivered it. They come from the log alone; Audit also loads the
+// task's rule files for its findings, so a store missing a rule file's contents fails Audit and
+// not AuditRequests.
+func AuditRequests(ctx context.Context, er EventReader, task uuid.UUID) ([]AuditRequest, error) {
+	l, err := readAudit(ctx, er, task)
+	if err != nil {
+		return nil, err
+	}
+	_, rows := auditRows(l)
+	return rows, nil
+}
+
+// auditRows makes the auditor of what readAudit read and builds the audit's rows, one a
+// decision, noting their findings.
+func auditRows(l *auditLog) (*auditor, []AuditRequest) {
+	a := newAuditor(l)
+	rows := []AuditRequest{}
+	for i := range l.decisions {
+		rows = append(rows, a.request(i))
+	}
+	return a, rows
+}
+
 // runAudit is Audit, also handing out the auditor for Why.
 func runAudit(ctx context.Context, lr LogReader, task uuid.UUID, opts AuditOptions) (*AuditReport, *auditor, error) {
 	l, err := readAudit(ctx, lr, task)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := newAuditor(l)
+	a, rows := auditRows(l)
 	rep := &AuditReport{Version: AuditVersion, Task: task.String(), Agent: l.agent, AgentLoads: "unknown",
-		Requests: []AuditRequest{}, Findings: []audit.Finding{}}
+		Requests: rows, Findings: []audit.Finding{}}
 	if a.reportsLoads {
 		rep.AgentLoads = "reported"
-	}
-	for i := range l.decisions {
-		rep.Requests = append(rep.Requests, a.request(i))
 	}
 	rs, raw, err := a.ruleSet(lr)
 	if err != nil {
@@ -315,11 +336,11 @@ func (a *auditor) request(i int) AuditRequest {
 	}
 	at := audit.Moment{Prompt: rec.Position.Prompt, Request: rec.Position.Request, Turn: d.Turn, Seq: rec.Seq}
 	row := AuditRequest{Prompt: at.Prompt, Request: at.Request, Turn: at.Turn, Seq: at.Seq}
-	for _, oc := range OutcomesByPath(&d) {
+	for _, oc := range outcomesByPath(&d) {
 		o := oc.RuleOutcome
 		e := AuditEntry{Rule: o.Name, ID: o.ID, Path: o.Path, Category: o.Category, Decision: AuditExcluded,
 			Reason: o.Reason, Detail: o.Detail, Findings: []audit.Kind{}}
-		if oc.Included {
+		if oc.included {
 			e.Decision = AuditApplies
 			a.included[o.ID]++
 		}
@@ -350,26 +371,26 @@ func (a *auditor) request(i int) AuditRequest {
 	return row
 }
 
-// Outcome is one rule's outcome in a decision, and whether it is one of the decision's
+// ruleOutcome is one rule's outcome in a decision, and whether it is one of the decision's
 // included outcomes (the rule is in the prompt) or of its excluded ones.
-type Outcome struct {
+type ruleOutcome struct {
 	events.RuleOutcome
-	Included bool
+	included bool
 }
 
-// OutcomesByPath lists a decision's outcomes, included and excluded, sorted by the rule's path,
+// outcomesByPath lists a decision's outcomes, included and excluded, sorted by the rule's path,
 // then its id (equal ones in the decision's order, included first): the order of an audit's
 // rows. An outcome is included by its place in the decision, not by its id, so a log that
 // names one id twice counts each outcome as it was recorded.
-func OutcomesByPath(d *events.Decision) []Outcome {
-	out := make([]Outcome, 0, len(d.Included)+len(d.Excluded))
+func outcomesByPath(d *events.Decision) []ruleOutcome {
+	out := make([]ruleOutcome, 0, len(d.Included)+len(d.Excluded))
 	for _, o := range d.Included {
-		out = append(out, Outcome{o, true})
+		out = append(out, ruleOutcome{o, true})
 	}
 	for _, o := range d.Excluded {
-		out = append(out, Outcome{o, false})
+		out = append(out, ruleOutcome{o, false})
 	}
-	slices.SortStableFunc(out, func(x, y Outcome) int { return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.ID, y.ID)) })
+	slices.SortStableFunc(out, func(x, y ruleOutcome) int { return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.ID, y.ID)) })
 	return out
 }
 

@@ -86,7 +86,7 @@ func Decisions(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded,
 
 // DecisionOutcomes is Decisions without each decision's context and gone paths (Context and
 // Gone are nil): the rules' outcomes, the diagnostics and the counts, for a reader that does
-// not look at the evidence (the web app's rules page), without decoding most of each
+// not look at the evidence, without decoding most of each
 // decision's bytes (events.DecisionOutcomes). A delta is checked against its base as
 // Decisions checks it.
 func DecisionOutcomes(ctx context.Context, er EventReader, task uuid.UUID) ([]Recorded, error) {

@@ -18,7 +18,6 @@ import (
 type Cache struct {
 	mu    sync.Mutex
 	lines map[uuid.UUID]Task
-	uses  map[uuid.UUID]cachedRules
 	// read are the tasks' audits; auditing whether a goroutine reads those missing.
 	read     map[uuid.UUID]taskAudit
 	auditing bool
@@ -70,14 +69,9 @@ func (c *Cache) keepPage(task uuid.UUID, p *taskPage) {
 	c.pages = append(kept, cachedPage{task, p})
 }
 
-type cachedRules struct {
-	events uint64
-	taskRuleUses
-}
-
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	c := &Cache{lines: map[uuid.UUID]Task{}, uses: map[uuid.UUID]cachedRules{}, read: map[uuid.UUID]taskAudit{}}
+	c := &Cache{lines: map[uuid.UUID]Task{}, read: map[uuid.UUID]taskAudit{}}
 	c.idle.L = &c.mu
 	return c
 }
@@ -157,32 +151,6 @@ func (c *Cache) tasks(ctx context.Context, db store.Store) ([]Task, error) {
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
-}
-
-// rules is taskRules through the cache.
-func (c *Cache) rules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error) {
-	id, err := parseTask(t.ID)
-	if err != nil {
-		return taskRuleUses{}, err
-	}
-	if c != nil {
-		c.mu.Lock()
-		r, ok := c.uses[id]
-		c.mu.Unlock()
-		if ok && r.events == t.Events {
-			return r.taskRuleUses, nil
-		}
-	}
-	r, err := taskRules(ctx, db, t)
-	if err != nil {
-		return r, err
-	}
-	if c != nil {
-		c.mu.Lock()
-		c.uses[id] = cachedRules{t.Events, r}
-		c.mu.Unlock()
-	}
-	return r, nil
 }
 
 // audits fills in the tasks' audits: those kept at the task's length, then those it reads

@@ -79,7 +79,8 @@ type Task struct {
 	// missed counts, by rule id (as the log has it), the requests at which the agent missed
 	// the rule while it applied (the audit's missed_by_agent).
 	missed map[string]int
-	// uses are the rules' counts from the audit (nil until it is read, or when it failed).
+	// uses are the rules' counts from the audit's rows (nil until it is read, or when the log
+	// could not be read).
 	uses *taskRuleUses
 	// Last is the time of the last event that has one; Updated it as the page shows it.
 	Last    time.Time
@@ -108,7 +109,7 @@ type taskAudit struct {
 	findings int
 	failed   string
 	missed   map[string]int
-	// uses are the rules' counts for the rules page, nil when the audit failed.
+	// uses are the rules' counts for the rules page, nil when the log could not be read.
 	uses *taskRuleUses
 }
 
@@ -118,6 +119,12 @@ func auditTask(ctx context.Context, db store.Store, task uuid.UUID, events uint6
 	rep, err := session.Audit(ctx, db, task, session.AuditOptions{})
 	if err != nil {
 		a.failed = termsafe.Escape(err.Error())
+		// The rules' counts need the log alone: a store missing a rule file's contents fails
+		// the audit's findings, not its rows.
+		if rows, err := session.AuditRequests(ctx, db, task); err == nil {
+			uses := countRules(rows)
+			a.uses = &uses
+		}
 		return a
 	}
 	a.findings = len(rep.Findings)
@@ -129,7 +136,7 @@ func auditTask(ctx context.Context, db store.Store, task uuid.UUID, events uint6
 			a.missed[f.ID] += f.Requests
 		}
 	}
-	uses := auditRules(rep)
+	uses := countRules(rep.Requests)
 	a.uses = &uses
 	return a
 }

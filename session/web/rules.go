@@ -3,12 +3,12 @@ package web
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"io"
 	"sort"
 	"sync"
 
-	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/internal/termsafe"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
@@ -62,17 +62,16 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 		return nil, err
 	}
 	// A task's audit holds every rule's outcome and delivery at every request: the counts are
-	// taken from it, and the log is read again only for a task whose audit could not be read.
+	// taken from its rows (see auditTask).
 	cache.audits(ctx, db, tasks, nil)
 	byID := map[string]*Rule{}
 	for _, t := range tasks {
 		tr := t.uses
 		if tr == nil {
-			counted, err := cache.rules(ctx, db, t)
-			if err != nil {
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			tr = &counted
+			return nil, fmt.Errorf("task %s: %s", t.ID, t.AuditFailed)
 		}
 		ids := make([]string, 0, len(tr.uses))
 		for id := range tr.uses {
@@ -86,7 +85,7 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 				r = &m
 				byID[id] = r
 			}
-			u := tr.uses[id]
+			u := *tr.uses[id] // the task's counts are kept by the cache: a copy
 			u.Task = t
 			u.Missed = t.missed[id] // the audit names rules by their id as the log has it
 			r.Uses = append(r.Uses, u)
@@ -107,113 +106,45 @@ func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 
 // taskRuleUses are one task's rules: their use, and their id, name and path, by id.
 type taskRuleUses struct {
-	uses map[string]RuleUse
+	uses map[string]*RuleUse
 	meta map[string]Rule
 }
 
-// ruleTally gathers one task's rule uses, one rule's outcome at one request at a time.
-type ruleTally struct {
-	out  taskRuleUses
-	uses map[string]*RuleUse
-}
-
-func newRuleTally() *ruleTally {
-	return &ruleTally{out: taskRuleUses{uses: map[string]RuleUse{}, meta: map[string]Rule{}}, uses: map[string]*RuleUse{}}
-}
-
-// add counts a rule's outcome o at the request at: in the prompt (and then whether a delivery
-// for that decision carried it), or excluded for its reason. The rule's name and path are those
-// of its first outcome.
-func (t *ruleTally) add(o events.RuleOutcome, included, delivered bool, at session.Position) {
-	u := t.uses[o.ID]
-	if u == nil {
-		t.out.meta[o.ID] = Rule{ID: termsafe.Escape(o.ID), Name: termsafe.Escape(o.Name), Path: termsafe.Escape(o.Path)}
-		u = &RuleUse{}
-		t.uses[o.ID] = u
-	}
-	u.Requests++
-	if included {
-		u.Applied++
-		if u.First == (session.Position{}) {
-			u.First = at
-		}
-		u.Last = at
-		if delivered {
-			u.Delivered++
-		}
-		return
-	}
-	switch o.Reason {
-	case "shadowed":
-		u.Shadowed++
-	case "toggled_off":
-		u.Off++
-	default:
-		u.Excluded++
-	}
-}
-
-func (t *ruleTally) result() taskRuleUses {
-	for id, u := range t.uses {
-		t.out.uses[id] = *u
-	}
-	return t.out
-}
-
-// auditRules counts each rule's outcomes in a task's audit: every request's rules, each in the
-// prompt or excluded, and delivered for that request or not.
-func auditRules(rep *session.AuditReport) taskRuleUses {
-	t := newRuleTally()
-	for _, row := range rep.Requests {
+// countRules counts each rule's outcomes in an audit's rows: every request's rules, each in the
+// prompt (and delivered for that request or not) or excluded for its reason. A rule's name and
+// path are those of its first outcome.
+func countRules(rows []session.AuditRequest) taskRuleUses {
+	out := taskRuleUses{uses: map[string]*RuleUse{}, meta: map[string]Rule{}}
+	for _, row := range rows {
 		at := session.Position{Prompt: row.Prompt, Request: row.Request}
 		for _, e := range row.Rules {
-			o := events.RuleOutcome{ID: e.ID, Name: e.Rule, Path: e.Path, Reason: e.Reason}
-			t.add(o, e.Decision == session.AuditApplies, e.Delivered, at)
+			u := out.uses[e.ID]
+			if u == nil {
+				out.meta[e.ID] = Rule{ID: termsafe.Escape(e.ID), Name: termsafe.Escape(e.Rule), Path: termsafe.Escape(e.Path)}
+				u = &RuleUse{}
+				out.uses[e.ID] = u
+			}
+			u.Requests++
+			switch {
+			case e.Decision == session.AuditApplies:
+				u.Applied++
+				if u.First == (session.Position{}) {
+					u.First = at
+				}
+				u.Last = at
+				if e.Delivered {
+					u.Delivered++
+				}
+			case e.Reason == "shadowed":
+				u.Shadowed++
+			case e.Reason == "toggled_off":
+				u.Off++
+			default:
+				u.Excluded++
+			}
 		}
 	}
-	return t.result()
-}
-
-// taskRules counts each rule's outcomes in one task's decisions, read from its log: for a task
-// whose audit could not be read (auditRules counts the others).
-func taskRules(ctx context.Context, db store.Store, t Task) (taskRuleUses, error) {
-	id, err := parseTask(t.ID)
-	if err != nil {
-		return taskRuleUses{}, err
-	}
-	// delivered holds the rules each decision's deliveries carried: decision seq → rule id.
-	delivered := map[uint64]map[string]bool{}
-	for ev, err := range db.Events(ctx, id, 1) {
-		if err != nil {
-			return taskRuleUses{}, err
-		}
-		if ev.Type != events.TypeDelivery {
-			continue
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			return taskRuleUses{}, err
-		}
-		d := p.(*events.Delivery)
-		if delivered[d.Decision] == nil {
-			delivered[d.Decision] = map[string]bool{}
-		}
-		for _, r := range d.Rules {
-			delivered[d.Decision][r.ID] = true
-		}
-	}
-	ds, err := session.DecisionOutcomes(ctx, db, id)
-	if err != nil {
-		return taskRuleUses{}, err
-	}
-	tally := newRuleTally()
-	for _, rec := range ds {
-		// In the audit's order, so that a rule's name and path are taken from the same outcome.
-		for _, o := range session.OutcomesByPath(&rec.Decision) {
-			tally.add(o.RuleOutcome, o.Included, delivered[rec.Seq][o.ID], rec.Position)
-		}
-	}
-	return tally.result(), nil
+	return out
 }
 
 // RenderRules writes the rules page: every rule with its counts, or, with one (only), that
