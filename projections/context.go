@@ -99,10 +99,7 @@ type buildScratch struct {
 	// spare are two key arrays, distinct from each other and from Task.order, that sortKeys
 	// fills and swaps with Task.order.
 	spare [2][]pathKey
-	// at is where each key of Task.order is in kept, set by sortKeys for the build that called
-	// it (one of pos, the other its working array): the build reads the candidates in output
-	// order without looking each key up again.
-	at  []int
+	// pos are two arrays of places in kept, one of which sortKeys returns (see there).
 	pos [2][]int
 }
 
@@ -150,7 +147,7 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 		}
 	}
 	s.kept = kept
-	t.sortKeys(kept, index)
+	at := t.sortKeys(kept, index)
 	for i := range kept {
 		c := &kept[i]
 		slices.SortFunc(c.sources, compareSources)
@@ -167,7 +164,7 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 	fresh := 0 // the sources not shared with prev
 	j := 0
 	for i, k := range t.order {
-		c := &kept[s.at[i]]
+		c := &kept[at[i]]
 		out[i] = rules.ContextPath{Path: k.rel, Root: t.rootName(k)}
 		if len(c.sources) == 0 {
 			continue
@@ -187,11 +184,11 @@ func (t *Task) build(prev, buf []rules.ContextPath) ([]rules.ContextPath, int) {
 		if out[i].Sources != nil {
 			continue // prev's
 		}
-		c := &kept[s.at[i]]
+		c := &kept[at[i]]
 		if len(c.sources) > 0 {
-			at := len(flat)
+			start := len(flat)
 			flat = append(flat, c.sources...)
-			out[i].Sources = flat[at:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
+			out[i].Sources = flat[start:len(flat):len(flat)] // capped: appending to one path's sources cannot reach the next's
 		}
 	}
 	return out, len(s.cut)
@@ -213,11 +210,13 @@ func (t *Task) compareKeys(a, b pathKey) int {
 	return cmp.Or(strings.Compare(t.rootName(a), t.rootName(b)), cmp.Compare(a.root, b.root))
 }
 
-// sortKeys sets t.order to the kept candidates' keys in output order, and t.scratch.at to
-// where each is in kept. The last build's order, less the keys that left, is still sorted; only
-// the new keys need sorting, and a merge does the rest. It writes into the scratch's spare
-// arrays and hands the last order back to them.
-func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) {
+// sortKeys sets t.order to the kept candidates' keys in output order and returns where each is
+// in kept, so that the build reads the candidates in that order without looking each key up
+// again. The last build's order, less the keys that left, is still sorted; only the new keys
+// need sorting, and a merge does the rest. It writes into the scratch's spare arrays and hands
+// the last order back to them; the places it returns are scratch too, valid until the next
+// build.
+func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) []int {
 	s := &t.scratch
 	prev := t.order
 	order, pos := s.spare[0][:0], s.pos[0][:0]
@@ -233,8 +232,8 @@ func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) {
 	}
 	s.pos[0] = pos
 	if len(order) == len(kept) {
-		s.spare[0], t.order, s.at = prev[:0], order, pos
-		return
+		s.spare[0], t.order = prev[:0], order
+		return pos
 	}
 	fresh := s.fresh[:0] // the new keys' places in kept
 	for i := range kept {
@@ -260,7 +259,8 @@ func (t *Task) sortKeys(kept []candidate, index map[pathKey]int) {
 		merged, at = append(merged, kept[f].key), append(at, f)
 	}
 	s.spare[0], s.spare[1], t.order = prev[:0], order[:0], merged
-	s.pos[1], s.at = at, at
+	s.pos[1] = at
+	return at
 }
 
 // compareSources orders evidence oldest first; within one event by kind rank, then detail.
