@@ -213,12 +213,14 @@ func emptied[T any](s []T) []T {
 }
 
 // recompute recomputes one decision. The recomputation is written as the recorded one is (in
-// full, or against the decision before it) and compared byte for byte.
+// full, or against the decision before it) and compared byte for byte; a what-if compares the
+// rules' outcomes alone.
 func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, error) {
 	lr, override, useOverride, outcomesOnly := r.lr, r.override, r.useOverride, r.outcomesOnly
 	cache, recorded := &r.cache, &r.recorded
-	// The head is enough to recompute; the recorded outcomes are decoded only when the
-	// recomputation's bytes differ, which keeps a clean verify from decoding every decision.
+	// The head is enough to recompute; the recorded decision is decoded only when the
+	// recomputation's bytes differ (or in a what-if), which keeps a clean verify from decoding
+	// every decision.
 	head, err := events.Head(ev)
 	if err != nil {
 		return nil, err

@@ -461,9 +461,8 @@ func (s *decisionBytes) add(ev events.Event) error {
 
 // BenchmarkDiffRealistic is 'replay diff' of BenchmarkVerifyRealistic's task against its rules
 // less one file, as when a user asks what deleting a rule would change: every decision is
-// recomputed under those rules and, its bytes differing from the recorded one's, the recorded
-// decision is read back and compared outcome by outcome. It reports events per second by the
-// wall clock. Skipped with -short or without the samples.
+// recomputed under those rules and compared outcome by outcome with the recorded one, read back
+// without its context's evidence. It reports events per second by the wall clock. Skipped with -short or without the samples.
 func BenchmarkDiffRealistic(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds a 200k-event task; skipped with -short")
