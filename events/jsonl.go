@@ -188,6 +188,16 @@ func (lr *LineReader) Parse(raw []byte, no int) (Line, error) {
 	return l, nil
 }
 
+// Reparse is ReparseLine of the line numbered no that Raw returned, as Parse is ParseLine's.
+func (lr *LineReader) Reparse(raw []byte, no int) (Line, error) {
+	l, err := ReparseLine(raw)
+	if err != nil {
+		return Line{}, fmt.Errorf("%s:%d: %w", lr.name, no, err)
+	}
+	l.No = no
+	return l, nil
+}
+
 // Raw returns the next non-blank line undecoded, with its 1-based number, or io.EOF. The bytes
 // are valid until the next call.
 func (lr *LineReader) Raw() ([]byte, int, error) {
@@ -236,59 +246,11 @@ func ParseLine(raw []byte) (Line, error) {
 			return Line{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
-	if jl.Type == "" {
-		return Line{}, fmt.Errorf("%w: missing \"type\"", ErrInvalid)
+	l, s, err := lineEnvelope(&jl)
+	if err != nil {
+		return Line{}, err
 	}
-	s, ok := schemas[jl.Type]
-	if !ok {
-		return Line{}, fmt.Errorf("%w %q", ErrUnknownType, jl.Type)
-	}
-	if jl.Turn < 0 {
-		return Line{}, fmt.Errorf("%w: turn %d: turns count from 1", ErrInvalid, jl.Turn)
-	}
-	l := Line{HasSeq: jl.Seq != 0, HasTurn: jl.Turn != 0, HasHash: jl.Hash != ""}
 	e := &l.Event
-	e.Type, e.Seq, e.Turn, e.Origin = jl.Type, jl.Seq, jl.Turn, jl.Origin
-	e.V = jl.V
-	if e.V == 0 {
-		e.V = s.current
-	}
-	var err error
-	if jl.Task != "" {
-		if e.Task, err = uuid.Parse(jl.Task); err != nil {
-			return Line{}, fmt.Errorf("%w: task %q: %v", ErrInvalid, jl.Task, err)
-		}
-		l.HasTask = true
-	}
-	if jl.ID != "" {
-		if e.ID, err = ParseID(jl.ID); err != nil {
-			return Line{}, fmt.Errorf("%w: id %q: %v", ErrInvalid, jl.ID, err)
-		}
-		l.HasID = true
-	}
-	if jl.Time != "" {
-		if e.Time, err = time.Parse(time.RFC3339Nano, jl.Time); err != nil {
-			return Line{}, fmt.Errorf("%w: time %q: %v", ErrInvalid, jl.Time, err)
-		}
-		e.Time = e.Time.UTC()
-		l.HasTime = true
-	}
-	if jl.Prev != "" {
-		if e.Prev, err = ParseHash(jl.Prev); err != nil {
-			return Line{}, fmt.Errorf("%w: prev: %v", ErrInvalid, err)
-		}
-	}
-	if l.HasHash {
-		if e.Hash, err = ParseHash(jl.Hash); err != nil {
-			return Line{}, fmt.Errorf("%w: hash: %v", ErrInvalid, err)
-		}
-	}
-	switch {
-	case len(jl.Data) == 0:
-		jl.Data = json.RawMessage("{}")
-	case string(jl.Data) == "null":
-		return Line{}, fmt.Errorf("%w: \"data\" is null: give the payload as an object ({} for none), or leave \"data\" out", ErrInvalid)
-	}
 	if e.Data, err = lineData(s, e.Type, e.V, jl.Data, l.HasHash); err != nil {
 		return Line{}, err
 	}
@@ -302,6 +264,85 @@ func ParseLine(raw []byte) (Line, error) {
 		}
 	}
 	return l, nil
+}
+
+// ReparseLine is ParseLine of a line that ParseLine accepted before, byte for byte: it returns
+// the same Line without checking again what depends on the line's bytes alone. An event line
+// that carries a hash (an export's) has its envelope read and its data kept verbatim, without
+// the strict reading of the whole line, the payload's schema and the hash; any other line is
+// parsed by ParseLine. Given a line ParseLine would refuse, it may accept it: a caller uses it
+// only where it knows the bytes are those ParseLine accepted (an import's second read of
+// lines whose sum it took in the first).
+func ReparseLine(raw []byte) (Line, error) {
+	var jl jsonLine
+	if !decodeLineFast(raw, &jl) || jl.Hash == "" {
+		return ParseLine(raw)
+	}
+	l, _, err := lineEnvelope(&jl)
+	if err != nil || !l.HasTask || !l.HasID || !l.HasSeq {
+		return ParseLine(raw)
+	}
+	l.Event.Data = append([]byte(nil), jl.Data...)
+	return l, nil
+}
+
+// lineEnvelope makes the Line of an event line's envelope, and returns its type's schema; its
+// Data is left to the caller, from jl.Data, which it sets to {} when the line has none.
+func lineEnvelope(jl *jsonLine) (Line, *schema, error) {
+	if jl.Type == "" {
+		return Line{}, nil, fmt.Errorf("%w: missing \"type\"", ErrInvalid)
+	}
+	s, ok := schemas[jl.Type]
+	if !ok {
+		return Line{}, nil, fmt.Errorf("%w %q", ErrUnknownType, jl.Type)
+	}
+	if jl.Turn < 0 {
+		return Line{}, nil, fmt.Errorf("%w: turn %d: turns count from 1", ErrInvalid, jl.Turn)
+	}
+	l := Line{HasSeq: jl.Seq != 0, HasTurn: jl.Turn != 0, HasHash: jl.Hash != ""}
+	e := &l.Event
+	e.Type, e.Seq, e.Turn, e.Origin = jl.Type, jl.Seq, jl.Turn, jl.Origin
+	e.V = jl.V
+	if e.V == 0 {
+		e.V = s.current
+	}
+	var err error
+	if jl.Task != "" {
+		if e.Task, err = uuid.Parse(jl.Task); err != nil {
+			return Line{}, nil, fmt.Errorf("%w: task %q: %v", ErrInvalid, jl.Task, err)
+		}
+		l.HasTask = true
+	}
+	if jl.ID != "" {
+		if e.ID, err = ParseID(jl.ID); err != nil {
+			return Line{}, nil, fmt.Errorf("%w: id %q: %v", ErrInvalid, jl.ID, err)
+		}
+		l.HasID = true
+	}
+	if jl.Time != "" {
+		if e.Time, err = time.Parse(time.RFC3339Nano, jl.Time); err != nil {
+			return Line{}, nil, fmt.Errorf("%w: time %q: %v", ErrInvalid, jl.Time, err)
+		}
+		e.Time = e.Time.UTC()
+		l.HasTime = true
+	}
+	if jl.Prev != "" {
+		if e.Prev, err = ParseHash(jl.Prev); err != nil {
+			return Line{}, nil, fmt.Errorf("%w: prev: %v", ErrInvalid, err)
+		}
+	}
+	if l.HasHash {
+		if e.Hash, err = ParseHash(jl.Hash); err != nil {
+			return Line{}, nil, fmt.Errorf("%w: hash: %v", ErrInvalid, err)
+		}
+	}
+	switch {
+	case len(jl.Data) == 0:
+		jl.Data = json.RawMessage("{}")
+	case string(jl.Data) == "null":
+		return Line{}, nil, fmt.Errorf("%w: \"data\" is null: give the payload as an object ({} for none), or leave \"data\" out", ErrInvalid)
+	}
+	return l, s, nil
 }
 
 // lineData checks a line's payload against its schema and returns the bytes to store.

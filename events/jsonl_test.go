@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -427,5 +428,68 @@ func TestSignatureLine(t *testing.T) {
 		if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ParseLine(%s) = %v, want ErrInvalid", bad, err)
 		}
+	}
+}
+
+// TestReparseLine reads every line of the repository's logs (exports of every event type,
+// older versions, blob and closing lines, hand-written sessions) with ParseLine and with
+// ReparseLine, and requires the same Line: ReparseLine gives what ParseLine gives for any line
+// ParseLine accepted. A line altered after its hash was taken shows what ReparseLine does not
+// check: ParseLine refuses it, ReparseLine reads it as it is.
+func TestReparseLine(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"logs/*.jsonl", "logs/*/*.jsonl", "sessions/*.jsonl"} {
+		found, err := filepath.Glob(filepath.Join("..", "testdata", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
+	}
+	kinds := map[string]int{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, raw := range bytes.Split(b, []byte("\n")) {
+			if raw = bytes.TrimSpace(raw); len(raw) == 0 {
+				continue
+			}
+			want, wantErr := ParseLine(raw)
+			if wantErr != nil {
+				kinds["refused"]++ // a line ParseLine refuses is no line to reparse
+				continue
+			}
+			got, gotErr := ReparseLine(raw)
+			switch {
+			case gotErr != nil:
+				t.Errorf("%s:%d: ReparseLine refuses a line ParseLine accepts: %v", name, i+1, gotErr)
+				continue
+			case want.Blob != nil || want.End != nil || want.Sig != nil:
+				kinds["other"]++
+			case want.HasHash:
+				kinds["hashed "+string(want.Event.Type)]++
+			default:
+				kinds["hand-written"]++
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:%d: ReparseLine gives\n%+v\nParseLine\n%+v", name, i+1, got, want)
+			}
+		}
+	}
+	t.Logf("lines read: %v", kinds)
+	for _, k := range []string{"refused", "other", "hand-written", "hashed decision", "hashed rules_snapshot", "hashed tool_call"} {
+		if kinds[k] == 0 {
+			t.Errorf("no line of kind %q among the logs read: %v", k, kinds)
+		}
+	}
+
+	line, _ := MarshalJSONLine(sampleLog(t)[1])
+	tampered := []byte(strings.Replace(string(line), "apps/web", "apps/api", 1))
+	if _, err := ParseLine(tampered); !errors.Is(err, ErrHashMismatch) {
+		t.Fatalf("ParseLine of the altered line: %v, want ErrHashMismatch", err)
+	}
+	if l, err := ReparseLine(tampered); err != nil || !strings.Contains(string(l.Event.Data), "apps/api") {
+		t.Errorf("ReparseLine of the altered line: %+v, %v; want it read as it is", l, err)
 	}
 }

@@ -38,6 +38,8 @@ type importer struct {
 	blobs map[[32]byte]bool
 	// closed is the task whose closing line is the last line read, which a signature line may follow.
 	closed *importTask
+	// sums are the first pass's sums of its chunks of lines, which the second compares.
+	sums chunkSums
 
 	// Second pass: what waits to be written.
 	batch      []events.Event
@@ -77,7 +79,8 @@ type importTask struct {
 }
 
 func newImporter(ctx context.Context, db store.Store, name string, opts ImportOptions) *importer {
-	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[[32]byte]bool{}}
+	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[[32]byte]bool{},
+		sums: newChunkSums()}
 }
 
 // startWriting readies the second pass: the same checks from the start, now writing. The task
@@ -85,6 +88,7 @@ func newImporter(ctx context.Context, db store.Store, name string, opts ImportOp
 func (im *importer) startWriting() {
 	im.stop()
 	im.writing = true
+	im.sums.again = true
 	im.tasks, im.order, im.current = map[uuid.UUID]*importTask{}, nil, nil
 	im.w = startImportWriter()
 }
@@ -115,14 +119,10 @@ func (im *importer) results() []Imported {
 }
 
 // pass reads every line of r through the checks (and, in the second pass, into the batches).
-// With ahead, the lines are read and parsed ahead of the checks on goroutines of their own
-// (parseAhead), which have stopped reading r when pass returns.
-func (im *importer) pass(r io.Reader, ahead bool) error {
-	lines := parseAhead
-	if !ahead {
-		lines = fileLines
-	}
-	for l, err := range lines(events.NewLineReader(r, im.name)) {
+// The lines are read and parsed ahead of the checks on goroutines of their own (parseAhead),
+// which have stopped reading r when pass returns.
+func (im *importer) pass(r io.Reader) error {
+	for l, err := range parseAhead(events.NewLineReader(r, im.name), &im.sums) {
 		if err != nil {
 			return im.changed(err)
 		}
@@ -151,18 +151,6 @@ func (im *importer) pass(r io.Reader, ahead bool) error {
 		}
 	}
 	return nil
-}
-
-// fileLines ranges over the lines lr reads; io.EOF ends it, another error is its last step.
-func fileLines(lr *events.LineReader) iter.Seq2[events.Line, error] {
-	return func(yield func(events.Line, error) bool) {
-		for {
-			l, err := lr.Next()
-			if errors.Is(err, io.EOF) || !yield(l, err) || err != nil {
-				return
-			}
-		}
-	}
 }
 
 // changed explains a check that failed in the second pass only: the file changed in between.
