@@ -137,7 +137,9 @@ func MarshalJSONLine(e Event) ([]byte, error) {
 // Line is one decoded line of a JSON Lines log. Fields the line omitted are zero in Event and
 // false in the Has flags; the caller (an importer) assigns them.
 type Line struct {
-	// Event is the line's event; Data is canonical and has been checked against its schema.
+	// Event is the line's event. Its Data is canonical, or, on a line that carries a hash, the
+	// line's data as it is (the hash covers those bytes); ParseLine has checked it against its
+	// schema, ReparseLine has not.
 	Event Event
 	// No is the 1-based line number in the file.
 	No int

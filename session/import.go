@@ -119,10 +119,15 @@ func (im *importer) results() []Imported {
 }
 
 // pass reads every line of r through the checks (and, in the second pass, into the batches).
-// The lines are read and parsed ahead of the checks on goroutines of their own (parseAhead),
-// which have stopped reading r when pass returns.
-func (im *importer) pass(r io.Reader) error {
-	for l, err := range parseAhead(events.NewLineReader(r, im.name), &im.sums) {
+// With ahead, the lines are read and parsed ahead of the checks on goroutines of their own
+// (parseAhead), which have stopped reading r when pass returns; without, one after the other
+// (fileLines), so that a pipe is read no further than the line that fails.
+func (im *importer) pass(r io.Reader, ahead bool) error {
+	lines := parseAhead
+	if !ahead {
+		lines = fileLines
+	}
+	for l, err := range lines(events.NewLineReader(r, im.name), &im.sums) {
 		if err != nil {
 			return im.changed(err)
 		}

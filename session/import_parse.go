@@ -21,59 +21,130 @@ type lineChunk struct {
 	err   error // the reader's error after the lines, if it stopped at one
 	lines []readResult[events.Line]
 	done  chan struct{}
-	// index is the chunk's place among the file's chunks, and sum the hash of its lines and
-	// their numbers, taken by the worker that parses it (see chunkSums).
-	index int
-	sum   uint64
+	// index is the chunk's place among the file's chunks; sum is its lines' sum and reparsed
+	// tells that they were reparsed, both set by the worker that parses it (see chunkSums).
+	index    int
+	sum      uint64
+	reparsed bool
 	// mib is the chunk's share of the bytes read ahead (see parseAhead), in MiB.
 	mib int
 }
+
+// chunkFull reports whether a chunk of lines lines and size bytes takes no more: a chunk holds
+// readAheadBatch lines, or fewer once they pass readAheadBytes.
+func chunkFull(lines, size int) bool { return lines >= readAheadBatch || size >= readAheadBytes }
 
 // chunkSums are the sums of the chunks of lines an import's first pass read, in the file's
 // order. The first pass records them; the second, with again set, parses a chunk whose sum is
 // the one the first pass took at its place with ReparseLine, without checking again what only
 // depends on the lines' bytes, which the first pass checked (the strict JSON of each line, its
 // payload's schema, its hash). A chunk whose sum differs (the file changed in between) is parsed
-// and checked as the first pass did. The chunks' bounds depend only on the lines, so the same
-// file gives the same chunks twice.
+// and checked as the first pass did. A chunk's bounds depend only on its lines (chunkFull), so
+// the same file gives the same chunks twice, read ahead or one line after the other.
 //
-// A sum is a 64-bit hash/maphash of the lines with a seed drawn for the import: nobody who
-// changes the file between the passes knows the seed, so no change can be made to keep a sum.
-// The sums cost 8 bytes for every readAheadBatch lines or readAheadBytes of them.
+// A sum is a 64-bit hash/maphash of the lines' bytes, with a seed drawn for the import that
+// never leaves the process: a file changed between the passes keeps a chunk's sum by a chance
+// of one in 2^64, which nobody can aim for without the seed (maphash is not a cryptographic
+// hash, and is not used as one: the seed is the secret). The sums cost 8 bytes a chunk.
 type chunkSums struct {
 	seed  maphash.Seed
 	again bool
 	sums  []uint64
+	// reparsed counts the chunks the second pass reparsed.
+	reparsed int
 }
 
 func newChunkSums() chunkSums { return chunkSums{seed: maphash.MakeSeed()} }
 
-// checked reports whether the chunk's lines are, byte for byte and number for number, those the
-// first pass parsed at its place.
-func (cs *chunkSums) checked(c *lineChunk) bool {
-	return cs.again && c.index < len(cs.sums) && cs.sums[c.index] == c.sum
+// checked reports whether, in the second pass, the chunk at index with sum holds the bytes of
+// the lines the first pass read there.
+func (cs *chunkSums) checked(index int, sum uint64) bool {
+	return cs.again && index < len(cs.sums) && cs.sums[index] == sum
 }
 
-// record keeps, in the first pass, the sum of a chunk whose lines were all handed out.
-func (cs *chunkSums) record(c *lineChunk) {
-	if cs != nil && !cs.again {
-		cs.sums = append(cs.sums, c.sum)
+// done takes note of a chunk whose lines were all handed out: its sum in the first pass,
+// whether it was reparsed in the second.
+func (cs *chunkSums) done(sum uint64, reparsed bool) {
+	switch {
+	case cs == nil:
+	case !cs.again:
+		cs.sums = append(cs.sums, sum)
+	case reparsed:
+		cs.reparsed++
 	}
 }
 
-// sumLines is the hash of a chunk's lines with seed: their bytes, where each ends and its
-// number.
+// lineSum sums the lines of a chunk as they are added: their bytes and where each ends.
+type lineSum struct {
+	h     maphash.Hash
+	ends  []byte
+	lines int
+	size  int
+}
+
+func (ls *lineSum) start(seed maphash.Seed) {
+	ls.h.SetSeed(seed) // resets it
+	ls.ends, ls.lines, ls.size = ls.ends[:0], 0, 0
+}
+
+func (ls *lineSum) add(raw []byte) {
+	ls.h.Write(raw)
+	ls.lines++
+	ls.size += len(raw)
+	ls.ends = binary.LittleEndian.AppendUint64(ls.ends, uint64(ls.size))
+}
+
+func (ls *lineSum) sum() uint64 {
+	ls.h.Write(ls.ends)
+	return ls.h.Sum64()
+}
+
+// sumLines is the sum of a chunk's lines with seed.
 func (c *lineChunk) sumLines(seed maphash.Seed) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	h.Write(c.buf)
-	var b [16]byte
-	for i, end := range c.ends {
-		binary.LittleEndian.PutUint64(b[:8], uint64(end))
-		binary.LittleEndian.PutUint64(b[8:], uint64(c.nos[i]))
-		h.Write(b[:])
+	var ls lineSum
+	ls.start(seed)
+	start := 0
+	for _, end := range c.ends {
+		ls.add(c.buf[start:end])
+		start = end
 	}
-	return h.Sum64()
+	return ls.sum()
+}
+
+// fileLines ranges over the lines lr reads, one after the other, reading no further than the
+// line it hands out; io.EOF ends it, another error is its last step. With sums, it records the
+// sums of the chunks parseAhead would have read (a first pass).
+func fileLines(lr *events.LineReader, sums *chunkSums) iter.Seq2[events.Line, error] {
+	return func(yield func(events.Line, error) bool) {
+		var ls lineSum
+		if sums != nil {
+			ls.start(sums.seed)
+		}
+		for {
+			raw, no, err := lr.Raw()
+			if errors.Is(err, io.EOF) {
+				if sums != nil && ls.lines > 0 {
+					sums.done(ls.sum(), false)
+				}
+				return
+			}
+			if err != nil {
+				yield(events.Line{}, err)
+				return
+			}
+			l, err := lr.Parse(raw, no)
+			if !yield(l, err) || err != nil {
+				return
+			}
+			if sums == nil {
+				continue
+			}
+			if ls.add(raw); chunkFull(ls.lines, ls.size) {
+				sums.done(ls.sum(), false)
+				ls.start(sums.seed)
+			}
+		}
+	}
 }
 
 // parseAhead ranges over the lines lr reads, as fileLines does, with the reading and the
@@ -156,7 +227,7 @@ func parseAhead(lr *events.LineReader, sums *chunkSums) iter.Seq2[events.Line, e
 				yield(events.Line{}, c.err)
 				return
 			}
-			sums.record(c)
+			sums.done(c.sum, c.reparsed)
 			for range c.mib {
 				<-tokens
 			}
@@ -181,7 +252,7 @@ func readChunk(lr *events.LineReader, free chan []byte) *lineChunk {
 	case c.buf = <-free:
 	default:
 	}
-	for len(c.ends) < readAheadBatch && len(c.buf) < readAheadBytes {
+	for !chunkFull(len(c.ends), len(c.buf)) {
 		raw, no, err := lr.Raw()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -204,7 +275,7 @@ func (c *lineChunk) parse(lr *events.LineReader, stop chan struct{}, sums *chunk
 	parse := lr.Parse
 	if sums != nil {
 		c.sum = c.sumLines(sums.seed)
-		if sums.checked(c) {
+		if c.reparsed = sums.checked(c.index, c.sum); c.reparsed {
 			parse = lr.Reparse
 		}
 	}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +86,7 @@ func TestParseAhead(t *testing.T) {
 				}
 				return r
 			}
-			want, wantErr := collectLines(fileLines(events.NewLineReader(open(), "log.jsonl")), tt.stop)
+			want, wantErr := collectLines(fileLines(events.NewLineReader(open(), "log.jsonl"), nil), tt.stop)
 			counted := &countingReader{r: open()}
 			got, gotErr := collectLines(parseAhead(events.NewLineReader(counted, "log.jsonl"), nil), tt.stop)
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
@@ -119,7 +121,7 @@ func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
 			content.WriteString(strings.Repeat("\n", i%3)) // the chunks' bounds move from one round to the next
 		}
 	}
-	want, wantErr := collectLines(fileLines(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl")), 0)
+	want, wantErr := collectLines(fileLines(events.NewLineReader(strings.NewReader(content.String()), "logs.jsonl"), nil), 0)
 	if wantErr != nil {
 		t.Fatal(wantErr)
 	}
@@ -141,8 +143,8 @@ func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
 			sameLines(t, got, want)
 		})
 	}
-	if len(sums.sums) < 2 {
-		t.Errorf("the first pass took %d sums, want one a chunk", len(sums.sums))
+	if len(sums.sums) < 2 || sums.reparsed != len(sums.sums) {
+		t.Errorf("the first pass took %d sums and the second reparsed %d chunks; want every chunk of many", len(sums.sums), sums.reparsed)
 	}
 }
 
@@ -185,14 +187,72 @@ func collectLines(seq iter.Seq2[events.Line, error], stop int) ([]events.Line, e
 	return out, nil
 }
 
-// fileLines ranges over the lines lr reads; io.EOF ends it, another error is its last step.
-func fileLines(lr *events.LineReader) iter.Seq2[events.Line, error] {
-	return func(yield func(events.Line, error) bool) {
-		for {
-			l, err := lr.Next()
-			if errors.Is(err, io.EOF) || !yield(l, err) || err != nil {
-				return
-			}
-		}
+// The second pass of an import reparses every chunk of lines the first pass checked, whether
+// the first read the file ahead (a file) or one line after the other (a pipe): the chunks are
+// the same either way. A line that changed in between is in a chunk parsed and checked anew,
+// and only that chunk (TestImportStopsAtTheFirstFault has the import it fails).
+func TestImportReparsesWhatItChecked(t *testing.T) {
+	path, _ := writeBigExport(t, 3<<20) // about 2,500 events: ten chunks
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	changed := withLineChanged(t, data, 1500)
+	for _, c := range []struct {
+		name string
+		in   io.Reader
+		// want are the chunks the second pass reparses, given the chunks the first one read.
+		want func(chunks int) int
+	}{
+		{"a file", bytes.NewReader(data), func(n int) int { return n }},
+		{"a pipe", nonSeeker{bytes.NewReader(data)}, func(n int) int { return n }},
+		{"a file changed at line 1500", &rewritten{r: bytes.NewReader(data), again: changed}, func(int) int { return 1499 / readAheadBatch }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, err := readTwice(c.in, func() (*os.File, error) { return os.CreateTemp(t.TempDir(), "copy-*.jsonl") })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.close()
+			im := newImporter(context.Background(), openDB(t), "big.jsonl", ImportOptions{})
+			defer im.stop()
+			err = im.run(src)
+			chunks := len(im.sums.sums)
+			if chunks < 5 || im.sums.reparsed != c.want(chunks) {
+				t.Errorf("the first pass summed %d chunks, the second reparsed %d; want %d", chunks, im.sums.reparsed, c.want(chunks))
+			}
+			if wantErr := c.name == "a file changed at line 1500"; (err != nil) != wantErr {
+				t.Errorf("import: %v", err)
+			}
+		})
+	}
+}
+
+// A pipe whose writer has sent a line that does not parse, and is still writing: the import
+// fails at that line without waiting for more (it would wait as long as the writer does).
+func TestImportFromAPipeStopsAtTheBadLine(t *testing.T) {
+	in := &stalledPipe{r: strings.NewReader("not json\n")}
+	_, err := Import(context.Background(), openDB(t), in, "pipe", ImportOptions{
+		CopyTo: func() (*os.File, error) { return os.CreateTemp(t.TempDir(), "copy-*.jsonl") }})
+	if err == nil || !strings.Contains(err.Error(), "pipe:1:") {
+		t.Fatalf("err = %v, want line 1's error", err)
+	}
+	if in.readPast {
+		t.Errorf("the import read the pipe past the line that failed: it would have waited for the writer")
+	}
+}
+
+// stalledPipe is a pipe that has delivered what r holds and whose writer is still writing: a
+// read past it is noted (readPast) and ends the input, where a real pipe would block.
+type stalledPipe struct {
+	r        *strings.Reader
+	readPast bool
+}
+
+func (p *stalledPipe) Read(b []byte) (int, error) {
+	if p.r.Len() == 0 {
+		p.readPast = true
+		return 0, io.EOF
+	}
+	return p.r.Read(b)
 }

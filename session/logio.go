@@ -154,21 +154,22 @@ type Imported struct {
 // names one (or a new id), ids from opts.IDs, turns from the decisions before the line. A file
 // may hold several tasks, one after the other. name is used in errors, which name the line.
 //
-// Import reads the file twice and holds a few megabytes of lines read ahead, one bounded batch
-// and 8 bytes for every 256 lines in memory, whatever the file's size. The first pass checks
-// everything and writes nothing: every line parses; a line that carries seq, prev or hash
-// matches its position and its predecessor; each task's lines carry hashes all or none; each
-// task folds as verify would fold it (task_started first, turns in order, decisions against the
-// snapshot before them); every rule file content a rules_snapshot references is on an earlier
-// line or already stored; a closing line matches the events before it; and events the database
-// already holds for the task are the file's (ErrImportConflict otherwise). The second pass
-// writes, in batches, checking each task's log again as the first did; the lines themselves it
-// parses without checking again what depends on their bytes alone (strict JSON, schemas,
-// hashes) where a chunk of them has the sum the first pass took (a hash with a seed drawn for
-// the import). So a file that would not verify, or that conflicts, leaves nothing behind. Only
-// a failure to write (a full disk, a cancelled ctx, a file changed between the passes) can stop
-// the second pass after some batches: what they wrote is a sound prefix of the task's log, and
-// importing the same file again completes it.
+// Import reads the file twice and holds a few megabytes of lines read ahead and one bounded
+// batch in memory, whatever the file's size, and 8 bytes for every chunk of 256 lines (or of a
+// MiB) it reads. The first pass checks everything and writes nothing: every line parses; a
+// line that carries seq, prev or hash matches its position and its predecessor; each task's
+// lines carry hashes all or none; each task folds as verify would fold it (task_started first,
+// turns in order, decisions against the snapshot before them); every rule file content a
+// rules_snapshot references is on an earlier line or already stored; a closing line matches
+// the events before it; and events the database already holds for the task are the file's
+// (ErrImportConflict otherwise). The second pass writes, in batches, checking each task's log
+// again as the first did; the lines themselves it parses without checking again what depends on
+// their bytes alone (strict JSON, schemas, hashes) where a chunk of them has the sum the first
+// pass took (a 64-bit hash with a seed drawn for the import and kept secret). So a file that
+// would not verify, or that conflicts, leaves nothing behind. Only a failure to write (a full
+// disk, a cancelled ctx, a file changed between the passes) can stop the second pass after some
+// batches: what they wrote is a sound prefix of the task's log, and importing the same file
+// again completes it.
 //
 // A reader that can seek (an *os.File of a regular file) is read twice; only one that cannot
 // (a pipe, a bufio.Reader) is copied, during the first pass, to the file opts.CopyTo creates.
@@ -183,18 +184,27 @@ func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts 
 	defer src.close()
 	im := newImporter(ctx, db, name, opts)
 	defer im.stop()
-	if err := im.pass(src.first); err != nil {
-		return nil, err
+	err = im.run(src)
+	if err != nil && !im.writing {
+		return nil, err // the checks failed: nothing was written
+	}
+	return im.results(), err
+}
+
+// run reads src twice: the checking pass, then the writing one.
+func (im *importer) run(src twoReads) error {
+	if err := im.pass(src.first, src.seekable); err != nil {
+		return err
 	}
 	if err := im.checkSigned(); err != nil {
-		return nil, err
+		return err
 	}
 	again, err := src.again()
 	if err != nil {
-		return nil, fmt.Errorf("%s: read again: %w", name, err)
+		return fmt.Errorf("%s: read again: %w", im.name, err)
 	}
 	im.startWriting()
-	err = im.pass(again)
+	err = im.pass(again, true)
 	if err == nil {
 		err = im.flush()
 	}
@@ -202,14 +212,17 @@ func Import(ctx context.Context, db store.Store, r io.Reader, name string, opts 
 	if werr := im.finishWriting(); werr != nil {
 		err = werr
 	}
-	return im.results(), err
+	return err
 }
 
-// twoReads gives the bytes of an input twice.
+// twoReads gives the bytes of an input twice. The first read is of a file, which can be read
+// ahead, when seekable is set (a pipe is read one line after the other, no further than the
+// line that fails); the second always is.
 type twoReads struct {
-	first io.Reader
-	again func() (io.Reader, error)
-	close func()
+	first    io.Reader
+	seekable bool
+	again    func() (io.Reader, error)
+	close    func()
 }
 
 // readTwice seeks back a reader that can, and otherwise copies the first read to a temporary
@@ -221,7 +234,7 @@ func readTwice(r io.Reader, copyTo func() (*os.File, error)) (twoReads, error) {
 				_, err := rs.Seek(start, io.SeekStart)
 				return rs, err
 			}
-			return twoReads{first: rs, again: again, close: func() {}}, nil
+			return twoReads{first: rs, seekable: true, again: again, close: func() {}}, nil
 		}
 	}
 	if copyTo == nil {
