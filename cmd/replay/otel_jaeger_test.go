@@ -40,14 +40,21 @@ func jaegerBinary(t *testing.T) string {
 	return ""
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n different TCP ports of 127.0.0.1 nothing listens on (at the time of
+// asking): each is held until all are chosen, as the system may hand a port it just took back
+// again to the next one asking.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // jaeger is a Jaeger v2 started by a test on 127.0.0.1: OTLP/HTTP in, in-memory storage, its
@@ -59,7 +66,8 @@ type jaeger struct {
 func startJaeger(t *testing.T) jaeger {
 	t.Helper()
 	bin := jaegerBinary(t)
-	otlp, query, grpc := freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 3)
+	otlp, query, grpc := ports[0], ports[1], ports[2]
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`service:
   extensions: [jaeger_storage, jaeger_query]

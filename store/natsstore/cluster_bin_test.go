@@ -50,11 +50,11 @@ func startBinaryCluster(tb testing.TB, bin string, n int, syncAlways bool) *bina
 		sync = "always"
 	}
 	c := &binaryCluster{}
-	routePorts := make([]int, n)
+	ports := freePorts(tb, 2*n)
+	routePorts := ports[n:]
+	c.ports = ports[:n:n]
 	var routes, hosts []string
 	for i := range n {
-		c.ports = append(c.ports, freePort(tb))
-		routePorts[i] = freePort(tb)
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i]))
 		hosts = append(hosts, fmt.Sprintf("127.0.0.1:%d", c.ports[i]))
 	}

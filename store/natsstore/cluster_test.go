@@ -22,10 +22,10 @@ import (
 // and returns them with the client URL of all of them. They stop when t ends.
 func startCluster(t *testing.T, n int) ([]*server.Server, string) {
 	t.Helper()
-	clientPorts, routePorts := make([]int, n), make([]int, n)
+	ports := freePorts(t, 2*n)
+	clientPorts, routePorts := ports[:n], ports[n:]
 	var routes, clients []string
 	for i := range n {
-		clientPorts[i], routePorts[i] = freePort(t), freePort(t)
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i]))
 		clients = append(clients, fmt.Sprintf("nats://127.0.0.1:%d", clientPorts[i]))
 	}

@@ -96,12 +96,21 @@ var (
 )
 
 // freePort returns a TCP port of 127.0.0.1 nothing listens on (at the time of asking).
-func freePort(t testing.TB) int {
+func freePort(t testing.TB) int { return freePorts(t, 1)[0] }
+
+// freePorts returns n different TCP ports of 127.0.0.1 nothing listens on (at the time of
+// asking): each is held until all are chosen, as the system may hand a port it just took back
+// again to the next one asking.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
