@@ -61,9 +61,13 @@ type importTask struct {
 	// lastDecision is the seq of the last decision, which a delta decision is written against.
 	lastDecision uint64
 	state        *projections.Task
-	end          int // the line of its closing line, 0 until one is read
-	closing      events.End
-	signed       int // the line of its signature line, 0 until one is read
+	// ids are the event ids the task's lines gave so far, with the line of each: an id is
+	// stored once in a task, so a file that gives one twice is refused before anything is
+	// written.
+	ids     map[ulid.ULID]int
+	end     int // the line of its closing line, 0 until one is read
+	closing events.End
+	signed  int // the line of its signature line, 0 until one is read
 	// done is set once another task's line follows the task's: its fold is dropped, so the
 	// memory Import holds per task is a few words, whatever the number of tasks.
 	done bool
@@ -106,7 +110,7 @@ func (t *importTask) release() {
 	if t.storedStop != nil {
 		t.storedStop()
 	}
-	t.state, t.storedNext, t.storedStop = nil, nil, nil
+	t.state, t.storedNext, t.storedStop, t.ids = nil, nil, nil, nil
 }
 
 func (im *importer) results() []Imported {
@@ -246,7 +250,7 @@ func (im *importer) task(id uuid.UUID, no int) (*importTask, error) {
 	if t := im.tasks[id]; t != nil {
 		return t, nil
 	}
-	t := &importTask{id: id, first: no, state: projections.New()}
+	t := &importTask{id: id, first: no, state: projections.New(), ids: map[ulid.ULID]int{}}
 	head, err := im.db.Head(id)
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
@@ -290,6 +294,13 @@ func (im *importer) event(l events.Line) error {
 	}
 	if err := im.envelope(t, &ev, l); err != nil {
 		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+	}
+	if l.HasID {
+		if first, twice := t.ids[ev.ID]; twice {
+			return fmt.Errorf("%s:%d: %w: %w: id %s is given twice in task %s, here and on line %d",
+				im.name, l.No, ErrInvalidLog, store.ErrDuplicateID, ev.ID, t.id, first)
+		}
+		t.ids[ev.ID] = l.No
 	}
 	if ev.Seq <= t.stored {
 		if err := im.compareStored(t, ev, l); err != nil {

@@ -324,3 +324,65 @@ func checkRefused(t *testing.T, in string, wantErr error, inErr string) {
 		t.Errorf("a refused file wrote %d tasks", len(tasks))
 	}
 }
+
+// An event id is stored once in a task: a file that gives one twice, on two of its lines or on
+// a line after the events the database holds, is refused before anything is written, naming
+// both lines (it used to fail in the second pass, after the batches before the line, and say
+// that importing the file again would complete it).
+func TestImportRefusesAnIDGivenTwice(t *testing.T) {
+	const task = "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c"
+	// messages is a hand-written task of n user messages, the id of message i being id(i).
+	messages := func(n int, id func(i int) int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"task_started","task":%q,"id":"01JD%022d","time":"2026-11-02T09:00:00Z","data":{"roots":["/ws"]}}`+"\n", task, 0)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, `{"id":"01JD%022d","time":"2026-11-02T09:00:01Z","type":"user_message","data":{"text":"message %d"}}`+"\n", id(i), i)
+		}
+		return b.String()
+	}
+	same := func(i int) int { return i }
+	// but gives message at the id of message of.
+	but := func(at, of int) func(int) int {
+		return func(i int) int {
+			if i == at {
+				return of
+			}
+			return i
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		stored string // what the database holds before
+		file   string
+		want   string
+		held   uint64
+	}{
+		{"two lines of one batch", "", messages(20, but(17, 3)),
+			"f.jsonl:18: invalid log: duplicate event id: id 01JD0000000000000000000003 is given twice in task " + task + ", here and on line 4", 0},
+		{"a line three batches after the other", "", messages(2500, but(2200, 10)),
+			"f.jsonl:2201: invalid log: duplicate event id: id 01JD0000000000000000000010 is given twice in task " + task + ", here and on line 11", 0},
+		{"a new line with a stored event's id", messages(3, same), messages(4, but(4, 2)),
+			"f.jsonl:5: invalid log: duplicate event id: id 01JD0000000000000000000002 is given twice in task " + task + ", here and on line 3", 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openDB(t)
+			if c.stored != "" {
+				if _, err := importString(t, db, c.stored); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := importString(t, db, c.file)
+			if !errors.Is(err, ErrInvalidLog) || !errors.Is(err, store.ErrDuplicateID) || err.Error() != c.want {
+				t.Fatalf("err = %v\nwant   %s", err, c.want)
+			}
+			tasks, _ := db.Tasks()
+			var held uint64
+			if len(tasks) > 0 {
+				held = tasks[0].Events
+			}
+			if held != c.held {
+				t.Errorf("the database holds %d events, want %d: a refused file writes nothing", held, c.held)
+			}
+		})
+	}
+}

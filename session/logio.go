@@ -21,7 +21,8 @@ var (
 	// ErrInvalidLog is returned for a file whose log verify would reject: a task that does not
 	// begin with task_started, a turn that goes back or skips, a decision that names the wrong
 	// snapshot, a rules_snapshot whose rule file contents are nowhere, lines with and without
-	// hashes in one task.
+	// hashes in one task, an event id given twice in one task (which also is
+	// store.ErrDuplicateID).
 	ErrInvalidLog = errors.New("invalid log")
 	// ErrIncomplete is returned when an export's closing line does not match the events before
 	// it: lines at the end of the file are missing.
@@ -155,11 +156,12 @@ type Imported struct {
 // may hold several tasks, one after the other. name is used in errors, which name the line.
 //
 // Import reads the file twice and holds a few megabytes of lines read ahead and one bounded
-// batch in memory, whatever the file's size, and 8 bytes for every chunk of 256 lines (or of a
-// MiB) it reads. The first pass checks everything and writes nothing: every line parses; a
-// line that carries seq, prev or hash matches its position and its predecessor; each task's
-// lines carry hashes all or none; each task folds as verify would fold it (task_started first,
-// turns in order, decisions against the snapshot before them); every rule file content a
+// batch in memory, whatever the file's size, and besides 8 bytes for every chunk of 256 lines
+// (or of a MiB) it reads and 35 to 60 for every event id the task it reads gives. The first
+// pass checks everything and writes nothing: every line parses; a line that carries seq, prev
+// or hash matches its position and its predecessor; no event id is given twice in a task; each
+// task's lines carry hashes all or none; each task folds as verify would fold it (task_started
+// first, turns in order, decisions against the snapshot before them); every rule file content a
 // rules_snapshot references is on an earlier line or already stored; a closing line matches
 // the events before it; and events the database already holds for the task are the file's
 // (ErrImportConflict otherwise). The second pass writes, in batches, checking each task's log
