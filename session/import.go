@@ -269,6 +269,9 @@ func (im *importer) task(id uuid.UUID, no int) (*importTask, error) {
 // event checks one event line against its task and, in the second pass, queues it.
 func (im *importer) event(l events.Line) error {
 	ev := l.Event
+	if l.HasTask && ev.Task == uuid.Nil {
+		return fmt.Errorf("%s:%d: %w: %w: the task is the nil UUID, which names no task", im.name, l.No, ErrInvalidLog, store.ErrInvalidEvent)
+	}
 	if !l.HasTask {
 		if im.fileTask == uuid.Nil {
 			im.fileTask = uuid.New()

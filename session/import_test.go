@@ -386,3 +386,20 @@ func TestImportRefusesAnIDGivenTwice(t *testing.T) {
 		})
 	}
 }
+
+// No store keeps a task whose id is the nil UUID: a file that names it is refused before
+// anything is written, the tasks before it in the file included.
+func TestImportRefusesTheNilTask(t *testing.T) {
+	file := `{"type":"task_started","task":"0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c","data":{"roots":["/ws"]}}
+{"type":"user_message","data":{"text":"a task"}}
+{"type":"task_started","task":"00000000-0000-0000-0000-000000000000","data":{"roots":["/ws"]}}
+`
+	db := openDB(t)
+	_, err := importString(t, db, file)
+	if !errors.Is(err, ErrInvalidLog) || !errors.Is(err, store.ErrInvalidEvent) || !strings.HasPrefix(err.Error(), "f.jsonl:3: ") {
+		t.Fatalf("err = %v, want line 3 refused", err)
+	}
+	if tasks, _ := db.Tasks(); len(tasks) != 0 {
+		t.Errorf("the database holds %+v: a refused file writes nothing", tasks)
+	}
+}
