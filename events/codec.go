@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -122,6 +123,18 @@ func (e *Event) flags() byte {
 		flags |= flagOrigin
 	}
 	return flags
+}
+
+// An event's time is kept as nanoseconds since 1970 in 64 bits: from minTime to maxTime.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// KeepsTime reports whether an event's encoding keeps t (the zero time, an event without one,
+// included): times from 1677-09-21 to 2262-04-11. Another time would come back as another.
+func KeepsTime(t time.Time) bool {
+	return t.IsZero() || !t.Before(minTime) && !t.After(maxTime)
 }
 
 // appendMiddle appends the fields between the turn and the prev hash, which the binary and the

@@ -257,8 +257,8 @@ func ParseLine(raw []byte) (Line, error) {
 		return Line{}, err
 	}
 	if l.HasHash {
-		if !l.HasTask || !l.HasID || !l.HasSeq {
-			return Line{}, fmt.Errorf("%w: a line with a hash must also carry task, id and seq", ErrInvalid)
+		if !l.HasTask || !l.HasID || !l.HasSeq || !l.HasTurn {
+			return Line{}, fmt.Errorf("%w: a line with a hash must also carry task, id, seq and turn", ErrInvalid)
 		}
 		if got := e.ComputeHash(); got != e.Hash {
 			return Line{}, fmt.Errorf("%w: seq %d: hash %s does not match the line's content (computed %s): the line was altered",
@@ -281,7 +281,7 @@ func ReparseLine(raw []byte) (Line, error) {
 		return ParseLine(raw)
 	}
 	l, _, err := lineEnvelope(&jl)
-	if err != nil || !l.HasTask || !l.HasID || !l.HasSeq {
+	if err != nil || !l.HasTask || !l.HasID || !l.HasSeq || !l.HasTurn {
 		return ParseLine(raw)
 	}
 	l.Event.Data = append([]byte(nil), jl.Data...)
@@ -324,6 +324,10 @@ func lineEnvelope(jl *jsonLine) (Line, *schema, error) {
 	if jl.Time != "" {
 		if e.Time, err = time.Parse(time.RFC3339Nano, jl.Time); err != nil {
 			return Line{}, nil, fmt.Errorf("%w: time %q: %v", ErrInvalid, jl.Time, err)
+		}
+		if !KeepsTime(e.Time) {
+			return Line{}, nil, fmt.Errorf("%w: time %q is outside what a log keeps (%s to %s)", ErrInvalid, jl.Time,
+				minTime.Format(time.RFC3339), maxTime.Format(time.RFC3339))
 		}
 		e.Time = e.Time.UTC()
 		l.HasTime = true

@@ -91,6 +91,15 @@ func TestAuthoringLines(t *testing.T) {
 		{"lone low surrogate", `{"type":"user_message","data":{"text":"\udc00"}}`, "", ErrInvalid, `\udc00 is half`},
 		{"surrogate pair", `{"type":"user_message","data":{"text":"\ud83d\ude00 \u00e9"}}`, `{"text":"😀 é"}`, nil, ""},
 		{"bidi control kept", `{"type":"user_message","data":{"text":"a\u202eb"}}`, "{\"text\":\"a\u202eb\"}", nil, ""},
+		{"hash without turn", `{"task":"0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c","seq":1,"id":"01M6NS91G0MVZ1H5AXG5VQ0BY9","type":"user_message","data":{"text":"x"},"hash":"` + strings.Repeat("0", 64) + `"}`,
+			"", ErrInvalid, "must also carry task, id, seq and turn"},
+		{"time the log cannot keep", `{"time":"2300-01-01T00:00:00Z","type":"user_message","data":{"text":"x"}}`, "", ErrInvalid,
+			`time "2300-01-01T00:00:00Z" is outside what a log keeps (1677-09-21T00:12:43Z to 2262-04-11T23:47:16Z)`},
+		{"time the log keeps, the last one", `{"time":"2262-04-11T23:47:16.854775807Z","type":"user_message","data":{"text":"x"}}`, `{"text":"x"}`, nil, ""},
+		{"blob sum in capitals", `{"type":"rules_snapshot","data":{"files":[{"path":"a.md","blob":"` + strings.Repeat("AB", 32) + `"}]}}`, "", ErrInvalid,
+			"64 lowercase hex digits"},
+		{"blob sum not hex", `{"type":"rules_snapshot","data":{"files":[{"path":"a.md","blob":"` + strings.Repeat("ab", 31) + `zz"}]}}`, "", ErrInvalid,
+			"64 lowercase hex digits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -285,11 +285,26 @@ func (p *RulesSnapshot) validate() error {
 		p.Files = []SnapshotFile{}
 	}
 	for i, f := range p.Files {
-		if f.Path == "" || len(f.Blob) != 64 {
-			return fmt.Errorf("files[%d] needs path and blob", i)
+		if f.Path == "" || !isBlobSum(f.Blob) {
+			return fmt.Errorf("files[%d] needs path and blob (its content's SHA-256 in 64 lowercase hex digits)", i)
 		}
 	}
 	return nil
+}
+
+// isBlobSum reports whether sum is a SHA-256 sum as blobs are named: 64 lowercase hex digits.
+// Another spelling of the same sum would find the blob in a store but name a blob line no
+// import accepts.
+func isBlobSum(sum string) bool {
+	if len(sum) != 64 {
+		return false
+	}
+	for i := range len(sum) {
+		if c := sum[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *RuleTriggered) validate() error {

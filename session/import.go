@@ -299,6 +299,9 @@ func (im *importer) event(l events.Line) error {
 		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
 	}
 	if l.HasID {
+		if ev.ID == (ulid.ULID{}) {
+			return fmt.Errorf("%s:%d: %w: %w: the id is zero, which names no event", im.name, l.No, ErrInvalidLog, store.ErrMissingID)
+		}
 		if first, twice := t.ids[ev.ID]; twice {
 			return fmt.Errorf("%s:%d: %w: %w: id %s is given twice in task %s, here and on line %d",
 				im.name, l.No, ErrInvalidLog, store.ErrDuplicateID, ev.ID, t.id, first)

@@ -328,15 +328,20 @@ func checkRefused(t *testing.T, in string, wantErr error, inErr string) {
 // An event id is stored once in a task: a file that gives one twice, on two of its lines or on
 // a line after the events the database holds, is refused before anything is written, naming
 // both lines (it used to fail in the second pass, after the batches before the line, and say
-// that importing the file again would complete it).
-func TestImportRefusesAnIDGivenTwice(t *testing.T) {
+// that importing the file again would complete it). So is the zero id, which names no event.
+func TestImportRefusesIDsNoStoreKeeps(t *testing.T) {
 	const task = "0b3c7f2a-1d4e-4f5a-9b6c-7d8e9f0a1b2c"
-	// messages is a hand-written task of n user messages, the id of message i being id(i).
+	// messages is a hand-written task of n user messages, the id of message i being id(i)
+	// (-1: the zero id).
 	messages := func(n int, id func(i int) int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, `{"type":"task_started","task":%q,"id":"01JD%022d","time":"2026-11-02T09:00:00Z","data":{"roots":["/ws"]}}`+"\n", task, 0)
 		for i := 1; i <= n; i++ {
-			fmt.Fprintf(&b, `{"id":"01JD%022d","time":"2026-11-02T09:00:01Z","type":"user_message","data":{"text":"message %d"}}`+"\n", id(i), i)
+			ulid := fmt.Sprintf("01JD%022d", id(i))
+			if id(i) < 0 {
+				ulid = strings.Repeat("0", 26)
+			}
+			fmt.Fprintf(&b, `{"id":%q,"time":"2026-11-02T09:00:01Z","type":"user_message","data":{"text":"message %d"}}`+"\n", ulid, i)
 		}
 		return b.String()
 	}
@@ -355,14 +360,20 @@ func TestImportRefusesAnIDGivenTwice(t *testing.T) {
 		stored string // what the database holds before
 		file   string
 		want   string
+		is     error
 		held   uint64
 	}{
 		{"two lines of one batch", "", messages(20, but(17, 3)),
-			"f.jsonl:18: invalid log: duplicate event id: id 01JD0000000000000000000003 is given twice in task " + task + ", here and on line 4", 0},
+			"f.jsonl:18: invalid log: duplicate event id: id 01JD0000000000000000000003 is given twice in task " + task + ", here and on line 4",
+			store.ErrDuplicateID, 0},
 		{"a line three batches after the other", "", messages(2500, but(2200, 10)),
-			"f.jsonl:2201: invalid log: duplicate event id: id 01JD0000000000000000000010 is given twice in task " + task + ", here and on line 11", 0},
+			"f.jsonl:2201: invalid log: duplicate event id: id 01JD0000000000000000000010 is given twice in task " + task + ", here and on line 11",
+			store.ErrDuplicateID, 0},
 		{"a new line with a stored event's id", messages(3, same), messages(4, but(4, 2)),
-			"f.jsonl:5: invalid log: duplicate event id: id 01JD0000000000000000000002 is given twice in task " + task + ", here and on line 3", 4},
+			"f.jsonl:5: invalid log: duplicate event id: id 01JD0000000000000000000002 is given twice in task " + task + ", here and on line 3",
+			store.ErrDuplicateID, 4},
+		{"the zero id, two batches in", "", messages(2500, but(1500, -1)),
+			"f.jsonl:1501: invalid log: event has no id: the id is zero, which names no event", store.ErrMissingID, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := openDB(t)
@@ -372,7 +383,7 @@ func TestImportRefusesAnIDGivenTwice(t *testing.T) {
 				}
 			}
 			_, err := importString(t, db, c.file)
-			if !errors.Is(err, ErrInvalidLog) || !errors.Is(err, store.ErrDuplicateID) || err.Error() != c.want {
+			if !errors.Is(err, ErrInvalidLog) || !errors.Is(err, c.is) || err.Error() != c.want {
 				t.Fatalf("err = %v\nwant   %s", err, c.want)
 			}
 			tasks, _ := db.Tasks()

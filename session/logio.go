@@ -22,7 +22,8 @@ var (
 	// begin with task_started, a turn that goes back or skips, a decision that names the wrong
 	// snapshot, a rules_snapshot whose rule file contents are nowhere, lines with and without
 	// hashes in one task, an event id given twice in one task (which also is
-	// store.ErrDuplicateID), a task whose id is the nil UUID (also store.ErrInvalidEvent).
+	// store.ErrDuplicateID) or the zero id (also store.ErrMissingID), a task whose id is the nil
+	// UUID (also store.ErrInvalidEvent).
 	ErrInvalidLog = errors.New("invalid log")
 	// ErrIncomplete is returned when an export's closing line does not match the events before
 	// it: lines at the end of the file are missing.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -94,8 +95,8 @@ func (db *DB) commitBatch(ctx context.Context, task uuid.UUID, expectedVersion u
 }
 
 // CheckBatch refuses what no state of the log could make valid, before it costs a transaction:
-// a nil task, no events, an event without an ID or Type or belonging to another task
-// (ErrInvalidEvent, ErrMissingID), an id twice in the batch (ErrDuplicateID). It is the check
+// a nil task, no events, an event without an ID or Type, belonging to another task or with a
+// time the log cannot keep (ErrInvalidEvent, ErrMissingID), an id twice in the batch (ErrDuplicateID). It is the check
 // DB.Append makes first, for any Store to share.
 func CheckBatch(task uuid.UUID, evs []events.Event) error {
 	if task == uuid.Nil {
@@ -117,6 +118,9 @@ func CheckBatch(task uuid.UUID, evs []events.Event) error {
 			return fmt.Errorf("append to task %s: event #%d (%s): %w: no type", task, i, ev.ID, ErrInvalidEvent)
 		case ev.Task != uuid.Nil && ev.Task != task:
 			return fmt.Errorf("append to task %s: event #%d (%s): %w: it belongs to task %s", task, i, ev.ID, ErrInvalidEvent, ev.Task)
+		case !events.KeepsTime(ev.Time):
+			return fmt.Errorf("append to task %s: event #%d (%s): %w: its time %s is outside what a log keeps (1677 to 2262)",
+				task, i, ev.ID, ErrInvalidEvent, ev.Time.Format(time.RFC3339))
 		}
 		if seen == nil {
 			continue

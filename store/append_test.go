@@ -86,6 +86,9 @@ func TestAppendRefusesInvalidEvents(t *testing.T) {
 	otherTask := msg(t, 1, "x")
 	otherTask.Task = uuid.New()
 	twice := msg(t, 1, "x")
+	// Kept as nanoseconds since 1970 in 64 bits, 2300 would come back as 1715.
+	tooLate := msg(t, 1, "x")
+	tooLate.Time = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
 		task uuid.UUID
@@ -98,6 +101,7 @@ func TestAppendRefusesInvalidEvents(t *testing.T) {
 		{"no events", task, nil, ErrInvalidEvent},
 		{"nil task", uuid.Nil, []events.Event{msg(t, 1, "x")}, ErrInvalidEvent},
 		{"id twice in the batch", task, []events.Event{twice, msg(t, 1, "y"), twice}, ErrDuplicateID},
+		{"a time the log cannot keep", task, []events.Event{msg(t, 1, "ok"), tooLate}, ErrInvalidEvent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

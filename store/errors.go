@@ -18,7 +18,8 @@ var (
 	// ErrMissingID is returned by Append for an event whose ID is zero.
 	ErrMissingID = errors.New("event has no id")
 	// ErrInvalidEvent is returned by Append for an event it refuses to store: no type, already
-	// marked with another task's id, or no events (or the nil task) at all.
+	// marked with another task's id, a time its encoding cannot keep (before 1677 or after
+	// 2262), or no events (or the nil task) at all.
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrTaskNotFound is returned for a task with no events.
 	ErrTaskNotFound = errors.New("task not found")
