@@ -88,8 +88,15 @@ func str(v any) string {
 }
 
 // parseTime reads a record timestamp: an ISO 8601 string or a number of milliseconds since the
-// epoch. The zero time when absent or unreadable.
+// epoch. The zero time when absent or unreadable, or outside what a log keeps (1677 to 2262).
 func parseTime(v any) time.Time {
+	if t := recordTime(v); events.KeepsTime(t) {
+		return t
+	}
+	return time.Time{}
+}
+
+func recordTime(v any) time.Time {
 	switch x := v.(type) {
 	case string:
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
