@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -121,17 +122,29 @@ func parseEndLine(raw []byte) (*End, error) {
 }
 
 // MarshalJSONLine encodes a stored event as one line of the export format (without the
-// newline). The encoding is lossless: decoding it gives back the same event, hash included.
+// newline). The encoding is lossless: decoding it gives back the same event, hash included. Its
+// data is written as the event holds it, byte for byte (the hash covers those bytes): data that
+// is not one JSON value, or that holds a line break, is an error.
 func MarshalJSONLine(e Event) ([]byte, error) {
+	if !json.Valid(e.Data) || bytes.ContainsAny(e.Data, "\r\n") {
+		return nil, fmt.Errorf("export %s: its data is not one JSON value on one line", e)
+	}
+	// The data goes where the placeholder 0 is: encoding/json would write it compacted.
 	l := jsonLine{Task: e.Task.String(), Seq: e.Seq, ID: e.ID.String(), Turn: e.Turn, Type: e.Type,
-		V: e.V, Origin: e.Origin, Data: e.Data, Hash: e.Hash.String()}
+		V: e.V, Origin: e.Origin, Data: json.RawMessage("0"), Hash: e.Hash.String()}
 	if !e.Time.IsZero() {
 		l.Time = e.Time.UTC().Format(time.RFC3339Nano)
 	}
 	if !e.Prev.IsZero() {
 		l.Prev = e.Prev.String()
 	}
-	return marshalNoEscape(&l)
+	line, err := marshalNoEscape(&l)
+	if err != nil {
+		return nil, err
+	}
+	// No string of the line holds an unescaped quote, so the first "data":0 is the key's.
+	at := bytes.Index(line, []byte(`"data":0`)) + len(`"data":`)
+	return slices.Concat(line[:at], e.Data, line[at+1:]), nil
 }
 
 // Line is one decoded line of a JSON Lines log. Fields the line omitted are zero in Event and

@@ -39,6 +39,32 @@ func TestExportLineRoundTrip(t *testing.T) {
 	}
 }
 
+// An event's data is exported as the event holds it, byte for byte: data kept verbatim from an
+// exported line that spaced it out (its hash covers the spaces) exports to the same line, which
+// imports again. Data that is not one JSON value on one line cannot be a line's: an error.
+func TestExportLineKeepsTheDataBytes(t *testing.T) {
+	e := sealed(t, &TaskStarted{Roots: []string{"/ws"}})[0]
+	e.Data = []byte(`{ "roots": [ "/ws" ] }`)
+	e.Seal(e.Prev)
+	line, err := MarshalJSONLine(e)
+	if err != nil || !strings.Contains(string(line), `"data":{ "roots": [ "/ws" ] },"hash"`) {
+		t.Fatalf("MarshalJSONLine: %s, %v; want the data's bytes", line, err)
+	}
+	l, err := ParseLine(line)
+	if err != nil || l.Event.Hash != e.Hash || string(l.Event.Data) != string(e.Data) {
+		t.Fatalf("ParseLine of the export: %+v, %v", l, err)
+	}
+	if again, _ := MarshalJSONLine(l.Event); !bytes.Equal(again, line) {
+		t.Errorf("exported again:\n%s\nfirst:\n%s", again, line)
+	}
+	for _, data := range []string{"{\n\"roots\":[]}", `{"roots":`, ``} {
+		e.Data = []byte(data)
+		if _, err := MarshalJSONLine(e); err == nil || !strings.Contains(err.Error(), "not one JSON value on one line") {
+			t.Errorf("data %q: %v, want an error", data, err)
+		}
+	}
+}
+
 func TestExportDoesNotEscapeHTML(t *testing.T) {
 	line, _ := MarshalJSONLine(sampleLog(t)[1])
 	if !strings.Contains(string(line), `<Button> under apps/web & test`) {

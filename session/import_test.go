@@ -414,3 +414,34 @@ func TestImportRefusesTheNilTask(t *testing.T) {
 		t.Errorf("the database holds %+v: a refused file writes nothing", tasks)
 	}
 }
+
+// An exported line may space its data out (its hash covers the spaces): imported, the event
+// keeps those bytes, and its export is the same line, which imports again into another
+// database.
+func TestImportExportKeepsSpacedData(t *testing.T) {
+	exp := lines(exportedTask(t))
+	first, err := events.ParseLine([]byte(strings.TrimSpace(exp[0])))
+	if err != nil || first.Event.Type != events.TypeTaskStarted {
+		t.Fatalf("the export's first line: %+v, %v", first, err)
+	}
+	ev := first.Event
+	ev.Data = bytes.ReplaceAll(ev.Data, []byte(":"), []byte(": "))
+	ev.Seal(ev.Prev)
+	line, err := events.MarshalJSONLine(ev)
+	if err != nil || !bytes.Contains(line, []byte(`"roots": [`)) {
+		t.Fatalf("the spaced line: %s, %v", line, err)
+	}
+	file := string(line) + "\n"
+	db := openDB(t)
+	got, err := importString(t, db, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := exportOf(t, db, got)
+	if !strings.HasPrefix(out, file) {
+		t.Fatalf("the export does not begin with the imported line:\n%s\nwant\n%s", out, file)
+	}
+	if _, err := importString(t, openDB(t), out); err != nil {
+		t.Errorf("the export does not import: %v", err)
+	}
+}
