@@ -58,9 +58,11 @@ type importTask struct {
 	n      uint64      // events so far; the last one's seq
 	prev   events.Hash // the last event's hash
 	turn   int
-	// lastDecision is the seq of the last decision, which a delta decision is written against.
-	lastDecision uint64
-	state        *projections.Task
+	// decisions rebuilds each decision from its base (outcomes and context paths, without the
+	// evidence), so that a delta that does not fit the decision before it is refused as replay
+	// would refuse it; it keeps one decision.
+	decisions chain
+	state     *projections.Task
 	// ids are the event ids the task's lines gave so far, with the line of each: an id is
 	// stored once in a task, so a file that gives one twice is refused before anything is
 	// written.
@@ -84,7 +86,7 @@ type importTask struct {
 
 func newImporter(ctx context.Context, db store.Store, name string, opts ImportOptions) *importer {
 	return &importer{ctx: ctx, db: db, name: name, opts: opts, tasks: map[uuid.UUID]*importTask{}, blobs: map[[32]byte]bool{},
-		sums: newChunkSums()}
+		sums: newChunkSums(name)}
 }
 
 // startWriting readies the second pass: the same checks from the start, now writing. The task
@@ -110,7 +112,7 @@ func (t *importTask) release() {
 	if t.storedStop != nil {
 		t.storedStop()
 	}
-	t.state, t.storedNext, t.storedStop, t.ids = nil, nil, nil, nil
+	t.state, t.storedNext, t.storedStop, t.ids, t.decisions.full = nil, nil, nil, nil, nil
 }
 
 func (im *importer) results() []Imported {
@@ -162,12 +164,33 @@ func (im *importer) pass(r io.Reader, ahead bool) error {
 	return nil
 }
 
-// changed explains a check that failed in the second pass only: the file changed in between.
+// changed explains an error of the second pass that is no write's: the lines are those the
+// first pass checked, or the error is that they are not (errChanged), so the file or the
+// database changed in between. It waits for the writes handed over (a write that failed
+// concerns lines before, and is the error then) and says how much of the task was written.
 func (im *importer) changed(err error) error {
-	if !im.writing || im.w.failed.Load() {
+	if err == nil || !im.writing || im.w.failed.Load() {
 		return err
 	}
-	return fmt.Errorf("%w (the file changed while it was imported; what was written before this line stays, a sound prefix of each task)", err)
+	what := "the database changed while the file was imported"
+	if errors.Is(err, errChanged) {
+		what = "the file changed while it was imported"
+	}
+	if werr := im.finishWriting(); werr != nil {
+		return werr
+	}
+	written := "nothing was written"
+	switch t := im.current; {
+	case t == nil:
+	case t.written == 0:
+		written = fmt.Sprintf("nothing of task %s was written", t.id)
+	default:
+		written = fmt.Sprintf("the database holds seq 1 to %d of task %s, a sound prefix; import the file again to complete it", t.written, t.id)
+	}
+	if len(im.order) > 1 {
+		written = "the tasks before it in the file are written whole; " + written
+	}
+	return fmt.Errorf("%w (%s; %s)", err, what, written)
 }
 
 func (im *importer) blob(b *events.Blob) error {
@@ -411,11 +434,17 @@ func (im *importer) fold(t *importTask, ev events.Event) error {
 			return fmt.Errorf("%w: decision %s references the rules snapshot at seq %d, but the latest before it is at seq %d",
 				ErrInvalidLog, ev, h.Snapshot, snap)
 		}
-		if h.Base != 0 && h.Base != t.lastDecision {
+		if h.Base != 0 && h.Base != t.decisions.seq {
 			return fmt.Errorf("%w: decision %s is written against seq %d, but the decision before it is at seq %d",
-				ErrInvalidLog, ev, h.Base, t.lastDecision)
+				ErrInvalidLog, ev, h.Base, t.decisions.seq)
 		}
-		defer func() { t.lastDecision = ev.Seq }()
+		if im.writing {
+			// The second pass reads only the lines the first checked (chunkSums): every
+			// delta fits its base.
+			t.decisions.seq = ev.Seq
+		} else if _, err := t.decisions.nextOutcomes(ev); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidLog, err)
+		}
 	}
 	if err := t.state.Apply(ev); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidLog, err)

@@ -247,11 +247,15 @@ func TestImportStopsAtTheFirstFault(t *testing.T) {
 		{name: "the second batch's write fails", failAt: 2, is: diskFull, held: maxImportBatch,
 			want: []string{"write seq 1001 to 2000", "the database holds seq 1 to 1000 of it, a sound prefix"}},
 		{name: "a line of the second batch changed", changed: 1500, held: maxImportBatch,
-			want: []string{"big.jsonl:1500:", "the file changed while it was imported"}},
-		{name: "the first batch's write fails, a line after it changed", failAt: 1, changed: 1010, is: diskFull,
+			want: []string{"big.jsonl:1281: the file is not as the first read checked it: the lines from this one on differ", "the file changed while it was imported; the database holds seq 1 to 1000 of task b16b16b1-0000-4000-8000-000000000001, a sound prefix"}},
+		// The second read takes chunks of 256 lines whole or not at all: a change is a fault
+		// at its chunk's first line (1025 and 2049 here, after the batch that fails).
+		{name: "the first batch's write fails, a line after it changed", failAt: 1, changed: 1100, is: diskFull,
 			want: []string{"write seq 1 to 1000", "nothing of the task was written"}},
-		{name: "the second batch's write fails, a line after it changed", failAt: 2, changed: 2010, is: diskFull, held: maxImportBatch,
+		{name: "the second batch's write fails, a line after it changed", failAt: 2, changed: 2100, is: diskFull, held: maxImportBatch,
 			want: []string{"write seq 1001 to 2000", "the database holds seq 1 to 1000"}},
+		{name: "a line changed in the chunk the first batch ends in", changed: 1010,
+			want: []string{"big.jsonl:769: the file is not as the first read checked it: the lines from this one on differ", "the file changed while it was imported; nothing of task b16b16b1-0000-4000-8000-000000000001 was written"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := openDB(t)

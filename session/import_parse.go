@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"iter"
@@ -35,12 +36,14 @@ type lineChunk struct {
 func chunkFull(lines, size int) bool { return lines >= readAheadBatch || size >= readAheadBytes }
 
 // chunkSums are the sums of the chunks of lines an import's first pass read, in the file's
-// order. The first pass records them; the second, with again set, parses a chunk whose sum is
-// the one the first pass took at its place with ReparseLine, without checking again what only
-// depends on the lines' bytes, which the first pass checked (the strict JSON of each line, its
-// payload's schema, its hash). A chunk whose sum differs (the file changed in between) is parsed
-// and checked as the first pass did. A chunk's bounds depend only on its lines (chunkFull), so
-// the same file gives the same chunks twice, read ahead or one line after the other.
+// order. The first pass records them; the second, with again set, takes only the lines the
+// first one checked: a chunk whose sum is the one the first pass took at its place is parsed
+// with ReparseLine, without checking again what depends on the lines' bytes alone (the strict
+// JSON of each line, its payload's schema, its hash); a chunk whose sum differs, or that the
+// first pass did not read, is an error at its first line, and so is a file that ends before
+// the chunks the first pass read (see short): the file changed in between. A chunk's bounds
+// depend only on its lines (chunkFull), so the same file gives the same chunks twice, read
+// ahead or one line after the other.
 //
 // A sum is a 64-bit hash/maphash of the lines' bytes, with a seed drawn for the import that
 // never leaves the process: a file changed between the passes keeps a chunk's sum by a chance
@@ -52,9 +55,22 @@ type chunkSums struct {
 	sums  []uint64
 	// reparsed counts the chunks the second pass reparsed.
 	reparsed int
+	// name is the file's, for the error of a chunk that changed.
+	name string
 }
 
-func newChunkSums() chunkSums { return chunkSums{seed: maphash.MakeSeed()} }
+// errChanged is the error of a second pass that meets lines the first did not check.
+var errChanged = errors.New("the file is not as the first read checked it")
+
+// short is the error of a second pass that read fewer chunks than the first, nil otherwise.
+func (cs *chunkSums) short() error {
+	if cs.reparsed < len(cs.sums) {
+		return fmt.Errorf("%s: %w: it ends before the lines the first read checked do", cs.name, errChanged)
+	}
+	return nil
+}
+
+func newChunkSums(name string) chunkSums { return chunkSums{seed: maphash.MakeSeed(), name: name} }
 
 // checked reports whether, in the second pass, the chunk at index with sum holds the bytes of
 // the lines the first pass read there.
@@ -275,8 +291,14 @@ func (c *lineChunk) parse(lr *events.LineReader, stop chan struct{}, sums *chunk
 	parse := lr.Parse
 	if sums != nil {
 		c.sum = c.sumLines(sums.seed)
-		if c.reparsed = sums.checked(c.index, c.sum); c.reparsed {
+		c.reparsed = sums.checked(c.index, c.sum)
+		switch {
+		case c.reparsed:
 			parse = lr.Reparse
+		case sums.again:
+			err := fmt.Errorf("%s:%d: %w: the lines from this one on differ", sums.name, c.nos[0], errChanged)
+			c.lines = []readResult[events.Line]{{err: err}}
+			return
 		}
 	}
 	c.lines = make([]readResult[events.Line], 0, len(c.ends))

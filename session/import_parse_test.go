@@ -127,7 +127,7 @@ func TestParseAheadLinesOwnTheirBytes(t *testing.T) {
 	}
 	// Read without sums, then as an import's first pass and its second, which reparses every
 	// chunk (their sums are the first pass's).
-	sums := newChunkSums()
+	sums := newChunkSums("logs.jsonl")
 	for _, pass := range []struct {
 		name string
 		sums *chunkSums
@@ -189,24 +189,40 @@ func collectLines(seq iter.Seq2[events.Line, error], stop int) ([]events.Line, e
 
 // The second pass of an import reparses every chunk of lines the first pass checked, whether
 // the first read the file ahead (a file) or one line after the other (a pipe): the chunks are
-// the same either way. A line that changed in between is in a chunk parsed and checked anew,
-// and only that chunk (TestImportStopsAtTheFirstFault has the import it fails).
+// the same either way. It takes nothing else: a file changed, cut or grown in between fails at
+// the first chunk that differs, or at its end, after the chunks before it.
 func TestImportReparsesWhatItChecked(t *testing.T) {
 	path, _ := writeBigExport(t, 3<<20) // about 2,500 events: ten chunks
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// cut is data up to the end of its line n.
+	cut := func(n int) []byte {
+		at := 0
+		for range n {
+			at += bytes.IndexByte(data[at:], '\n') + 1
+		}
+		return data[:at]
+	}
 	changed := withLineChanged(t, data, 1500)
+	grown := append(append([]byte(nil), data...), cut(3)...) // three more lines (of another export)
 	for _, c := range []struct {
 		name string
 		in   io.Reader
-		// want are the chunks the second pass reparses, given the chunks the first one read.
-		want func(chunks int) int
+		// want are the chunks the second pass reparses, given the chunks the first one read;
+		// fails is what its error says, "" for none.
+		want  func(chunks int) int
+		fails string
 	}{
-		{"a file", bytes.NewReader(data), func(n int) int { return n }},
-		{"a pipe", nonSeeker{bytes.NewReader(data)}, func(n int) int { return n }},
-		{"a file changed at line 1500", &rewritten{r: bytes.NewReader(data), again: changed}, func(int) int { return 1499 / readAheadBatch }},
+		{"a file", bytes.NewReader(data), func(n int) int { return n }, ""},
+		{"a pipe", nonSeeker{bytes.NewReader(data)}, func(n int) int { return n }, ""},
+		{"a file changed at line 1500", &rewritten{r: bytes.NewReader(data), again: changed}, func(int) int { return 1499 / readAheadBatch },
+			"big.jsonl:1281: the file is not as the first read checked it: the lines from this one on differ (the file changed while it was imported"},
+		{"a file cut after line 1280", &rewritten{r: bytes.NewReader(data), again: cut(1280)}, func(int) int { return 1280 / readAheadBatch },
+			"big.jsonl: the file is not as the first read checked it: it ends before the lines the first read checked do"},
+		{"a file grown by three lines", &rewritten{r: bytes.NewReader(data), again: grown}, func(n int) int { return n - 1 },
+			"the file is not as the first read checked it: the lines from this one on differ (the file changed while it was imported"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, err := readTwice(c.in, func() (*os.File, error) { return os.CreateTemp(t.TempDir(), "copy-*.jsonl") })
@@ -221,8 +237,8 @@ func TestImportReparsesWhatItChecked(t *testing.T) {
 			if chunks < 5 || im.sums.reparsed != c.want(chunks) {
 				t.Errorf("the first pass summed %d chunks, the second reparsed %d; want %d", chunks, im.sums.reparsed, c.want(chunks))
 			}
-			if wantErr := c.name == "a file changed at line 1500"; (err != nil) != wantErr {
-				t.Errorf("import: %v", err)
+			if c.fails == "" && err != nil || c.fails != "" && (err == nil || !strings.Contains(err.Error(), c.fails)) {
+				t.Errorf("import: %v; want an error saying %q", err, c.fails)
 			}
 		})
 	}

@@ -120,6 +120,14 @@ func TestImportRefusesWhatVerifyRejects(t *testing.T) {
 	without := func(i int) string {
 		return strings.Join(append(append([]string(nil), exp[:i]...), exp[i+1:]...), "")
 	}
+	// delta is the export written by hand, its second decision saying also what add says.
+	delta := func(add string) string {
+		hand := allHandWritten(t, exp)
+		if strings.Count(hand, `"base":4,`) != 1 {
+			t.Fatalf("the export's second decision is not written against seq 4:\n%s", hand)
+		}
+		return strings.Replace(hand, `"base":4,`, `"base":4,`+add, 1)
+	}
 	start := `{"type":"task_started","task":"7e7e7e7e-0000-4000-8000-000000000001","data":{"roots":["/ws"]}}` + "\n"
 	msg := func(text string) string { return `{"type":"user_message","data":{"text":"` + text + `"}}` + "\n" }
 	tests := []struct {
@@ -140,6 +148,12 @@ func TestImportRefusesWhatVerifyRejects(t *testing.T) {
 		{"hash on some lines only", exp[0] + msg("a"), ErrInvalidLog, "f.jsonl:2: invalid log: this line carries no hash but line 1, the task's first, does"},
 		{"hand-written line then exported line", handWritten(t, exp[0]) + exp[1], ErrInvalidLog,
 			"f.jsonl:2: invalid log: this line carries a hash but line 1, the task's first, does not"},
+		// The second decision is written against the first (base 4): what it says changed
+		// must be in the first.
+		{"a delta that removes a rule its base lacks", delta(`"removed":["cline:/ws/.clinerules/nope.md"],`), ErrInvalidLog,
+			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: decision of turn 2: removed rule cline:/ws/.clinerules/nope.md is not in its base"},
+		{"a delta whose path is gone from a base that lacks it", delta(`"gone":[{"path":"zzz","root":"/ws"}],`), ErrInvalidLog,
+			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: decision of turn 2: gone path zzz (root \"/ws\") is not in its base's context"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkRefused(t, tt.in, tt.wantErr, tt.inErr) })

@@ -162,17 +162,18 @@ type Imported struct {
 // pass checks everything and writes nothing: every line parses; a line that carries seq, prev
 // or hash matches its position and its predecessor; no event id is given twice in a task; each
 // task's lines carry hashes all or none; each task folds as verify would fold it (task_started
-// first, turns in order, decisions against the snapshot before them); every rule file content a
-// rules_snapshot references is on an earlier line or already stored; a closing line matches
-// the events before it; and events the database already holds for the task are the file's
-// (ErrImportConflict otherwise). The second pass writes, in batches, checking each task's log
-// again as the first did; the lines themselves it parses without checking again what depends on
-// their bytes alone (strict JSON, schemas, hashes) where a chunk of them has the sum the first
-// pass took (a 64-bit hash with a seed drawn for the import and kept secret). So a file that
-// would not verify, or that conflicts, leaves nothing behind. Only a failure to write (a full
-// disk, a cancelled ctx, a file changed between the passes) can stop the second pass after some
-// batches: what they wrote is a sound prefix of the task's log, and importing the same file
-// again completes it.
+// first, turns in order, decisions against the snapshot before them, a decision written against
+// the one before it rebuilt from it); every rule file content a rules_snapshot references is on
+// an earlier line or already stored; a closing line matches the events before it; and events
+// the database already holds for the task are the file's (ErrImportConflict otherwise). The
+// second pass writes, in batches, and takes only the lines the first checked: each chunk of them
+// must have the sum the first pass took (a 64-bit hash with a seed drawn for the import and
+// kept secret), and is parsed without checking again what depends on the lines' bytes alone
+// (strict JSON, schemas, hashes); it checks each task's log again against the database. So a
+// file that would not verify, or that conflicts, leaves nothing behind. Only a failure to write
+// (a full disk, a cancelled ctx) or a change between the passes (of the file, or of the task in
+// the database) can stop the second pass after some batches: what they wrote is a sound prefix
+// of the task's log, and importing the file again completes it.
 //
 // A reader that can seek (an *os.File of a regular file) is read twice; only one that cannot
 // (a pipe, a bufio.Reader) is copied, during the first pass, to the file opts.CopyTo creates.
@@ -208,6 +209,9 @@ func (im *importer) run(src twoReads) error {
 	}
 	im.startWriting()
 	err = im.pass(again, true)
+	if err == nil {
+		err = im.changed(im.sums.short())
+	}
 	if err == nil {
 		err = im.flush()
 	}
