@@ -152,12 +152,30 @@ func TestImportRefusesWhatVerifyRejects(t *testing.T) {
 		// must be in the first.
 		{"a delta that removes a rule its base lacks", delta(`"removed":["cline:/ws/.clinerules/nope.md"],`), ErrInvalidLog,
 			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: decision of turn 2: removed rule cline:/ws/.clinerules/nope.md is not in its base"},
+		{"a delta against a decision of another snapshot", newSnapshotThenDelta(t, exp), ErrInvalidLog,
+			"f.jsonl:11: invalid log: seq 7 (decision): invalid event: decision of turn 2 uses snapshot 6 but is written against a decision of snapshot 3"},
 		{"a delta whose path is gone from a base that lacks it", delta(`"gone":[{"path":"zzz","root":"/ws"}],`), ErrInvalidLog,
 			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: decision of turn 2: gone path zzz (root \"/ws\") is not in its base's context"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkRefused(t, tt.in, tt.wantErr, tt.inErr) })
 	}
+}
+
+// newSnapshotThenDelta is the export written by hand with a rules snapshot of no files before
+// its second decision, which names that snapshot but is still written against the first
+// decision (base 4), of the snapshot before.
+func newSnapshotThenDelta(t *testing.T, exp []string) string {
+	t.Helper()
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(allHandWritten(t, exp), "\n") {
+		if strings.Contains(l, `"snapshot":3,"base":4`) {
+			out.WriteString(`{"type":"rules_snapshot","turn":2,"data":{"files":[]}}` + "\n")
+			l = strings.Replace(l, `"snapshot":3,"base":4`, `"snapshot":6,"base":4`, 1)
+		}
+		out.WriteString(l)
+	}
+	return out.String()
 }
 
 // otherLast is a closing line naming the hash of another line's event as the last one.
