@@ -124,9 +124,9 @@ func parseEndLine(raw []byte) (*End, error) {
 // MarshalJSONLine encodes a stored event as one line of the export format (without the
 // newline). The encoding is lossless: decoding it gives back the same event, hash included. Its
 // data is written as the event holds it, byte for byte (the hash covers those bytes): data that
-// is not one JSON value, or that holds a line break, is an error.
+// is not one JSON value, or that holds a newline, is an error.
 func MarshalJSONLine(e Event) ([]byte, error) {
-	if !json.Valid(e.Data) || bytes.ContainsAny(e.Data, "\r\n") {
+	if !json.Valid(e.Data) || bytes.IndexByte(e.Data, '\n') >= 0 {
 		return nil, fmt.Errorf("export %s: its data is not one JSON value on one line", e)
 	}
 	// The data goes where the placeholder 0 is: encoding/json would write it compacted.
@@ -383,6 +383,11 @@ func lineData(s *schema, t Type, v int, data []byte, verbatim bool) ([]byte, err
 	}
 	if err := validateDecoded(p, fast); err != nil {
 		return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+	}
+	if rs, ok := p.(*RulesSnapshot); ok {
+		if err := rs.checkBlobSums(); err != nil {
+			return nil, fmt.Errorf("%w: %s data: %v", ErrInvalid, t, err)
+		}
 	}
 	switch {
 	case verbatim:

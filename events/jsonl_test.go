@@ -57,6 +57,13 @@ func TestExportLineKeepsTheDataBytes(t *testing.T) {
 	if again, _ := MarshalJSONLine(l.Event); !bytes.Equal(again, line) {
 		t.Errorf("exported again:\n%s\nfirst:\n%s", again, line)
 	}
+	e.Data = []byte("{\r\"roots\":[]}") // a carriage return inside a line reads back as it is
+	e.Seal(e.Prev)
+	if line, err := MarshalJSONLine(e); err != nil {
+		t.Errorf("data with a carriage return: %v", err)
+	} else if l, err := ParseLine(line); err != nil || string(l.Event.Data) != string(e.Data) {
+		t.Errorf("data with a carriage return read back as %q, %v", l.Event.Data, err)
+	}
 	for _, data := range []string{"{\n\"roots\":[]}", `{"roots":`, ``} {
 		e.Data = []byte(data)
 		if _, err := MarshalJSONLine(e); err == nil || !strings.Contains(err.Error(), "not one JSON value on one line") {
@@ -123,9 +130,9 @@ func TestAuthoringLines(t *testing.T) {
 			`time "2300-01-01T00:00:00Z" is outside what a log keeps (1677-09-21T00:12:43Z to 2262-04-11T23:47:16Z)`},
 		{"time the log keeps, the last one", `{"time":"2262-04-11T23:47:16.854775807Z","type":"user_message","data":{"text":"x"}}`, `{"text":"x"}`, nil, ""},
 		{"blob sum in capitals", `{"type":"rules_snapshot","data":{"files":[{"path":"a.md","blob":"` + strings.Repeat("AB", 32) + `"}]}}`, "", ErrInvalid,
-			"64 lowercase hex digits"},
+			"SHA-256 sum in 64 lowercase hex digits"},
 		{"blob sum not hex", `{"type":"rules_snapshot","data":{"files":[{"path":"a.md","blob":"` + strings.Repeat("ab", 31) + `zz"}]}}`, "", ErrInvalid,
-			"64 lowercase hex digits"},
+			"SHA-256 sum in 64 lowercase hex digits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -541,5 +548,15 @@ func TestReparseLine(t *testing.T) {
 	}
 	if l, err := ReparseLine(tampered); err != nil || !strings.Contains(string(l.Event.Data), "apps/api") {
 		t.Errorf("ReparseLine of the altered line: %+v, %v; want it read as it is", l, err)
+	}
+}
+
+// A rules snapshot an older version stored with a blob sum in capitals (an import accepted it)
+// still reads; only a line read now must name its blobs in lowercase.
+func TestSnapshotWithABlobSumInCapitalsReads(t *testing.T) {
+	ev := Event{Type: TypeRulesSnapshot, V: 1, Data: []byte(`{"files":[{"path":"a.md","blob":"` + strings.Repeat("AB", 32) + `"}]}`)}
+	p, err := ev.Payload()
+	if err != nil || p.(*RulesSnapshot).Files[0].Blob != strings.Repeat("AB", 32) {
+		t.Errorf("Payload: %+v, %v", p, err)
 	}
 }

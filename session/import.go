@@ -164,17 +164,21 @@ func (im *importer) pass(r io.Reader, ahead bool) error {
 	return nil
 }
 
-// changed explains an error of the second pass that is no write's: the lines are those the
-// first pass checked, or the error is that they are not (errChanged), so the file or the
-// database changed in between. It waits for the writes handed over (a write that failed
-// concerns lines before, and is the error then) and says how much of the task was written.
+// changed explains an error of the second pass that is no write's. The lines are those the
+// first pass checked, or the error is that they are not (errChanged): the file changed in
+// between; a conflict with the stored events (ErrImportConflict) means the database did. It
+// waits for the writes handed over (a write that failed concerns lines before, and is the error
+// then) and says how much of the task was written: the tasks before it in the file are.
 func (im *importer) changed(err error) error {
 	if err == nil || !im.writing || im.w.failed.Load() {
 		return err
 	}
-	what := "the database changed while the file was imported"
-	if errors.Is(err, errChanged) {
-		what = "the file changed while it was imported"
+	var what string
+	switch {
+	case errors.Is(err, errChanged):
+		what = "the file changed while it was imported; "
+	case errors.Is(err, ErrImportConflict):
+		what = "the database changed while the file was imported; "
 	}
 	if werr := im.finishWriting(); werr != nil {
 		return werr
@@ -190,7 +194,7 @@ func (im *importer) changed(err error) error {
 	if len(im.order) > 1 {
 		written = "the tasks before it in the file are written whole; " + written
 	}
-	return fmt.Errorf("%w (%s; %s)", err, what, written)
+	return fmt.Errorf("%w (%s%s)", err, what, written)
 }
 
 func (im *importer) blob(b *events.Blob) error {
@@ -315,6 +319,11 @@ func (im *importer) event(l events.Line) error {
 		if im.current != nil {
 			im.current.done = true
 			im.current.release()
+			// The task before is all read: its last batch goes to the writer now, so that a
+			// fault in this one finds it written whole.
+			if err := im.flush(); err != nil {
+				return err
+			}
 		}
 		im.current = t
 	}

@@ -289,12 +289,16 @@ func readChunk(lr *events.LineReader, free chan []byte) *lineChunk {
 func (c *lineChunk) parse(lr *events.LineReader, stop chan struct{}, sums *chunkSums) {
 	defer close(c.done)
 	parse := lr.Parse
-	if sums != nil {
+	if sums != nil && len(c.ends) > 0 {
 		c.sum = c.sumLines(sums.seed)
 		c.reparsed = sums.checked(c.index, c.sum)
 		switch {
 		case c.reparsed:
 			parse = lr.Reparse
+		case sums.again && c.err != nil:
+			// The read failed within the chunk: its error, which parseAhead hands on after the
+			// chunk's lines (none here), is the fault, not a change.
+			return
 		case sums.again:
 			err := fmt.Errorf("%s:%d: %w: the lines from this one on differ", sums.name, c.nos[0], errChanged)
 			c.lines = []readResult[events.Line]{{err: err}}

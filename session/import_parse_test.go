@@ -272,3 +272,92 @@ func (p *stalledPipe) Read(b []byte) (int, error) {
 	}
 	return p.r.Read(b)
 }
+
+// A read that fails in the second pass is that error, at a chunk's bound or within a chunk, not
+// a change of the file (and no chunk without lines is taken for one).
+func TestImportSecondReadFails(t *testing.T) {
+	path, _ := writeBigExport(t, 3<<20)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := errors.New("input/output error")
+	for _, lines := range []int{2 * readAheadBatch, 2*readAheadBatch + 44} {
+		t.Run(fmt.Sprintf("after %d lines", lines), func(t *testing.T) {
+			at := 0
+			for range lines {
+				at += bytes.IndexByte(data[at:], '\n') + 1
+			}
+			in := &failsAgain{r: bytes.NewReader(data), after: int64(at), err: broken}
+			_, err := Import(context.Background(), openDB(t), in, "big.jsonl", ImportOptions{})
+			if !errors.Is(err, broken) || errors.Is(err, errChanged) {
+				t.Errorf("err = %v, want the read's error", err)
+			}
+		})
+	}
+}
+
+// failsAgain reads r, and after it is rewound, fails with err once after bytes are read.
+type failsAgain struct {
+	r      *bytes.Reader
+	after  int64
+	err    error
+	second bool
+}
+
+func (f *failsAgain) Read(p []byte) (int, error) {
+	if !f.second {
+		return f.r.Read(p)
+	}
+	pos, _ := f.r.Seek(0, io.SeekCurrent)
+	if pos >= f.after {
+		return 0, f.err
+	}
+	return f.r.Read(p[:min(int64(len(p)), f.after-pos)])
+}
+
+func (f *failsAgain) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart && off == 0 {
+		if pos, _ := f.r.Seek(0, io.SeekCurrent); pos > 0 {
+			f.second = true
+		}
+	}
+	return f.r.Seek(off, whence)
+}
+
+// A task all read gives its last batch to the writer before the next task's lines are read:
+// when the file changes in a later task, the tasks before it are written whole, as the error
+// says, though no line of that later task is new to the database. A task all read keeps none of
+// its ids or decisions.
+func TestImportWritesEachTaskBeforeTheNext(t *testing.T) {
+	path, _ := writeBigExport(t, 1<<20) // about 800 events
+	big, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	if _, err := Import(context.Background(), db, bytes.NewReader(big), "big.jsonl", ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	small := exportedTask(t)
+	file := append(append([]byte(nil), small...), big...)
+	again := append(append([]byte(nil), small...), withLineChanged(t, big, 500)...)
+	src, err := readTwice(&rewritten{r: bytes.NewReader(file), again: again}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	im := newImporter(context.Background(), db, "f.jsonl", ImportOptions{})
+	defer im.stop()
+	err = im.run(src)
+	if !errors.Is(err, errChanged) || !strings.Contains(err.Error(), "the file changed while it was imported; the tasks before it in the file are written whole") {
+		t.Fatalf("err = %v", err)
+	}
+	first := im.order[0]
+	if h, err := db.Head(first.id); err != nil || h.Seq != first.n {
+		t.Errorf("the first task's head: %+v, %v; want all its %d events written", h, err, first.n)
+	}
+	if first.ids != nil || first.decisions.full != nil || first.state != nil {
+		t.Errorf("the first task, all read, still holds its ids (%d), decisions or fold", len(first.ids))
+	}
+}

@@ -151,6 +151,9 @@ func (sr *scriptReader) next() (scriptLine, error) {
 			if l.time, err = time.Parse(time.RFC3339Nano, turn.Time); err != nil {
 				return scriptLine{}, fmt.Errorf("%s:%d: turn time: %w", sr.name, no, err)
 			}
+			if !events.KeepsTime(l.time) {
+				return scriptLine{}, fmt.Errorf("%s:%d: %w: turn time %q is outside what a log keeps (1677 to 2262)", sr.name, no, events.ErrInvalid, turn.Time)
+			}
 		}
 		return l, nil
 	}

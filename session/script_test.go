@@ -26,6 +26,8 @@ func TestRunScriptErrorsNameTheLine(t *testing.T) {
 		{"unknown type", `{"type":"telepathy","data":{}}`, `s.jsonl:2: unknown event type "telepathy"`},
 		{"typo on a turn line", `{"type":"turn","tme":"2026-12-01T10:00:00Z"}`, `s.jsonl:2: invalid event: json: unknown field "tme"`},
 		{"bad turn time", `{"type":"turn","time":"yesterday"}`, `s.jsonl:2: turn time:`},
+		{"turn time a log cannot keep", `{"type":"turn","time":"2300-01-01T00:00:00Z"}`,
+			`s.jsonl:2: invalid event: turn time "2300-01-01T00:00:00Z" is outside what a log keeps (1677 to 2262)`},
 		{"truncated line", `{"type":"user_message","data":{"text":"hi`, `s.jsonl:2: invalid event: unexpected EOF`},
 		{"closing line of an export", `{"end":"7e7e7e7e-0000-4000-8000-000000000001","events":1,"last":"` + strings.Repeat("ab", 32) + `"}`,
 			`s.jsonl:2: invalid event: a blob or closing line belongs to an export`},
