@@ -40,23 +40,6 @@ func jaegerBinary(t *testing.T) string {
 	return ""
 }
 
-// freePorts returns n different TCP ports of 127.0.0.1 nothing listens on (at the time of
-// asking): each is held until all are chosen, as the system may hand a port it just took back
-// again to the next one asking.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
 // jaeger is a Jaeger v2 started by a test on 127.0.0.1: OTLP/HTTP in, in-memory storage, its
 // query API out.
 type jaeger struct {

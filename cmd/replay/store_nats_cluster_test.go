@@ -93,10 +93,10 @@ func startNATSCluster(t *testing.T, bin string) ([]*natsNode, string) {
 	dir := t.TempDir()
 	var nodes []*natsNode
 	var routes, hosts []string
-	routePorts := make([]int, 3)
+	ports := freePorts(t, 6) // all different: a node given another's port would not start
+	routePorts := ports[3:]
 	for i := range 3 {
-		nodes = append(nodes, &natsNode{name: fmt.Sprintf("node%d", i+1), port: closedPort(t), dir: dir})
-		routePorts[i] = closedPort(t)
+		nodes = append(nodes, &natsNode{name: fmt.Sprintf("node%d", i+1), port: ports[i], dir: dir})
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i]))
 		hosts = append(hosts, fmt.Sprintf("127.0.0.1:%d", nodes[i].port))
 	}

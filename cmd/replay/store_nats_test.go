@@ -116,6 +116,23 @@ func closedPort(t *testing.T) int {
 	return port
 }
 
+// freePorts returns n different TCP ports of 127.0.0.1 nothing listens on (at the time of
+// asking): each is held until all are chosen, as the system may hand a port it just took back
+// again to the next one asking.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
 // TestNATSServerDown: a server that is down makes a verb fail at once with exit 2 and an error
 // naming the server and the stream; a hook replies neutrally, exits 0, logs the error and spools
 // the payload, which the first hook that reaches the server records.
