@@ -65,7 +65,7 @@ type importTask struct {
 	state     *projections.Task
 	// ids are the event ids the task's lines gave so far, with the line of each: an id is
 	// stored once in a task, so a file that gives one twice is refused before anything is
-	// written.
+	// written. The first pass alone keeps them: the second reads only the lines it checked.
 	ids     map[ulid.ULID]int
 	end     int // the line of its closing line, 0 until one is read
 	closing events.End
@@ -277,7 +277,10 @@ func (im *importer) task(id uuid.UUID, no int) (*importTask, error) {
 	if t := im.tasks[id]; t != nil {
 		return t, nil
 	}
-	t := &importTask{id: id, first: no, state: projections.New(), ids: map[ulid.ULID]int{}}
+	t := &importTask{id: id, first: no, state: projections.New()}
+	if !im.writing {
+		t.ids = map[ulid.ULID]int{} // the second pass reads the lines the first checked
+	}
 	head, err := im.db.Head(id)
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
@@ -330,7 +333,7 @@ func (im *importer) event(l events.Line) error {
 	if err := im.envelope(t, &ev, l); err != nil {
 		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
 	}
-	if l.HasID {
+	if l.HasID && !im.writing {
 		if ev.ID == (ulid.ULID{}) {
 			return fmt.Errorf("%s:%d: %w: %w: the id is zero, which names no event", im.name, l.No, ErrInvalidLog, store.ErrMissingID)
 		}
