@@ -299,9 +299,6 @@ func (im *importer) task(id uuid.UUID, no int) (*importTask, error) {
 // event checks one event line against its task and, in the second pass, queues it.
 func (im *importer) event(l events.Line) error {
 	ev := l.Event
-	if l.HasTask && ev.Task == uuid.Nil {
-		return fmt.Errorf("%s:%d: %w: %w: the task is the nil UUID, which names no task", im.name, l.No, ErrInvalidLog, store.ErrInvalidEvent)
-	}
 	if !l.HasTask {
 		if im.fileTask == uuid.Nil {
 			im.fileTask = uuid.New()
@@ -333,10 +330,12 @@ func (im *importer) event(l events.Line) error {
 	if err := im.envelope(t, &ev, l); err != nil {
 		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
 	}
-	if l.HasID && !im.writing {
-		if ev.ID == (ulid.ULID{}) {
-			return fmt.Errorf("%s:%d: %w: %w: the id is zero, which names no event", im.name, l.No, ErrInvalidLog, store.ErrMissingID)
+	if !im.writing {
+		if err := storable(ev, l); err != nil {
+			return fmt.Errorf("%s:%d: %w: %w", im.name, l.No, ErrInvalidLog, err)
 		}
+	}
+	if l.HasID && !im.writing {
 		if first, twice := t.ids[ev.ID]; twice {
 			return fmt.Errorf("%s:%d: %w: %w: id %s is given twice in task %s, here and on line %d",
 				im.name, l.No, ErrInvalidLog, store.ErrDuplicateID, ev.ID, t.id, first)
@@ -356,6 +355,16 @@ func (im *importer) event(l events.Line) error {
 		return nil
 	}
 	return im.queue(t, ev)
+}
+
+// storable refuses, in the first pass, which writes nothing, what a store refuses of the event
+// alone (store.CheckEvent: the nil task, the zero id, a time the log cannot keep). A line
+// without an id gets one in the second pass.
+func storable(ev events.Event, l events.Line) error {
+	if !l.HasID {
+		ev.ID = ulid.ULID{1}
+	}
+	return store.CheckEvent(ev.Task, &ev)
 }
 
 // envelope checks and completes a line's envelope: seq, the hash chain, the turn, and (second

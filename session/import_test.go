@@ -405,7 +405,7 @@ func TestImportRefusesIDsNoStoreKeeps(t *testing.T) {
 			"f.jsonl:5: invalid log: duplicate event id: id 01JD0000000000000000000002 is given twice in task " + task + ", here and on line 3",
 			store.ErrDuplicateID, 4},
 		{"the zero id, two batches in", "", messages(2500, but(1500, -1)),
-			"f.jsonl:1501: invalid log: event has no id: the id is zero, which names no event", store.ErrMissingID, 0},
+			"f.jsonl:1501: invalid log: event has no id: its id is zero", store.ErrMissingID, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := openDB(t)

@@ -95,9 +95,8 @@ func (db *DB) commitBatch(ctx context.Context, task uuid.UUID, expectedVersion u
 }
 
 // CheckBatch refuses what no state of the log could make valid, before it costs a transaction:
-// a nil task, no events, an event without an ID or Type, belonging to another task or with a
-// time the log cannot keep (ErrInvalidEvent, ErrMissingID), an id twice in the batch (ErrDuplicateID). It is the check
-// DB.Append makes first, for any Store to share.
+// a nil task, no events, an event CheckEvent refuses, an id twice in the batch
+// (ErrDuplicateID). It is the check DB.Append makes first, for any Store to share.
 func CheckBatch(task uuid.UUID, evs []events.Event) error {
 	if task == uuid.Nil {
 		return fmt.Errorf("append: %w: the task id is the nil UUID", ErrInvalidEvent)
@@ -111,16 +110,8 @@ func CheckBatch(task uuid.UUID, evs []events.Event) error {
 	}
 	for i := range evs {
 		ev := &evs[i]
-		switch {
-		case ev.ID == ulid.ULID{}:
-			return fmt.Errorf("append to task %s: event #%d (%s): %w", task, i, ev.Type, ErrMissingID)
-		case ev.Type == "":
-			return fmt.Errorf("append to task %s: event #%d (%s): %w: no type", task, i, ev.ID, ErrInvalidEvent)
-		case ev.Task != uuid.Nil && ev.Task != task:
-			return fmt.Errorf("append to task %s: event #%d (%s): %w: it belongs to task %s", task, i, ev.ID, ErrInvalidEvent, ev.Task)
-		case !events.KeepsTime(ev.Time):
-			return fmt.Errorf("append to task %s: event #%d (%s): %w: its time %s is outside what a log keeps (1677 to 2262)",
-				task, i, ev.ID, ErrInvalidEvent, ev.Time.Format(time.RFC3339))
+		if err := CheckEvent(task, ev); err != nil {
+			return fmt.Errorf("append to task %s: event #%d (%s): %w", task, i, ev.Type, err)
 		}
 		if seen == nil {
 			continue
@@ -129,6 +120,25 @@ func CheckBatch(task uuid.UUID, evs []events.Event) error {
 			return fmt.Errorf("append to task %s: events #%d and #%d: %w %s within one batch", task, j, i, ErrDuplicateID, ev.ID)
 		}
 		seen[ev.ID] = i
+	}
+	return nil
+}
+
+// CheckEvent refuses an event no log of task could hold, whatever else it holds: the nil task,
+// no ID (ErrMissingID), no Type, another task's, a time the log cannot keep (ErrInvalidEvent).
+// An importer checks its lines with it before it writes any.
+func CheckEvent(task uuid.UUID, ev *events.Event) error {
+	switch {
+	case task == uuid.Nil:
+		return fmt.Errorf("%w: the task id is the nil UUID", ErrInvalidEvent)
+	case ev.ID == ulid.ULID{}:
+		return fmt.Errorf("%w: its id is zero", ErrMissingID)
+	case ev.Type == "":
+		return fmt.Errorf("%w: no type", ErrInvalidEvent)
+	case ev.Task != uuid.Nil && ev.Task != task:
+		return fmt.Errorf("%w: it belongs to task %s", ErrInvalidEvent, ev.Task)
+	case !events.KeepsTime(ev.Time):
+		return fmt.Errorf("%w: its time %s is outside what a log keeps (1677 to 2262)", ErrInvalidEvent, ev.Time.Format(time.RFC3339))
 	}
 	return nil
 }
