@@ -455,13 +455,9 @@ func (im *importer) fold(t *importTask, ev events.Event) error {
 			return fmt.Errorf("%w: decision %s references the rules snapshot at seq %d, but the latest before it is at seq %d",
 				ErrInvalidLog, ev, h.Snapshot, snap)
 		}
-		if h.Base != 0 && h.Base != t.decisions.seq {
-			return fmt.Errorf("%w: decision %s is written against seq %d, but the decision before it is at seq %d",
-				ErrInvalidLog, ev, h.Base, t.decisions.seq)
-		}
 		if im.writing {
 			// The second pass reads only the lines the first checked (chunkSums): every
-			// delta fits its base.
+			// decision is written against the one before it and fits it.
 			t.decisions.seq = ev.Seq
 		} else if _, err := t.decisions.nextOutcomes(ev); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidLog, err)

@@ -150,6 +150,8 @@ func TestImportRefusesWhatVerifyRejects(t *testing.T) {
 			"f.jsonl:2: invalid log: this line carries a hash but line 1, the task's first, does not"},
 		// The second decision is written against the first (base 4): what it says changed
 		// must be in the first.
+		{"a decision written against another than the one before it", strings.Replace(delta(""), `"base":4,`, `"base":3,`, 1), ErrInvalidLog,
+			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: written against seq 3, but the decision before it is at seq 4"},
 		{"a delta that removes a rule its base lacks", delta(`"removed":["cline:/ws/.clinerules/nope.md"],`), ErrInvalidLog,
 			"f.jsonl:10: invalid log: seq 6 (decision): invalid event: decision of turn 2: removed rule cline:/ws/.clinerules/nope.md is not in its base"},
 		{"a delta against a decision of another snapshot", newSnapshotThenDelta(t, exp), ErrInvalidLog,
