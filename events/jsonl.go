@@ -270,7 +270,7 @@ func ParseLine(raw []byte) (Line, error) {
 		return Line{}, err
 	}
 	if l.HasHash {
-		if !l.HasTask || !l.HasID || !l.HasSeq || !l.HasTurn {
+		if !l.placed() {
 			return Line{}, fmt.Errorf("%w: a line with a hash must also carry task, id, seq and turn", ErrInvalid)
 		}
 		if got := e.ComputeHash(); got != e.Hash {
@@ -294,12 +294,16 @@ func ReparseLine(raw []byte) (Line, error) {
 		return ParseLine(raw)
 	}
 	l, _, err := lineEnvelope(&jl)
-	if err != nil || !l.HasTask || !l.HasID || !l.HasSeq || !l.HasTurn {
+	if err != nil || !l.placed() {
 		return ParseLine(raw)
 	}
 	l.Event.Data = append([]byte(nil), jl.Data...)
 	return l, nil
 }
+
+// placed reports whether the line says where its event stands (task, id, seq and turn), as a
+// line with a hash must: the hash covers them.
+func (l *Line) placed() bool { return l.HasTask && l.HasID && l.HasSeq && l.HasTurn }
 
 // lineEnvelope makes the Line of an event line's envelope, and returns its type's schema; its
 // Data is left to the caller, from jl.Data, which it sets to {} when the line has none.
