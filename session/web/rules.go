@@ -54,7 +54,8 @@ type Rule struct {
 }
 
 // Rules gathers each rule's outcomes and deliveries over every task, sorted by id: counted from
-// each task's audit, or from its decisions and deliveries when the audit cannot be read. With a
+// each task's audit, or from its rows alone (session.AuditRequests) when the audit cannot be
+// read. With a
 // cache, a task whose log has not grown since it was last read is not read again.
 func Rules(ctx context.Context, db store.Store, cache *Cache) ([]Rule, error) {
 	tasks, err := cache.tasks(ctx, db)
