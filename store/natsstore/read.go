@@ -33,6 +33,38 @@ const (
 // answers none of them: another try goes to another replica, most likely.
 const maxReadTries = 4
 
+// answeredBatch is directBatch asked again until a replica answers with messages: a request
+// that gets no answer is sent again, maxReadTries times at the most (another replica may
+// answer), and an answer without messages, from a replica behind the head the leader reported,
+// is asked for again until the timeout, when it fails with the error behind returns. A done ctx
+// stops it with ctx.Err().
+func (s *Store) answeredBatch(ctx context.Context, filter string, sseq uint64, noHdr bool, behind func() error) ([]storedMsg, uint64, error) {
+	var deadline time.Time // set while a replica's answer is behind the leader's head
+	tries := 0             // requests that got no answer
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		msgs, last, err := s.directBatch(ctx, filter, sseq, readChunk, noHdr)
+		if err != nil {
+			if tries++; tries < maxReadTries && retryable(err) {
+				continue
+			}
+			return nil, 0, err
+		}
+		tries = 0
+		if len(msgs) > 0 {
+			return msgs, last, nil
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(s.timeout)
+		} else if time.Now().After(deadline) {
+			return nil, 0, behind()
+		}
+		time.Sleep(retryWait)
+	}
+}
+
 // Head returns the end of task's log, read from the stream leader, or store.ErrTaskNotFound.
 func (s *Store) Head(task uuid.UUID) (store.Head, error) {
 	if err := s.check(); err != nil {
@@ -88,31 +120,13 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 	}
 	next := from
 	filter := s.taskFilter(task)
-	var deadline time.Time // set while a replica's answer is behind the leader's head
-	tries := 0             // reads of this chunk that got no answer
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		msgs, lastSeq, err := s.directBatch(ctx, filter, sseq, readChunk, true)
+		msgs, lastSeq, err := s.answeredBatch(ctx, filter, sseq, true, func() error {
+			return fmt.Errorf("seq %d: the replicas answering reads stayed behind the stream leader's head %d for %v", next, h.seq, s.timeout)
+		})
 		if err != nil {
-			if tries++; tries < maxReadTries && retryable(err) {
-				continue // another replica may answer
-			}
 			return fail(err)
 		}
-		tries = 0
-		if len(msgs) == 0 {
-			// The replica that answered is behind the head the leader reported.
-			if deadline.IsZero() {
-				deadline = time.Now().Add(s.timeout)
-			} else if time.Now().After(deadline) {
-				return fail(fmt.Errorf("seq %d: the replicas answering reads stayed behind the stream leader's head %d for %v", next, h.seq, s.timeout))
-			}
-			time.Sleep(retryWait)
-			continue
-		}
-		deadline = time.Time{}
 		// Without headers the chunk says nothing of where its messages are in the stream: the
 		// next chunk starts after its last event, found by its subject.
 		var last events.Event
@@ -459,30 +473,13 @@ func (s *Store) verifyMarkers(ctx context.Context, task uuid.UUID, upTo uint64, 
 func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, filter string, upTo uint64, fn func(m storedMsg) bool) error {
 	fail := func(err error) error { return s.errorf(fmt.Sprintf("verify task %s", task), err) }
 	sseq := uint64(1)
-	var deadline time.Time
-	tries := 0
 	for sseq <= upTo {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		msgs, _, err := s.directBatch(ctx, filter, sseq, readChunk, false)
+		msgs, _, err := s.answeredBatch(ctx, filter, sseq, false, func() error {
+			return fmt.Errorf("seq %d of the stream: the replicas answering reads stayed behind the stream leader for %v", sseq, s.timeout)
+		})
 		if err != nil {
-			if tries++; tries < maxReadTries && retryable(err) {
-				continue // another replica may answer
-			}
 			return fail(err)
 		}
-		tries = 0
-		if len(msgs) == 0 {
-			if deadline.IsZero() {
-				deadline = time.Now().Add(s.timeout)
-			} else if time.Now().After(deadline) {
-				return fail(errors.New("the replicas answering reads stayed behind the stream leader"))
-			}
-			time.Sleep(retryWait)
-			continue
-		}
-		deadline = time.Time{}
 		for _, m := range msgs {
 			if err := ctx.Err(); err != nil {
 				return err
