@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -130,6 +131,12 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	if opts.Exe, err = replayExecutable(); err != nil {
 		return opts, fail(stderr, err)
 	}
+	if name == "install" && builtByGoRun(opts.Exe) {
+		fmt.Fprintf(stderr, "replay install: this replay is a build of 'go run' (%s), which Go deletes or trims away: the hooks would stop running. "+
+			"Install the binaries first ('go install ./cmd/replay/...' in the checkout, which puts replay and replay-hook in $(go env GOPATH)/bin) and run that replay install %s\n",
+			opts.Exe, opts.Agent)
+		return opts, exitUsage
+	}
 	if storeVal != "" {
 		if opts.DB != "" {
 			fmt.Fprintf(stderr, "replay %s: --db and --store name two stores: give one\n", name)
@@ -172,6 +179,25 @@ func hookSide(db string) string {
 	}
 	return db
 }
+
+// builtByGoRun reports whether exe is a binary 'go run' built: in Go's build cache
+// (GOCACHE/xx/HASH-d/NAME, where Go 1.24 and later keep it until the cache is trimmed) or in
+// the temporary folder an older 'go run' removes when it exits (go-buildNNN/bNNN/exe/NAME).
+func builtByGoRun(exe string) bool {
+	dir := filepath.Dir(exe)
+	if goRunCached.MatchString(filepath.Base(dir)) && goRunShard.MatchString(filepath.Base(filepath.Dir(dir))) {
+		return true
+	}
+	return filepath.Base(dir) == "exe" && goRunWork.MatchString(filepath.Base(filepath.Dir(filepath.Dir(dir)))) &&
+		goRunAction.MatchString(filepath.Base(filepath.Dir(dir)))
+}
+
+var (
+	goRunCached = regexp.MustCompile(`^[0-9a-f]{64}-d$`)
+	goRunShard  = regexp.MustCompile(`^[0-9a-f]{2}$`)
+	goRunWork   = regexp.MustCompile(`^go-build[0-9]+$`)
+	goRunAction = regexp.MustCompile(`^b[0-9]+$`)
+)
 
 // replayExecutable is this binary's path with symbolic links resolved, so that a hook keeps
 // working from any folder the agent runs it in.

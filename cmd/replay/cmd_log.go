@@ -15,11 +15,11 @@ import (
 )
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("export", "TASK", stderr)
+	f := newFlags("export", "[TASK]", stderr)
 	out := f.String("o", "", "write to this file instead of standard output")
 	sign := f.String("sign", "", "sign the export with this Ed25519 private key file (ssh-keygen -t ed25519 -N '' writes one); import --verify-key KEY.pub checks it")
 	format := f.String("format", "jsonl", "jsonl: the log itself, lossless, as import reads it; atif: the Agent Trajectory Interchange Format (ATIF-v1.7) that Harbor and NeMo Agent Toolkit read, tasklog's decisions and deliveries in each step's extra")
-	pos, code := f.parseOrExit(args, 1, 1)
+	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
 		return code
 	}
@@ -38,7 +38,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	db, task, err := f.openTask(pos[0])
+	db, task, err := f.openTaskOrLatest(pos, "export", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -67,13 +67,13 @@ func cut(s string, max int) string {
 }
 
 func cmdLog(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("log", "TASK", stderr).withJSON()
+	f := newFlags("log", "[TASK]", stderr).withJSON()
 	from := f.Uint64("from", 1, "first sequence number to print")
-	pos, code := f.parseOrExit(args, 1, 1)
+	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
 		return code
 	}
-	db, task, err := f.openTask(pos[0])
+	db, task, err := f.openTaskOrLatest(pos, "log", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -119,11 +119,11 @@ func tasksOrAll(db store.Store, args []string, all bool) ([]uuid.UUID, error) {
 }
 
 func cmdDiff(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("diff", "TASK --workspace DIR", stderr).withJSON()
+	f := newFlags("diff", "[TASK] --workspace DIR", stderr).withJSON()
 	var wf workspaceFlags
 	wf.register(f)
 	cfgFile := f.String("config", "", "engine configuration (JSON object) to replay with instead of the recorded one")
-	pos, code := f.parseOrExit(args, 1, 1)
+	pos, code := f.parseOrExit(args, 0, 1)
 	if code >= 0 {
 		return code
 	}
@@ -131,7 +131,7 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "replay diff: give --workspace DIR (or --root) with the new rules, or --config FILE")
 		return exitUsage
 	}
-	db, task, err := f.openTask(pos[0])
+	db, task, err := f.openTaskOrLatest(pos, "diff", stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -288,3 +288,52 @@ func goTestSources(t *testing.T, root string) string {
 	}
 	return b.String()
 }
+
+// taskToken is an argument that names a task: a unique prefix of an id, or a whole one.
+var taskToken = regexp.MustCompile(`^[0-9a-f]{4,8}$|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// TestDocStandInsNameNoOtherTask holds a script's "# doc: COMMAND" line to the command after it
+// that stands in for it: a stand-in may add a database, a store or a folder of the test's, but not
+// a task the documented command leaves out, for then the form a reader types (the latest task)
+// is not the one that runs.
+func TestDocStandInsNameNoOtherTask(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "script*", "*.txtar"))
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _, _ := strings.Cut(string(b), "\n-- ")
+		var docs []string // the documented commands waiting for the command that runs them
+		for _, line := range strings.Split(body, "\n") {
+			line = strings.TrimSpace(line)
+			if doc, ok := strings.CutPrefix(line, "# doc: "); ok {
+				if _, ok := replayArgs(doc); ok {
+					docs = append(docs, doc)
+				}
+				continue
+			}
+			m := scriptCommand.FindStringSubmatch(line)
+			if m == nil || len(docs) == 0 {
+				continue
+			}
+			for _, doc := range docs {
+				checked++
+				named := map[string]bool{}
+				for _, a := range strings.Fields(doc) {
+					named[a] = true
+				}
+				for _, a := range strings.Fields(m[1]) {
+					if taskToken.MatchString(a) && !named[a] {
+						t.Errorf("%s: %q stands in for %q but names task %s, which the documented command leaves out", f, m[1], doc, a)
+					}
+				}
+			}
+			docs = nil
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d documented commands against their stand-ins; the parser lost them", checked)
+	}
+}

@@ -4,15 +4,15 @@
 //	replay record SCRIPT --workspace D  drive a session from a script of events
 //	replay import FILE...               read JSON Lines logs into the database
 //	replay import --from AGENT PATH     turn a Cline, Claude Code, pi or Codex session into a log
-//	replay export TASK                  write a task as JSON Lines
+//	replay export [TASK]                write a task as JSON Lines (--format atif: a trajectory)
 //	replay tasks                        list tasks
-//	replay log TASK                     one line per event
+//	replay log [TASK]                   one line per event
 //	replay verify [TASK...|--all]       check hash chains and recompute every decision
-//	replay diff TASK --workspace D      what-if: which decisions change under other rules
-//	replay explain TASK --prompt N      why each rule was or was not in the prompt
+//	replay diff [TASK] --workspace D    what-if: which decisions change under other rules
+//	replay explain [TASK] --prompt N    why each rule was or was not in the prompt
 //	replay audit [TASK]                 did the agent get each rule: decisions, loads, deliveries, findings
 //	replay why RULE --prompt N          one rule at one moment, in plain sentences
-//	replay report TASK -o report.html   a self-contained HTML audit page
+//	replay report [TASK] -o page.html   a self-contained HTML audit page
 //	replay rules --workspace D          every rule discovered, and whether it applies
 //	replay lint [--workspace D]         rules that never apply, are broken, shadowed, …
 //	replay install AGENT                run replay hook from an agent's hooks (uninstall removes it)
@@ -56,7 +56,7 @@ var commands = map[string]command{
 	"demo":      {cmdDemo, "record the sample sessions, verify them and explain one"},
 	"record":    {cmdRecord, "drive a session from a script of events and store its log"},
 	"import":    {cmdImport, "read JSON Lines logs, or --from AGENT sessions, into the database"},
-	"export":    {cmdExport, "write a task's log as JSON Lines"},
+	"export":    {cmdExport, "write a task's log as JSON Lines, or as an ATIF trajectory (--format atif)"},
 	"tasks":     {cmdTasks, "list the tasks in the database"},
 	"log":       {cmdLog, "print a task's events, one line each"},
 	"verify":    {cmdVerify, "check hash chains and recompute every recorded decision"},
