@@ -1,9 +1,11 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -284,11 +286,29 @@ func explainIn(rec Recorded, rule string) (Explanation, error) {
 			}
 		}
 	}
-	var names []string
-	for _, o := range append(append([]events.RuleOutcome(nil), d.Included...), d.Excluded...) {
-		names = append(names, o.Name)
+	return x, fmt.Errorf("%s (turn %d): %w: %q; its rules: %s", rec.Position, d.Turn, ErrNoRule, rule, ruleNames(d))
+}
+
+// ruleNames lists the rules of a decision for a reader to pick one: by name, sorted, a name
+// that several rules share followed by each one's id.
+func ruleNames(d events.Decision) string {
+	all := slices.Concat(d.Included, d.Excluded)
+	count := map[string]int{}
+	for _, o := range all {
+		count[o.Name]++
 	}
-	return x, fmt.Errorf("turn %d: %w: %q (rules: %s)", d.Turn, ErrNoRule, rule, strings.Join(names, ", "))
+	names := make([]string, 0, len(all))
+	for _, o := range all {
+		if count[o.Name] > 1 {
+			names = append(names, fmt.Sprintf("%s (%s)", o.Name, o.ID))
+		} else {
+			names = append(names, o.Name)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a), strings.ToLower(b)), cmp.Compare(a, b))
+	})
+	return strings.Join(names, ", ")
 }
 
 // String explains in sentences: for an included rule, each condition with the pattern, the

@@ -78,7 +78,8 @@ func recordingNotes(opts install.Options) []string {
 // parseInstallArgs reads the command line and the environment; it returns the status to exit
 // with when there is nothing more to do (-1 to go on).
 func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.Options, int) {
-	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT',\n"+
+	name, what := "install", "writes the agent's hook configuration so that every hook event runs 'replay hook AGENT'\n"+
+		"(or 'replay-hook AGENT', the same hook's fast path, when replay-hook is installed beside replay),\n"+
 		"and adds the tasklog MCP server ('replay mcp') to the agent's MCP settings"
 	if !doInstall {
 		name, what = "uninstall", "removes the hook entries and the MCP server 'replay install' wrote, and nothing else"

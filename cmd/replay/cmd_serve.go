@@ -49,7 +49,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT [--http-public]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
-			"beside it (JSON messages, one per line; see the README). 'replay hook' starts it on demand.")
+			"beside it (JSON messages, one per line; docs/server.md has the protocol). 'replay hook' starts it on demand.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -71,10 +71,10 @@ func cmdTasks(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *all || filtered || len(rows) == 0:
 	case len(here) == 0:
-		fmt.Fprintf(safeWriter{stderr}, "replay tasks: no task ran in %s: listing the tasks of every folder\n", cwd[0])
+		fmt.Fprintf(safeWriter{stderr}, "replay tasks: none ran in %s, so the tasks of every folder are listed\n", cwd[0])
 	default:
 		if others := len(rows) - len(here); others > 0 {
-			fmt.Fprintf(safeWriter{stderr}, "replay tasks: %s of other folders not listed ('replay tasks --all' lists them)\n",
+			fmt.Fprintf(safeWriter{stderr}, "replay tasks: %s of other folders not listed (--all lists them)\n",
 				plural(others, "task"))
 		}
 		rows = here
@@ -224,8 +224,8 @@ func taskOrLatest(db store.Store, pos []string, verb string, stderr io.Writer) (
 	case len(tasks) == 0:
 		return uuid.Nil, fmt.Errorf("%s holds no task yet: run a session with the agent's hooks installed ('replay install AGENT')", db.Path())
 	}
-	return uuid.Nil, fmt.Errorf("no task ran in %s, and %s holds %s: name one ('replay tasks --all' lists them)",
-		cwd[0], db.Path(), plural(len(tasks), "task"))
+	return uuid.Nil, fmt.Errorf("no task ran in %s, and %s holds %s: name one ('%s --all' lists them)",
+		cwd[0], db.Path(), plural(len(tasks), "task"), tasksCommand(db.Path()))
 }
 
 // lastEventTime is the recorded time of a task's last event.

@@ -98,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "replay: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "replay: unknown command %q%s\n\n", args[0], didYouMeanVerb(args[0]))
 		usage(stderr)
 		return exitUsage
 	}
@@ -114,12 +114,36 @@ func help(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok || len(args) > 1 {
-		fmt.Fprintf(stderr, "replay help: unknown command %q\n\n", strings.Join(args, " "))
+		meant := ""
+		if len(args) == 1 {
+			meant = didYouMeanVerb(args[0])
+		}
+		fmt.Fprintf(stderr, "replay help: unknown command %q%s\n\n", strings.Join(args, " "), meant)
 		usage(stderr)
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "replay %s: %s\n\n", args[0], c.summary)
 	return c.run([]string{"-h"}, stdout, stdout)
+}
+
+// didYouMeanVerb is " (did you mean VERB?)" when typed is a likely spelling of one of replay's
+// verbs, or " (did you mean --version?)" for a dashed word that is one of --help and --version;
+// else "".
+func didYouMeanVerb(typed string) string {
+	if word := strings.TrimLeft(typed, "-"); word != typed {
+		if s := closestFlag(word, []string{"help", "version"}); s != "" {
+			return " (did you mean --" + s + "?)"
+		}
+		return ""
+	}
+	names := []string{"help"}
+	for n := range commands {
+		names = append(names, n)
+	}
+	if s := closestFlag(typed, names); s != "" {
+		return " (did you mean " + s + "?)"
+	}
+	return ""
 }
 
 // version is the module version the binary was built from: a tag for 'go install …@v1.2.3',
