@@ -111,8 +111,12 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 				"records it, delivers the rules the agent misses and prints the agent's reply. It always\n"+
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
 				"(owner-only) when that folder cannot be written.\n\n"+
-				"The --otel-* flags are replay serve's: a hook never exports itself; the server it starts\n"+
-				"exports with these flags and the hook's OTEL_* variables.")
+				"flags:\n"+
+				"  --db PATH       the database to record to (default: $TASKLOG_DB, else "+defaultHookDB()+")\n"+
+				"  --store URL     a NATS store instead of --db (default: $"+location.Env+")\n"+
+				"  --budget D      how long the hook may take before it gives the neutral reply (default "+hookBudget.String()+")\n"+
+				"  --otel-*        replay serve's: a hook never exports itself; the server it starts\n"+
+				"                  exports with these flags and the hook's OTEL_* variables")
 			return hc, errHelp
 		case strings.HasPrefix(a, "-") && name == hookPromptsFlag:
 			on, err := strconv.ParseBool(cmp.Or(val, "true"))

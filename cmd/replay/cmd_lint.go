@@ -23,9 +23,7 @@ type lintOutput struct {
 // cmdLint reports what is wrong with a workspace's rules without any session: one line per
 // finding; exit 0 when there is none, 1 when there are some, 2 on an error.
 func cmdLint(args []string, stdout, stderr io.Writer) int {
-	// lint reads a workspace, not the log: --db and --timeout are accepted like every verb's
-	// and not used.
-	fs := newFlags("lint", "[--workspace DIR]... [--home DIR]", stderr).withJSON()
+	fs := newFlags("lint", "[--workspace DIR]... [--home DIR]", stderr).readsNoLog().withJSON()
 	var workspaces rulesRepeated
 	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace; default: the current folder)")
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")

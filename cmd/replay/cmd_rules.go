@@ -52,11 +52,9 @@ type rulesOutput struct {
 // cmdRules lists every rule discovered in a workspace, its source, category, conditions,
 // diagnostics and shadowing, and whether it applies to the given paths and why.
 func cmdRules(args []string, stdout, stderr io.Writer) int {
-	// rules reads a workspace, not the log: --db and --timeout are accepted like every verb's
-	// and not used.
-	fs := newFlags("rules", "--workspace DIR [--home DIR] [--path P]...", stderr).withJSON()
+	fs := newFlags("rules", "[--workspace DIR]... [--home DIR] [--path P]...", stderr).readsNoLog().withJSON()
 	var workspaces, paths, disable, mention rulesRepeated
-	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace)")
+	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace; default: the current folder)")
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
 	fs.Var(&paths, "path", "candidate `PATH` the request is about, relative to the workspace (repeatable; a trailing / marks a directory)")
 	fs.Var(&disable, "disable", "disable the rule with this `ID` or the name the table shows (repeatable)")
@@ -72,9 +70,7 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	}
 	asJSON := &fs.json
 	if len(workspaces) == 0 {
-		fmt.Fprintln(stderr, "replay rules: --workspace DIR is required")
-		fs.Usage()
-		return exitUsage
+		workspaces = append(workspaces, ".")
 	}
 	ws, err := rulesWorkspace(workspaces, *home, *remote)
 	if err != nil {

@@ -32,7 +32,7 @@ const serveLogName = "tasklog-serve.log"
 func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", defaultHookDB(), "the database to serve (default: the hooks' database)")
+	db := fs.String("db", defaultHookDB(), "the database to serve, the one the hooks record to: $TASKLOG_DB, else tasklog/tasklog.db in the user's data folder")
 	storeURL := fs.String("store", "", "serve the task log on a NATS JetStream server, nats://HOST:PORT[/STREAM], instead of --db; $"+location.Env+" sets the default")
 	idle := fs.Duration("idle", serve.DefaultIdle, "exit after this long without a connection (0: never)")
 	hold := fs.Duration("hold", serve.DefaultHold, "close the database this long after the last request, so other commands can open it (0: keep it open; a NATS store is always kept open)")
@@ -49,7 +49,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: replay serve [--db PATH | --store nats://HOST:PORT[/STREAM]] [--http 127.0.0.1:PORT [--http-public]] [--idle D] [--hold D] [--max-conns N] [--max-in-flight SIZE] [--conn-idle D] [--log PATH] [--otel-endpoint URL] [--stop]\n\n"+
 			"Serves the database to 'replay hook' and to runtimes in other languages over a Unix socket\n"+
-			"beside it (JSON messages, one per line; docs/server.md has the protocol). 'replay hook' starts it on demand.")
+			"beside it (JSON messages, one per line; docs/server.md has the protocol). 'replay hook' starts it on demand.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

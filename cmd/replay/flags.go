@@ -41,6 +41,8 @@ type flags struct {
 	// its usage line shows them.
 	dbSet bool
 	args  string
+	// noLog: the verb reads a workspace, not the log (readsNoLog).
+	noLog bool
 }
 
 func newFlags(name, args string, stderr io.Writer) *flags {
@@ -52,9 +54,33 @@ func newFlags(name, args string, stderr io.Writer) *flags {
 	f.selects = true
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "usage: replay %s [flags] %s\n\nflags:\n", name, args)
-		f.PrintDefaults()
+		f.printDefaults()
 	}
 	return f
+}
+
+// readsNoLog is for a verb that reads a workspace, not the log: --db, --store and --timeout are
+// still accepted, as every verb's, and neither used nor shown in its usage.
+func (f *flags) readsNoLog() *flags {
+	f.selects, f.noLog = false, true
+	return f
+}
+
+// printDefaults is PrintDefaults, without the log's flags for a verb that reads no log.
+func (f *flags) printDefaults() {
+	if !f.noLog {
+		f.PrintDefaults()
+		return
+	}
+	shown := flag.NewFlagSet(f.Name(), flag.ContinueOnError)
+	shown.SetOutput(f.Output())
+	f.VisitAll(func(fl *flag.Flag) {
+		if fl.Name != "db" && fl.Name != "store" && fl.Name != "timeout" {
+			shown.Var(fl.Value, fl.Name, fl.Usage)
+			shown.Lookup(fl.Name).DefValue = fl.DefValue
+		}
+	})
+	shown.PrintDefaults()
 }
 
 func (f *flags) withJSON() *flags {

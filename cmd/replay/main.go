@@ -13,7 +13,7 @@
 //	replay audit [TASK]                 did the agent get each rule: decisions, loads, deliveries, findings
 //	replay why RULE --prompt N          one rule at one moment, in plain sentences
 //	replay report [TASK] -o page.html   a self-contained HTML audit page
-//	replay rules --workspace D          every rule discovered, and whether it applies
+//	replay rules [--workspace D]        every rule discovered, and whether it applies
 //	replay lint [--workspace D]         rules that never apply, are broken, shadowed, …
 //	replay install AGENT                run replay hook from an agent's hooks (uninstall removes it)
 //	replay hook AGENT                   record a hook event, decide, deliver rules (the agents run it)
@@ -163,7 +163,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'replay help <command>' for a command's usage and flags; 'replay --version' for the version.")
 }
