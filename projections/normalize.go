@@ -152,6 +152,12 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 			return -1, "", ReasonDotDot
 		}
 		abs, hadDotDot = a.String(), hasDotDot(rest)
+		if hadDotDot {
+			// The root the path stands in before its first "..": a ".." may not take it into
+			// another root, as it may not a relative path (/ws/../ws2/x is not ws2's x).
+			head, _ := resolve(absPath{prefix: prefix}, beforeDotDot(rest))
+			baseRoot, _ = rs.contains(head.String())
+		}
 	default:
 		base, ok, reason := rs.base(cwd)
 		if reason != "" {
@@ -174,6 +180,17 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		return -1, "", ReasonDotDot
 	}
 	return rs.kept(i, rel, hadDotDot, dir)
+}
+
+// beforeDotDot is rest up to its first ".." segment.
+func beforeDotDot(rest string) string {
+	segs := strings.Split(rest, "/")
+	for i, s := range segs {
+		if s == ".." {
+			return strings.Join(segs[:i], "/")
+		}
+	}
+	return rest
 }
 
 // kept is normalize's answer for the path rel under root i (-1 for none).

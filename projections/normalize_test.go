@@ -39,6 +39,10 @@ func TestNormalize(t *testing.T) {
 		{"multi-root longest wins", "/ws/app/packages/core/x.ts", multi, "", "/ws/app/packages/core", "x.ts", ""},
 		{"multi-root relative is primary", "packages/core/x.ts", multi, "", "/ws/app/packages/core", "x.ts", ""},
 		{"multi-root dotdot into sibling root", "../lib/util.go", multi, "", "", "", ReasonDotDot},
+		{"multi-root absolute dotdot into sibling root", "/ws/app/../lib/util.go", multi, "", "", "", ReasonDotDot},
+		{"multi-root absolute dotdot out of a nested root", "/ws/app/packages/core/../../src/a.ts", multi, "", "", "", ReasonDotDot},
+		{"multi-root absolute dotdot inside its root", "/ws/lib/x/../util.go", multi, "", "/ws/lib", "util.go", ""},
+		{"absolute dotdot from outside into a root", "/ws/other/../app/a.ts", posix, "", "/ws/app", "a.ts", ""},
 
 		{"cwd absolute", "a.ts", posix, "/ws/app/src", "/ws/app", "src/a.ts", ""},
 		{"cwd relative", "a.ts", posix, "src", "/ws/app", "src/a.ts", ""},

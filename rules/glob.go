@@ -28,10 +28,12 @@ type Pattern struct {
 	segments    [][]segment
 	below       []belowInfo // per alt: what the directory test needs
 	negate      bool
-	never       bool // can never match: absolute, or a ".." segment
-	literalOnly bool // invalid or unsupported: only literal equality can match
-	dirOnly     bool // ends in "/": matches only candidates written with a trailing "/"
-	slashOK     bool // ends in *, ** or ]: a candidate's trailing "/" is accepted
+	inner       string // a negated pattern without its "!"s and leading "./": what literal equality negates
+	never       bool   // can never match: absolute, or a ".." segment
+	always      bool   // the negation of a pattern that can never match: matches every candidate
+	literalOnly bool   // invalid or unsupported: only literal equality can match
+	dirOnly     bool   // ends in "/": matches only candidates written with a trailing "/"
+	slashOK     bool   // ends in *, ** or ]: a candidate's trailing "/" is accepted
 	problems    []Problem
 }
 
@@ -75,20 +77,22 @@ func CompilePattern(raw string) *Pattern {
 	bangs := len(s) - len(strings.TrimLeft(s, "!"))
 	if bangs > 0 && !strings.HasPrefix(s[bangs:], "(") {
 		s = s[bangs:]
+		// GLOBS: the "./" of the negated pattern is dropped too ("!./src/**" is "!src/**").
+		for strings.HasPrefix(s, "./") {
+			s = strings.TrimLeft(s[2:], "/")
+		}
 		if bangs%2 == 1 {
-			p.negate = true
+			p.negate, p.inner = true, s
 			p.problem(SeverityWarning, DiagNegated, fmt.Sprintf("%q matches every path that %q does not; to exclude paths, list only the ones to include", raw, s))
 		}
 	}
 	if strings.HasPrefix(s, "/") || driveRE.MatchString(s) {
-		p.never = true
-		p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q is absolute and can never match: candidate paths are relative to their workspace root", raw))
+		p.cannotMatch(raw, "is absolute and can never match: candidate paths are relative to their workspace root")
 		return p
 	}
 	for _, seg := range strings.Split(s, "/") {
 		if seg == ".." {
-			p.never = true
-			p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q contains a \"..\" segment and can never match: candidate paths stay inside their root", raw))
+			p.cannotMatch(raw, "contains a \"..\" segment and can never match: candidate paths stay inside their root")
 			return p
 		}
 	}
@@ -146,6 +150,18 @@ func CompilePattern(raw string) *Pattern {
 
 func (p *Pattern) problem(sev Severity, code, msg string) {
 	p.problems = append(p.problems, Problem{Severity: sev, Code: code, Message: msg})
+}
+
+// cannotMatch marks a pattern whose path part can never match a candidate (why says why): it
+// never matches, or, negated, matches every candidate.
+func (p *Pattern) cannotMatch(raw, why string) {
+	if p.negate {
+		p.always = true
+		p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q: %q %s, so its negation matches every path", raw, p.inner, why))
+		return
+	}
+	p.never = true
+	p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q %s", raw, why))
 }
 
 func (p *Pattern) unsupported(raw, what string) {
@@ -211,15 +227,19 @@ func (p *Pattern) Match(path string) bool {
 }
 
 func (p *Pattern) match(c *candidate) bool {
-	if p.never {
+	switch {
+	case p.never:
 		return false
+	case p.always:
+		return true
 	}
 	// GLOBS: a pattern equal to the candidate matches, whatever glob characters it holds.
 	if c.path == p.trimmed {
 		return true
 	}
 	if p.literalOnly {
-		return false
+		// Negated, what only matched by equality matches every other path.
+		return p.negate && c.path != p.inner
 	}
 	// GLOBS: wildcards never match a "." or ".." segment.
 	m := !c.dotSeg && p.matchAlts(c)

@@ -180,3 +180,35 @@ func TestMatchBelow(t *testing.T) {
 		}
 	}
 }
+
+// TestNegatedPatterns holds "!pat" to negating the whole pattern (GLOBS.md), after the leading
+// "./" of pat is dropped and when pat can never match; want is what picomatch 4.0.4 answers
+// (picomatch(pattern, {dot: true})), but for the extglob, which GLOBS.md reads literally.
+func TestNegatedPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"!./src/**", "src/a.ts", false},
+		{"!./src/**", "docs/a.md", true},
+		{"!././src/**", "src/a.ts", false},
+		{"!/abs/**", "docs/a.md", true},
+		{"!/abs/**", "src/a.ts", true},
+		{"!../x/**", "docs/a.md", true},
+		{"!src/[", "docs/a.md", true},
+		{"!+(a|b)", "docs/a.md", true},
+		{"!+(a|b)", "+(a|b)", false}, // literal only: the negation excludes that spelling alone
+		{"/abs/**", "docs/a.md", false},
+	} {
+		if got := CompilePattern(tc.pattern).Match(tc.path); got != tc.want {
+			t.Errorf("%q on %q = %v, want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+	// A rule whose only pattern is the negation of one that cannot match applies to every path.
+	rs := Load([]File{{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/rules/r.md",
+		Content: []byte("---\npaths: [\"!/abs/**\"]\n---\nbody\n")}})
+	d := rs.Evaluate(EvaluationContext{Paths: []ContextPath{{Path: "docs/a.md"}}}, nil)
+	if len(d.Results) != 1 || !d.Results[0].Included {
+		t.Errorf("a rule of \"!/abs/**\" on docs/a.md: %+v, want it included", d.Results)
+	}
+}
