@@ -153,8 +153,9 @@ func (rs rootSet) normalize(p, cwd string) (int, string, string) {
 		}
 		abs, hadDotDot = a.String(), hasDotDot(rest)
 		if hadDotDot {
-			// The root the path stands in before its first "..": a ".." may not take it into
-			// another root, as it may not a relative path (/ws/../ws2/x is not ws2's x).
+			// The root the path stands in before its first "..": a ".." may not take it out of
+			// that root, as it may not a path relative to a folder in it (/ws/../ws2/x is not
+			// ws2's x, and a nested root's ../x is dropped, not its parent root's x).
 			head, _ := resolve(absPath{prefix: prefix}, beforeDotDot(rest))
 			baseRoot, _ = rs.contains(head.String())
 		}

@@ -157,7 +157,7 @@ func (p *Pattern) problem(sev Severity, code, msg string) {
 func (p *Pattern) cannotMatch(raw, why string) {
 	if p.negate {
 		p.always = true
-		p.problem(SeverityWarning, DiagNeverMatches, fmt.Sprintf("%q: %q %s, so its negation matches every path", raw, p.inner, why))
+		p.problem(SeverityWarning, DiagNegated, fmt.Sprintf("%q: %q %s, so its negation matches every path", raw, p.inner, why))
 		return
 	}
 	p.never = true

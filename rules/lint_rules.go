@@ -348,7 +348,7 @@ func (l *ruleLint) globs(out []Finding) []Finding {
 			if !strings.ContainsAny(s, "[(){") && !strings.HasSuffix(s, "/") {
 				continue // the common case, settled without compiling
 			}
-			if p := CompilePattern(v); p.never || p.literalOnly {
+			if p := CompilePattern(v); p.never || p.always || p.literalOnly {
 				continue // loading reported it
 			}
 			add := func(sev Severity, msg string) {

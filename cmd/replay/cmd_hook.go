@@ -112,7 +112,8 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 				"exits 0; faults are appended to "+hookLogName+" beside the database, or in $TMPDIR/tasklog-<uid>/\n"+
 				"(owner-only) when that folder cannot be written.\n\n"+
 				"flags:\n"+
-				"  --db PATH       the database to record to (default: $TASKLOG_DB, else "+defaultHookDB()+")\n"+
+				"  --db PATH       the database to record to (default "+defaultHookDB()+": $TASKLOG_DB, else\n"+
+				"                  tasklog/tasklog.db in the user's data folder)\n"+
 				"  --store URL     a NATS store instead of --db (default: $"+location.Env+")\n"+
 				"  --budget D      how long the hook may take before it gives the neutral reply (default "+hookBudget.String()+")\n"+
 				"  --otel-*        replay serve's: a hook never exports itself; the server it starts\n"+

@@ -132,10 +132,12 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	if opts.Exe, err = replayExecutable(); err != nil {
 		return opts, fail(stderr, err)
 	}
-	if name == "install" && builtByGoRun(opts.Exe) {
+	// The hook commands and the MCP server's command name this binary; HTTP hooks without the
+	// MCP server name none.
+	if name == "install" && !(httpHooks && opts.NoMCP) && builtByGoRun(opts.Exe) {
 		fmt.Fprintf(stderr, "replay install: this replay is a build of 'go run' (%s), which Go deletes or trims away: the hooks would stop running. "+
-			"Install the binaries first ('go install ./cmd/replay/...' in the checkout, which puts replay and replay-hook in $(go env GOPATH)/bin) and run that replay install %s\n",
-			opts.Exe, opts.Agent)
+			"Install the binaries first ('go install ./cmd/replay/...' in the checkout, which puts replay and replay-hook in $(go env GOPATH)/bin) and run that replay: replay install %s\n",
+			opts.Exe, strings.Join(args, " "))
 		return opts, exitUsage
 	}
 	if storeVal != "" {

@@ -117,7 +117,6 @@ func TestCmdRulesUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{},
 		{"--workspace", filepath.Join(dir, "missing")},
 		{"--workspace", dir, "--remote-rules", bad},
 		{"--workspace", dir, "--remote-rules", filepath.Join(dir, "none.json")},

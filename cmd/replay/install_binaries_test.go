@@ -54,7 +54,8 @@ func TestInstallRefusesGoRun(t *testing.T) {
 		if !errors.As(err, &exit) || !strings.Contains(string(out), fmt.Sprintf("exit status %d\n", exitUsage)) {
 			t.Fatalf("round %d: go run ./cmd/replay install: %v, want replay's exit status %d\n%s", round, err, exitUsage, out)
 		}
-		if !strings.Contains(string(out), "is a build of 'go run'") || !strings.Contains(string(out), "go install ./cmd/replay/...") {
+		if !strings.Contains(string(out), "is a build of 'go run'") || !strings.Contains(string(out), "go install ./cmd/replay/...") ||
+			!strings.Contains(string(out), "replay install claude-code --project "+project) {
 			t.Errorf("round %d: the refusal does not say why or what to run:\n%s", round, out)
 		}
 	}

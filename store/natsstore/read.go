@@ -125,6 +125,9 @@ func (s *Store) scan(ctx context.Context, task uuid.UUID, from uint64, fn func(e
 			return fmt.Errorf("seq %d: the replicas answering reads stayed behind the stream leader's head %d for %v", next, h.seq, s.timeout)
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fail(err)
 		}
 		// Without headers the chunk says nothing of where its messages are in the stream: the
@@ -478,6 +481,9 @@ func (s *Store) scanRaw(ctx context.Context, task uuid.UUID, filter string, upTo
 			return fmt.Errorf("seq %d of the stream: the replicas answering reads stayed behind the stream leader for %v", sseq, s.timeout)
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fail(err)
 		}
 		for _, m := range msgs {
