@@ -169,6 +169,11 @@ func TestMCPProcessBadFrames(t *testing.T) {
 	wantError(read(1), "null", -32700, "not JSON")
 	send(fmt.Sprintf(tools, 7))
 	wantResult(read(1), "7")
+	// An id with neither a method, a result nor an error is no response either.
+	send(`{"jsonrpc":"2.0","id":"bare"}`, fmt.Sprintf(tools, 9))
+	got = read(2)
+	wantError(got, `"bare"`, -32600, "neither a method, a result nor an error")
+	wantResult(got, "9")
 
 	// A line over 16 MiB: its request's id is answered with an error, the rest is discarded,
 	// and the next request is answered.

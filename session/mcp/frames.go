@@ -210,16 +210,42 @@ func invalidMessage(msg []byte) (id json.RawMessage, why string) {
 			return nil, "an empty batch"
 		}
 		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				return nil, "a message of the batch is not a JSON-RPC 2.0 message: " + err.Error()
+			if why := notAMessage(m); why != "" {
+				return nil, "a message of the batch is not a JSON-RPC 2.0 message: " + why
 			}
 		}
 		return nil, ""
 	}
-	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		return requestID(msg), "not a JSON-RPC 2.0 message: " + err.Error()
+	if why := notAMessage(msg); why != "" {
+		return requestID(msg), "not a JSON-RPC 2.0 message: " + why
 	}
 	return nil, ""
+}
+
+// notAMessage says why msg is not a JSON-RPC 2.0 request, notification or response; "" when
+// it is one. The SDK reads an object with an id and no method as a response even when it has
+// neither a result nor an error, and drops it unanswered; such an object is no response.
+func notAMessage(msg []byte) string {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return err.Error()
+	}
+	if _, ok := m.(*jsonrpc.Response); !ok {
+		return ""
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &members); err != nil {
+		return err.Error()
+	}
+	_, result := members["result"]
+	_, failed := members["error"]
+	switch {
+	case !result && !failed:
+		return "it has an id but neither a method, a result nor an error"
+	case result && failed:
+		return "a response has a result or an error, not both"
+	}
+	return ""
 }
 
 // requestID finds the "id" member of a JSON object that may be cut short; nil when there is
