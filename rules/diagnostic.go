@@ -51,8 +51,9 @@ const (
 	DiagNotRegular   = "not_regular" // a named pipe, socket or device where a rule file was looked for; not read
 	DiagLinkLoop     = "link_loop"   // a link to a folder the walk has read (a loop, or a second way in); not followed
 	DiagDuplicateID  = "duplicate_id"
-	DiagManualOnly   = "manual_only" // no metadata that applies it automatically in its tool
-	DiagIgnoredKey   = "ignored_key" // a known key made irrelevant by another (globs under alwaysApply)
+	DiagManualOnly   = "manual_only"   // no metadata that applies it automatically in its tool
+	DiagIgnoredKey   = "ignored_key"   // a known key made irrelevant by another (globs under alwaysApply)
+	DiagDuplicateKey = "duplicate_key" // a top-level key given again; the first is read
 	// DiagLegacyFrontmatter: a legacy single file (.cursorrules, .windsurfrules, .clinerules)
 	// opens with a --- block; its tool sends it as written, so the keys are not read and the
 	// block stays in the body.

@@ -122,6 +122,7 @@ func ParseFrontmatter(text string) Frontmatter {
 	if err == nil {
 		fm.Fields = fields
 		fm.Problems = append(fm.Problems, probs...)
+		fm.Problems = append(fm.Problems, duplicateKeys(fields)...)
 		return fm
 	}
 	if errors.Is(err, errYAMLLimits) {
@@ -132,6 +133,7 @@ func ParseFrontmatter(text string) Frontmatter {
 		fm.Fields = lf
 		fm.Lenient = true
 		fm.Problems = append(fm.Problems, strictFailure(block, openLine, err, true)...)
+		fm.Problems = append(fm.Problems, duplicateKeys(lf)...)
 		return fm
 	}
 	fm.Problems = append(fm.Problems, strictFailure(block, openLine, err, false)...)
@@ -139,6 +141,23 @@ func ParseFrontmatter(text string) Frontmatter {
 	fm.Body = text
 	fm.BodyLine = 1
 	return fm
+}
+
+// duplicateKeys warns of each top-level key given again after its first line. [Frontmatter.Lookup]
+// reads the first; YAML forbids the repeat, and js-yaml, which Cline reads frontmatter with,
+// rejects the whole block for it.
+func duplicateKeys(fields []Field) []Problem {
+	var out []Problem
+	for i, f := range fields {
+		for _, g := range fields[:i] {
+			if g.Key == f.Key {
+				out = append(out, Problem{Line: f.Line, Severity: SeverityWarning, Code: DiagDuplicateKey,
+					Message: fmt.Sprintf("key %q is given again (first on line %d); only the first is read, and YAML readers that follow the standard, such as Cline's, reject the whole frontmatter", f.Key, g.Line)})
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (fm *Frontmatter) fail(line int, code, msg, text string) {

@@ -113,3 +113,40 @@ func TestSplitTopLevel(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// A key given twice is read from its first line, in strict YAML and line by line alike, with
+// a warning on the second line naming the first.
+func TestDuplicateKeyFirstIsRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		lenient  bool
+		want     any
+	}{
+		{"strict", "---\npaths:\n  - \"src/**\"\ndescription: x\npaths: [\"docs/**\"]\n---\nBody", false, []any{"src/**"}},
+		{"line by line", "---\nglobs: *.ts\nalwaysApply: false\nglobs: *.md\n---\nBody", true, "*.ts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := ParseFrontmatter(tc.in)
+			if fm.Lenient != tc.lenient || fm.Failed {
+				t.Fatalf("lenient/failed = %v/%v, want %v/false", fm.Lenient, fm.Failed, tc.lenient)
+			}
+			key := "paths"
+			if tc.lenient {
+				key = "globs"
+			}
+			if f, _ := fm.Lookup(key); !reflect.DeepEqual(f.Value, tc.want) || f.Line != 2 {
+				t.Errorf("%s = %#v on line %d, want %#v on line 2", key, f.Value, f.Line, tc.want)
+			}
+			var dup []Problem
+			for _, p := range fm.Problems {
+				if p.Code == DiagDuplicateKey {
+					dup = append(dup, p)
+				}
+			}
+			if len(dup) != 1 || dup[0].Severity != SeverityWarning || dup[0].Line < 4 ||
+				!strings.Contains(dup[0].Message, `key "`+key+`" is given again (first on line 2)`) {
+				t.Errorf("duplicate_key problems %+v, want one warning on the second %s naming line 2", dup, key)
+			}
+		})
+	}
+}

@@ -111,7 +111,7 @@ func (l *ruleLint) diagnostic(d Diagnostic) (Finding, bool) {
 		if key := fieldKey(d.Message); patternKeys[key] {
 			l.loud(&fd, l.intent(d.Line))
 		}
-	case DiagReadError, DiagBinary, DiagTooLarge, DiagInvalidUTF8, DiagBadTrigger, DiagBadRegexp:
+	case DiagReadError, DiagBinary, DiagTooLarge, DiagInvalidUTF8, DiagBadTrigger, DiagBadRegexp, DiagDuplicateKey:
 		fd.Kind = FindBroken
 	case DiagEmptyBody:
 		fd.Kind = FindEmpty

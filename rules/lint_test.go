@@ -88,6 +88,9 @@ func TestLint(t *testing.T) {
 		{name: "no fences", files: with(map[string]string{
 			".clinerules/nf.md": "globs: src/**\ndescription: x\n\nbody",
 		}), want: []string{"broken error .clinerules/nf.md:1"}, msgs: []string{"meant for globs src/**, the rule is always on"}},
+		{name: "a key given twice", files: with(map[string]string{
+			".clinerules/twice.md": "---\npaths:\n  - \"src/**\"\npaths:\n  - \"docs/**\"\n---\ntwice",
+		}), want: []string{"broken warning .clinerules/twice.md:4"}, msgs: []string{`key "paths" is given again (first on line 2); only the first is read`}},
 		{name: "Cline paths as a string", files: with(map[string]string{
 			".clinerules/s.md": "---\npaths: \"src/**\"\n---\ns",
 		}), want: []string{"broken error .clinerules/s.md:2"}, msgs: []string{"meant for paths src/**, the rule is always on"}},
