@@ -39,7 +39,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	m, err := natsstore.Migrate(ctx, dst, src, nil)
 	if err != nil {
 		if errors.Is(err, natsstore.ErrNotCurrentLayout) {
-			fmt.Fprintf(safeWriter{stderr}, "replay: %v\n", err)
+			fmt.Fprintf(safeWriter{stderr}, "%s: %v\n", errorPrefix(stderr), err)
 			return exitFailed
 		}
 		return fail(stderr, fmt.Errorf("%w (nothing is lost: running the same migrate again continues it)", err))
@@ -50,7 +50,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, ti := range tasks {
 		if err := dst.Verify(ctx, ti.Task); err != nil {
-			fmt.Fprintf(safeWriter{stderr}, "replay: migrate: the copy of task %s does not verify: %v\n", ti.Task, err)
+			fmt.Fprintf(safeWriter{stderr}, "%s: the copy of task %s does not verify: %v\n", errorPrefix(stderr), ti.Task, err)
 			return exitFailed
 		}
 	}

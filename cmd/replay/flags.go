@@ -271,7 +271,7 @@ func (f *flags) openTaskOrLatest(pos []string, verb string, stderr io.Writer) (s
 
 // fail prints an error and returns the usage/I/O exit status.
 func fail(w io.Writer, err error) int {
-	fmt.Fprintf(safeWriter{w}, "replay: %v\n", err)
+	fmt.Fprintf(safeWriter{w}, "%s: %v\n", errorPrefix(w), err)
 	return exitUsage
 }
 

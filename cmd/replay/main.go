@@ -102,7 +102,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	return c.run(args[1:], stdout, stderr)
+	return c.run(args[1:], stdout, verbWriter{stderr, args[0]})
+}
+
+// verbWriter is the standard error a verb runs with: the errors it prints through fail start
+// with "replay VERB:". It is still seen as the terminal it writes to (Fd).
+type verbWriter struct {
+	io.Writer
+	verb string
+}
+
+// Fd is the file descriptor of the file the writer writes to, or ^uintptr(0) when it is not a
+// file (which no terminal check takes for a terminal).
+func (v verbWriter) Fd() uintptr {
+	if f, ok := v.Writer.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+// errorPrefix is what an error printed on w starts with: "replay VERB" on a verb's standard
+// error, else "replay".
+func errorPrefix(w io.Writer) string {
+	if v, ok := w.(verbWriter); ok {
+		return "replay " + v.verb
+	}
+	return "replay"
 }
 
 // help prints the general usage, or a verb's: its summary, then what the verb itself prints

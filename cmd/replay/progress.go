@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"golang.org/x/term"
@@ -19,7 +18,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, label string, total int) *progress {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // a file, or a verb's standard error around one
 	on := ok && term.IsTerminal(int(f.Fd())) && total > 1
 	return &progress{w: w, label: label, total: total, on: on, last: -1}
 }

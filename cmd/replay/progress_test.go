@@ -46,3 +46,25 @@ func TestProgressDrawsInPlace(t *testing.T) {
 		t.Errorf("bar output %q lacks the full bar or the final clear", out)
 	}
 }
+
+// A verb's standard error is still the file it wraps to the terminal check, and no file when it
+// wraps none.
+func TestVerbWriterFd(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := (verbWriter{f, "audit"}).Fd(); got != f.Fd() {
+		t.Errorf("Fd of a verb's file = %d, want %d", got, f.Fd())
+	}
+	if got := (verbWriter{&bytes.Buffer{}, "audit"}).Fd(); got != ^uintptr(0) {
+		t.Errorf("Fd of a verb's buffer = %d, want ^uintptr(0)", got)
+	}
+	if got := errorPrefix(verbWriter{io.Discard, "audit"}); got != "replay audit" {
+		t.Errorf("errorPrefix = %q", got)
+	}
+	if got := errorPrefix(io.Discard); got != "replay" {
+		t.Errorf("errorPrefix of another writer = %q", got)
+	}
+}

@@ -159,6 +159,9 @@ func TestNATSServerDown(t *testing.T) {
 		if code != exitUsage {
 			t.Errorf("%v: exit %d, want %d; stderr %s", args, code, exitUsage, stderr)
 		}
+		if !strings.HasPrefix(stderr, "replay "+args[0]+": open NATS store ") {
+			t.Errorf("%v: the error does not start with the verb: %s", args, stderr)
+		}
 		if !strings.Contains(stderr, fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(stderr, stream) {
 			t.Errorf("%v: the error names neither server nor stream %s: %s", args, stream, stderr)
 		}
