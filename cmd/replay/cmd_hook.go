@@ -88,6 +88,9 @@ type hookConfig struct {
 	otel otelexport.Config
 	// otelArgs are the --otel-* flags as given, for the server this hook starts.
 	otelArgs []string
+	// flagErr is a flag whose value was wrong but which does not say where to record (--budget,
+	// --otel-*): the payload is recorded with that flag's default, and the error logged.
+	flagErr error
 }
 
 // hookValueFlags are the flags of replay hook that take a value; --otel-log-user-prompts is
@@ -100,6 +103,7 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 	hc := &hookConfig{start: time.Now(), budget: hookBudget, db: defaultHookDB(), again: os.Getenv(hookAgainEnv) == "1"}
 	var agent, storeVal string
 	dbSet, storeSet := false, false
+	var otelErr error // the first wrong --otel-* value
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -122,7 +126,8 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		case strings.HasPrefix(a, "-") && name == hookPromptsFlag:
 			on, err := strconv.ParseBool(cmp.Or(val, "true"))
 			if hasVal && err != nil {
-				return hc, fmt.Errorf("replay hook: --%s=%q is not true or false", name, val)
+				otelErr = cmp.Or(otelErr, fmt.Errorf("--%s=%q is not true or false", name, val))
+				continue
 			}
 			hc.otel.UserPrompts = on
 			hc.otelArgs = append(hc.otelArgs, "--"+name+"="+strconv.FormatBool(on))
@@ -142,7 +147,8 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 			case "budget":
 				d, err := time.ParseDuration(val)
 				if err != nil || d <= 0 {
-					return hc, fmt.Errorf("replay hook: --budget %q is not a positive duration", val)
+					hc.flagErr = fmt.Errorf("replay hook: --budget %q is not a positive duration; the payload is recorded within the default budget, %v", val, hookBudget)
+					continue
 				}
 				hc.budget = d
 			default:
@@ -168,7 +174,12 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 		}
 	}
 	if err := hc.otel.Check(); len(hc.otelArgs) > 0 && err != nil {
-		return hc, fmt.Errorf("replay hook: %w", err)
+		otelErr = cmp.Or(otelErr, err)
+	}
+	if otelErr != nil {
+		// A server this hook starts would refuse the flags: it starts without them.
+		hc.otel, hc.otelArgs = otelexport.Config{}, nil
+		hc.flagErr = errors.Join(hc.flagErr, fmt.Errorf("replay hook: %w; the payload is recorded, and a server this hook starts exports nothing", otelErr))
 	}
 	loc, err := location.Select(hc.db, dbSet, storeVal, storeSet, true)
 	if err != nil {
@@ -224,8 +235,14 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 	}()
 	h, err := agentlog.ParseHook(hc.hint, payload)
 	if err != nil {
+		if hc.flagErr != nil {
+			hc.logError(stderr, hc.hint, "", hc.flagErr)
+		}
 		hc.logError(stderr, hc.hint, "", err)
 		return neutralFor(hc.hint, payload)
+	}
+	if hc.flagErr != nil {
+		hc.logError(stderr, h.Agent, h.Event, hc.flagErr)
 	}
 	defer hc.warnMissingRoots(h)
 	budget := hc.budget

@@ -15,7 +15,9 @@ import (
 )
 
 // TestHookOtelFlags: replay hook takes replay serve's --otel-* flags, for the server it starts;
-// a malformed endpoint is refused as a bad --budget is (neutral reply, error logged).
+// a wrong value (a malformed endpoint, an unknown protocol) is an error to log and no flag for
+// the server, and the payload is still recorded (TestHookRecordsDespiteWrongValues); an unknown
+// flag is refused.
 func TestHookOtelFlags(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "")
 	tests := []struct {
@@ -36,13 +38,19 @@ func TestHookOtelFlags(t *testing.T) {
 	for _, tt := range tests {
 		hc, err := parseHookArgs(append(tt.args, "--db", filepath.Join(t.TempDir(), "t.db")), &bytes.Buffer{})
 		if tt.err != "" {
+			if err == nil && hc.flagErr != nil {
+				err = hc.flagErr // a wrong value: logged, and the payload recorded
+				if hc.otelArgs != nil {
+					t.Errorf("%q: flags for the server %q after a wrong value, want none", tt.args, hc.otelArgs)
+				}
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%q: error %v, want %q", tt.args, err, tt.err)
 			}
 			continue
 		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
+		if err != nil || hc.flagErr != nil {
+			t.Errorf("%q: %v %v", tt.args, err, hc.flagErr)
 			continue
 		}
 		if !slices.Equal(hc.otelArgs, tt.wantArgs) {

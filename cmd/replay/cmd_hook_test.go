@@ -353,6 +353,38 @@ func TestHookSpoolsWhatItCouldNotRecord(t *testing.T) {
 	}
 }
 
+// TestHookRecordsDespiteWrongValues: a wrong value of a flag that does not say where to record
+// (--budget, --otel-*) is logged with the agent and the event, and the payload is recorded all
+// the same, with that flag's default.
+func TestHookRecordsDespiteWrongValues(t *testing.T) {
+	t.Setenv("TASKLOG_SERVE", "off")
+	ws, _ := hookWorkspace(t)
+	fixtures := filepath.Join("..", "..", "events", "agentlog", "testdata", "hooks", "claude-code")
+	payload := hookPayload(t, filepath.Join(fixtures, "05-PostToolUse.json"), ws)
+	for _, tc := range []struct {
+		flags []string
+		says  string
+	}{
+		{[]string{"--otel-endpoint", "127.0.0.1:4318"}, `OTLP endpoint "127.0.0.1:4318": give a URL such as http://127.0.0.1:4318; the payload is recorded, and a server this hook starts exports nothing`},
+		{[]string{"--otel-protocol", "thrift"}, `OTLP protocol "thrift"`},
+		{[]string{"--otel-log-user-prompts=maybe"}, `--otel-log-user-prompts="maybe" is not true or false`},
+		{[]string{"--budget", "soon"}, `--budget "soon" is not a positive duration; the payload is recorded within the default budget`},
+	} {
+		db := filepath.Join(t.TempDir(), "tasklog.db")
+		out, errOut, code := runHook(t, "claude-code", db, payload, tc.flags...)
+		if code != 0 || !strings.Contains(errOut, "replay hook claude-code PostToolUse: replay hook: "+tc.says) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and %q logged with the agent and the event", tc.flags, code, out, errOut, tc.says)
+			continue
+		}
+		if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err != nil || !strings.Contains(string(log), tc.says) {
+			t.Errorf("%q: hook log (%v) does not hold %q:\n%s", tc.flags, err, tc.says, log)
+		}
+		if n := countType(taskEvents(t, db), events.TypeToolCall); n != 1 {
+			t.Errorf("%q: %d tool calls recorded, want 1", tc.flags, n)
+		}
+	}
+}
+
 // fakeServer listens on db's server socket and answers hello, then every hook request with an
 // error of code; it returns how many hook requests it answered.
 func fakeServer(t *testing.T, db, code string) *atomic.Int64 {
