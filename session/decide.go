@@ -12,6 +12,7 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/projections"
 	"github.com/tasklog/tasklog/rules"
+	"github.com/tasklog/tasklog/store"
 )
 
 // Decision is the result of Decide: which rules go into the prompt, why, and the prompt text.
@@ -554,13 +555,19 @@ type BlobReader interface {
 	Blob(sum string) ([]byte, error)
 }
 
-// LoadSnapshot rebuilds the rule files a rules_snapshot recorded from their blobs.
+// LoadSnapshot rebuilds the rule files a rules_snapshot recorded from their blobs. A blob the
+// store could not be read for (it did not answer in time, it is closed), as against one it does
+// not hold or holds damaged, is a *ReadError.
 func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, error) {
 	out := make([]rules.File, len(files))
 	for i, f := range files {
 		content, err := br.Blob(f.Blob)
 		if err != nil {
-			return nil, fmt.Errorf("rule file %s: %w", f.Path, err)
+			err = fmt.Errorf("rule file %s: %w", f.Path, err)
+			if !errors.Is(err, store.ErrBlobNotFound) && !errors.Is(err, store.ErrCorrupt) {
+				err = &ReadError{Err: err}
+			}
+			return nil, err
 		}
 		out[i] = rules.File{Provider: rules.Provider(f.Provider), Scope: f.Scope, Root: f.Root, Path: f.Path,
 			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError, Digest: f.Blob}

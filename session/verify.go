@@ -20,6 +20,25 @@ type ChainChecker interface {
 // end (a payload that does not decode, a rules snapshot whose blob is missing).
 type ReplayError struct{ Err error }
 
+// ReadError is an error of the store, not of the log: the store could not be read (a server
+// that did not answer in time, a store closed meanwhile), so nothing was found wrong, and
+// reading again may succeed. Verify returns it as it is, never as a *ReplayError.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the store's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// replayError is the error of a replay that did not run to the end: a *ReadError as it is, any
+// other as a *ReplayError.
+func replayError(err error) error {
+	if _, ok := errors.AsType[*ReadError](err); ok {
+		return err
+	}
+	return &ReplayError{Err: err}
+}
+
 func (e *ReplayError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the replay's error.
@@ -46,8 +65,8 @@ const VerifyGCPercent = 400
 // check; with another, the two run side by side, each reading the log. The chain's verdict comes
 // first: when the check fails, its error is returned (errors.Is store.ErrChainBroken when the
 // chain is broken) and the replay, of a log that is not the one written, is stopped and dropped.
-// When the chain is sound and the replay fails, the error is a *ReplayError. Otherwise the
-// replay's report is returned.
+// When the chain is sound and the replay fails, the error is a *ReplayError, or a *ReadError
+// when what failed was reading the store. Otherwise the replay's report is returned.
 func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error) {
 	if ev, ok := db.(eventVerifier); ok {
 		return verifyOnce(ctx, ev, task)
@@ -67,7 +86,7 @@ func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error
 		return Report{Task: task, Changes: []Change{}}, cerr
 	}
 	if err != nil {
-		return rep, &ReplayError{Err: err}
+		return rep, replayError(err)
 	}
 	return rep, nil
 }
@@ -105,5 +124,5 @@ func verifyOnce(ctx context.Context, db eventVerifier, task uuid.UUID) (Report, 
 	if cerr := db.Verify(ctx, task); cerr != nil {
 		return Report{Task: task, Changes: []Change{}}, cerr
 	}
-	return rep, &ReplayError{Err: err}
+	return rep, replayError(err)
 }

@@ -46,7 +46,7 @@ func check(ctx context.Context, db store.Store, task uuid.UUID) string {
 	case errors.Is(err, store.ErrChainBroken), errors.As(err, &replayErr):
 		// the log is not the one written, or cannot be replayed
 	case err != nil:
-		// the store could not be read
+		// the store could not be read (a *session.ReadError among others): no verdict
 	case !rep.OK():
 		// rep.Changes: the decisions that do not reproduce
 	}

@@ -147,15 +147,15 @@ func (b brokenChain) VerifyEvents(ctx context.Context, task uuid.UUID, each func
 	return b.Verify(ctx, task)
 }
 
-// failingBlobs is a store that cannot read a rules snapshot's blobs.
+// failingBlobs is a store that does not hold a rules snapshot's blobs.
 type failingBlobs struct{ store.Store }
 
-func (failingBlobs) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
+func (failingBlobs) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
 
 // failingBlobsOnce is failingBlobs read once.
 type failingBlobsOnce struct{ *store.DB }
 
-func (failingBlobsOnce) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
+func (failingBlobsOnce) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
 
 // failingBlobsBroken cannot read a blob, which stops the replay at the first decision, and
 // its chain breaks after that: the chain's verdict still comes first.
@@ -164,7 +164,7 @@ type failingBlobsBroken struct {
 	at uint64
 }
 
-func (failingBlobsBroken) Blob(string) ([]byte, error) { return nil, errors.New("blob unreadable") }
+func (failingBlobsBroken) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
 
 func (b failingBlobsBroken) Verify(ctx context.Context, task uuid.UUID) error {
 	return &store.VerifyError{Task: task, Seq: b.at, Problem: "hash mismatch"}
@@ -218,6 +218,44 @@ func TestVerifyChainFirst(t *testing.T) {
 	for _, p := range verifyPaths {
 		if _, err := Verify(ctx, p.wrap(db), uuid.New()); !errors.Is(err, store.ErrTaskNotFound) {
 			t.Fatalf("%s: Verify of an unknown task = %v, want ErrTaskNotFound", p.name, err)
+		}
+	}
+}
+
+// blobFault is a bbolt store whose blobs cannot be read, with err.
+type blobFault struct {
+	*store.DB
+	err error
+}
+
+func (b blobFault) Blob(sum string) ([]byte, error) { return nil, fmt.Errorf("blob %s: %w", sum, b.err) }
+
+// A blob the store could not be read for (a server that did not answer) is no verdict on the
+// log: a *ReadError, never a *ReplayError, read once or twice; a blob the store does not hold
+// is one.
+func TestVerifyReadFaultIsNoVerdict(t *testing.T) {
+	ctx := context.Background()
+	db, task := verifiedTask(t)
+	for _, tc := range []struct {
+		err     error
+		verdict bool
+	}{
+		{context.DeadlineExceeded, false},
+		{store.ErrClosed, false},
+		{store.ErrBlobNotFound, true},
+		{store.ErrCorrupt, true},
+	} {
+		faulty := blobFault{db.(*store.DB), tc.err}
+		for _, path := range []struct {
+			name string
+			db   ChainChecker
+		}{{"read once", faulty}, {"read twice", sideBySide{faulty}}} {
+			_, err := Verify(ctx, path.db, task)
+			_, replayErr := errors.AsType[*ReplayError](err)
+			_, readErr := errors.AsType[*ReadError](err)
+			if !errors.Is(err, tc.err) || replayErr != tc.verdict || readErr == tc.verdict {
+				t.Errorf("%s, blob error %v: Verify error %T %v; want a *ReplayError %v, a *ReadError %v", path.name, tc.err, err, err, tc.verdict, !tc.verdict)
+			}
 		}
 	}
 }

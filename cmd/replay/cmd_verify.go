@@ -54,6 +54,8 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken):
 			r.OK, r.Chain = false, err.Error()
+		case errors.As(err, new(*session.ReadError)):
+			return fail(stderr, fmt.Errorf("task %s: %w (the store could not be read: no verdict, nothing was found wrong; run verify again)", task, err))
 		case err != nil:
 			return fail(stderr, err)
 		default:
