@@ -110,7 +110,7 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 	// Reading and decoding the log overlaps folding it.
 	for ev, err := range readAhead(evs, eventBytes) {
 		if err != nil {
-			return rep, err
+			return rep, readFault(err)
 		}
 		rep.Events = ev.Seq
 		if opts.Progress != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
 )
 
 // ChainChecker is a LogReader that also checks a task's hash chain, as every store.Store does
@@ -21,14 +22,27 @@ type ChainChecker interface {
 type ReplayError struct{ Err error }
 
 // ReadError is an error of the store, not of the log: the store could not be read (a server
-// that did not answer in time, a store closed meanwhile), so nothing was found wrong, and
-// reading again may succeed. Verify returns it as it is, never as a *ReplayError.
+// that did not answer in time, a store closed meanwhile: a rule file's blob, or events the
+// chain check read soundly), so nothing was found wrong, and reading again may succeed. Verify
+// returns it as it is, never as a *ReplayError.
 type ReadError struct{ Err error }
 
 func (e *ReadError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the store's error.
 func (e *ReadError) Unwrap() error { return e.Err }
+
+// readFault is the error of reading a task's events: a *ReadError, unless it is the chain
+// check's (verifyOnce hands its errors on in the events), the task is not stored, or the store
+// found the log damaged. Under Verify, whose chain check has read the same log soundly, such an
+// error is the store's (a server that did not answer in time), not the log's.
+func readFault(err error) error {
+	if _, ok := errors.AsType[*chainError](err); ok || errors.Is(err, store.ErrTaskNotFound) ||
+		errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrChainBroken) {
+		return err
+	}
+	return &ReadError{Err: err}
+}
 
 // replayError is the error of a replay that did not run to the end: a *ReadError as it is, any
 // other as a *ReplayError.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strings"
 	"testing"
@@ -150,12 +151,16 @@ func (b brokenChain) VerifyEvents(ctx context.Context, task uuid.UUID, each func
 // failingBlobs is a store that does not hold a rules snapshot's blobs.
 type failingBlobs struct{ store.Store }
 
-func (failingBlobs) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
+func (failingBlobs) Blob(string) ([]byte, error) {
+	return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound)
+}
 
 // failingBlobsOnce is failingBlobs read once.
 type failingBlobsOnce struct{ *store.DB }
 
-func (failingBlobsOnce) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
+func (failingBlobsOnce) Blob(string) ([]byte, error) {
+	return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound)
+}
 
 // failingBlobsBroken cannot read a blob, which stops the replay at the first decision, and
 // its chain breaks after that: the chain's verdict still comes first.
@@ -164,7 +169,9 @@ type failingBlobsBroken struct {
 	at uint64
 }
 
-func (failingBlobsBroken) Blob(string) ([]byte, error) { return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound) }
+func (failingBlobsBroken) Blob(string) ([]byte, error) {
+	return nil, fmt.Errorf("blob unreadable: %w", store.ErrBlobNotFound)
+}
 
 func (b failingBlobsBroken) Verify(ctx context.Context, task uuid.UUID) error {
 	return &store.VerifyError{Task: task, Seq: b.at, Problem: "hash mismatch"}
@@ -228,7 +235,9 @@ type blobFault struct {
 	err error
 }
 
-func (b blobFault) Blob(sum string) ([]byte, error) { return nil, fmt.Errorf("blob %s: %w", sum, b.err) }
+func (b blobFault) Blob(sum string) ([]byte, error) {
+	return nil, fmt.Errorf("blob %s: %w", sum, b.err)
+}
 
 // A blob the store could not be read for (a server that did not answer) is no verdict on the
 // log: a *ReadError, never a *ReplayError, read once or twice; a blob the store does not hold
@@ -257,5 +266,35 @@ func TestVerifyReadFaultIsNoVerdict(t *testing.T) {
 				t.Errorf("%s, blob error %v: Verify error %T %v; want a *ReplayError %v, a *ReadError %v", path.name, tc.err, err, err, tc.verdict, !tc.verdict)
 			}
 		}
+	}
+}
+
+// eventsFault is a store whose reads of a task's events (not its chain check's) fail after the
+// second event, with err.
+type eventsFault struct {
+	store.Store
+	err error
+}
+
+func (e eventsFault) Events(ctx context.Context, task uuid.UUID, from uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		for ev, err := range e.Store.Events(ctx, task, from) {
+			if err == nil && ev.Seq > 2 {
+				err = e.err
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// The replay's own read of the log failing where the chain check read it soundly (a store read
+// twice, such as NATS) is no verdict either.
+func TestVerifyEventReadFaultIsNoVerdict(t *testing.T) {
+	db, task := verifiedTask(t)
+	_, err := Verify(context.Background(), eventsFault{db, fmt.Errorf("read task: %w", context.DeadlineExceeded)}, task)
+	if _, ok := errors.AsType[*ReadError](err); !ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Verify = %T %v, want a *ReadError of the deadline", err, err)
 	}
 }
