@@ -114,7 +114,7 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
 		if opts.Started == nil {
-			return nil, fmt.Errorf("open task %s: no task_started was given: %w", task, err)
+			return nil, fmt.Errorf("%w, and no task_started was given to start it", err)
 		}
 		ev, err := events.New(opts.Started)
 		if err != nil {

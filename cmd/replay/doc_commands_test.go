@@ -59,6 +59,10 @@ var docRunElsewhere = map[string]string{
 	"go test ./cmd/replay -run TestServeWebScreenshots -screenshots ../../docs/img":                "TestServeWebScreenshots",
 	"replay serve --db tasks.db --http 127.0.0.1:0 --http-public":                                  "TestServeWebPublic",
 
+	// The workspace of the server protocol's transcript, which the test makes as these do.
+	"mkdir -p /tmp/tx/shop/.clinerules": "TestDocTranscript",
+	`printf -- '---\npaths: ["src/api/**"]\n---\nAPI handlers return JSON errors with a code.\n' > /tmp/tx/shop/.clinerules/api.md`: "TestDocTranscript",
+
 	// Verify and import of a task recorded as hooks record one.
 	"go test -run '^$' -bench 'BenchmarkVerifyRealistic' -benchtime 3x ./session":              "BenchmarkVerifyRealistic",
 	"go test -run '^$' -bench 'BenchmarkImportRealistic' -benchtime 2x ./session":              "BenchmarkImportRealistic",

@@ -18,6 +18,7 @@ import (
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/replaytest"
 	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
+	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
 	"github.com/tasklog/tasklog/store/location"
 )
@@ -122,6 +123,15 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: expand IN OUT")
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
+			},
+			// serverup DB waits until a server of the database DB answers on its socket.
+			"serverup": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: serverup DB")
+				}
+				c, err := dialWhenUp(serve.SocketPath(ts.MkAbs(args[0])))
+				ts.Check(err)
+				ts.Check(c.Close())
 			},
 			// holddb FILE opens a tasklog database and holds it, as another process would, until
 			// the script ends.
