@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,12 @@ func TestConfigEnabled(t *testing.T) {
 	}
 	if _, err := NewExporter(context.Background(), Config{Getenv: env()}); !errors.Is(err, ErrNotConfigured) {
 		t.Errorf("NewExporter without an endpoint: %v, want ErrNotConfigured", err)
+	}
+	for _, v := range [][2]string{{"OTEL_SDK_DISABLED", "true"}, {"OTEL_TRACES_EXPORTER", "none"}} {
+		_, err := NewExporter(context.Background(), Config{Endpoint: "http://c:4318", Getenv: env(v[0], v[1])})
+		if !errors.Is(err, ErrDisabled) || errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), v[0]+"="+v[1]) {
+			t.Errorf("NewExporter with an endpoint and %s=%s: %v, want ErrDisabled naming the variable", v[0], v[1], err)
+		}
 	}
 	if _, err := NewExporter(context.Background(), Config{Endpoint: "http://c:4318", Protocol: "thrift", Getenv: env()}); err == nil {
 		t.Error("NewExporter with protocol thrift: no error")

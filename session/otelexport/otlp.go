@@ -33,6 +33,10 @@ const DefaultServiceName = "tasklog"
 // ErrNotConfigured is returned by NewExporter when no endpoint is configured: export is off.
 var ErrNotConfigured = errors.New("no OTLP endpoint is configured: set OTEL_EXPORTER_OTLP_ENDPOINT or pass --otel-endpoint")
 
+// ErrDisabled is returned by NewExporter when OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none turns export off, whatever endpoint is configured.
+var ErrDisabled = errors.New("OpenTelemetry export is turned off")
+
 // Config is where and how spans are sent. The zero value with Getenv nil reads only the
 // process's environment, the standard OTEL_* variables.
 type Config struct {
@@ -63,10 +67,24 @@ func (c Config) getenv(k string) string {
 // Enabled reports whether export is configured: an endpoint is given, by flag or environment,
 // and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none turns it off.
 func (c Config) Enabled() bool {
-	if strings.EqualFold(c.getenv("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(c.getenv("OTEL_TRACES_EXPORTER"), "none") {
-		return false
-	}
+	return c.disabledBy() == "" && c.configured()
+}
+
+// configured reports whether an endpoint is given, by flag or environment.
+func (c Config) configured() bool {
 	return c.Endpoint != "" || c.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || c.getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+}
+
+// disabledBy is the variable that turns export off, as set ("OTEL_SDK_DISABLED=true"); "" when
+// none does.
+func (c Config) disabledBy() string {
+	if v := c.getenv("OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
+		return "OTEL_SDK_DISABLED=" + v
+	}
+	if v := c.getenv("OTEL_TRACES_EXPORTER"); strings.EqualFold(v, "none") {
+		return "OTEL_TRACES_EXPORTER=" + v
+	}
+	return ""
 }
 
 // Options are the mapping's options the configuration asks for.
@@ -122,10 +140,14 @@ type Exporter struct {
 	scope instrumentation.Scope
 }
 
-// NewExporter makes the exporter the configuration names; ErrNotConfigured when export is off.
-// It does not connect: an unreachable collector fails the exports, not this.
+// NewExporter makes the exporter the configuration names; ErrDisabled when a variable turns
+// export off, else ErrNotConfigured when no endpoint is configured. It does not connect: an
+// unreachable collector fails the exports, not this.
 func NewExporter(ctx context.Context, c Config) (*Exporter, error) {
-	if !c.Enabled() {
+	if v := c.disabledBy(); v != "" {
+		return nil, fmt.Errorf("%w by %s in the environment: unset it to export", ErrDisabled, v)
+	}
+	if !c.configured() {
 		return nil, ErrNotConfigured
 	}
 	proto, err := c.protocol()
