@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// docLink is a Markdown link: [text](target).
+var docLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingAnchors are the anchors GitHub gives the headings of a Markdown page: each heading
+// lowercased, without punctuation but hyphens and underscores, its spaces made hyphens, and a
+// -1, -2 … after a repeat. Code blocks hold no headings.
+func headingAnchors(page string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	fence := false
+	for _, line := range strings.Split(page, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+			continue
+		}
+		if fence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteRune('-')
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+// TestDocLinks: every link of the README and docs/ to a file of the repository names one that
+// exists, and every link to a heading (page.md#anchor, #anchor) names a heading of that page.
+func TestDocLinks(t *testing.T) {
+	root := repoRoot(t)
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages = append(pages, filepath.Join(root, "README.md"))
+	anchorsOf := map[string]map[string]bool{}
+	anchors := func(path string) (map[string]bool, error) {
+		if a, ok := anchorsOf[path]; ok {
+			return a, nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		anchorsOf[path] = headingAnchors(string(b))
+		return anchorsOf[path], nil
+	}
+	checked := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, page)
+		fence := false
+		for n, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "```") {
+				fence = !fence
+			}
+			if fence {
+				continue
+			}
+			for _, m := range docLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, anchor, _ := strings.Cut(target, "#")
+				path := page
+				if file != "" {
+					path = filepath.Join(filepath.Dir(page), filepath.FromSlash(file))
+					if _, err := os.Stat(path); err != nil {
+						t.Errorf("%s:%d: link %s: no such file", rel, n+1, target)
+						continue
+					}
+				}
+				checked++
+				if anchor == "" || !strings.HasSuffix(path, ".md") {
+					continue
+				}
+				a, err := anchors(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !a[anchor] {
+					t.Errorf("%s:%d: link %s: no heading of %s has the anchor #%s", rel, n+1, target, filepath.Base(path), anchor)
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("%d links checked: the pages were not read", checked)
+	}
+}
+
+// The anchors are GitHub's.
+func TestHeadingAnchors(t *testing.T) {
+	a := headingAnchors("# Inside the agents: hooks\n```\n# not a heading\n```\n## `replay audit`\n## Repeat\n### Repeat\n## Ça, va (bien)?\n")
+	for _, want := range []string{"inside-the-agents-hooks", "replay-audit", "repeat", "repeat-1", "ça-va-bien"} {
+		if !a[want] {
+			t.Errorf("no anchor %q in %v", want, a)
+		}
+	}
+	if a["not-a-heading"] {
+		t.Error("a line of a code block is a heading")
+	}
+}
