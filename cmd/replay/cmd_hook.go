@@ -50,7 +50,11 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		err = rerr
 	}
 	if err != nil {
-		hc.logError(stderr, "", "", err)
+		agent, event := hc.hint, ""
+		if h, perr := agentlog.ParseHook(hc.hint, payload); perr == nil {
+			agent, event = h.Agent, h.Event // the log line says whose hook it was
+		}
+		hc.logError(stderr, agent, event, err)
 		stdout.Write(neutralFor(hc.hint, payload))
 		return exitOK
 	}
