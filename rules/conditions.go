@@ -17,6 +17,11 @@ const (
 	CondOS       = "os"       // the operating system is one of the values
 )
 
+// MatchMentioned is the Condition of the match of a manual rule whose file the user mentioned
+// (a Cursor attachment of the rule, an @path of its file): Pattern is the rule's file, Path the
+// context path that is that file, Sources the path's evidence. No evaluator is registered for it.
+const MatchMentioned = "mentioned"
+
 // MaxMatchesPerRule bounds the matches a result records, so that one "**/*" rule over a
 // hundred candidate paths does not bloat every recorded decision.
 const MaxMatchesPerRule = 32

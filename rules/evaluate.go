@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -184,6 +185,12 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 			res.Included = true
 			return res.with(ReasonMentioned, "mentioned by name")
 		}
+		if i, ok := mentionedFile(st.ctx.Paths, r); ok {
+			p := &st.ctx.Paths[i]
+			matches = append(matches[:0], Match{Condition: MatchMentioned, Pattern: r.Path, Path: p.Path, Root: p.Root, Sources: p.Sources})
+			res.Included, res.Matches = true, st.keep(matches)
+			return res.with(ReasonMentioned, "its file was mentioned")
+		}
 		res.Matches = nil
 		return res.with(ReasonManual, "applies only when mentioned by name")
 	}
@@ -192,6 +199,44 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 		return res.with(ReasonAlways, "applies to every request")
 	}
 	return res.with(ReasonMatched, rs.details.describe(r, res.Matches))
+}
+
+// mentionedFile finds the context path that is r's own file, in r's root, when an @mention put
+// it there (a mention among its sources): a manual rule the user named by its file.
+func mentionedFile(paths []ContextPath, r *Rule) (int, bool) {
+	if r.Root == "" {
+		return 0, false // a rule outside the workspace is no context path
+	}
+	i, ok := contextPath(paths, r.Root, r.Path)
+	if ok && slices.ContainsFunc(paths[i].Sources, func(s Source) bool { return s.Kind == SourceMention }) {
+		return i, true
+	}
+	return 0, false
+}
+
+// SameMentionEvidence reports whether a and b hold the same evidence for the files of the set's
+// manual rules, which alone can change a manual rule's outcome and matches: a caller that
+// knows two contexts to hold the same paths may then take the outcomes of one for the other.
+func (rs *RuleSet) SameMentionEvidence(a, b EvaluationContext) bool {
+	for _, r := range rs.manual {
+		ia, oka := contextPath(a.Paths, r.Root, r.Path)
+		ib, okb := contextPath(b.Paths, r.Root, r.Path)
+		if oka != okb || oka && !slices.Equal(a.Paths[ia].Sources, b.Paths[ib].Sources) {
+			return false
+		}
+	}
+	return true
+}
+
+// contextPath finds the path of root in paths, sorted by path.
+func contextPath(paths []ContextPath, root, path string) (int, bool) {
+	i, _ := slices.BinarySearchFunc(paths, path, func(p ContextPath, path string) int { return cmp.Compare(p.Path, path) })
+	for ; i < len(paths) && paths[i].Path == path; i++ {
+		if paths[i].Root == root {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // keep returns matches, gathered in the scratch, as memory of their own: the last decision's

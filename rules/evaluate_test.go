@@ -255,6 +255,69 @@ func TestManualMention(t *testing.T) {
 	}
 }
 
+// A manual rule whose own file the user mentioned (a Cursor attachment of the rule, an @path of
+// it) is included, its match carrying the file's evidence; the file read by a tool, or the same
+// path in another root, is no mention.
+func TestManualFileMentioned(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/deploy.mdc", Content: []byte("---\ndescription:\nglobs:\nalwaysApply: false\n---\nDeploy steps")},
+		{Provider: ProviderWindsurf, Scope: ScopeWorkspace, Root: "/ws", Path: ".windsurf/rules/release.md", Content: []byte("---\ntrigger: manual\n---\nRelease steps")},
+	})
+	const deploy, release = "cursor:/ws/.cursor/rules/deploy.mdc", "windsurf:/ws/.windsurf/rules/release.md"
+	mention := Source{Kind: SourceMention, Seq: 7, Turn: 2, Detail: ".cursor/rules/deploy.mdc"}
+	read := Source{Kind: SourceTool, Seq: 5, Turn: 2, Detail: "read_file"}
+	at := func(root string, srcs ...Source) EvaluationContext {
+		return EvaluationContext{Paths: []ContextPath{
+			{Path: ".cursor/rules/deploy.mdc", Root: root, Sources: srcs},
+			{Path: "src/a.ts", Root: "/ws", Sources: []Source{read}},
+		}}
+	}
+	for _, tc := range []struct {
+		name     string
+		ctx      EvaluationContext
+		included bool
+	}{
+		{"mentioned", at("/ws", read, mention), true},
+		{"read by a tool only", at("/ws", read), false},
+		{"mentioned in another root", at("/other", mention), false},
+		{"nothing", EvaluationContext{}, false},
+	} {
+		d := rs.Evaluate(tc.ctx, nil)
+		r := resultFor(t, d, deploy)
+		if r.Included != tc.included {
+			t.Errorf("%s: %+v, included %v", tc.name, r, tc.included)
+			continue
+		}
+		if !tc.included {
+			if r.Reason != ReasonManual || r.Matches != nil {
+				t.Errorf("%s: %+v, want excluded as manual, no matches", tc.name, r)
+			}
+			continue
+		}
+		want := []Match{{Condition: MatchMentioned, Pattern: ".cursor/rules/deploy.mdc", Path: ".cursor/rules/deploy.mdc", Root: "/ws", Sources: []Source{read, mention}}}
+		if r.Reason != ReasonMentioned || r.Detail != "its file was mentioned" || !reflect.DeepEqual(r.Matches, want) {
+			t.Errorf("%s: %+v, want mentioned with %+v", tc.name, r, want)
+		}
+		if other := resultFor(t, d, release); other.Included {
+			t.Errorf("%s: the other manual rule was included: %+v", tc.name, other)
+		}
+	}
+
+	// Only the evidence of a manual rule's file can change an outcome between two contexts of
+	// the same paths.
+	if !rs.SameMentionEvidence(at("/ws", read), at("/ws", read)) {
+		t.Error("SameMentionEvidence of equal contexts is false")
+	}
+	if rs.SameMentionEvidence(at("/ws", read), at("/ws", read, mention)) {
+		t.Error("SameMentionEvidence misses a mention of a manual rule's file")
+	}
+	other := at("/ws", read)
+	other.Paths[1].Sources = []Source{read, mention}
+	if !rs.SameMentionEvidence(at("/ws", read), other) {
+		t.Error("SameMentionEvidence looks at a path that is no manual rule's file")
+	}
+}
+
 func hasCode(ds []Diagnostic, code string) bool {
 	for _, d := range ds {
 		if d.Code == code {

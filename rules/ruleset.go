@@ -30,6 +30,8 @@ type RuleSet struct {
 	// sameText lists the rules whose bodies are the same text, each group in precedence order
 	// (see dedupe).
 	sameText [][]int
+	// manual are the manual rules of a workspace root (see SameMentionEvidence).
+	manual []*Rule
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -125,6 +127,11 @@ func (l *Loader) Load(files []File) *RuleSet {
 	slices.SortFunc(rs.rules, func(a, b *Rule) int { return cmp.Compare(a.ID, b.ID) })
 	rs.shadow()
 	rs.sameText = groupSameText(rs.rules)
+	for _, r := range rs.rules {
+		if r.Category == CategoryManual && r.Root != "" {
+			rs.manual = append(rs.manual, r)
+		}
+	}
 	rs.index = buildIndex(rs.rules)
 	slices.SortFunc(rs.diagnostics, compareDiagnostics)
 	rs.allDiagnostics = append(rs.allDiagnostics, rs.diagnostics...)

@@ -236,7 +236,8 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		// The last record's slices are shared, never changed: Recorded hands out copies.
 		return last, rec, true
 	}
-	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) {
+	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) &&
+		rs.SameMentionEvidence(last.ec, ec) {
 		return s.resourced(ec), s.recordResourced(ec, turn, dropped, take(&s.spareRecord)), true
 	}
 	// The last evaluation's matches that did not change are taken again, and the results are
@@ -260,7 +261,8 @@ func contextArray(spare []events.ContextPath, n int) []events.ContextPath {
 }
 
 // samePaths reports whether two evaluation contexts hold the same candidate paths in the same
-// order, and are equal in everything else an evaluation reads but the paths' evidence. The
+// order, and are equal in everything else an evaluation reads but the paths' evidence (of which
+// only that of a manual rule's own file changes an outcome: see rules.SameMentionEvidence). The
 // evidence (which events brought a path) changes at nearly every turn, the paths seldom: a tool
 // call on a file already in the context adds a source, nothing else.
 func samePaths(a, b rules.EvaluationContext) bool {

@@ -26,8 +26,11 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 		".clinerules/docs.md":   {Data: []byte("---\npaths: [\"docs/**\", \"**/*.md\"]\n---\nDocs.\n")},
 		".clinerules/many.md":   {Data: []byte("---\npaths: [\"**/*\"]\n---\nEverything.\n")},
 		".clinerules/desc.md":   {Data: []byte("---\ndescription: on request\n---\nBody.\n")},
+		// A manual rule: included while its file is mentioned, whose evidence alone changes an
+		// outcome among contexts of the same paths.
+		".cursor/rules/deploy.mdc": {Data: []byte("---\nalwaysApply: false\n---\nDeploy.\n")},
 	}
-	paths := []string{"apps/web/a.tsx", "apps/web/b.ts", "apps/api/c.go", "docs/d.md", "lib/e.tsx", "README.md"}
+	paths := []string{"apps/web/a.tsx", "apps/web/b.ts", "apps/api/c.go", "docs/d.md", "lib/e.tsx", "README.md", ".cursor/rules/deploy.mdc"}
 	ctx := context.Background()
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -41,8 +44,9 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 				results, recorded string
 			}
 			var kept []made
-			for i := range 120 {
-				switch n := r.IntN(6); {
+			mentioned := 0
+			for i := range 160 {
+				switch n := r.IntN(7); {
 				case n < 4: // a path the task may have seen
 					params, _ := json.Marshal(map[string]string{"path": paths[r.IntN(len(paths))]})
 					if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("call_%d", i), params); err != nil {
@@ -50,6 +54,10 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 					}
 				case n == 4:
 					if _, err := s.UserMessage(ctx, "go on"); err != nil {
+						t.Fatal(err)
+					}
+				case n == 5: // the user attaches the manual rule
+					if _, err := s.Mention(ctx, ".cursor/rules/deploy.mdc", ""); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -82,6 +90,11 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 					t.Fatalf("decision %d: recorded\n%s\nwant (evaluated again)\n%s", i, got, want)
 				}
 				kept = append(kept, made{d, mustJSON(t, d.Rules.Results), eventJSON(t, d.Recorded())})
+				for _, res := range d.Rules.Results {
+					if res.Reason == rules.ReasonMentioned {
+						mentioned++
+					}
+				}
 			}
 			for i, m := range kept {
 				if got := mustJSON(t, m.d.Rules.Results); got != m.results {
@@ -91,8 +104,8 @@ func TestDecideWithNewEvidenceIsAFullEvaluation(t *testing.T) {
 					t.Fatalf("decision %d's record changed after the decisions that followed it:\n%s\nwas\n%s", i, got, m.recorded)
 				}
 			}
-			if resourced == 0 {
-				t.Fatal("no decision had the last one's paths with new evidence: the test tests nothing")
+			if resourced == 0 || mentioned == 0 {
+				t.Fatalf("%d decisions had the last one's paths with new evidence, %d included the manual rule: the test tests nothing", resourced, mentioned)
 			}
 		})
 	}

@@ -91,6 +91,9 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 				continue
 			}
 			s := fmt.Sprintf("Its pattern %q matched %s", m.Pattern, m.Path)
+			if m.Condition == rules.MatchMentioned {
+				s = "Its file " + m.Path + " was mentioned"
+			}
 			for i, src := range events.SourcesOf(x.Context, m.Root, m.Path) {
 				sep := ", put into the context by "
 				if i > 0 {
