@@ -36,16 +36,7 @@ func TestDocTranscript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := Listen(filepath.Join(dir, "tasklog.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() {
-		s.Shutdown()
-		<-s.Done()
-	})
-	rc := rawDial(t, s)
+	rc := rawDial(t, serveAt(t, filepath.Join(dir, "tasklog.db"), Options{NoSync: true}))
 
 	// canonical is an answer as the page would show it: the folder as /tmp/tx, the pid as the
 	// page's, keys in order.

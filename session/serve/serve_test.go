@@ -70,6 +70,12 @@ func startSync(t testing.TB, opts Options, durable bool) (*Server, string) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	opts.NoSync = !durable
+	return serveAt(t, db, opts), db
+}
+
+// serveAt runs a server on the database db until the test ends.
+func serveAt(t testing.TB, db string, opts Options) *Server {
+	t.Helper()
 	s, err := Listen(db, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +85,7 @@ func startSync(t testing.TB, opts Options, durable bool) (*Server, string) {
 		s.Shutdown()
 		<-s.Done()
 	})
-	return s, db
+	return s
 }
 
 func dial(t testing.TB, s *Server) *Client {
