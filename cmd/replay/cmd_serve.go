@@ -52,12 +52,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			"beside it (JSON messages, one per line; docs/server.md has the protocol). 'replay hook' starts it on demand.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
-		}
-		if s := didYouMean(fs, err); s != "" {
-			fmt.Fprintf(stderr, "replay serve: %v%s\n", err, s)
 		}
 		return exitUsage
 	}

@@ -9,22 +9,26 @@ import (
 	"strings"
 )
 
-// parseOnce is f.Parse with the flag package's messages replaced by the verb's own: a flag the
-// verb does not have is named with the verb, and with the verb's flag it most likely meant.
-func (f *flags) parseOnce(args []string) error {
-	usage, out := f.Usage, f.Output()
+// parseOnce is f.Parse with the flag package's messages replaced by the verb's own (parseVerb).
+func (f *flags) parseOnce(args []string) error { return parseVerb(f.FlagSet, args) }
+
+// parseVerb is fs.Parse with the flag package's messages replaced by the verb's own (fs is named
+// after the verb): a flag the verb does not have is named with the verb, and with the verb's
+// flag it most likely meant, before the usage.
+func parseVerb(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
 	var msg bytes.Buffer
-	f.Usage = func() {}
-	f.SetOutput(&msg)
-	err := f.Parse(args)
-	f.Usage = usage
-	f.SetOutput(out)
+	fs.Usage = func() {}
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		f.Usage()
+		fs.Usage()
 	case err != nil:
-		fmt.Fprintf(safeWriter{out}, "replay %s: %v%s\n", f.Name(), err, didYouMean(f.FlagSet, err))
-		f.Usage()
+		fmt.Fprintf(safeWriter{out}, "replay %s: %v%s\n", fs.Name(), err, didYouMean(fs, err))
+		fs.Usage()
 	}
 	return err
 }
