@@ -177,7 +177,18 @@ func rulesForText(out RulesForOut) string {
 		}
 		kept = append(kept, p.Path)
 	}
-	fmt.Fprintf(&b, "%d rules apply to %s", len(out.Apply)+out.Omitted["apply"], strings.Join(kept, ", "))
+	n, apply := len(out.Apply)+out.Omitted["apply"], "rules apply"
+	if n == 1 {
+		apply = "rule applies"
+	}
+	about := strings.Join(kept, ", ")
+	switch {
+	case len(kept) == 0 && len(out.Paths) > 0:
+		about = "a request about no path (every path given was left out)"
+	case len(kept) == 0:
+		about = "a request about no path"
+	}
+	fmt.Fprintf(&b, "%d %s to %s", n, apply, about)
 	if out.Task != "" {
 		fmt.Fprintf(&b, " (toggles and settings of task %s)", out.Task)
 	}

@@ -370,6 +370,12 @@ func TestMCPRulesFor(t *testing.T) {
 		}
 	}
 
+	// Every path left out: the answer says so, and counts one rule in the singular.
+	text = callTool(t, cs, "rules_for", map[string]any{"paths": []string{"../outside.md", "/etc/passwd"}}, &out)
+	if !strings.Contains(text, "1 rule applies to a request about no path (every path given was left out)") {
+		t.Errorf("every path left out, text:\n%s", text)
+	}
+
 	// Only the web app: the backend rule does not apply and says which patterns missed.
 	out = RulesForOut{}
 	callTool(t, cs, "rules_for", map[string]any{"paths": []string{"apps/web/"}}, &out)
