@@ -93,10 +93,20 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	toggles := rules.Toggles{}
 	for _, id := range disable {
 		toggles[id] = false
+		named := false
 		for _, r := range rs.Rules() {
 			if ruleLabel(r, multiRoot) == id {
 				toggles[r.ID] = false
 			}
+			named = named || r.ID == id || ruleLabel(r, multiRoot) == id
+		}
+		if !named {
+			fmt.Fprintf(safeWriter{stderr}, "replay rules: --disable %s names no rule of the workspace (an id, or a name the table shows): ignored\n", id)
+		}
+	}
+	for _, name := range mention {
+		if !slices.ContainsFunc(rs.Rules(), func(r *rules.Rule) bool { return r.Name == name }) {
+			fmt.Fprintf(safeWriter{stderr}, "replay rules: --mention %s names no rule of the workspace: ignored\n", name)
 		}
 	}
 	d := rs.Evaluate(ctx, toggles)
