@@ -161,3 +161,29 @@ func TestFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorsDocumented holds docs/concepts.md's table of floors to Floors: each entry is named,
+// as `entry`, in the row of its floor, and the table has a row for every floor.
+func TestFloorsDocumented(t *testing.T) {
+	page, err := os.ReadFile("../../docs/concepts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[int]string{}
+	for _, line := range strings.Split(string(page), "\n") {
+		var floor int
+		if _, err := fmt.Sscanf(line, "| %d |", &floor); err == nil {
+			rows[floor] = line
+		}
+	}
+	if len(rows) != len(Floors) {
+		t.Fatalf("docs/concepts.md has %d rows of floors, Floors %d", len(rows), len(Floors))
+	}
+	for floor, entries := range Floors {
+		for _, e := range entries {
+			if !strings.Contains(rows[floor], "`"+e+"`") {
+				t.Errorf("docs/concepts.md: floor %d does not name `%s`: %s", floor, e, rows[floor])
+			}
+		}
+	}
+}
