@@ -144,6 +144,8 @@ type DecisionHead struct {
 	Snapshot uint64 `json:"snapshot"`
 	// Base is the decision this one is written against, 0 for a full one.
 	Base uint64 `json:"base,omitempty"`
+	// Engine is the rule engine version that decided, as recorded.
+	Engine string `json:"engine"`
 }
 
 // Head reads a decision event's turn, snapshot and base without decoding its outcomes and context,
@@ -159,7 +161,7 @@ func Head(e Event) (DecisionHead, error) {
 			return DecisionHead{}, err
 		}
 		d := p.(*Decision)
-		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot, Base: d.Base}, nil
+		return DecisionHead{Turn: d.Turn, Snapshot: d.Snapshot, Base: d.Base, Engine: d.Engine}, nil
 	}
 	h, err := readHead(e.Data)
 	if err != nil {
@@ -172,7 +174,8 @@ func Head(e Event) (DecisionHead, error) {
 }
 
 // readHead reads "turn", "snapshot" and "base", which the canonical encoding writes first as
-// plain integers, and stops there; a payload written otherwise is decoded whole.
+// plain integers, and "engine" after them, and stops there; a payload written otherwise is
+// decoded whole.
 func readHead(data []byte) (DecisionHead, error) {
 	var h DecisionHead
 	rest, ok := data, true
@@ -187,8 +190,12 @@ func readHead(data []byte) (DecisionHead, error) {
 			h.Base, rest = base, r
 		}
 		// A full decision omits base; engine comes next. (No other key of a decision is
-		// "base", and inside a string the quotes would be escaped.)
-		if h.Base != 0 || bytes.HasPrefix(rest, []byte(`,"engine":`)) && !bytes.Contains(rest, []byte(`"base":`)) {
+		// "base", and inside a string the quotes would be escaped.) An engine spelled with an
+		// escape is read by the whole decode.
+		engine, isEngine := bytes.CutPrefix(rest, []byte(`,"engine":"`))
+		if end := bytes.IndexByte(engine, '"'); isEngine && end >= 0 && bytes.IndexByte(engine[:end], '\\') < 0 &&
+			(h.Base != 0 || !bytes.Contains(rest, []byte(`"base":`))) {
+			h.Engine = string(engine[:end])
 			return h, nil
 		}
 	}

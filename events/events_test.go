@@ -236,28 +236,29 @@ func TestDecisionHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := Head(ev)
-	if err != nil || h.Turn != 3 || h.Snapshot != 7 || h.Base != 0 {
+	if err != nil || h.Turn != 3 || h.Snapshot != 7 || h.Base != 0 || h.Engine != "rules/1" {
 		t.Errorf("Head = %+v, %v", h, err)
 	}
 	delta, err := New(&Decision{Turn: 4, Snapshot: 7, Base: 12, Engine: "rules/1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, err := Head(delta); err != nil || h != (DecisionHead{Turn: 4, Snapshot: 7, Base: 12}) {
+	if h, err := Head(delta); err != nil || h != (DecisionHead{Turn: 4, Snapshot: 7, Base: 12, Engine: "rules/1"}) {
 		t.Errorf("Head of a delta = %+v, %v", h, err)
 	}
 	// Keys out of the canonical order (a hand-written import keeps its bytes): read whole.
 	odd := Event{Type: TypeDecision, V: 2, Data: []byte(`{"turn":2,"snapshot":5,"engine":"e","base":3,"context":[],"included":[],"excluded":[]}`)}
-	if h, err := Head(odd); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5, Base: 3}) {
+	if h, err := Head(odd); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5, Base: 3, Engine: "e"}) {
 		t.Errorf("Head of a decision with its keys in another order = %+v, %v", h, err)
 	}
 	for _, tt := range []struct {
 		data string
 		want DecisionHead
 	}{
-		{`{"turn":12,"snapshot":0,"base":7,"engine":"e"}`, DecisionHead{Turn: 12, Base: 7}},
-		{`{"turn":3,"snapshot":99,"engine":"e","context":[]}`, DecisionHead{Turn: 3, Snapshot: 99}},
-		{`{"snapshot":5,"turn":2,"engine":"e"}`, DecisionHead{Turn: 2, Snapshot: 5}},
+		{`{"turn":12,"snapshot":0,"base":7,"engine":"e"}`, DecisionHead{Turn: 12, Base: 7, Engine: "e"}},
+		{`{"turn":3,"snapshot":99,"engine":"e","context":[]}`, DecisionHead{Turn: 3, Snapshot: 99, Engine: "e"}},
+		{`{"snapshot":5,"turn":2,"engine":"e"}`, DecisionHead{Turn: 2, Snapshot: 5, Engine: "e"}},
+		{`{"turn":3,"snapshot":9,"engine":"r\u0075les/1"}`, DecisionHead{Turn: 3, Snapshot: 9, Engine: "rules/1"}},
 		{`{"turn":2,"snapshot":5,"base":3.0}`, DecisionHead{}},
 	} {
 		h, err := Head(Event{Type: TypeDecision, V: 2, Data: []byte(tt.data)})
@@ -272,7 +273,7 @@ func TestDecisionHead(t *testing.T) {
 		}
 	}
 	v1 := Event{Type: TypeDecision, V: 1, Data: []byte(`{"turn":2,"snapshot":5,"engine":"rules/1","context":[],"included":[],"excluded":[]}`)}
-	if h, err := Head(v1); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5}) {
+	if h, err := Head(v1); err != nil || h != (DecisionHead{Turn: 2, Snapshot: 5, Engine: "rules/1"}) {
 		t.Errorf("Head of a v1 decision = %+v, %v", h, err)
 	}
 	for _, bad := range []Event{

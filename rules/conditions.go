@@ -55,6 +55,8 @@ type evalState struct {
 	last       []Match // the current rule's matches in the last decision, if any
 	// lend lends arrays for new matches (see RuleSet.EvaluateLent); nil makes new ones.
 	lend func(n int) []Match
+	// v1 decides as EngineV1 did (see RuleSet.EvaluateLentAs).
+	v1 bool
 }
 
 // hasCandidates reports whether some candidate may be matched by a condition of that root.

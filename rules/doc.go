@@ -27,5 +27,14 @@
 package rules
 
 // EngineVersion names the evaluation semantics of this package. It is recorded in every
-// [Decision] and changes whenever the same files and context could decide differently.
-const EngineVersion = "rules/1"
+// [Decision] and changes whenever the same files and context could decide differently. A
+// decision recorded under an earlier version is decided again as that version decided
+// ([RuleSet.EvaluateLentAs]), so that a log replays as it was written:
+//
+//   - rules/1: the first.
+//   - rules/2: a manual rule whose own file the context holds as mentioned is included
+//     ([MatchMentioned]), and a frontmatter key given twice is a [DiagDuplicateKey] diagnostic.
+const EngineVersion = "rules/2"
+
+// EngineV1 is the first engine version, whose decisions rules/2 decides again as they were.
+const EngineV1 = "rules/1"

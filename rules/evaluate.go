@@ -100,9 +100,20 @@ func (rs *RuleSet) EvaluateAfter(last Decision, into []Result, ctx EvaluationCon
 // reads any more, or nil when it has none (a new array is made then). An array lent is the
 // decision's from then on. A nil lend is EvaluateAfter.
 func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
+	return rs.EvaluateLentAs(EngineVersion, last, into, lend, ctx, t)
+}
+
+// EvaluateLentAs is EvaluateLent deciding as the engine version named decided, and naming it in
+// the Decision: EngineV1 includes no manual rule for a mention of its file and has no
+// DiagDuplicateKey diagnostics. A version this package does not know decides as
+// EngineVersion, and the Decision names EngineVersion.
+func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	st := &evalState{ctx: &ctx, scratch: sc, lend: lend}
+	st := &evalState{ctx: &ctx, scratch: sc, lend: lend, v1: engine == EngineV1}
+	if !st.v1 {
+		engine = EngineVersion
+	}
 	// Candidates are named here and prepared for matching (split into segments) only when the
 	// rule set does not remember what they match (see collectHits).
 	st.candidates = slices.Grow(sc.candidates[:0], len(ctx.Paths))
@@ -116,7 +127,7 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 	if cap(into) < len(rs.rules) || cap(into) > 0 && cap(last.Results) > 0 && &into[:1][0] == &last.Results[:1][0] {
 		into = make([]Result, len(rs.rules))
 	}
-	d := Decision{EngineVersion: EngineVersion, Results: into[:len(rs.rules)]}
+	d := Decision{EngineVersion: engine, Results: into[:len(rs.rules)]}
 	if len(last.Results) != len(rs.rules) {
 		last.Results = nil
 	}
@@ -135,6 +146,9 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 	}
 	rs.dedupe(d.Results)
 	d.Diagnostics = rs.allDiagnostics
+	if st.v1 {
+		d.Diagnostics = rs.diagnosticsV1
+	}
 	return d
 }
 
@@ -185,7 +199,7 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 			res.Included = true
 			return res.with(ReasonMentioned, "mentioned by name")
 		}
-		if i, ok := mentionedFile(st.ctx.Paths, r); ok {
+		if i, ok := mentionedFile(st.ctx.Paths, r); ok && !st.v1 {
 			p := &st.ctx.Paths[i]
 			matches = append(matches[:0], Match{Condition: MatchMentioned, Pattern: r.Path, Path: p.Path, Root: p.Root, Sources: p.Sources})
 			res.Included, res.Matches = true, st.keep(matches)

@@ -32,6 +32,9 @@ type RuleSet struct {
 	sameText [][]int
 	// manual are the manual rules of a workspace root (see SameMentionEvidence).
 	manual []*Rule
+	// diagnosticsV1 is allDiagnostics as EngineV1 had them: without DiagDuplicateKey (the same
+	// slice when there is none).
+	diagnosticsV1 []Diagnostic
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -139,8 +142,14 @@ func (l *Loader) Load(files []File) *RuleSet {
 		rs.allDiagnostics = append(rs.allDiagnostics, r.Diagnostics...)
 	}
 	slices.SortStableFunc(rs.allDiagnostics, compareDiagnostics)
+	rs.diagnosticsV1 = rs.allDiagnostics
+	if slices.ContainsFunc(rs.allDiagnostics, isDuplicateKey) {
+		rs.diagnosticsV1 = slices.DeleteFunc(slices.Clone(rs.allDiagnostics), isDuplicateKey)
+	}
 	return rs
 }
+
+func isDuplicateKey(d Diagnostic) bool { return d.Code == DiagDuplicateKey }
 
 // shadow keeps, for each name, the usable rule of highest precedence (ties: the smaller ID).
 // Unusable rules are validated out first, so an empty winner does not erase its runner-up.

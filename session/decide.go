@@ -605,7 +605,7 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	for _, p := range ec.Paths {
 		nSources += len(p.Sources)
 	}
-	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rules.EngineVersion,
+	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rd.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
 		Context: contextArray(spare, len(ec.Paths)), Dropped: dropped}
 	in := sharedList[events.RuleOutcome]{base: prevIn, size: nIncluded, same: events.RuleOutcome.Equal}

@@ -251,7 +251,12 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
 	r.spareContext, r.lastContext = emptied(r.lastContext.Paths), ec
 	r.matches.begin(true)
-	rd := rs.EvaluateLent(r.lastRules, r.spareResults, r.matches.lend, ec, st.Toggles())
+	// Decided as the engine that recorded it decided (a what-if decides as today's engine).
+	engine := head.Engine
+	if useOverride {
+		engine = rules.EngineVersion
+	}
+	rd := rs.EvaluateLentAs(engine, r.lastRules, r.spareResults, r.matches.lend, ec, st.Toggles())
 	r.matches.written(r.lastRules.Results, rd.Results)
 	// The record copies what it keeps of rd: its results array is the next one's spare.
 	r.spareResults = emptied(r.lastRules.Results)

@@ -23,6 +23,12 @@ func TestFirstFormatLogs(t *testing.T) {
 	replaytest.Dir(t, filepath.Join(logs, "v1"))
 }
 
+// TestEarlierEngineLogs replays logs recorded under an earlier rule engine (rules/1): each
+// decision is decided again as its engine decided it.
+func TestEarlierEngineLogs(t *testing.T) {
+	replaytest.Dir(t, filepath.Join(logs, "rules1"))
+}
+
 func TestFileNamesTheFirstDifference(t *testing.T) {
 	err := replaytest.File(filepath.Join(logs, "bad-drift.jsonl"))
 	if !errors.Is(err, replaytest.ErrDiffers) {
