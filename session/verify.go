@@ -21,16 +21,33 @@ type ChainChecker interface {
 // end (a payload that does not decode, a rules snapshot whose blob is missing).
 type ReplayError struct{ Err error }
 
+// Error is the replay's error.
+func (e *ReplayError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the replay's error.
+func (e *ReplayError) Unwrap() error { return e.Err }
+
 // ReadError is an error of the store, not of the log: the store could not be read (a server
-// that did not answer in time, a store closed meanwhile: a rule file's blob, or events the
-// chain check read soundly), so nothing was found wrong, and reading again may succeed. Verify
-// returns it as it is, never as a *ReplayError.
+// that did not answer in time, a store closed meanwhile: the chain check's read, a rule file's
+// blob, or events the chain check read soundly), so nothing was found wrong, and reading again
+// may succeed. Verify returns it, never a *ReplayError, for such an error.
 type ReadError struct{ Err error }
 
+// Error is the store's error.
 func (e *ReadError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the store's error.
 func (e *ReadError) Unwrap() error { return e.Err }
+
+// checkFault is the chain check's error: as it is when it is a verdict on the log (the chain is
+// broken, its bytes are damaged) or the task is not stored, else a *ReadError (the store did not
+// answer in time, it was closed).
+func checkFault(err error) error {
+	if errors.Is(err, store.ErrChainBroken) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrTaskNotFound) {
+		return err
+	}
+	return &ReadError{Err: err}
+}
 
 // readFault is the error of reading a task's events: a *ReadError, unless it is the chain
 // check's (verifyOnce hands its errors on in the events), the task is not stored, or the store
@@ -52,11 +69,6 @@ func replayError(err error) error {
 	}
 	return &ReplayError{Err: err}
 }
-
-func (e *ReplayError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the replay's error.
-func (e *ReplayError) Unwrap() error { return e.Err }
 
 // eventVerifier is a ChainChecker that hands each event on once its link is checked
 // (store.DB.VerifyEvents), so that one read of the log serves the check and the replay.
@@ -97,7 +109,7 @@ func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error
 	}()
 	rep, err := Replay(ctx, db, task, ReplayOptions{})
 	if cerr := <-chain; cerr != nil {
-		return Report{Task: task, Changes: []Change{}}, cerr
+		return Report{Task: task, Changes: []Change{}}, checkFault(cerr)
 	}
 	if err != nil {
 		return rep, replayError(err)
@@ -133,10 +145,10 @@ func verifyOnce(ctx context.Context, db eventVerifier, task uuid.UUID) (Report, 
 		return rep, nil
 	}
 	if ce, ok := errors.AsType[*chainError](err); ok {
-		return Report{Task: task, Changes: []Change{}}, ce.err
+		return Report{Task: task, Changes: []Change{}}, checkFault(ce.err)
 	}
 	if cerr := db.Verify(ctx, task); cerr != nil {
-		return Report{Task: task, Changes: []Change{}}, cerr
+		return Report{Task: task, Changes: []Change{}}, checkFault(cerr)
 	}
 	return rep, replayError(err)
 }

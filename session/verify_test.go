@@ -298,3 +298,23 @@ func TestVerifyEventReadFaultIsNoVerdict(t *testing.T) {
 		t.Fatalf("Verify = %T %v, want a *ReadError of the deadline", err, err)
 	}
 }
+
+// chainSlow is a store whose chain check does not answer in time.
+type chainSlow struct{ store.Store }
+
+func (chainSlow) Verify(context.Context, uuid.UUID) error {
+	return fmt.Errorf("verify task: %w", context.DeadlineExceeded)
+}
+
+// The chain check's own read failing is no verdict either: a *ReadError, where a broken chain
+// is the chain's error.
+func TestVerifyChainReadFaultIsNoVerdict(t *testing.T) {
+	db, task := verifiedTask(t)
+	_, err := Verify(context.Background(), chainSlow{db}, task)
+	if _, ok := errors.AsType[*ReadError](err); !ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Verify = %T %v, want a *ReadError of the deadline", err, err)
+	}
+	if _, err := Verify(context.Background(), brokenChain{db}, task); !errors.Is(err, store.ErrChainBroken) || errors.As(err, new(*ReadError)) {
+		t.Fatalf("Verify of a broken chain = %v, want the chain's error", err)
+	}
+}

@@ -19,6 +19,8 @@ type taskResult struct {
 	OK     bool            `json:"ok"`
 	Chain  string          `json:"chain_error,omitempty"`
 	Replay *session.Report `json:"replay,omitempty"`
+	// Unread is the store's error when the task could not be read to its end: no verdict.
+	Unread string `json:"read_error,omitempty"`
 }
 
 func cmdVerify(args []string, stdout, stderr io.Writer) int {
@@ -43,28 +45,10 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	// What the collector's setting is does not change what verify prints, so it goes unsaid.
 	collectorDefault(os.Getenv, session.VerifyGCPercent, "verify's")
-	ctx := context.Background()
-	results := make([]taskResult, 0, len(tasks))
-	failed := false
 	bar := newProgress(stderr, "verify", len(tasks))
-	for i, task := range tasks {
-		r := taskResult{Task: task.String(), OK: true}
-		rep, err := session.Verify(ctx, db, task)
-		var replayErr *session.ReplayError
-		switch {
-		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken):
-			r.OK, r.Chain = false, err.Error()
-		case errors.As(err, new(*session.ReadError)):
-			return fail(stderr, fmt.Errorf("task %s: %w (the store could not be read: no verdict, nothing was found wrong; run verify again)", task, err))
-		case err != nil:
-			return fail(stderr, err)
-		default:
-			r.Replay = &rep
-			r.OK = rep.OK()
-		}
-		failed = failed || !r.OK
-		results = append(results, r)
-		bar.set(i + 1)
+	results, failed, unread, err := verifyTasks(context.Background(), db, tasks, bar.set)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	bar.done()
 	if f.json {
@@ -76,14 +60,48 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 			printVerdict(safeWriter{stdout}, r)
 		}
 	}
-	if failed {
+	switch {
+	case failed:
 		return exitFailed
+	case unread:
+		fmt.Fprintln(stderr, "replay verify: the store could not be read to the end of every task: run verify again for a verdict")
+		return exitUsage
 	}
 	return exitOK
 }
 
+// verifyTasks verifies each task, in order, and says whether one failed (a verdict) and whether
+// one could not be read to its end (no verdict); progress is told how many are done. An error
+// that is neither stops it.
+func verifyTasks(ctx context.Context, db session.ChainChecker, tasks []uuid.UUID, progress func(int)) (results []taskResult, failed, unread bool, err error) {
+	results = make([]taskResult, 0, len(tasks))
+	for i, task := range tasks {
+		r := taskResult{Task: task.String(), OK: true}
+		rep, err := session.Verify(ctx, db, task)
+		var replayErr *session.ReplayError
+		switch {
+		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken):
+			r.OK, r.Chain = false, err.Error()
+		case errors.As(err, new(*session.ReadError)):
+			// No verdict on this task; the others are verified all the same.
+			r.OK, r.Unread, unread = false, err.Error(), true
+		case err != nil:
+			return nil, false, false, err
+		default:
+			r.Replay = &rep
+			r.OK = rep.OK()
+		}
+		failed = failed || !r.OK && r.Unread == ""
+		results = append(results, r)
+		progress(i + 1)
+	}
+	return results, failed, unread, nil
+}
+
 func printVerdict(w io.Writer, r taskResult) {
 	switch {
+	case r.Unread != "":
+		fmt.Fprintf(w, "?    %s: no verdict: the store could not be read (%s); nothing was found wrong in what was read\n", r.Task, r.Unread)
 	case r.Chain != "":
 		fmt.Fprintf(w, "FAIL %s: %s\n", r.Task, r.Chain)
 	case !r.OK:
