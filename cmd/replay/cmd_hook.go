@@ -54,6 +54,9 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		if h, perr := agentlog.ParseHook(hc.hint, payload); perr == nil {
 			agent, event = h.Agent, h.Event // the log line says whose hook it was
 		}
+		if hc.flagErr != nil {
+			hc.logError(stderr, agent, event, hc.flagErr)
+		}
 		hc.logError(stderr, agent, event, err)
 		stdout.Write(neutralFor(hc.hint, payload))
 		return exitOK
@@ -183,7 +186,11 @@ func parseHookArgs(args []string, stderr io.Writer) (*hookConfig, error) {
 	if otelErr != nil {
 		// A server this hook starts would refuse the flags: it starts without them.
 		hc.otel, hc.otelArgs = otelexport.Config{}, nil
-		hc.flagErr = errors.Join(hc.flagErr, fmt.Errorf("replay hook: %w; the payload is recorded, and a server this hook starts exports nothing", otelErr))
+		err := fmt.Errorf("replay hook: %w; the payload is recorded, and a server this hook starts runs without the --otel-* flags (the OTEL_* variables still apply)", otelErr)
+		if hc.flagErr != nil {
+			err = fmt.Errorf("%w; %w", hc.flagErr, err) // one line of the hook log
+		}
+		hc.flagErr = err
 	}
 	loc, err := location.Select(hc.db, dbSet, storeVal, storeSet, true)
 	if err != nil {

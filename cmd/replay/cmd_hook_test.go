@@ -365,7 +365,8 @@ func TestHookRecordsDespiteWrongValues(t *testing.T) {
 		flags []string
 		says  string
 	}{
-		{[]string{"--otel-endpoint", "127.0.0.1:4318"}, `OTLP endpoint "127.0.0.1:4318": give a URL such as http://127.0.0.1:4318; the payload is recorded, and a server this hook starts exports nothing`},
+		{[]string{"--otel-endpoint", "127.0.0.1:4318"}, `OTLP endpoint "127.0.0.1:4318": give a URL such as http://127.0.0.1:4318; the payload is recorded, and a server this hook starts runs without the --otel-* flags (the OTEL_* variables still apply)`},
+		{[]string{"--budget", "soon", "--otel-protocol", "thrift"}, `--budget "soon" is not a positive duration; the payload is recorded within the default budget, ` + hookBudget.String() + `; replay hook: OTLP protocol "thrift"`},
 		{[]string{"--otel-protocol", "thrift"}, `OTLP protocol "thrift"`},
 		{[]string{"--otel-log-user-prompts=maybe"}, `--otel-log-user-prompts="maybe" is not true or false`},
 		{[]string{"--budget", "soon"}, `--budget "soon" is not a positive duration; the payload is recorded within the default budget`},
