@@ -172,7 +172,7 @@ func TestMCPProcessBadFrames(t *testing.T) {
 	// An id with neither a method, a result nor an error is no response either.
 	send(`{"jsonrpc":"2.0","id":"bare"}`, fmt.Sprintf(tools, 9))
 	got = read(2)
-	wantError(got, `"bare"`, -32600, "neither a method, a result nor an error")
+	wantError(got, "null", -32600, "neither a method, a result nor an error")
 	wantResult(got, "9")
 
 	// A line over 16 MiB: its request's id is answered with an error, the rest is discarded,

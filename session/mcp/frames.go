@@ -210,42 +210,48 @@ func invalidMessage(msg []byte) (id json.RawMessage, why string) {
 			return nil, "an empty batch"
 		}
 		for _, m := range batch {
-			if why := notAMessage(m); why != "" {
+			if why, _ := notAMessage(m); why != "" {
 				return nil, "a message of the batch is not a JSON-RPC 2.0 message: " + why
 			}
 		}
 		return nil, ""
 	}
-	if why := notAMessage(msg); why != "" {
+	if why, response := notAMessage(msg); why != "" {
+		if response {
+			return nil, "not a JSON-RPC 2.0 message: " + why // a response's id is the other side's: never answered
+		}
 		return requestID(msg), "not a JSON-RPC 2.0 message: " + why
 	}
 	return nil, ""
 }
 
-// notAMessage says why msg is not a JSON-RPC 2.0 request, notification or response; "" when
-// it is one. The SDK reads an object with an id and no method as a response even when it has
-// neither a result nor an error, and drops it unanswered; such an object is no response.
-func notAMessage(msg []byte) string {
+// notAMessage says why msg is not a JSON-RPC 2.0 request, notification or response ("" when it
+// is one), and whether it is shaped as a response (an id and no method), whose id is not one of
+// the client's requests. The SDK reads an object with an id and no method as a response even
+// when it has neither a result nor an error, and drops it unanswered; such an object is no
+// response. An "error" of null is taken as none, as lenient clients write it.
+func notAMessage(msg []byte) (why string, response bool) {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
-		return err.Error()
+		return err.Error(), false
 	}
 	if _, ok := m.(*jsonrpc.Response); !ok {
-		return ""
+		return "", false
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(msg, &members); err != nil {
-		return err.Error()
+		return err.Error(), true
 	}
 	_, result := members["result"]
-	_, failed := members["error"]
+	e, failed := members["error"]
+	failed = failed && string(bytes.TrimSpace(e)) != "null"
 	switch {
 	case !result && !failed:
-		return "it has an id but neither a method, a result nor an error"
+		return "it has an id but neither a method, a result nor an error", true
 	case result && failed:
-		return "a response has a result or an error, not both"
+		return "a response has a result or an error, not both", true
 	}
-	return ""
+	return "", true
 }
 
 // requestID finds the "id" member of a JSON object that may be cut short; nil when there is
