@@ -201,7 +201,7 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 		}
 		if i, ok := mentionedFile(st.ctx.Paths, r); ok && !st.v1 {
 			p := &st.ctx.Paths[i]
-			matches = append(matches[:0], Match{Condition: MatchMentioned, Pattern: r.Path, Path: p.Path, Root: p.Root, Sources: p.Sources})
+			matches = append(matches, Match{Condition: MatchMentioned, Pattern: r.Path, Path: p.Path, Root: p.Root, Sources: p.Sources})
 			res.Included, res.Matches = true, st.keep(matches)
 			return res.with(ReasonMentioned, "its file was mentioned")
 		}

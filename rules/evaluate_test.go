@@ -567,3 +567,23 @@ func TestDetailMemoDescribesAsAnew(t *testing.T) {
 		}
 	}
 }
+
+// A manual rule included for a mention of its file had no condition that matched: it is no
+// conditional rule applied.
+func TestMentionedIsNoConditionalRuleApplied(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/deploy.mdc", Content: []byte("---\nalwaysApply: false\n---\nDeploy")},
+		clineFile("web.md", "---\npaths: [\"src/**\"]\n---\nWeb"),
+	})
+	d := rs.Evaluate(EvaluationContext{Paths: []ContextPath{
+		{Path: ".cursor/rules/deploy.mdc", Root: "/ws", Sources: []Source{{Kind: SourceMention, Seq: 2, Turn: 1}}},
+		{Path: "src/a.ts", Root: "/ws", Sources: []Source{{Kind: SourceTool, Seq: 3, Turn: 1}}},
+	}}, nil)
+	if n := len(d.Included()); n != 2 {
+		t.Fatalf("%d rules included, want both", n)
+	}
+	applied := d.ConditionalRulesApplied()
+	if len(applied) != 1 || applied[0].RuleID != "cline:/ws/.clinerules/web.md" {
+		t.Errorf("applied %+v, want web.md alone", applied)
+	}
+}

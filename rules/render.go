@@ -2,6 +2,7 @@ package rules
 
 import (
 	"html"
+	"slices"
 	"strings"
 )
 
@@ -96,7 +97,8 @@ type MatchedCondition struct {
 }
 
 // ConditionalRulesApplied lists the included rules that had conditions, with the condition
-// values that matched, in rule ID order.
+// values that matched, in rule ID order. A manual rule included for a mention of its file had
+// none ([MatchMentioned] is no condition of the rule): it is not listed.
 func (d Decision) ConditionalRulesApplied() []AppliedRule {
 	return d.ConditionalRulesAppliedAfter(Decision{}, nil)
 }
@@ -110,7 +112,7 @@ func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []Appl
 	}
 	n := 0
 	for _, res := range d.Results {
-		if res.Included && len(res.Matches) > 0 {
+		if conditional(res) {
 			n++
 		}
 	}
@@ -120,7 +122,7 @@ func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []Appl
 	out := make([]AppliedRule, 0, n)
 	j := 0 // lastApplied is in rule ID order too
 	for i, res := range d.Results {
-		if !res.Included || len(res.Matches) == 0 {
+		if !conditional(res) {
 			continue
 		}
 		if last.Results != nil && last.Results[i].Rule == res.Rule && last.Results[i].Included && sameMemory(last.Results[i].Matches, res.Matches) {
@@ -134,6 +136,9 @@ func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []Appl
 		}
 		ar := AppliedRule{Name: res.Rule.DisplayPath, RuleID: res.Rule.ID}
 		for _, m := range res.Matches {
+			if m.Condition == MatchMentioned {
+				continue
+			}
 			n := len(ar.MatchedConditions)
 			if n == 0 || ar.MatchedConditions[n-1].Condition != m.Condition {
 				ar.MatchedConditions = append(ar.MatchedConditions, MatchedCondition{Condition: m.Condition})
@@ -161,4 +166,9 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// conditional reports whether res is an included rule with a condition that matched.
+func conditional(res Result) bool {
+	return res.Included && slices.ContainsFunc(res.Matches, func(m Match) bool { return m.Condition != MatchMentioned })
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/projections"
+	"github.com/tasklog/tasklog/rules"
 )
 
 // EventReader reads a task's log; *store.DB is one.
@@ -331,7 +332,11 @@ func (x Explanation) String() string {
 			fmt.Fprintf(&b, "  %s passed\n", m.Condition)
 			continue
 		}
-		fmt.Fprintf(&b, "  %s %s matched %s", m.Condition, m.Pattern, m.Path)
+		if m.Condition == rules.MatchMentioned {
+			fmt.Fprintf(&b, "  its file %s was mentioned", m.Path)
+		} else {
+			fmt.Fprintf(&b, "  %s %s matched %s", m.Condition, m.Pattern, m.Path)
+		}
 		for i, s := range events.SourcesOf(x.Context, m.Root, m.Path) {
 			sep := ", from "
 			if i > 0 {
