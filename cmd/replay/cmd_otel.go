@@ -34,6 +34,9 @@ func cmdOtel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: replay otel export [flags] [TASK...]")
 		return exitUsage
 	}
+	if v, ok := stderr.(verbWriter); ok {
+		stderr = verbWriter{v.Writer, "otel export"} // its errors name the whole verb, as its usage errors do
+	}
 	f := newFlags("otel export", "[TASK...]", stderr).withJSON()
 	cfg := otelFlagSet(f.FlagSet)
 	f.Usage = func() {
