@@ -10,8 +10,14 @@ import (
 	"unicode"
 )
 
-// docLink is a Markdown link: [text](target).
-var docLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+// docLink is a Markdown link: [text](target), or [text](target "title").
+var docLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+
+// docHeading is a Markdown heading line; docFence opens or closes a fenced block.
+var (
+	docHeading = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
+	docFence   = regexp.MustCompile("^\\s{0,3}(```|~~~)")
+)
 
 // headingAnchors are the anchors GitHub gives the headings of a Markdown page: each heading
 // lowercased, without punctuation but hyphens and underscores, its spaces made hyphens, and a
@@ -21,14 +27,15 @@ func headingAnchors(page string) map[string]bool {
 	seen := map[string]int{}
 	fence := false
 	for _, line := range strings.Split(page, "\n") {
-		if strings.HasPrefix(line, "```") {
+		if docFence.MatchString(line) {
 			fence = !fence
 			continue
 		}
-		if fence || !strings.HasPrefix(line, "#") {
+		m := docHeading.FindStringSubmatch(line)
+		if fence || m == nil {
 			continue
 		}
-		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		title := strings.TrimSpace(strings.TrimRight(m[1], "# "))
 		var b strings.Builder
 		for _, r := range strings.ToLower(title) {
 			switch {
@@ -76,7 +83,7 @@ func TestDocLinks(t *testing.T) {
 		rel, _ := filepath.Rel(root, page)
 		fence := false
 		for n, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "```") {
+			if docFence.MatchString(line) {
 				fence = !fence
 			}
 			if fence {
@@ -117,13 +124,18 @@ func TestDocLinks(t *testing.T) {
 
 // The anchors are GitHub's.
 func TestHeadingAnchors(t *testing.T) {
-	a := headingAnchors("# Inside the agents: hooks\n```\n# not a heading\n```\n## `replay audit`\n## Repeat\n### Repeat\n## Ça, va (bien)?\n")
-	for _, want := range []string{"inside-the-agents-hooks", "replay-audit", "repeat", "repeat-1", "ça-va-bien"} {
+	a := headingAnchors("# Inside the agents: hooks\n```\n# not a heading\n```\n~~~\n# nor this\n~~~\n#hashtag\n## `replay audit`\n## Repeat\n### Repeat\n## Ça, va (bien)?\n## Closed ##\n")
+	for _, want := range []string{"inside-the-agents-hooks", "replay-audit", "repeat", "repeat-1", "ça-va-bien", "closed"} {
 		if !a[want] {
 			t.Errorf("no anchor %q in %v", want, a)
 		}
 	}
-	if a["not-a-heading"] {
-		t.Error("a line of a code block is a heading")
+	for _, not := range []string{"not-a-heading", "nor-this", "hashtag"} {
+		if a[not] {
+			t.Errorf("%q is no heading", not)
+		}
+	}
+	if m := docLink.FindStringSubmatch(`see [the page](rules.md#engine-versions "Engine versions")`); m == nil || m[1] != "rules.md#engine-versions" {
+		t.Errorf("a link with a title: %q", m)
 	}
 }
