@@ -206,7 +206,10 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 			return res.with(ReasonMentioned, "its file was mentioned")
 		}
 		res.Matches = nil
-		return res.with(ReasonManual, "applies only when mentioned by name")
+		if st.v1 {
+			return res.with(ReasonManual, "applies only when mentioned by name")
+		}
+		return res.with(ReasonManual, "applies only when mentioned, by name or by its file")
 	}
 	res.Included = true
 	if len(r.Conditions) == 0 {

@@ -162,7 +162,7 @@ func (l *ruleLint) loud(fd *Finding, intent string) {
 		became = "is always on: it goes into every prompt"
 		fd.Severity = SeverityError
 	case CategoryManual:
-		became = "is manual: it applies only when mentioned by name"
+		became = "is manual: it applies only when mentioned, by name or by its file"
 		fd.Severity = SeverityWarning
 	case CategoryOnRequest:
 		became = "is only listed by its description"
