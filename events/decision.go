@@ -148,7 +148,7 @@ type DecisionHead struct {
 	Engine string `json:"engine"`
 }
 
-// Head reads a decision event's turn, snapshot and base without decoding its outcomes and context,
+// Head reads a decision event's turn, snapshot, base and engine without decoding its outcomes and context,
 // which are most of its bytes and which a fold never looks at. A decision of another schema
 // version goes through the full, upgrading decode.
 func Head(e Event) (DecisionHead, error) {

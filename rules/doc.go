@@ -33,7 +33,8 @@ package rules
 //
 //   - rules/1: the first.
 //   - rules/2: a manual rule whose own file the context holds as mentioned is included
-//     ([MatchMentioned]), and a frontmatter key given twice is a [DiagDuplicateKey] diagnostic.
+//     ([MatchMentioned]), an excluded manual rule's detail says so, and a frontmatter key
+//     given twice is a [DiagDuplicateKey] diagnostic.
 const EngineVersion = "rules/2"
 
 // EngineV1 is the first engine version, whose decisions rules/2 decides again as they were.

@@ -251,7 +251,8 @@ func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, e
 	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
 	r.spareContext, r.lastContext = emptied(r.lastContext.Paths), ec
 	r.matches.begin(true)
-	// Decided as the engine that recorded it decided (a what-if decides as today's engine).
+	// Decided as the engine that recorded it decided; a what-if with other rule files decides
+	// as today's engine.
 	engine := head.Engine
 	if useOverride {
 		engine = rules.EngineVersion

@@ -43,7 +43,7 @@ func check(ctx context.Context, db store.Store, task uuid.UUID) string {
 	rep, err := session.Verify(ctx, db, task)
 	var replayErr *session.ReplayError
 	switch {
-	case errors.Is(err, store.ErrChainBroken), errors.As(err, &replayErr):
+	case errors.Is(err, store.ErrChainBroken), errors.Is(err, store.ErrCorrupt), errors.As(err, &replayErr):
 		// the log is not the one written, or cannot be replayed
 	case err != nil:
 		// the store could not be read (a *session.ReadError among others): no verdict

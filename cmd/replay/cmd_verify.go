@@ -15,10 +15,12 @@ import (
 
 // taskResult is verify's verdict on one task.
 type taskResult struct {
-	Task   string          `json:"task"`
-	OK     bool            `json:"ok"`
-	Chain  string          `json:"chain_error,omitempty"`
-	Replay *session.Report `json:"replay,omitempty"`
+	Task string `json:"task"`
+	// Verdict is "ok", "fail" or "none" (the store could not be read to the task's end).
+	Verdict string          `json:"verdict"`
+	OK      bool            `json:"ok"`
+	Chain   string          `json:"chain_error,omitempty"`
+	Replay  *session.Report `json:"replay,omitempty"`
 	// Unread is the store's error when the task could not be read to its end: no verdict.
 	Unread string `json:"read_error,omitempty"`
 }
@@ -80,7 +82,7 @@ func verifyTasks(ctx context.Context, db session.ChainChecker, tasks []uuid.UUID
 		rep, err := session.Verify(ctx, db, task)
 		var replayErr *session.ReplayError
 		switch {
-		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken):
+		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken) || errors.Is(err, store.ErrCorrupt):
 			r.OK, r.Chain = false, err.Error()
 		case errors.As(err, new(*session.ReadError)):
 			// No verdict on this task; the others are verified all the same.
@@ -91,7 +93,14 @@ func verifyTasks(ctx context.Context, db session.ChainChecker, tasks []uuid.UUID
 			r.Replay = &rep
 			r.OK = rep.OK()
 		}
-		failed = failed || !r.OK && r.Unread == ""
+		switch {
+		case r.Unread != "":
+			r.Verdict = "none"
+		case r.OK:
+			r.Verdict = "ok"
+		default:
+			r.Verdict, failed = "fail", true
+		}
 		results = append(results, r)
 		progress(i + 1)
 	}

@@ -69,6 +69,9 @@ func TestVerifyGoesOnPastAReadFault(t *testing.T) {
 	if err != nil || !failed || !unread || len(results) != 3 {
 		t.Fatalf("verifyTasks = %d results, failed %v, unread %v, %v; want 3, a FAIL and a task unread", len(results), failed, unread, err)
 	}
+	if v := []string{results[0].Verdict, results[1].Verdict, results[2].Verdict}; strings.Join(v, " ") != "fail none ok" {
+		t.Errorf("verdicts %v, want fail none ok", v)
+	}
 	var lines strings.Builder
 	for _, r := range results {
 		printVerdict(&lines, r)

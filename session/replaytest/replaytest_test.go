@@ -23,10 +23,14 @@ func TestFirstFormatLogs(t *testing.T) {
 	replaytest.Dir(t, filepath.Join(logs, "v1"))
 }
 
-// TestEarlierEngineLogs replays logs recorded under an earlier rule engine (rules/1): each
-// decision is decided again as its engine decided it.
-func TestEarlierEngineLogs(t *testing.T) {
-	replaytest.Dir(t, filepath.Join(logs, "rules1"))
+// TestEngineLogs replays the same session recorded under each rule engine (rules1: before
+// rules/2, the attached manual rule left out and no duplicate_key diagnostic; rules2: both):
+// each decision is decided again as its engine decided it, so neither engine's decisions
+// change unnoticed.
+func TestEngineLogs(t *testing.T) {
+	for _, engine := range []string{"rules1", "rules2"} {
+		t.Run(engine, func(t *testing.T) { replaytest.Dir(t, filepath.Join(logs, engine)) })
+	}
 }
 
 func TestFileNamesTheFirstDifference(t *testing.T) {
