@@ -99,9 +99,13 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 		f.BoolVar(&httpHooks, "http", false, "the hooks are HTTP posts to the running 'replay serve --http' of the database, with no process start (agents: "+
 			strings.Join(install.HTTPAgents(), ", ")+"); it must keep running")
 	}
+	httpFlag := ""
+	if doInstall {
+		httpFlag = " [--http]" // uninstall finds the HTTP hooks as the others: it takes no --http
+	}
 	f.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only] [--http]\n\n%s.\n\nflags:\n",
-			name, strings.Join(install.Agents(), "|"), what)
+		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]%s\n\n%s.\n\nflags:\n",
+			name, strings.Join(install.Agents(), "|"), httpFlag, what)
 		f.PrintDefaults()
 	}
 	pos, code := f.parseOrExit(args, 1, 1)
