@@ -199,15 +199,15 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 			res.Included = true
 			return res.with(ReasonMentioned, "mentioned by name")
 		}
-		if i, ok := mentionedFile(st.ctx.Paths, r); ok && !st.v1 {
+		res.Matches = nil
+		if st.v1 {
+			return res.with(ReasonManual, "applies only when mentioned by name")
+		}
+		if i, ok := mentionedFile(st.ctx.Paths, r); ok {
 			p := &st.ctx.Paths[i]
 			matches = append(matches, Match{Condition: MatchMentioned, Pattern: r.Path, Path: p.Path, Root: p.Root, Sources: p.Sources})
 			res.Included, res.Matches = true, st.keep(matches)
 			return res.with(ReasonMentioned, "its file was mentioned")
-		}
-		res.Matches = nil
-		if st.v1 {
-			return res.with(ReasonManual, "applies only when mentioned by name")
 		}
 		return res.with(ReasonManual, "applies only when mentioned, by name or by its file")
 	}
