@@ -12,7 +12,6 @@ import (
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/projections"
 	"github.com/tasklog/tasklog/rules"
-	"github.com/tasklog/tasklog/store"
 )
 
 // Decision is the result of Decide: which rules go into the prompt, why, and the prompt text.
@@ -565,11 +564,7 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 	for i, f := range files {
 		content, err := br.Blob(f.Blob)
 		if err != nil {
-			err = fmt.Errorf("rule file %s: %w", f.Path, err)
-			if !errors.Is(err, store.ErrBlobNotFound) && !errors.Is(err, store.ErrCorrupt) {
-				err = &ReadError{Err: err}
-			}
-			return nil, err
+			return nil, readFault(fmt.Errorf("rule file %s: %w", f.Path, err))
 		}
 		out[i] = rules.File{Provider: rules.Provider(f.Provider), Scope: f.Scope, Root: f.Root, Path: f.Path,
 			Content: content, AlwaysEnabled: f.AlwaysEnabled, Size: f.Size, ReadError: f.ReadError, Digest: f.Blob}

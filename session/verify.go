@@ -39,24 +39,21 @@ func (e *ReadError) Error() string { return e.Err.Error() }
 // Unwrap returns the store's error.
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// checkFault is the chain check's error: as it is when it is a verdict on the log (the chain is
-// broken, its bytes are damaged) or the task is not stored, else a *ReadError (the store did not
-// answer in time, it was closed).
-func checkFault(err error) error {
-	if errors.Is(err, store.ErrChainBroken) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrTaskNotFound) {
+// readFault is an error of reading a task's log or its blobs as Verify meets it: as it is when it
+// says the log is damaged or absent (a broken chain, damaged bytes, a task or blob the store does
+// not hold), when it is the chain check's error handed on in the events (verifyOnce), or already
+// a *ReadError; else a *ReadError: the store did not answer in time, or was closed.
+func readFault(err error) error {
+	if _, ok := errors.AsType[*chainError](err); ok {
 		return err
 	}
-	return &ReadError{Err: err}
-}
-
-// readFault is the error of reading a task's events: a *ReadError, unless it is the chain
-// check's (verifyOnce hands its errors on in the events), the task is not stored, or the store
-// found the log damaged. Under Verify, whose chain check has read the same log soundly, such an
-// error is the store's (a server that did not answer in time), not the log's.
-func readFault(err error) error {
-	if _, ok := errors.AsType[*chainError](err); ok || errors.Is(err, store.ErrTaskNotFound) ||
-		errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrChainBroken) {
+	if _, ok := errors.AsType[*ReadError](err); ok {
 		return err
+	}
+	for _, verdict := range []error{store.ErrChainBroken, store.ErrCorrupt, store.ErrTaskNotFound, store.ErrBlobNotFound} {
+		if errors.Is(err, verdict) {
+			return err
+		}
 	}
 	return &ReadError{Err: err}
 }
@@ -109,7 +106,7 @@ func Verify(ctx context.Context, db ChainChecker, task uuid.UUID) (Report, error
 	}()
 	rep, err := Replay(ctx, db, task, ReplayOptions{})
 	if cerr := <-chain; cerr != nil {
-		return Report{Task: task, Changes: []Change{}}, checkFault(cerr)
+		return Report{Task: task, Changes: []Change{}}, readFault(cerr)
 	}
 	if err != nil {
 		return rep, replayError(err)
@@ -145,10 +142,10 @@ func verifyOnce(ctx context.Context, db eventVerifier, task uuid.UUID) (Report, 
 		return rep, nil
 	}
 	if ce, ok := errors.AsType[*chainError](err); ok {
-		return Report{Task: task, Changes: []Change{}}, checkFault(ce.err)
+		return Report{Task: task, Changes: []Change{}}, readFault(ce.err)
 	}
 	if cerr := db.Verify(ctx, task); cerr != nil {
-		return Report{Task: task, Changes: []Change{}}, checkFault(cerr)
+		return Report{Task: task, Changes: []Change{}}, readFault(cerr)
 	}
 	return rep, replayError(err)
 }
