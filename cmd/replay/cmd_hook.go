@@ -54,11 +54,8 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		if h, perr := agentlog.ParseHook(hc.hint, payload); perr == nil {
 			agent, event = h.Agent, h.Event // the log line says whose hook it was
 		}
-		if hc.flagErr != nil {
-			hc.logError(stderr, agent, event, hc.flagErr)
-		}
-		hc.logError(stderr, agent, event, err)
-		stdout.Write(neutralFor(hc.hint, payload))
+		hc.logFaults(stderr, agent, event, err)
+		stdout.Write(agentlog.NeutralReply(agent, event))
 		return exitOK
 	}
 	reply := hc.run(payload, stderr)
@@ -246,15 +243,10 @@ func (hc *hookConfig) run(payload []byte, stderr io.Writer) (reply []byte) {
 	}()
 	h, err := agentlog.ParseHook(hc.hint, payload)
 	if err != nil {
-		if hc.flagErr != nil {
-			hc.logError(stderr, hc.hint, "", hc.flagErr)
-		}
-		hc.logError(stderr, hc.hint, "", err)
-		return neutralFor(hc.hint, payload)
+		hc.logFaults(stderr, hc.hint, "", err)
+		return agentlog.NeutralReply(hc.hint, "")
 	}
-	if hc.flagErr != nil {
-		hc.logError(stderr, h.Agent, h.Event, hc.flagErr)
-	}
+	hc.logFaults(stderr, h.Agent, h.Event, nil)
 	defer hc.warnMissingRoots(h)
 	budget := hc.budget
 	if h.Kind == agentlog.HookSessionEnd && budget > hookSessionEndBudget {
@@ -389,6 +381,18 @@ func (hc *hookConfig) warnMissingRoots(h *agentlog.Hook) {
 		}
 		hc.logError(io.Discard, h.Agent, h.Event, fmt.Errorf("warning: the workspace root %s is not a folder on this machine: "+
 			"the task is recorded, but no rule file is read for it, and 'replay tasks' lists it only in that folder or with --all", root))
+	}
+}
+
+// logFaults logs the wrong flag value the payload was recorded despite (flagErr), once, then
+// err when there is one.
+func (hc *hookConfig) logFaults(stderr io.Writer, agent agentlog.Agent, event string, err error) {
+	if hc.flagErr != nil {
+		hc.logError(stderr, agent, event, hc.flagErr)
+		hc.flagErr = nil
+	}
+	if err != nil {
+		hc.logError(stderr, agent, event, err)
 	}
 }
 

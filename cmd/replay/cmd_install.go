@@ -94,14 +94,11 @@ func parseInstallArgs(doInstall bool, args []string, stderr io.Writer) (install.
 	f.StringVar(&storeVal, "store", "", "the NATS store (nats://HOST:PORT[/STREAM]) the hooks record to and the MCP server reads, baked into the commands instead of --db")
 	f.BoolVar(&opts.NoMCP, "no-mcp", false, "the hooks only, not the MCP server")
 	f.BoolVar(&opts.MCPOnly, "mcp-only", false, "the MCP server only, not the hooks")
-	httpHooks := false
+	httpHooks, httpFlag := false, "" // uninstall finds HTTP hooks as the others: it takes no --http
 	if doInstall {
 		f.BoolVar(&httpHooks, "http", false, "the hooks are HTTP posts to the running 'replay serve --http' of the database, with no process start (agents: "+
 			strings.Join(install.HTTPAgents(), ", ")+"); it must keep running")
-	}
-	httpFlag := ""
-	if doInstall {
-		httpFlag = " [--http]" // uninstall finds the HTTP hooks as the others: it takes no --http
+		httpFlag = " [--http]"
 	}
 	f.Usage = func() {
 		fmt.Fprintf(stderr, "usage: replay %s %s [--project DIR | --user] [--db PATH | --store URL] [--no-mcp | --mcp-only]%s\n\n%s.\n\nflags:\n",

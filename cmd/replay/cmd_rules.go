@@ -95,10 +95,9 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 		toggles[id] = false
 		named := false
 		for _, r := range rs.Rules() {
-			if ruleLabel(r, multiRoot) == id {
-				toggles[r.ID] = false
+			if r.ID == id || ruleLabel(r, multiRoot) == id {
+				toggles[r.ID], named = false, true
 			}
-			named = named || r.ID == id || ruleLabel(r, multiRoot) == id
 		}
 		if !named {
 			fmt.Fprintf(safeWriter{stderr}, "replay rules: --disable %s names no rule of the workspace (an id, or a name the table shows): ignored\n", id)

@@ -78,29 +78,25 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 func verifyTasks(ctx context.Context, db session.ChainChecker, tasks []uuid.UUID, progress func(int)) (results []taskResult, failed, unread bool, err error) {
 	results = make([]taskResult, 0, len(tasks))
 	for i, task := range tasks {
-		r := taskResult{Task: task.String(), OK: true}
+		r := taskResult{Task: task.String(), Verdict: "fail"}
 		rep, err := session.Verify(ctx, db, task)
-		var replayErr *session.ReplayError
 		switch {
-		case errors.As(err, &replayErr) || errors.Is(err, store.ErrChainBroken) || errors.Is(err, store.ErrCorrupt):
-			r.OK, r.Chain = false, err.Error()
 		case errors.As(err, new(*session.ReadError)):
 			// No verdict on this task; the others are verified all the same.
-			r.OK, r.Unread, unread = false, err.Error(), true
+			r.Verdict, r.Unread = "none", err.Error()
+		case errors.As(err, new(*session.ReplayError)) || errors.Is(err, store.ErrChainBroken) || errors.Is(err, store.ErrCorrupt):
+			r.Chain = err.Error()
 		case err != nil:
 			return nil, false, false, err
 		default:
 			r.Replay = &rep
-			r.OK = rep.OK()
+			if rep.OK() {
+				r.Verdict = "ok"
+			}
 		}
-		switch {
-		case r.Unread != "":
-			r.Verdict = "none"
-		case r.OK:
-			r.Verdict = "ok"
-		default:
-			r.Verdict, failed = "fail", true
-		}
+		r.OK = r.Verdict == "ok"
+		failed = failed || r.Verdict == "fail"
+		unread = unread || r.Verdict == "none"
 		results = append(results, r)
 		progress(i + 1)
 	}
