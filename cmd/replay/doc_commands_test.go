@@ -82,24 +82,38 @@ var docRunElsewhere = map[string]string{
 	"GOGC=400 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
 }
 
+// docPage is a page of the manual: the README or a page of docs/.
+type docPage struct{ path, rel, text string }
+
+// manualPages reads the README and every page of docs/.
+func manualPages(t *testing.T, root string) []docPage {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	paths = append(paths, filepath.Join(root, "README.md"))
+	pages := make([]docPage, len(paths))
+	for i, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, path)
+		pages[i] = docPage{path, rel, string(b)}
+	}
+	return pages
+}
+
 // TestDocCommands holds the README and docs/ to what the tests run: every replay command in a
 // shell block (or after "$ " in a transcript) is run by a script of testdata/script or
 // testdata/script_nats, either as it stands or under a "# doc: COMMAND" line naming it, and every
 // other command is one a script runs with exec, or one docRunElsewhere maps to an existing test.
 func TestDocCommands(t *testing.T) {
 	root := repoRoot(t)
-	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	pages = append(pages, filepath.Join(root, "README.md"))
 	run := scriptCommands(t)
 	sources := goTestSources(t, root)
 	n := 0
-	for _, page := range pages {
-		b, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, page)
-		for _, cmd := range docCommands(string(b)) {
+	for _, page := range manualPages(t, root) {
+		rel := page.rel
+		for _, cmd := range docCommands(page.text) {
 			n++
 			if by, ok := docRunElsewhere[cmd]; ok {
 				if by != ".ci/run" && !strings.Contains(sources, "func "+by+"(") {
