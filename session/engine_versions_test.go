@@ -44,12 +44,12 @@ func TestEngineVersionsInOneTask(t *testing.T) {
 			continue
 		}
 		p, _ := ev.Payload()
-		for _, sf := range p.(*events.RulesSnapshot).Files {
-			b, err := db.Blob(sf.Blob)
-			if err != nil {
-				t.Fatal(err)
-			}
-			shop[sf.Path] = &fstest.MapFile{Data: b}
+		files, err := LoadSnapshot(db, p.(*events.RulesSnapshot).Files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			shop[f.Path] = &fstest.MapFile{Data: f.Content}
 		}
 	}
 	if len(shop) != 2 {
