@@ -187,10 +187,10 @@ func everyRequest(values []string) bool {
 	return false
 }
 
-// legacy reads a single legacy file (.cursorrules, .windsurfrules, global_rules.md, the
-// .clinerules file): its tool sends the file as written, so the whole text is the body, a
-// --- block included, and the rule is always on. Keys in such a block are not read; a
-// diagnostic says so, once, at the block's first key.
+// legacy reads a single legacy file (.cursorrules, .windsurfrules, global_rules.md, and the
+// .clinerules file as engines before rules/3 read it): its tool sends the file as written, so
+// the whole text is the body, a --- block included, and the rule is always on. Keys in such a
+// block are not read; a diagnostic says so, once, at the block's first key.
 func (b *builder) legacy(text string) {
 	b.r.Body = strings.TrimSpace(normalizeText(text))
 	b.r.Category = CategoryAlways

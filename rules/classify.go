@@ -14,7 +14,7 @@ const (
 	kindLegacy                    // a single always-on file (.cursorrules, .windsurfrules, global_rules.md)
 	kindMain                      // .github/copilot-instructions.md: always on, frontmatter not read
 	kindMemory                    // AGENTS.md / CLAUDE.md: scoped by where it is
-	kindClineFile                 // the legacy .clinerules file: sent as written, like kindLegacy
+	kindClineFile                 // the legacy .clinerules file: read as a folder file (before rules/3: as kindLegacy)
 	kindRemote                    // a remote rule
 )
 

@@ -35,7 +35,15 @@ package rules
 //   - rules/2: a manual rule whose own file the context holds as mentioned is included
 //     ([MatchMentioned]), an excluded manual rule's detail says so, and a frontmatter key
 //     given twice is a [DiagDuplicateKey] diagnostic.
-const EngineVersion = "rules/2"
+//   - rules/3: a legacy .clinerules file (a file, not the folder) is read as a file of the
+//     .clinerules folder is, as Cline reads it: its frontmatter's paths scope it, and its body
+//     is what follows the --- block. Before, it was sent as written, always on.
+const EngineVersion = "rules/3"
 
-// EngineV1 is the first engine version, whose decisions rules/2 decides again as they were.
+// EngineV1 is the first engine version, whose decisions later versions decide again as they
+// were.
 const EngineV1 = "rules/1"
+
+// EngineV2 is the second engine version, whose decisions later versions decide again as they
+// were.
+const EngineV2 = "rules/2"

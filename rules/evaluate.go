@@ -104,16 +104,23 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 }
 
 // EvaluateLentAs is EvaluateLent deciding as the engine version named decided, and naming it in
-// the Decision: EngineV1 includes no manual rule for a mention of its file and has no
-// DiagDuplicateKey diagnostics. A version this package does not know decides as
-// EngineVersion, and the Decision names EngineVersion.
+// the Decision: EngineV1 and EngineV2 read a legacy .clinerules file as written (its whole text
+// the body of an always-on rule), and EngineV1 also includes no manual rule for a mention of its
+// file and has no DiagDuplicateKey diagnostics. A version this package does not know decides
+// as EngineVersion, and the Decision names EngineVersion. The results of an earlier version
+// may point to rules of its own reading, not to those Rules returns.
 func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
+	switch engine {
+	case EngineV1, EngineV2:
+		if rs.written != nil {
+			return rs.written.EvaluateLentAs(engine, last, into, lend, ctx, t)
+		}
+	default:
+		engine = EngineVersion
+	}
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
 	st := &evalState{ctx: &ctx, scratch: sc, lend: lend, v1: engine == EngineV1}
-	if !st.v1 {
-		engine = EngineVersion
-	}
 	// Candidates are named here and prepared for matching (split into segments) only when the
 	// rule set does not remember what they match (see collectHits).
 	st.candidates = slices.Grow(sc.candidates[:0], len(ctx.Paths))

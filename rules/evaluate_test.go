@@ -108,6 +108,51 @@ func TestClineRuleLoading(t *testing.T) {
 	}
 }
 
+// A legacy .clinerules file with paths is scoped by them under rules/3 and sent as written,
+// always on, under the versions before it; a decision of each version is made as it was, with
+// its diagnostics, its rendering and its engine's name. A set without such a file decides a
+// rules/2 decision as rules/3 does, under rules/2's name.
+func TestEngineVersionsReadTheLegacyClineFile(t *testing.T) {
+	legacy := Load([]File{{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: ".clinerules",
+		Content: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate request bodies.")}})
+	folder := Load([]File{{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: ".clinerules/api.md",
+		Content: []byte("---\npaths: [\"services/api/**\"]\n---\nValidate request bodies.")}})
+	readme := ctxPaths("README.md")
+	for _, tc := range []struct {
+		engine   string
+		rs       *RuleSet
+		included bool
+		reason   string
+		diag     string // a diagnostic the decision carries, if any
+		prompt   string // what the Cline rendering holds
+	}{
+		{EngineVersion, legacy, false, ReasonNoMatch, "", ""},
+		{EngineV2, legacy, true, ReasonAlways, DiagLegacyFrontmatter, "---\npaths: [\"services/api/**\"]\n---\nValidate request bodies."},
+		{EngineV1, legacy, true, ReasonAlways, DiagLegacyFrontmatter, "---\npaths: [\"services/api/**\"]\n---\nValidate request bodies."},
+		{EngineV2, folder, false, ReasonNoMatch, "", ""},
+		{"rules/99", legacy, false, ReasonNoMatch, "", ""},
+	} {
+		d := tc.rs.EvaluateLentAs(tc.engine, Decision{}, nil, nil, readme, nil)
+		want := tc.engine
+		if want == "rules/99" {
+			want = EngineVersion
+		}
+		res := d.Results[0]
+		if d.EngineVersion != want || res.Included != tc.included || res.Reason != tc.reason {
+			t.Errorf("%s, %s: engine %s, included %v (%s), want %s, %v (%s)", tc.engine, res.Rule.Path, d.EngineVersion, res.Included, res.Reason, want, tc.included, tc.reason)
+		}
+		if got := hasCode(d.Diagnostics, DiagLegacyFrontmatter); got != (tc.diag != "") {
+			t.Errorf("%s, %s: legacy_frontmatter diagnostic %v", tc.engine, res.Rule.Path, got)
+		}
+		if got := d.RenderCline(); tc.prompt != "" && !strings.Contains(got, tc.prompt) || tc.prompt == "" && got != "" {
+			t.Errorf("%s, %s: the prompt holds %q, want %q", tc.engine, res.Rule.Path, got, tc.prompt)
+		}
+	}
+	if now := legacy.Evaluate(ctxPaths("services/api/routes.ts"), nil).Results[0]; !now.Included || now.Rule.Body != "Validate request bodies." {
+		t.Errorf("rules/3 with a path under services/api: included %v, body %q", now.Included, now.Rule.Body)
+	}
+}
+
 // Cline's remote rules: frontmatter in contents, toggles, alwaysEnabled.
 func TestRemoteRules(t *testing.T) {
 	files, _ := Collect(Workspace{Remote: []RemoteRule{

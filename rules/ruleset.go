@@ -35,6 +35,9 @@ type RuleSet struct {
 	// diagnosticsV1 is allDiagnostics as EngineV1 had them: without DiagDuplicateKey (the same
 	// slice when there is none).
 	diagnosticsV1 []Diagnostic
+	// written is the set as engines before rules/3 read it, a legacy .clinerules file sent as
+	// written; nil when no file reads otherwise (see EvaluateLentAs).
+	written *RuleSet
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -85,7 +88,18 @@ func walkNote(readError string) (code, msg string, ok bool) {
 
 // Load parses, normalizes, validates and shadows files into a rule set.
 func (l *Loader) Load(files []File) *RuleSet {
-	rs := &RuleSet{byName: map[string]*Rule{}}
+	rs, readsOtherwise := l.load(files, false)
+	if readsOtherwise {
+		rs.written, _ = l.load(files, true)
+	}
+	return rs
+}
+
+// load is Load reading a legacy .clinerules file as written (asWritten: as engines before
+// rules/3 read it) or by its frontmatter; readsOtherwise reports a .clinerules file with a
+// --- block, which the two readings read differently.
+func (l *Loader) load(files []File, asWritten bool) (rs *RuleSet, readsOtherwise bool) {
+	rs = &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
 	var byKey map[importKey]*File // for @path imports; built only when a file may have one
 	for i := range files {
@@ -112,7 +126,8 @@ func (l *Loader) Load(files []File) *RuleSet {
 		if parsed != nil {
 			pc = parsed[i]
 		}
-		r := l.build(f, byKey, pc)
+		r, frontmatter := l.build(f, byKey, pc, asWritten)
+		readsOtherwise = readsOtherwise || frontmatter && classify(f).kind == kindClineFile
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -146,7 +161,7 @@ func (l *Loader) Load(files []File) *RuleSet {
 	if slices.ContainsFunc(rs.allDiagnostics, isDuplicateKey) {
 		rs.diagnosticsV1 = slices.DeleteFunc(slices.Clone(rs.allDiagnostics), isDuplicateKey)
 	}
-	return rs
+	return rs, readsOtherwise
 }
 
 func isDuplicateKey(d Diagnostic) bool { return d.Code == DiagDuplicateKey }
@@ -273,10 +288,11 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// build turns one file into a rule.
-func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *Rule {
+// build turns one file into a rule, reading a legacy .clinerules file as written when asWritten
+// is set; frontmatter reports that the file opens with a --- block (one that may not parse).
+func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, asWritten bool) (r *Rule, frontmatter bool) {
 	class := classify(f)
-	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+	r = &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	r.shadowKey = r.Name
 	if class.dir != "" {
@@ -294,7 +310,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *R
 	if f.ReadError != "" {
 		r.Unusable = "unreadable"
 		b.diag(0, SeverityError, DiagReadError, "the file could not be read: "+f.ReadError)
-		return r
+		return r, false
 	}
 	if pc == nil {
 		pc = l.parse(f.Content)
@@ -303,7 +319,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *R
 	if pc.binary {
 		r.Unusable = "binary"
 		b.diag(0, SeverityError, DiagBinary, "the file holds NUL bytes: it is binary, not a rule")
-		return r
+		return r, false
 	}
 	if pc.invalidUTF8 {
 		b.diag(0, SeverityWarning, DiagInvalidUTF8, "the file is not valid UTF-8; invalid bytes were replaced by U+FFFD")
@@ -314,7 +330,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *R
 	}
 	fm := pc.fm
 	b.fm = &fm
-	if class.kind == kindLegacy || class.kind == kindClineFile {
+	if class.kind == kindLegacy || class.kind == kindClineFile && asWritten {
 		b.legacy(pc.text)
 	} else {
 		for _, p := range fm.Problems {
@@ -337,7 +353,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent) *R
 		b.diag(0, SeverityWarning, DiagEmptyBody, "the rule has no body: there is nothing to put in the prompt")
 	}
 	slices.SortStableFunc(r.Diagnostics, func(a, b Diagnostic) int { return cmp.Compare(a.Line, b.Line) })
-	return r
+	return r, fm.Present || fm.Failed
 }
 
 // Rules returns every rule, sorted by ID, shadowed and unusable ones included.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,5 +91,69 @@ func TestEngineVersionsInOneTask(t *testing.T) {
 	}
 	if strings.Join(engines, " ") != rules.EngineV1+" "+rules.EngineVersion || deploy[rules.EngineV1] || !deploy[rules.EngineVersion] {
 		t.Errorf("engines %v, deploy included under %v; want rules/1 then rules/2, deploy under rules/2 only", engines, deploy)
+	}
+}
+
+// rules2ClineLog is a Cline task recorded under rules/2 over a legacy .clinerules file scoped
+// to services/api/**, which rules/2 sent as written, always on, and rules/3 scopes by its paths.
+var rules2ClineLog = filepath.Join("..", "testdata", "logs", "rules2", "cline-legacy-file.jsonl")
+
+// The task carried on under rules/3: its four rules/2 decisions replay as always-on, the new
+// decision includes the file for the path its paths match, and with the file's text after the
+// --- block as the rule's body.
+func TestLegacyClineFileAcrossVersions(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	f, err := os.Open(rules2ClineLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	imported, err := Import(ctx, db, f, rules2ClineLog, ImportOptions{})
+	if err != nil || len(imported) != 1 {
+		t.Fatalf("import: %v, %v", imported, err)
+	}
+	task := imported[0].Task
+	ws := fstest.MapFS{".clinerules": &fstest.MapFile{Data: []byte("---\npaths:\n  - \"services/api/**\"\n---\n" +
+		"Validate every request body against the shared schema in services/api/schema.ts.\n")}}
+	s, err := Open(ctx, db, task, Options{Roots: []Root{{Path: "/ws", FS: ws}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ToolCall(ctx, "read_file", "call_3", json.RawMessage(`{"path":"services/api/schema.ts"}`)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range d.Rules.Results {
+		if res.Rule.Name != "clinerules" {
+			continue
+		}
+		if !res.Included || res.Reason != rules.ReasonMatched || res.Rule.Body != "Validate every request body against the shared schema in services/api/schema.ts." {
+			t.Errorf("rules/3: included %v (%s), body %q; want matched by its paths, the text after the --- block", res.Included, res.Reason, res.Rule.Body)
+		}
+	}
+	rep, err := Verify(ctx, db, task)
+	if err != nil || !rep.OK() || rep.Decisions != 5 {
+		t.Fatalf("Verify = %+v, %v; want all five decisions reproduced", rep, err)
+	}
+	recs, err := Decisions(ctx, db, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		for _, o := range rec.Decision.Included {
+			if o.Name == "clinerules" {
+				got = append(got, rec.Decision.Engine+" "+o.Reason)
+			}
+		}
+	}
+	want := "rules/2 always, rules/2 always, rules/2 always, rules/2 always, " + rules.EngineVersion + " matched"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("clinerules in the decisions: %s\nwant %s", strings.Join(got, ", "), want)
 	}
 }

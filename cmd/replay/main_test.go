@@ -273,8 +273,12 @@ func writeBrokenLogs(t *testing.T, dir string) {
 	tampered := append([]string(nil), lines...)
 	tampered[7] = strings.Replace(tampered[7], "apps/web/src/App.tsx", "apps/web/src/Ap.tsx", 1)
 	write("bad-tampered.jsonl", tampered)
-	last := lines[len(lines)-1]
-	write("bad-truncated.jsonl", append(append([]string(nil), lines[:len(lines)-1]...), last[:len(last)/2]))
+	// A log cut short ends inside its last event, before the closing line an export ends with.
+	last := len(lines) - 1
+	if strings.HasPrefix(lines[last], `{"end":`) {
+		last--
+	}
+	write("bad-truncated.jsonl", append(append([]string(nil), lines[:last]...), lines[last][:len(lines[last])/2]))
 	write("bad-gap.jsonl", append(append([]string(nil), lines[:6]...), lines[7:]...))
 
 	var out []string
