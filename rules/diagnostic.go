@@ -54,9 +54,9 @@ const (
 	DiagManualOnly   = "manual_only"   // no metadata that applies it automatically in its tool
 	DiagIgnoredKey   = "ignored_key"   // a known key made irrelevant by another (globs under alwaysApply)
 	DiagDuplicateKey = "duplicate_key" // a top-level key given again; the first is read
-	// DiagLegacyFrontmatter: a legacy single file (.cursorrules, .windsurfrules, .clinerules)
-	// opens with a --- block; its tool sends it as written, so the keys are not read and the
-	// block stays in the body.
+	// DiagLegacyFrontmatter: a legacy single file (.cursorrules, .windsurfrules, and a
+	// .clinerules file as engines before rules/3 read it) opens with a --- block; its tool sends
+	// it as written, so the keys are not read and the block stays in the body.
 	DiagLegacyFrontmatter = "legacy_frontmatter"
 	// DiagMemorySkipped: an AGENTS.md or CLAUDE.md in a folder the search does not enter
 	// (dependencies, build output, version control, a tool's own folder); not read.

@@ -112,8 +112,8 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
 	switch engine {
 	case EngineV1, EngineV2:
-		if rs.written != nil {
-			return rs.written.EvaluateLentAs(engine, last, into, lend, ctx, t)
+		if as := rs.As(engine); as != rs {
+			return as.EvaluateLentAs(engine, last, into, lend, ctx, t)
 		}
 	default:
 		engine = EngineVersion

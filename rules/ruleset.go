@@ -96,8 +96,8 @@ func (l *Loader) Load(files []File) *RuleSet {
 }
 
 // load is Load reading a legacy .clinerules file as written (asWritten: as engines before
-// rules/3 read it) or by its frontmatter; readsOtherwise reports a .clinerules file with a
-// --- block, which the two readings read differently.
+// rules/3 read it) or by its frontmatter; readsOtherwise reports a .clinerules file, which the
+// two readings may read differently (its paths, its body, its diagnostics).
 func (l *Loader) load(files []File, asWritten bool) (rs *RuleSet, readsOtherwise bool) {
 	rs = &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
@@ -126,8 +126,8 @@ func (l *Loader) load(files []File, asWritten bool) (rs *RuleSet, readsOtherwise
 		if parsed != nil {
 			pc = parsed[i]
 		}
-		r, frontmatter := l.build(f, byKey, pc, asWritten)
-		readsOtherwise = readsOtherwise || frontmatter && classify(f).kind == kindClineFile
+		r := l.build(f, byKey, pc, asWritten)
+		readsOtherwise = readsOtherwise || classify(f).kind == kindClineFile
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -289,10 +289,10 @@ func truncateUTF8(s string, n int) string {
 }
 
 // build turns one file into a rule, reading a legacy .clinerules file as written when asWritten
-// is set; frontmatter reports that the file opens with a --- block (one that may not parse).
-func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, asWritten bool) (r *Rule, frontmatter bool) {
+// is set.
+func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, asWritten bool) *Rule {
 	class := classify(f)
-	r = &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
+	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	r.shadowKey = r.Name
 	if class.dir != "" {
@@ -310,7 +310,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, as
 	if f.ReadError != "" {
 		r.Unusable = "unreadable"
 		b.diag(0, SeverityError, DiagReadError, "the file could not be read: "+f.ReadError)
-		return r, false
+		return r
 	}
 	if pc == nil {
 		pc = l.parse(f.Content)
@@ -319,7 +319,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, as
 	if pc.binary {
 		r.Unusable = "binary"
 		b.diag(0, SeverityError, DiagBinary, "the file holds NUL bytes: it is binary, not a rule")
-		return r, false
+		return r
 	}
 	if pc.invalidUTF8 {
 		b.diag(0, SeverityWarning, DiagInvalidUTF8, "the file is not valid UTF-8; invalid bytes were replaced by U+FFFD")
@@ -353,7 +353,19 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, as
 		b.diag(0, SeverityWarning, DiagEmptyBody, "the rule has no body: there is nothing to put in the prompt")
 	}
 	slices.SortStableFunc(r.Diagnostics, func(a, b Diagnostic) int { return cmp.Compare(a.Line, b.Line) })
-	return r, fm.Present || fm.Failed
+	return r
+}
+
+// As returns the set as the engine version named read its files: the set itself, or for
+// EngineV1 and EngineV2 the set reading a legacy .clinerules file as written. A decision of such
+// a version is delivered, checked and explained against the rules of the set As returns for
+// it: the two sets hold different rules for that file (body, category, conditions,
+// diagnostics), and its results point to the rules of its own.
+func (rs *RuleSet) As(engine string) *RuleSet {
+	if rs.written != nil && (engine == EngineV1 || engine == EngineV2) {
+		return rs.written
+	}
+	return rs
 }
 
 // Rules returns every rule, sorted by ID, shadowed and unusable ones included.

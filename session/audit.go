@@ -512,7 +512,11 @@ func (a *auditor) ruleSet(br BlobReader) (*rules.RuleSet, map[string][]byte, err
 	if err != nil {
 		return nil, nil, err
 	}
+	// The files are read as the engine of the last decision read them.
 	rs := rules.Load(files)
+	if n := len(a.l.decisions); n > 0 {
+		rs = rs.As(a.l.decisions[n-1].Decision.Engine)
+	}
 	raw := map[string][]byte{}
 	for _, r := range rs.Rules() {
 		for _, f := range files {

@@ -228,6 +228,7 @@ var ErrDeliveryText = errors.New("the delivery's text cannot be rendered again a
 func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64) (string, error) {
 	var snap []events.SnapshotFile
 	var decisionSnap = map[uint64][]events.SnapshotFile{}
+	var decisionEngine = map[uint64]string{}
 	for ev, err := range lr.Events(ctx, task, 1) {
 		if err != nil {
 			return "", err
@@ -241,6 +242,11 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 			snap = p.(*events.RulesSnapshot).Files
 		case events.TypeDecision:
 			decisionSnap[ev.Seq] = snap
+			h, err := events.Head(ev)
+			if err != nil {
+				return "", err
+			}
+			decisionEngine[ev.Seq] = h.Engine
 		}
 		if ev.Seq != seq {
 			continue
@@ -257,7 +263,7 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 		if err != nil {
 			return "", err
 		}
-		rs := rules.Load(files)
+		rs := rules.Load(files).As(decisionEngine[del.Decision])
 		chosen := make([]events.RuleOutcome, len(del.Rules))
 		for i, r := range del.Rules {
 			chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/rules"
@@ -128,13 +129,18 @@ func TestLegacyClineFileAcrossVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, res := range d.Rules.Results {
 		if res.Rule.Name != "clinerules" {
 			continue
 		}
+		found = true
 		if !res.Included || res.Reason != rules.ReasonMatched || res.Rule.Body != "Validate every request body against the shared schema in services/api/schema.ts." {
 			t.Errorf("rules/3: included %v (%s), body %q; want matched by its paths, the text after the --- block", res.Included, res.Reason, res.Rule.Body)
 		}
+	}
+	if !found {
+		t.Fatalf("no clinerules rule in the rules/3 decision: %v", d.Rules.Results)
 	}
 	rep, err := Verify(ctx, db, task)
 	if err != nil || !rep.OK() || rep.Decisions != 5 {
@@ -155,5 +161,60 @@ func TestLegacyClineFileAcrossVersions(t *testing.T) {
 	want := "rules/2 always, rules/2 always, rules/2 always, rules/2 always, " + rules.EngineVersion + " matched"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("clinerules in the decisions: %s\nwant %s", strings.Join(got, ", "), want)
+	}
+}
+
+// rules2ClaudeLog is a Claude Code task recorded under rules/2 by its hooks over the same
+// .clinerules file: rules/2 delivered the file as written, --- block included, at the first
+// prompt, in a workspace with no services/api folder.
+var rules2ClaudeLog = filepath.Join("..", "testdata", "logs", "rules2", "claude-code-clinerules-frontmatter.jsonl")
+
+// What a rules/2 decision delivered renders again as it was delivered, and the audit of a task
+// whose last decision is of rules/2 reads the file as rules/2 did: an always-on rule, never
+// "never applicable" for want of a file its paths match.
+func TestLegacyClineFileDeliveredUnderRules2(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	f, err := os.Open(rules2ClaudeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	imported, err := Import(ctx, db, f, rules2ClaudeLog, ImportOptions{})
+	if err != nil || len(imported) != 1 {
+		t.Fatalf("import: %v, %v", imported, err)
+	}
+	task := imported[0].Task
+	var deliveries []uint64
+	for ev, err := range db.Events(ctx, task, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == events.TypeDelivery {
+			deliveries = append(deliveries, ev.Seq)
+		}
+	}
+	if len(deliveries) == 0 {
+		t.Fatal("the log holds no delivery")
+	}
+	text, err := DeliveryText(ctx, db, task, deliveries[0])
+	if err != nil || !strings.Contains(text, "---\npaths:\n  - \"services/api/**\"\n---\nValidate every request body") {
+		t.Fatalf("DeliveryText = %q, %v; want the file as written, --- block included", text, err)
+	}
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# shop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Audit(ctx, db, task, AuditOptions{Workspace: []Root{{Path: "/tmp/fix2/fm", FS: os.DirFS(ws), Dir: ws}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Workspace.Files == 0 {
+		t.Fatalf("the audit listed no workspace file: %+v", rep.Workspace)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "clinerules" && f.Kind == audit.NeverApplicable {
+			t.Errorf("finding %s; rules/2 read the file as always on", f)
+		}
 	}
 }

@@ -36,6 +36,7 @@ func (c *deliveryCheck) check(ev events.Event, agent agentlog.Agent, rs *rules.R
 	}
 	chosen := chooseDelivery(agent, c.dl, recorded.full.Included)
 	limit := agentlog.MaxDelivery
+	rs = rs.As(recorded.full.Engine) // the rules the decision delivered were of its engine's reading
 	now, _ := renderDelivery(chosen, func(id string) *rules.Rule { return ruleByID(rs, id) }, limit)
 	if now.Form == was.Form && now.Bytes == was.Bytes && now.SHA256 == was.SHA256 && slices.Equal(now.Rules, was.Rules) {
 		return nil, nil

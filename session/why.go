@@ -64,7 +64,7 @@ func Why(ctx context.Context, lr LogReader, task uuid.UUID, turn int, rule strin
 		}
 	}
 	w.Decision = a.whyDecision(x, rec)
-	if m := a.whyMode(x.Rule, rec.Decision.Mode); m != "" {
+	if m := a.whyMode(x.Rule, rec); m != "" {
 		w.Decision = append(w.Decision, m)
 	}
 	w.Agent = a.whyAgent(x.Rule, turn)
@@ -105,7 +105,7 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 		}
 		return out
 	}
-	r := ruleByID(a.rules, o.ID)
+	r := ruleByID(a.rules.As(rec.Decision.Engine), o.ID)
 	var pats []string
 	if r != nil {
 		pats = r.Patterns()
@@ -151,11 +151,12 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 // whyMode says which mode the agent was in, where it recorded one (Cline's Plan and Act, Claude
 // Code's plan permission mode), and whether the rule names a mode: a rule without a mode
 // condition applies alike in both, so a rule missed in Plan mode was not filtered out by it.
-func (a *auditor) whyMode(o events.RuleOutcome, mode string) string {
+func (a *auditor) whyMode(o events.RuleOutcome, rec Recorded) string {
+	mode := rec.Decision.Mode
 	if mode == "" {
 		return ""
 	}
-	if r := ruleByID(a.rules, o.ID); r != nil {
+	if r := ruleByID(a.rules.As(rec.Decision.Engine), o.ID); r != nil {
 		for _, c := range r.Conditions {
 			if c.Key == rules.CondMode {
 				return fmt.Sprintf("The agent was in %s mode; the rule's mode condition lists %s.", mode, strings.Join(c.Values, ", "))

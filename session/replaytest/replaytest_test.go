@@ -23,10 +23,12 @@ func TestFirstFormatLogs(t *testing.T) {
 	replaytest.Dir(t, filepath.Join(logs, "v1"))
 }
 
-// TestEngineLogs replays the same session recorded under each rule engine (rules1: before
-// rules/2, the attached manual rule left out and no duplicate_key diagnostic; rules2: both):
-// each decision is decided again as its engine decided it, so neither engine's decisions
-// change unnoticed.
+// TestEngineLogs replays the sessions recorded under each earlier rule engine: the same Cursor
+// session in rules1 (the attached manual rule left out, no duplicate_key diagnostic) and rules2
+// (both), and in rules2 sessions over a legacy .clinerules file, which rules/2 sent as written
+// (a Cline task, and Claude Code tasks whose hooks delivered it: with a --- block, an unclosed
+// one, keys without fences). Each decision and delivery is decided again as its engine decided
+// it, so no engine's decisions change unnoticed.
 func TestEngineLogs(t *testing.T) {
 	for _, engine := range []string{"rules1", "rules2"} {
 		t.Run(engine, func(t *testing.T) { replaytest.Dir(t, filepath.Join(logs, engine)) })
