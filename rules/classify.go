@@ -14,7 +14,7 @@ const (
 	kindLegacy                    // a single always-on file (.cursorrules, .windsurfrules, global_rules.md)
 	kindMain                      // .github/copilot-instructions.md: always on, frontmatter not read
 	kindMemory                    // AGENTS.md / CLAUDE.md: scoped by where it is
-	kindClineFile                 // the legacy .clinerules file: read as a folder file (before rules/3: as kindLegacy)
+	kindClineFile                 // the legacy .clinerules file, read as a file of the folder (before rules/3: kindLegacy)
 	kindRemote                    // a remote rule
 )
 
@@ -26,7 +26,10 @@ type fileClass struct {
 	dir string
 }
 
-func classify(f *File) fileClass {
+// classify says what f is to its provider, as this engine reads it or, with before3, as the
+// engines before rules/3 read it: the legacy .clinerules file sent as written (kindLegacy), and
+// a CLAUDE.md or AGENTS.md in a .claude/rules folder read as a memory file of that folder.
+func classify(f *File, before3 bool) fileClass {
 	if f.Scope == ScopeRemote {
 		return fileClass{kind: kindRemote, name: f.Path}
 	}
@@ -34,6 +37,9 @@ func classify(f *File) fileClass {
 	base := path.Base(p)
 	switch {
 	case f.Provider == ProviderCline && p == ".clinerules":
+		if before3 {
+			return fileClass{kind: kindLegacy, name: "clinerules"}
+		}
 		return fileClass{kind: kindClineFile, name: "clinerules"}
 	case p == ".cursorrules" || p == ".windsurfrules":
 		return fileClass{kind: kindLegacy, name: strings.TrimPrefix(p, ".")}
@@ -41,7 +47,8 @@ func classify(f *File) fileClass {
 		return fileClass{kind: kindLegacy, name: "global_rules"}
 	case p == ".github/copilot-instructions.md":
 		return fileClass{kind: kindMain, name: "copilot-instructions"}
-	case (f.Provider == ProviderAgents || f.Provider == ProviderClaude) && (base == "AGENTS.md" || base == "CLAUDE.md"):
+	case (f.Provider == ProviderAgents || f.Provider == ProviderClaude) && (base == "AGENTS.md" || base == "CLAUDE.md") &&
+		(before3 || !strings.HasPrefix(p, ".claude/rules/")): // Claude Code reads its rules folder's files as rules
 		dir := path.Dir(p)
 		stem := strings.TrimSuffix(base, ".md")
 		if dir == "." || dir == ".claude" || dir == ".codex" || f.Scope == ScopeGlobal {

@@ -15,8 +15,12 @@ func (c *collector) nestedCursor(r Root, dotCursor string) {
 
 // skippedMemory reports an AGENTS.md or CLAUDE.md directly inside a folder the search does
 // not enter, with the reason, so that it does not vanish without a word. The root's
-// .claude/CLAUDE.md is one of the workspace sources, not skipped.
+// .claude/CLAUDE.md is one of the workspace sources, not skipped, and the root's .clinerules
+// folder is Cline's, which reads every file in it as a rule: these too.
 func (c *collector) skippedMemory(r Root, dir, why string) {
+	if dir == ".clinerules" {
+		return
+	}
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		full := path.Join(dir, name)
 		if full == ".claude/CLAUDE.md" {

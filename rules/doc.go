@@ -37,7 +37,9 @@ package rules
 //     given twice is a [DiagDuplicateKey] diagnostic.
 //   - rules/3: a legacy .clinerules file (a file, not the folder) is read as a file of the
 //     .clinerules folder is, as Cline reads it: its frontmatter's paths scope it, and its body
-//     is what follows the --- block. Before, it was sent as written, always on.
+//     is what follows the --- block. Before, it was sent as written, always on. And a
+//     CLAUDE.md or AGENTS.md in .claude/rules is a rule of that folder, as Claude Code reads
+//     every file there; before, it was a memory file scoped to .claude/rules.
 const EngineVersion = "rules/3"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they

@@ -153,6 +153,29 @@ func TestEngineVersionsReadTheLegacyClineFile(t *testing.T) {
 	}
 }
 
+// A CLAUDE.md in .claude/rules is a rule of the folder under rules/3 (always on, named by its
+// path there), and a memory file scoped to .claude/rules under the versions before it.
+func TestEngineVersionsReadClaudeMDInTheRulesFolder(t *testing.T) {
+	rs := Load([]File{{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/rules/CLAUDE.md",
+		Content: []byte("Use tabs.")}})
+	for _, tc := range []struct {
+		engine, name, reason string
+		category             Category
+	}{
+		{EngineVersion, "CLAUDE", ReasonAlways, CategoryAlways},
+		{EngineV2, ".claude/rules/CLAUDE", ReasonNoMatch, CategoryScoped},
+		{EngineV1, ".claude/rules/CLAUDE", ReasonNoMatch, CategoryScoped},
+	} {
+		res := rs.EvaluateLentAs(tc.engine, Decision{}, nil, nil, ctxPaths("README.md"), nil).Results[0]
+		if res.Rule.Name != tc.name || res.Reason != tc.reason || res.Rule.Category != tc.category {
+			t.Errorf("%s: rule %q %s, %s; want %q %s, %s", tc.engine, res.Rule.Name, res.Rule.Category, res.Reason, tc.name, tc.category, tc.reason)
+		}
+	}
+	if rs.As(EngineV2) == rs || rs.As(EngineVersion) != rs {
+		t.Error("As: want the earlier reading for rules/2 and the set itself for rules/3")
+	}
+}
+
 // Cline's remote rules: frontmatter in contents, toggles, alwaysEnabled.
 func TestRemoteRules(t *testing.T) {
 	files, _ := Collect(Workspace{Remote: []RemoteRule{

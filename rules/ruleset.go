@@ -35,9 +35,9 @@ type RuleSet struct {
 	// diagnosticsV1 is allDiagnostics as EngineV1 had them: without DiagDuplicateKey (the same
 	// slice when there is none).
 	diagnosticsV1 []Diagnostic
-	// written is the set as engines before rules/3 read it, a legacy .clinerules file sent as
-	// written; nil when no file reads otherwise (see EvaluateLentAs).
-	written *RuleSet
+	// before3 is the set as the engines before rules/3 read its files (see classify); nil when
+	// they read every file alike (see As).
+	before3 *RuleSet
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -90,15 +90,15 @@ func walkNote(readError string) (code, msg string, ok bool) {
 func (l *Loader) Load(files []File) *RuleSet {
 	rs, readsOtherwise := l.load(files, false)
 	if readsOtherwise {
-		rs.written, _ = l.load(files, true)
+		rs.before3, _ = l.load(files, true)
 	}
 	return rs
 }
 
-// load is Load reading a legacy .clinerules file as written (asWritten: as engines before
-// rules/3 read it) or by its frontmatter; readsOtherwise reports a .clinerules file, which the
-// two readings may read differently (its paths, its body, its diagnostics).
-func (l *Loader) load(files []File, asWritten bool) (rs *RuleSet, readsOtherwise bool) {
+// load is Load reading the files as this engine does or, with before3, as the engines before
+// rules/3 did (see classify); readsOtherwise reports a file the two read differently (its
+// paths, its body, its name, its diagnostics).
+func (l *Loader) load(files []File, before3 bool) (rs *RuleSet, readsOtherwise bool) {
 	rs = &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
 	var byKey map[importKey]*File // for @path imports; built only when a file may have one
@@ -126,8 +126,8 @@ func (l *Loader) load(files []File, asWritten bool) (rs *RuleSet, readsOtherwise
 		if parsed != nil {
 			pc = parsed[i]
 		}
-		r := l.build(f, byKey, pc, asWritten)
-		readsOtherwise = readsOtherwise || classify(f).kind == kindClineFile
+		r := l.build(f, byKey, pc, before3)
+		readsOtherwise = readsOtherwise || classify(f, true) != classify(f, false)
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -288,10 +288,9 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// build turns one file into a rule, reading a legacy .clinerules file as written when asWritten
-// is set.
-func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, asWritten bool) *Rule {
-	class := classify(f)
+// build turns one file into a rule, as the engines before rules/3 read it when before3 is set.
+func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, before3 bool) *Rule {
+	class := classify(f, before3)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	r.shadowKey = r.Name
@@ -330,7 +329,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, as
 	}
 	fm := pc.fm
 	b.fm = &fm
-	if class.kind == kindLegacy || class.kind == kindClineFile && asWritten {
+	if class.kind == kindLegacy {
 		b.legacy(pc.text)
 	} else {
 		for _, p := range fm.Problems {
@@ -357,13 +356,14 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, as
 }
 
 // As returns the set as the engine version named read its files: the set itself, or for
-// EngineV1 and EngineV2 the set reading a legacy .clinerules file as written. A decision of such
+// EngineV1 and EngineV2 the set as they read its files (a legacy .clinerules file sent as
+// written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file). A decision of such
 // a version is delivered, checked and explained against the rules of the set As returns for
-// it: the two sets hold different rules for that file (body, category, conditions,
+// it: the two sets hold different rules for such a file (name, body, category, conditions,
 // diagnostics), and its results point to the rules of its own.
 func (rs *RuleSet) As(engine string) *RuleSet {
-	if rs.written != nil && (engine == EngineV1 || engine == EngineV2) {
-		return rs.written
+	if rs.before3 != nil && (engine == EngineV1 || engine == EngineV2) {
+		return rs.before3
 	}
 	return rs
 }

@@ -17,7 +17,7 @@ import (
 )
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("record", "SCRIPT.jsonl --workspace DIR", stderr).withJSON()
+	f := newFlags("record", "SCRIPT.jsonl [--workspace DIR] [--root ROOT=DIR]…", stderr).withJSON()
 	var wf workspaceFlags
 	wf.register(f)
 	pos, code := f.parseOrExit(args, 1, 1)
@@ -38,6 +38,10 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(safeWriter{stderr}, "replay record: %s is empty: a script holds one event per line, "+
 			"a task_started first and {\"type\":\"turn\"} where a prompt is built; nothing recorded\n", pos[0])
 		return exitUsage
+	}
+	if wf.Workspace == "" && len(wf.Roots) == 0 && wf.Home == "" && wf.Remote == "" {
+		fmt.Fprintln(safeWriter{stderr}, "replay record: no --workspace, --root, --home or --remote-rules: no rule file is read, "+
+			"so every decision holds no rule")
 	}
 	rec, err := recordWhole(f, pos[0], &wf)
 	if err != nil {

@@ -58,7 +58,7 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
 	fs.Var(&paths, "path", "candidate `PATH` the request is about, relative to the workspace (repeatable; a trailing / marks a directory)")
 	fs.Var(&disable, "disable", "disable the rule with this `ID` or the name the table shows (repeatable)")
-	fs.Var(&mention, "mention", "mention the rule `NAME`, as a manual rule needs (repeatable)")
+	fs.Var(&mention, "mention", "mention the rule `NAME` (its name, id, or the file the table shows), as a manual rule needs (repeatable)")
 	mode := fs.String("mode", "", "agent mode (act or plan)")
 	model := fs.String("model", "", "model id")
 	provider := fs.String("provider", "", "model provider id")
@@ -82,7 +82,7 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "replay rules:", err)
 		return exitUsage
 	}
-	ctx := rules.EvaluationContext{Mode: *mode, Model: *model, Provider: *provider, OS: *osName, Rules: mention}
+	ctx := rules.EvaluationContext{Mode: *mode, Model: *model, Provider: *provider, OS: *osName}
 	var outside []string
 	ctx.Paths, outside = rulesContextPaths(paths, ws.Roots)
 	for _, p := range outside {
@@ -103,11 +103,19 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(safeWriter{stderr}, "replay rules: --disable %s names no rule of the workspace (an id, or a name the table shows): ignored\n", id)
 		}
 	}
-	for _, name := range mention {
-		if !slices.ContainsFunc(rs.Rules(), func(r *rules.Rule) bool { return r.Name == name }) {
-			fmt.Fprintf(safeWriter{stderr}, "replay rules: --mention %s names no rule of the workspace: ignored\n", name)
+	for _, given := range mention {
+		named := false
+		for _, r := range rs.Rules() {
+			if r.Name == given || r.ID == given || ruleLabel(r, multiRoot) == given {
+				ctx.Rules, named = append(ctx.Rules, r.Name), true
+			}
+		}
+		if !named {
+			fmt.Fprintf(safeWriter{stderr}, "replay rules: --mention %s names no rule of the workspace (a name, an id, or a file the table shows): ignored\n", given)
 		}
 	}
+	slices.Sort(ctx.Rules)
+	ctx.Rules = slices.Compact(ctx.Rules)
 	d := rs.Evaluate(ctx, toggles)
 	if *asJSON {
 		return rulesPrintJSON(stdout, stderr, rs, d, ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -126,6 +127,22 @@ func TestCmdRulesUsage(t *testing.T) {
 	} {
 		if code, _, stderr := runRules(t, args...); code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
+}
+
+// --mention names a manual rule as --disable names a rule: by its name, its id or the file the
+// table shows; each includes it.
+func TestCmdRulesMentionByFile(t *testing.T) {
+	dir := rulesTestWorkspace(t)
+	root := filepath.ToSlash(dir)
+	for _, given := range []string{"release", ".windsurf/rules/release.md", "windsurf:" + root + "/.windsurf/rules/release.md"} {
+		code, stdout, stderr := runRules(t, "--workspace", dir, "--mention", given)
+		if code != 0 || stderr != "" {
+			t.Fatalf("--mention %s: exit %d, stderr %q", given, code, stderr)
+		}
+		if !regexp.MustCompile(`(?m)^\.windsurf/rules/release\.md +windsurf/workspace +manual +yes +mentioned$`).MatchString(stdout) {
+			t.Errorf("--mention %s did not include the release rule:\n%s", given, stdout)
 		}
 	}
 }
