@@ -22,8 +22,9 @@
 // Rules are named by their path inside their rules folder, without the extension (the file
 // stem for top-level files); rules of one name shadow each other by precedence: an always
 // enabled remote rule, then tasklog, Cursor, Windsurf, Claude Code, Cline, Copilot, AGENTS.md,
-// and within a provider workspace over global over remote. A toggle does not bring a
-// shadowed rule back. Files over [MaxFileSize] are kept truncated, with a diagnostic.
+// and within a provider workspace over global over remote; memory files (CLAUDE.md,
+// AGENTS.md) are never shadowed and shadow nothing. A toggle does not bring a shadowed rule
+// back. Files over [MaxFileSize] are kept truncated, with a diagnostic.
 package rules
 
 // EngineVersion names the evaluation semantics of this package. It is recorded in every
@@ -39,7 +40,9 @@ package rules
 //     .clinerules folder is, as Cline reads it: its frontmatter's paths scope it, and its body
 //     is what follows the --- block. Before, it was sent as written, always on. And a
 //     CLAUDE.md or AGENTS.md in .claude/rules is a rule of that folder, as Claude Code reads
-//     every file there; before, it was a memory file scoped to .claude/rules.
+//     every file there; before, it was a memory file scoped to .claude/rules. And memory
+//     files (CLAUDE.md, AGENTS.md) shadow nothing and are shadowed by nothing, as the agents
+//     that read them read each one; before, they were shadowed by name like other rules.
 const EngineVersion = "rules/3"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they

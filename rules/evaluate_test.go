@@ -655,3 +655,28 @@ func TestMentionedIsNoConditionalRuleApplied(t *testing.T) {
 		t.Errorf("applied %+v, want web.md alone", applied)
 	}
 }
+
+// Memory files shadow no rule and are shadowed by none under rules/3; before it, the root's
+// CLAUDE.md was shadowed by .claude/CLAUDE.md and the user's by both.
+func TestEngineVersionsShadowMemoryFiles(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.md", Content: []byte("Root.")},
+		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/CLAUDE.md", Content: []byte("Dot.")},
+		{Provider: ProviderClaude, Scope: ScopeGlobal, Path: ".claude/CLAUDE.md", Content: []byte("User.")},
+	})
+	for _, tc := range []struct {
+		engine   string
+		included int
+	}{{EngineVersion, 3}, {EngineV2, 1}, {EngineV1, 1}} {
+		d := rs.EvaluateLentAs(tc.engine, Decision{}, nil, nil, EvaluationContext{}, nil)
+		shadowed := 0
+		for _, res := range d.Results {
+			if res.Reason == ReasonShadowed {
+				shadowed++
+			}
+		}
+		if n := len(d.Included()); n != tc.included || shadowed != 3-tc.included {
+			t.Errorf("%s: %d included, %d shadowed; want %d included, the others shadowed", tc.engine, n, shadowed, tc.included)
+		}
+	}
+}

@@ -35,9 +35,12 @@ type RuleSet struct {
 	// diagnosticsV1 is allDiagnostics as EngineV1 had them: without DiagDuplicateKey (the same
 	// slice when there is none).
 	diagnosticsV1 []Diagnostic
-	// before3 is the set as the engines before rules/3 read its files (see classify); nil when
-	// they read every file alike (see As).
-	before3 *RuleSet
+	// before3 is the set as the engines before rules/3 read its files (see build), built from
+	// files by loader the first time As asks for it.
+	before3     *RuleSet
+	before3Once sync.Once
+	files       []File
+	loader      *Loader
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -88,18 +91,15 @@ func walkNote(readError string) (code, msg string, ok bool) {
 
 // Load parses, normalizes, validates and shadows files into a rule set.
 func (l *Loader) Load(files []File) *RuleSet {
-	rs, readsOtherwise := l.load(files, false)
-	if readsOtherwise {
-		rs.before3, _ = l.load(files, true)
-	}
+	rs := l.load(files, false)
+	rs.files, rs.loader = slices.Clone(files), l
 	return rs
 }
 
 // load is Load reading the files as this engine does or, with before3, as the engines before
-// rules/3 did (see classify); readsOtherwise reports a file the two read differently (its
-// paths, its body, its name, its diagnostics).
-func (l *Loader) load(files []File, before3 bool) (rs *RuleSet, readsOtherwise bool) {
-	rs = &RuleSet{byName: map[string]*Rule{}}
+// rules/3 did (see build).
+func (l *Loader) load(files []File, before3 bool) *RuleSet {
+	rs := &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
 	var byKey map[importKey]*File // for @path imports; built only when a file may have one
 	for i := range files {
@@ -127,7 +127,6 @@ func (l *Loader) load(files []File, before3 bool) (rs *RuleSet, readsOtherwise b
 			pc = parsed[i]
 		}
 		r := l.build(f, byKey, pc, before3)
-		readsOtherwise = readsOtherwise || classify(f, true) != classify(f, false)
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -161,7 +160,7 @@ func (l *Loader) load(files []File, before3 bool) (rs *RuleSet, readsOtherwise b
 	if slices.ContainsFunc(rs.allDiagnostics, isDuplicateKey) {
 		rs.diagnosticsV1 = slices.DeleteFunc(slices.Clone(rs.allDiagnostics), isDuplicateKey)
 	}
-	return rs, readsOtherwise
+	return rs
 }
 
 func isDuplicateKey(d Diagnostic) bool { return d.Code == DiagDuplicateKey }
@@ -288,14 +287,21 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// build turns one file into a rule, as the engines before rules/3 read it when before3 is set.
+// build turns one file into a rule, as the engines before rules/3 read it when before3 is set:
+// see classify, and a memory file (CLAUDE.md, AGENTS.md) shadowed by or shadowing a rule of the
+// same name, where every agent that reads memory files reads each of them (Claude Code the
+// root's CLAUDE.md, .claude/CLAUDE.md and ~/.claude/CLAUDE.md alike).
 func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, before3 bool) *Rule {
 	class := classify(f, before3)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
-	r.shadowKey = r.Name
-	if class.dir != "" {
+	switch {
+	case class.kind == kindMemory && !before3:
+		r.shadowKey = "\x00" + r.ID // no other file's name hides it, nor does it hide one
+	case class.dir != "":
 		r.shadowKey = r.Name + "\x00" + f.Root
+	default:
+		r.shadowKey = r.Name
 	}
 	r.DisplayPath = f.Path
 	if f.Scope == ScopeGlobal {
@@ -357,15 +363,17 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, be
 
 // As returns the set as the engine version named read its files: the set itself, or for
 // EngineV1 and EngineV2 the set as they read its files (a legacy .clinerules file sent as
-// written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file). A decision of such
+// written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file, memory files
+// shadowed by name), built the first time it is asked for. A decision of such
 // a version is delivered, checked and explained against the rules of the set As returns for
 // it: the two sets hold different rules for such a file (name, body, category, conditions,
 // diagnostics), and its results point to the rules of its own.
 func (rs *RuleSet) As(engine string) *RuleSet {
-	if rs.before3 != nil && (engine == EngineV1 || engine == EngineV2) {
-		return rs.before3
+	if engine != EngineV1 && engine != EngineV2 || rs.loader == nil {
+		return rs
 	}
-	return rs
+	rs.before3Once.Do(func() { rs.before3 = rs.loader.load(rs.files, true) })
+	return rs.before3
 }
 
 // Rules returns every rule, sorted by ID, shadowed and unusable ones included.

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+)
+
+// TestClaudeLoadsEveryMemoryFile runs the real Claude Code in a project with a CLAUDE.md at the
+// root and another in .claude/: Claude Code puts both in the first request, so neither hides
+// the other, and the audit says each applied, was loaded and was held, with no shadowed
+// finding (under rules/2 the root's was "shadowed: its text never reaches the model").
+func TestClaudeLoadsEveryMemoryFile(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
+	a, replay, db := installedRun(t, claudeDriver)
+	const root, dot = "ROOT-MEMORY-4F1C", "DOT-MEMORY-8A2E"
+	a.write(t, "CLAUDE.md", root+": the project's memory at its root.\n")
+	a.write(t, ".claude/CLAUDE.md", dot+": the project's memory in .claude.\n")
+	model, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	a.model = model
+	a.run(t, "Say ok.")
+	reqs := model.ModelRequests()
+	if len(reqs) == 0 || !strings.Contains(reqs[0].Text(), root) || !strings.Contains(reqs[0].Text(), dot) {
+		t.Fatalf("Claude Code %s did not send both memory files in its first request\n%s", installedVersion(claudeDriver.pkg), a.describeRequests())
+	}
+	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
+	var rep auditJSON
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
+		t.Fatalf("replay audit --json: %v\n%s", err, out)
+	}
+	for _, r := range rep.Requests {
+		seen := 0
+		for _, rule := range r.Rules {
+			if rule.Rule != "CLAUDE" {
+				continue
+			}
+			seen++
+			if rule.AgentLoaded == nil || !*rule.AgentLoaded || rule.Held == nil || !*rule.Held {
+				t.Errorf("prompt %d, request %d: a CLAUDE.md not loaded or not held by the audit's account", r.Prompt, r.Request)
+			}
+		}
+		if seen != 2 {
+			t.Errorf("prompt %d, request %d: %d CLAUDE.md rows, want 2", r.Prompt, r.Request, seen)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "CLAUDE" {
+			t.Errorf("finding %s for a CLAUDE.md: %s", f.Kind, f.Evidence)
+		}
+	}
+}
