@@ -10,10 +10,13 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/uuid"
+
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/rules"
+	"github.com/tasklog/tasklog/store"
 )
 
 // rules1Log is a Cursor task recorded under rules/1: the user attached a manual rule
@@ -26,16 +29,7 @@ var rules1Log = filepath.Join("..", "testdata", "logs", "rules1", "cursor-manual
 func TestEngineVersionsInOneTask(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	f, err := os.Open(rules1Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	imported, err := Import(ctx, db, f, rules1Log, ImportOptions{})
-	if err != nil || len(imported) != 1 {
-		t.Fatalf("import: %v, %v", imported, err)
-	}
-	task := imported[0].Task
+	task := importLog(t, db, rules1Log)
 	// The workspace the log recorded, with the rule files it recorded.
 	shop := fstest.MapFS{}
 	for ev, err := range db.Events(ctx, task, 1) {
@@ -95,6 +89,21 @@ func TestEngineVersionsInOneTask(t *testing.T) {
 	}
 }
 
+// importLog imports the one task of the log at path into db.
+func importLog(t *testing.T, db store.Store, path string) uuid.UUID {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	imported, err := Import(context.Background(), db, f, path, ImportOptions{})
+	if err != nil || len(imported) != 1 {
+		t.Fatalf("import %s: %v, %v", path, imported, err)
+	}
+	return imported[0].Task
+}
+
 // rules2ClineLog is a Cline task recorded under rules/2 over a legacy .clinerules file scoped
 // to services/api/**, which rules/2 sent as written, always on, and rules/3 scopes by its paths.
 var rules2ClineLog = filepath.Join("..", "testdata", "logs", "rules2", "cline-legacy-file.jsonl")
@@ -105,16 +114,7 @@ var rules2ClineLog = filepath.Join("..", "testdata", "logs", "rules2", "cline-le
 func TestLegacyClineFileAcrossVersions(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	f, err := os.Open(rules2ClineLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	imported, err := Import(ctx, db, f, rules2ClineLog, ImportOptions{})
-	if err != nil || len(imported) != 1 {
-		t.Fatalf("import: %v, %v", imported, err)
-	}
-	task := imported[0].Task
+	task := importLog(t, db, rules2ClineLog)
 	ws := fstest.MapFS{".clinerules": &fstest.MapFile{Data: []byte("---\npaths:\n  - \"services/api/**\"\n---\n" +
 		"Validate every request body against the shared schema in services/api/schema.ts.\n")}}
 	s, err := Open(ctx, db, task, Options{Roots: []Root{{Path: "/ws", FS: ws}}})
@@ -175,16 +175,7 @@ var rules2ClaudeLog = filepath.Join("..", "testdata", "logs", "rules2", "claude-
 func TestLegacyClineFileDeliveredUnderRules2(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	f, err := os.Open(rules2ClaudeLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	imported, err := Import(ctx, db, f, rules2ClaudeLog, ImportOptions{})
-	if err != nil || len(imported) != 1 {
-		t.Fatalf("import: %v, %v", imported, err)
-	}
-	task := imported[0].Task
+	task := importLog(t, db, rules2ClaudeLog)
 	var deliveries []uint64
 	for ev, err := range db.Events(ctx, task, 1) {
 		if err != nil {

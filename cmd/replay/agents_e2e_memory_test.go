@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -30,11 +29,7 @@ func TestClaudeLoadsEveryMemoryFile(t *testing.T) {
 		t.Fatalf("Claude Code %s did not send both memory files in its first request\n%s", installedVersion(claudeDriver.pkg), a.describeRequests())
 	}
 	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
-	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
-	var rep auditJSON
-	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
-		t.Fatalf("replay audit --json: %v\n%s", err, out)
-	}
+	rep := auditOf(t, replay, a.home, db)
 	for _, r := range rep.Requests {
 		seen := 0
 		for _, rule := range r.Rules {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -76,11 +75,7 @@ func checkResumedOnce(t *testing.T, reqs []fakemodel.Request, more string, marke
 // hook text: each rule of held is held at every request of prompt 2 and delivered in none.
 func checkResumeAudit(t *testing.T, replay, home, db string, held map[string]bool) {
 	t.Helper()
-	out, _ := runReplay(t, replay, home, "audit", "--json", "--db", db)
-	var rep auditJSON
-	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
-		t.Fatalf("replay audit --json: %v\n%s", err, out)
-	}
+	rep := auditOf(t, replay, home, db)
 	second := 0
 	for _, r := range rep.Requests {
 		if r.Prompt != 2 {
@@ -98,6 +93,6 @@ func checkResumeAudit(t *testing.T, replay, home, db string, held map[string]boo
 		}
 	}
 	if second == 0 {
-		t.Errorf("the audit has no request of prompt 2:\n%s", out)
+		t.Errorf("the audit has no request of prompt 2: %+v", rep.Requests)
 	}
 }

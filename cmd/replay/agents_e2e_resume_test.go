@@ -97,13 +97,19 @@ func TestClaudeResume(t *testing.T) {
 		t.Errorf("%d compactions recorded; Claude Code's resume keeps the hook text, want none", n)
 	}
 
-	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
+	checkAuditAgainstModel(t, auditOf(t, replay, a.home, db), first, reqs)
+}
+
+// auditOf reads 'replay audit --json' of the only task in db.
+func auditOf(t *testing.T, replay, home, db string) auditJSON {
+	t.Helper()
+	out, _ := runReplay(t, replay, home, "audit", "--json", "--db", db)
 	var rep auditJSON
 	// Findings make audit exit 1, and then stderr (the task it picked) follows the JSON.
 	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {
 		t.Fatalf("replay audit --json: %v\n%s", err, out)
 	}
-	checkAuditAgainstModel(t, rep, first, reqs)
+	return rep
 }
 
 // auditJSON is what the test reads of 'replay audit --json'.
