@@ -111,11 +111,11 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
 	switch engine {
 	case EngineV1, EngineV2:
-		if as := rs.As(engine); as != rs {
-			return as.EvaluateLentAs(engine, last, into, lend, ctx, t)
-		}
 	default:
 		engine = EngineVersion
+	}
+	if as := rs.As(engine); as != rs {
+		return as.EvaluateLentAs(engine, last, into, lend, ctx, t)
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
@@ -199,7 +199,7 @@ func (rs *RuleSet) decide(r *Rule, st *evalState, t Toggles) Result {
 		return res.with(ReasonStream, fmt.Sprintf("registered as a stream trigger on %s", r.Trigger.Pattern))
 	case CategoryOnRequest:
 		res.Listed = true
-		return res.with(ReasonOnRequest, "listed by its description; the model reads it through rule://"+r.Name)
+		return res.with(ReasonOnRequest, "listed by its description; the model reads it through "+r.Address())
 	case CategoryManual:
 		if slices.Contains(st.ctx.Rules, r.Name) {
 			res.Included = true

@@ -680,3 +680,45 @@ func TestEngineVersionsShadowMemoryFiles(t *testing.T) {
 		}
 	}
 }
+
+// A name that a memory file shares with another rule is that rule's: rule://CLAUDE is the
+// on-request Cursor rule, which its detail names, and the memory files, which shadow nothing,
+// are reached at their ids. Read as rules/2 read them, the memory file of highest precedence
+// held the name and the others were shadowed.
+func TestAddressesWithMemoryFiles(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.md", Content: []byte("Root.")},
+		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/CLAUDE.md", Content: []byte("Dot.")},
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/CLAUDE.mdc",
+			Content: []byte("---\ndescription: how to edit the CLAUDE.md files\n---\nKeep them short.")},
+	})
+	got, err := rs.Resolve("rule://CLAUDE")
+	if err != nil || got.Provider != ProviderCursor {
+		t.Fatalf("rule://CLAUDE resolves to %v, %v; want the Cursor rule", got, err)
+	}
+	for _, res := range rs.Evaluate(EvaluationContext{}, nil).Results {
+		r := res.Rule
+		want := "rule://CLAUDE"
+		if r.Provider == ProviderClaude {
+			want = RuleURI(r.ID)
+		}
+		if r.Address() != want {
+			t.Errorf("%s: address %s, want %s", r.ID, r.Address(), want)
+		}
+		if res.Reason == ReasonOnRequest && !strings.HasSuffix(res.Detail, "through rule://CLAUDE") {
+			t.Errorf("on-request detail %q does not name rule://CLAUDE", res.Detail)
+		}
+	}
+	old := rs.As(EngineV2)
+	if old.As(EngineVersion) != rs || old.As(EngineV1) != old {
+		t.Error("As of the rules/2 reading: want the set it was built for under rules/3, itself under rules/1")
+	}
+	for _, r := range old.Rules() {
+		if r.Address() != RuleURIScheme+r.Name {
+			t.Errorf("rules/2 reading: %s has address %s, want rule://%s", r.ID, r.Address(), r.Name)
+		}
+	}
+	if d := old.EvaluateLentAs(EngineVersion, Decision{}, nil, nil, EvaluationContext{}, nil); len(d.Included()) != 2 {
+		t.Errorf("the rules/2 reading decides rules/3 as %d included, want the 2 memory files", len(d.Included()))
+	}
+}

@@ -1,6 +1,10 @@
 package rules
 
-import "regexp"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // Category says how a rule reaches the model.
 type Category string
@@ -73,6 +77,35 @@ type Rule struct {
 
 	precedence int
 	shadowKey  string // Name, plus the root for a subfolder's AGENTS.md/CLAUDE.md (scoped by place, not name)
+	address    string // see Address
+}
+
+// Address is the rule:// URI that reaches the rule: rule://NAME when its name resolves to it,
+// rule://ID otherwise (a shadowed or unusable rule, a memory file whose name another rule
+// holds), with what a URI may not hold percent-encoded. A rule read as the engines before
+// rules/3 read it gives rule://NAME, as they did.
+func (r *Rule) Address() string {
+	if r.address == "" {
+		return RuleURIScheme + r.Name
+	}
+	return r.address
+}
+
+// RuleURI is rule://key, key a rule's name or id, with what a URI may not hold percent-encoded;
+// a plain name stays as the prompt spells it.
+func RuleURI(key string) string {
+	const keep = "-._~/:@!$&'()*+,;="
+	var b strings.Builder
+	b.WriteString(RuleURIScheme)
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 // Patterns returns the raw patterns of the rule's path condition, if it has one: the

@@ -41,6 +41,8 @@ type RuleSet struct {
 	before3Once sync.Once
 	files       []File
 	loader      *Loader
+	// current is, in a set read as before rules/3 (a before3), the set it was built for.
+	current *RuleSet
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -142,7 +144,7 @@ func (l *Loader) load(files []File, before3 bool) *RuleSet {
 		rs.rules = append(rs.rules, r)
 	}
 	slices.SortFunc(rs.rules, func(a, b *Rule) int { return cmp.Compare(a.ID, b.ID) })
-	rs.shadow()
+	rs.shadow(before3)
 	rs.sameText = groupSameText(rs.rules)
 	for _, r := range rs.rules {
 		if r.Category == CategoryManual && r.Root != "" {
@@ -168,9 +170,11 @@ func isDuplicateKey(d Diagnostic) bool { return d.Code == DiagDuplicateKey }
 // shadow keeps, for each name, the usable rule of highest precedence (ties: the smaller ID).
 // Unusable rules are validated out first, so an empty winner does not erase its runner-up.
 //
-// A subfolder's AGENTS.md or CLAUDE.md is scoped by its place, so the same file in two
-// workspace roots does not shadow the other; rule:// then resolves the first by ID.
-func (rs *RuleSet) shadow() {
+// A memory file (AGENTS.md, CLAUDE.md) shadows nothing under rules/3 (see build); before it,
+// a subfolder's was scoped by its place, so the same file in two workspace roots did not
+// shadow the other. rule://NAME then resolves the first by ID, and every rule gets the
+// address that reaches it (see Rule.Address); with before3, the name, as those engines gave.
+func (rs *RuleSet) shadow(before3 bool) {
 	winners := map[string]*Rule{}
 	for _, r := range rs.rules { // sorted by ID, so the first of equal precedence wins
 		if r.Unusable != "" {
@@ -181,19 +185,34 @@ func (rs *RuleSet) shadow() {
 		}
 	}
 	for _, r := range rs.rules {
-		if r.Unusable != "" {
-			continue
+		if r.Unusable == "" && winners[r.shadowKey] != r {
+			r.ShadowedBy = winners[r.shadowKey].ID
 		}
-		if w := winners[r.shadowKey]; w != r {
-			r.ShadowedBy = w.ID
-			continue
-		}
-		if _, ok := rs.byName[r.Name]; !ok {
-			rs.byName[r.Name] = r
-			rs.names = append(rs.names, r.Name)
+	}
+	// A name goes to the first rule by ID that holds it, a memory file (which shadows nothing,
+	// see build) only when no other rule does: an on-request rule is read at its name.
+	for _, memory := range []bool{false, true} {
+		for _, r := range rs.rules {
+			if r.Unusable != "" || r.ShadowedBy != "" || strings.HasPrefix(r.shadowKey, "\x00") != memory {
+				continue
+			}
+			if _, ok := rs.byName[r.Name]; !ok {
+				rs.byName[r.Name] = r
+				rs.names = append(rs.names, r.Name)
+			}
 		}
 	}
 	slices.Sort(rs.names)
+	for _, r := range rs.rules {
+		switch {
+		case before3:
+			r.address = RuleURIScheme + r.Name
+		case rs.byName[r.Name] == r:
+			r.address = RuleURI(r.Name)
+		default:
+			r.address = RuleURI(r.ID)
+		}
+	}
 }
 
 // parallelParses is the number of files from which Load parses them on every processor at
@@ -364,15 +383,23 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, be
 // As returns the set as the engine version named read its files: the set itself, or for
 // EngineV1 and EngineV2 the set as they read its files (a legacy .clinerules file sent as
 // written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file, memory files
-// shadowed by name), built the first time it is asked for. A decision of such
+// shadowed by name), built the first time it is asked for; asked of that set, today's version
+// gives back the set it was built for. A decision of such
 // a version is delivered, checked and explained against the rules of the set As returns for
 // it: the two sets hold different rules for such a file (name, body, category, conditions,
 // diagnostics), and its results point to the rules of its own.
 func (rs *RuleSet) As(engine string) *RuleSet {
-	if engine != EngineV1 && engine != EngineV2 || rs.loader == nil {
+	old := engine == EngineV1 || engine == EngineV2
+	switch {
+	case rs.current != nil && !old:
+		return rs.current // read as before rules/3, asked for today's reading
+	case rs.current != nil || !old || rs.loader == nil:
 		return rs
 	}
-	rs.before3Once.Do(func() { rs.before3 = rs.loader.load(rs.files, true) })
+	rs.before3Once.Do(func() {
+		rs.before3 = rs.loader.load(rs.files, true)
+		rs.before3.current = rs
+	})
 	return rs.before3
 }
 

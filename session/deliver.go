@@ -175,7 +175,7 @@ func renderDelivery(chosen []events.RuleOutcome, ruleOf func(id string) *rules.R
 	form := events.FormFull
 	if len(text) > limit {
 		form = events.FormNames
-		text, n = renderNames(chosen, limit)
+		text, n = renderNames(chosen, ruleOf, limit)
 	}
 	del := events.Delivery{Form: form, Rules: make([]events.DeliveredRule, n)}
 	for i, o := range chosen[:n] {
@@ -201,13 +201,17 @@ func renderFull(chosen []events.RuleOutcome, ruleOf func(id string) *rules.Rule)
 	return b.String()
 }
 
-// renderNames lists rules by name and rule:// address, as many as fit in limit (at least one);
-// n is how many it listed, the rest go with a later hook.
-func renderNames(chosen []events.RuleOutcome, limit int) (text string, n int) {
+// renderNames lists rules by name and rule:// address (rules.Rule.Address), as many as fit in
+// limit (at least one); n is how many it listed, the rest go with a later hook.
+func renderNames(chosen []events.RuleOutcome, ruleOf func(id string) *rules.Rule, limit int) (text string, n int) {
 	var b strings.Builder
 	b.WriteString(deliveryOpen + deliveryByName)
 	for _, o := range chosen {
-		line := fmt.Sprintf("- %s (%s): rule://%s\n", o.Name, o.Path, o.Name)
+		address := rules.RuleURIScheme + o.Name
+		if r := ruleOf(o.ID); r != nil {
+			address = r.Address()
+		}
+		line := fmt.Sprintf("- %s (%s): %s\n", o.Name, o.Path, address)
 		if b.Len()+len(line)+len(deliveryClose) > limit && n > 0 {
 			break
 		}
@@ -271,9 +275,10 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 				chosen[i].Path = rule.DisplayPath
 			}
 		}
-		text := renderFull(chosen, func(id string) *rules.Rule { return ruleByID(rs, id) })
+		ruleOf := func(id string) *rules.Rule { return ruleByID(rs, id) }
+		text := renderFull(chosen, ruleOf)
 		if del.Form == events.FormNames {
-			text, _ = renderNames(chosen, len(text)+1<<20)
+			text, _ = renderNames(chosen, ruleOf, len(text)+1<<20)
 		}
 		sum := sha256.Sum256([]byte(text))
 		if len(text) != del.Bytes || hex.EncodeToString(sum[:]) != del.SHA256 {

@@ -209,3 +209,39 @@ func TestLegacyClineFileDeliveredUnderRules2(t *testing.T) {
 		}
 	}
 }
+
+// rules2ClaudeRulesLog is a Claude Code task recorded under rules/2 whose .claude/rules/CLAUDE.md
+// rules/2 read as a memory file scoped to .claude/rules/**, excluded at both requests.
+var rules2ClaudeRulesLog = filepath.Join("..", "testdata", "logs", "rules2", "claude-code-rules-folder-claude-md.jsonl")
+
+// Carried on under rules/3, the task's last decision reads the file as a rule of the folder;
+// why of its first, rules/2, decision still explains it as rules/2 read it: by its patterns,
+// which a file of the workspace matches.
+func TestWhyOfARules2DecisionAfterRules3(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	task := importLog(t, db, rules2ClaudeRulesLog)
+	const root = "/tmp/fix2/cr"
+	ws := fstest.MapFS{".claude/rules/CLAUDE.md": &fstest.MapFile{Data: []byte("Use tabs for indentation in every file.\n")},
+		"README.md": &fstest.MapFile{Data: []byte("# shop\n")}}
+	a, err := OpenAgent(ctx, db, task, AgentOptions{Agent: agentlog.ClaudeCode, RootFS: func(string) fs.FS { return ws }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("toolu_2", root+"/README.md")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Decide(ctx)
+	a.Close()
+	if err != nil || d.rec.Engine != rules.EngineVersion {
+		t.Fatalf("the carried-on decision: %v, %v", d.rec, err)
+	}
+	ans, err := Why(ctx, db, task, 1, ".claude/rules/CLAUDE", AuditOptions{Workspace: []Root{{Path: root, FS: ws}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(ans.Decision, " ")
+	if !strings.Contains(said, "no candidate path matched") || !strings.Contains(said, "A path the patterns match would apply it, in the workspace now: .claude/rules/, .claude/rules/CLAUDE.md.") {
+		t.Errorf("why of the rules/2 decision: %q", said)
+	}
+}

@@ -49,31 +49,10 @@ type ruleEntry struct {
 func ruleEntries(rs *rules.RuleSet) []ruleEntry {
 	out := make([]ruleEntry, 0, len(rs.Rules()))
 	for _, r := range rs.Rules() {
-		key := r.ID
-		if w, err := rs.Resolve(rules.RuleURIScheme + r.Name); err == nil && w == r {
-			key = r.Name
-		}
-		out = append(out, ruleEntry{uri: ruleURI(key), rule: r})
+		out = append(out, ruleEntry{uri: r.Address(), rule: r})
 	}
 	slices.SortFunc(out, func(a, b ruleEntry) int { return strings.Compare(a.uri, b.uri) })
 	return out
-}
-
-// ruleURI is rule://key with what a URI may not hold percent-encoded; a plain name stays as
-// the prompt spells it.
-func ruleURI(key string) string {
-	const keep = "-._~/:@!$&'()*+,;="
-	var b strings.Builder
-	b.WriteString(rules.RuleURIScheme)
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", c)
-	}
-	return b.String()
 }
 
 // ruleURIKey is the name or id a rule:// URI holds, percent-decoded.
@@ -118,7 +97,7 @@ func ruleResource(e ruleEntry) *sdk.Resource {
 		meta["shadowed_by"] = r.ShadowedBy
 	}
 	name := r.Name
-	if e.uri != ruleURI(r.Name) {
+	if e.uri != rules.RuleURI(r.Name) {
 		name = r.ID
 	}
 	return &sdk.Resource{URI: e.uri, Name: name, Title: r.DisplayPath, Description: desc, MIMEType: "text/markdown",

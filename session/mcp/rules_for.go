@@ -110,7 +110,7 @@ func (s *server) rulesFor(ctx context.Context, _ *sdk.CallToolRequest, in RulesF
 	}
 	out.Apply, out.OnRequest, out.NotApply = []RuleAnswer{}, []RuleAnswer{}, []RuleAnswer{}
 	for _, res := range d.Results {
-		r := ruleAnswer(rs, res)
+		r := ruleAnswer(res)
 		switch {
 		case res.Included:
 			out.Apply = keep(out.Apply, r, &out.Omitted, "apply")
@@ -148,13 +148,9 @@ func (s *server) taskSettings(ctx context.Context, named string) (session.TaskSe
 }
 
 // ruleAnswer is a rule's evaluation as rules_for answers it.
-func ruleAnswer(rs *rules.RuleSet, res rules.Result) RuleAnswer {
+func ruleAnswer(res rules.Result) RuleAnswer {
 	r := res.Rule
-	key := r.ID
-	if w, err := rs.Resolve(rules.RuleURIScheme + r.Name); err == nil && w == r {
-		key = r.Name
-	}
-	out := RuleAnswer{Name: r.Name, ID: r.ID, URI: ruleURI(key), Category: string(r.Category), Description: r.Description,
+	out := RuleAnswer{Name: r.Name, ID: r.ID, URI: r.Address(), Category: string(r.Category), Description: r.Description,
 		Reason: res.Reason, Detail: res.Detail, ShadowedBy: res.ShadowedBy}
 	for _, m := range res.Matches {
 		out.Matched = append(out.Matched, Match{Condition: m.Condition, Pattern: m.Pattern, Path: m.Path})
