@@ -42,7 +42,9 @@ package rules
 //     CLAUDE.md or AGENTS.md in .claude/rules is a rule of that folder, as Claude Code reads
 //     every file there; before, it was a memory file scoped to .claude/rules. And memory
 //     files (CLAUDE.md, AGENTS.md) shadow nothing and are shadowed by nothing, as the agents
-//     that read them read each one; before, they were shadowed by name like other rules.
+//     that read them read each one; before, they were shadowed by name like other rules. A
+//     name they share is the other rule's, and an on-request rule's detail gives the rule's
+//     address ([Rule.Address]: rule://ID where the name is another's).
 const EngineVersion = "rules/3"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they

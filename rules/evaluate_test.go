@@ -683,8 +683,8 @@ func TestEngineVersionsShadowMemoryFiles(t *testing.T) {
 
 // A name that a memory file shares with another rule is that rule's: rule://CLAUDE is the
 // on-request Cursor rule, which its detail names, and the memory files, which shadow nothing,
-// are reached at their ids. Read as rules/2 read them, the memory file of highest precedence
-// held the name and the others were shadowed.
+// are reached at their ids. Read as rules/2 read them, the Cursor rule shadowed both memory
+// files, and every address is rule://NAME.
 func TestAddressesWithMemoryFiles(t *testing.T) {
 	rs := Load([]File{
 		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.md", Content: []byte("Root.")},

@@ -110,7 +110,7 @@ func (s *server) addResources(srv *sdk.Server) {
 		Title:       "A rule file of the workspace",
 		URITemplate: ruleURITemplate,
 		MIMEType:    "text/markdown",
-		Description: "The body of a rule, by its name (rule://NAME, as the prompt names it) or, for a shadowed rule, by its id.",
+		Description: "The body of a rule, by its name (rule://NAME, as the prompt names it) or by its id (rule://ID: a shadowed rule, or a memory file whose name another rule holds).",
 	}, s.readRule)
 	// The rules are read again for every list, so the list is the folders' as they are now,
 	// not as they were when the server started.
