@@ -722,3 +722,17 @@ func TestAddressesWithMemoryFiles(t *testing.T) {
 		t.Errorf("the rules/2 reading decides rules/3 as %d included, want the 2 memory files", len(d.Included()))
 	}
 }
+
+// An on-request rule whose name a URI cannot hold as it is gives its address in the tagged
+// list, and its detail names the same address.
+func TestTaggedAddressOfAnOnRequestRule(t *testing.T) {
+	rs := Load([]File{{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/release notes.mdc",
+		Content: []byte("---\ndescription: how to write release notes\n---\nOne line a change.")}})
+	d := rs.Evaluate(EvaluationContext{}, nil)
+	if got := d.RenderTagged(); !strings.Contains(got, `<rule name="release notes" address="rule://release%20notes">`) {
+		t.Errorf("tagged:\n%s", got)
+	}
+	if !strings.HasSuffix(d.Results[0].Detail, "through rule://release%20notes") {
+		t.Errorf("detail %q", d.Results[0].Detail)
+	}
+}

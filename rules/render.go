@@ -33,7 +33,8 @@ func (d Decision) RenderCline() string {
 
 // RenderTagged renders the included rules in a <generic-rules> section, with their bodies,
 // and the on-request rules in a <domain-rules> section, by name and description, for the
-// model to read through rule://<name>. An empty section is left out.
+// model to read through rule://<name>, or the address a rule gives when that is not it (see
+// Rule.Address). An empty section is left out.
 func (d Decision) RenderTagged() string {
 	var gen, dom strings.Builder
 	n := 0
@@ -52,7 +53,11 @@ func (d Decision) RenderTagged() string {
 				gen.WriteString(piece)
 			}
 		case res.Listed:
-			dom.WriteString(`<rule name="` + attr(r.Name) + "\">\n")
+			dom.WriteString(`<rule name="` + attr(r.Name))
+			if a := r.Address(); a != RuleURIScheme+r.Name {
+				dom.WriteString(`" address="` + attr(a)) // a name with a space, or one another rule holds
+			}
+			dom.WriteString("\">\n")
 			if r.Description != "" {
 				dom.WriteString("<description>" + html.EscapeString(r.Description) + "</description>\n")
 			}
