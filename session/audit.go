@@ -407,11 +407,19 @@ func (a *auditor) noteEntry(e *AuditEntry, at audit.Moment, o events.RuleOutcome
 			"the agent loaded %s by itself (%s at seq %d) into this request, but the rule does not apply here: %s — %s",
 			ld.p.Path, orWord(ld.p.Reason, "a load"), ld.seq, o.Reason, o.Detail)})
 	}
-	switch o.Reason {
-	case rules.ReasonShadowed:
+	// A file the agent loaded by itself reaches the model whatever tasklog decided of it.
+	switch {
+	case o.Reason == rules.ReasonShadowed && loaded:
+		a.note(e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
+			", a rule of the same name with higher precedence, in tasklog's decision; but " + a.l.agent +
+			" loaded this file by itself, so the model has both texts: rename one file, or delete one"})
+	case o.Reason == rules.ReasonShadowed:
 		a.note(e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
 			", a rule of the same name with higher precedence: its text never reaches the model"})
-	case rules.ReasonDuplicate:
+	case o.Reason == rules.ReasonDuplicate && loaded:
+		a.note(e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
+			", which is included; " + a.l.agent + " loaded this file by itself too, so the model has the text twice: keep one file"})
+	case o.Reason == rules.ReasonDuplicate:
 		a.note(e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
 			", which is included: it goes into the prompt once"})
 	}

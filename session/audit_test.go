@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -217,5 +218,62 @@ func TestWhyAgentFile(t *testing.T) {
 		if tt.name == "src/api/GEMINI" && strings.Contains(msg, "session_start") {
 			t.Errorf("why %s: %q names the root GEMINI.md", tt.name, msg)
 		}
+	}
+}
+
+// A file the agent loaded by itself reaches the model whatever tasklog decided: two CLAUDE.md
+// files of the same text, both loaded by Claude Code, are a duplicate the model has twice; a
+// .claude/rules file hidden by a Cursor rule of its name is still in the model's context. The
+// findings say so rather than "it goes into the prompt once" or "never reaches the model".
+func TestAuditFindingsOfFilesTheAgentLoaded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ws    fstest.MapFS
+		loads []string
+		kind  audit.Kind
+		want  string
+	}{
+		{"duplicate", fstest.MapFS{"CLAUDE.md": {Data: []byte("Same memory text.\n")}, ".claude/CLAUDE.md": {Data: []byte("Same memory text.\n")}},
+			[]string{"/ws/CLAUDE.md", "/ws/.claude/CLAUDE.md"}, audit.Duplicate,
+			"claude-code loaded this file by itself too, so the model has the text twice"},
+		{"shadowed", fstest.MapFS{".claude/rules/testing.md": {Data: []byte("Claude testing rule.\n")},
+			".cursor/rules/testing.mdc": {Data: []byte("---\nalwaysApply: true\n---\nCursor testing rule.\n")}},
+			[]string{"/ws/.claude/rules/testing.md"}, audit.Shadowed,
+			"but claude-code loaded this file by itself, so the model has both texts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := openDB(t)
+			a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.ClaudeCode, tc.name), AgentOptions{Agent: agentlog.ClaudeCode,
+				Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "claude-code"}},
+				RootFS:  func(string) fs.FS { return tc.ws }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			var recs []agentlog.Record
+			for i, p := range tc.loads {
+				recs = append(recs, agentlog.Record{Key: "load" + strconv.Itoa(i), Payload: &events.InstructionsLoaded{Path: p, MemoryType: "Project", Reason: "session_start"}})
+			}
+			if _, err := a.RecordHook(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Decide(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range rep.Findings {
+				if f.Kind == tc.kind {
+					got = append(got, f.Evidence)
+				}
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("%s findings: %q, want one saying %q", tc.kind, got, tc.want)
+			}
+		})
 	}
 }
