@@ -13,6 +13,7 @@ import (
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
+	"github.com/tasklog/tasklog/store"
 )
 
 // TestAuditLoadsAndHeld follows two rules through a hook-driven task: the API rule tasklog
@@ -53,16 +54,7 @@ func TestAuditLoadsAndHeld(t *testing.T) {
 					Path: "/ws/.claude/rules/testing.md", MemoryType: "Project", Reason: "session_start"}}}, recs...)
 			}
 			recs = append(recs, toolRecord("t2", "/ws/src/api/b.ts"))
-			if _, err := a.RecordHook(ctx, recs); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Decide(ctx); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := auditAfter(t, db, a, recs)
 			if len(rep.Requests) != len(tt.want) {
 				t.Fatalf("%d requests, want %d", len(rep.Requests), len(tt.want))
 			}
@@ -255,16 +247,7 @@ func TestAuditFindingsOfFilesTheAgentLoaded(t *testing.T) {
 			for i, p := range tc.loads {
 				recs = append(recs, agentlog.Record{Key: "load" + strconv.Itoa(i), Payload: &events.InstructionsLoaded{Path: p, MemoryType: "Project", Reason: "session_start"}})
 			}
-			if _, err := a.RecordHook(ctx, recs); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Decide(ctx); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := auditAfter(t, db, a, recs)
 			var got []string
 			for _, f := range rep.Findings {
 				if f.Kind == tc.kind {
@@ -276,4 +259,21 @@ func TestAuditFindingsOfFilesTheAgentLoaded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// auditAfter records one hook's records into a, decides, and audits the task.
+func auditAfter(t *testing.T, db store.Store, a *AgentSession, recs []agentlog.Record) *AuditReport {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := a.RecordHook(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Decide(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Audit(ctx, db, a.Task(), AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
