@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 )
 
 // nestedCursor reads the .cursor/rules folder of a subfolder: Cursor reads such nested rules
@@ -14,16 +15,13 @@ func (c *collector) nestedCursor(r Root, dotCursor string) {
 }
 
 // skippedMemory reports an AGENTS.md or CLAUDE.md directly inside a folder the search does
-// not enter, with the reason, so that it does not vanish without a word. The root's
-// .claude/CLAUDE.md is one of the workspace sources, not skipped, and the root's .clinerules
-// folder is Cline's, which reads every file in it as a rule: these too.
+// not enter, with the reason, so that it does not vanish without a word; one that a rules
+// source of the root reads (the root's .claude/CLAUDE.md, a file of .clinerules/) is that
+// source's rule, not skipped.
 func (c *collector) skippedMemory(r Root, dir, why string) {
-	if dir == ".clinerules" {
-		return
-	}
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		full := path.Join(dir, name)
-		if full == ".claude/CLAUDE.md" {
+		if sourceReads(full) {
 			continue
 		}
 		c.armName(dir, name)
@@ -55,4 +53,18 @@ func (c *collector) armName(dir, name string) {
 	if err := c.watch.addNamed(dir, name); err != nil && (dir == "." || !errors.Is(err, errNotWatched)) {
 		c.whole = false
 	}
+}
+
+// sourceReads reports whether a workspace rules source reads the root-relative path p.
+func sourceReads(p string) bool {
+	for _, s := range workspaceSources {
+		if s.file == p {
+			return true
+		}
+		rel, ok := strings.CutPrefix(p, s.dir+"/")
+		if s.dir != "" && ok && (!s.flat || !strings.Contains(rel, "/")) && s.accept(rel) {
+			return true
+		}
+	}
+	return false
 }
