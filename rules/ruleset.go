@@ -384,10 +384,10 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, be
 // EngineV1 and EngineV2 the set as they read its files (a legacy .clinerules file sent as
 // written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file, memory files
 // shadowed by name), built the first time it is asked for; asked of that set, today's version
-// gives back the set it was built for. A decision of such
-// a version is delivered, checked and explained against the rules of the set As returns for
-// it: the two sets hold different rules for such a file (name, body, category, conditions,
-// diagnostics), and its results point to the rules of its own.
+// gives back the set it was built for. A decision of such a version is delivered, checked and
+// explained against the rules of the set As returns for it: the two sets hold different rules
+// for such a file (name, body, category, conditions, diagnostics), and its results point to
+// the rules of its own.
 func (rs *RuleSet) As(engine string) *RuleSet {
 	old := engine == EngineV1 || engine == EngineV2
 	switch {

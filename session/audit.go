@@ -408,20 +408,21 @@ func (a *auditor) noteEntry(e *AuditEntry, at audit.Moment, o events.RuleOutcome
 			ld.p.Path, orWord(ld.p.Reason, "a load"), ld.seq, o.Reason, o.Detail)})
 	}
 	// A file the agent loaded by itself reaches the model whatever tasklog decided of it.
-	switch {
-	case o.Reason == rules.ReasonShadowed && loaded:
+	switch o.Reason {
+	case rules.ReasonShadowed:
+		reached := ": its text never reaches the model"
+		if loaded {
+			reached = ", in tasklog's decision; but " + a.l.agent + " loaded this file by itself, so the model has both texts: rename one file, or delete one"
+		}
 		a.note(e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
-			", a rule of the same name with higher precedence, in tasklog's decision; but " + a.l.agent +
-			" loaded this file by itself, so the model has both texts: rename one file, or delete one"})
-	case o.Reason == rules.ReasonShadowed:
-		a.note(e, at, o, audit.Shadowed, findingText{audit.Warning, "hidden by " + o.ShadowedBy +
-			", a rule of the same name with higher precedence: its text never reaches the model"})
-	case o.Reason == rules.ReasonDuplicate && loaded:
+			", a rule of the same name with higher precedence" + reached})
+	case rules.ReasonDuplicate:
+		reached := ": it goes into the prompt once"
+		if loaded {
+			reached = "; " + a.l.agent + " loaded this file by itself too, so the model has the text twice: keep one file"
+		}
 		a.note(e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
-			", which is included; " + a.l.agent + " loaded this file by itself too, so the model has the text twice: keep one file"})
-	case o.Reason == rules.ReasonDuplicate:
-		a.note(e, at, o, audit.Duplicate, findingText{audit.Warning, "its text is the same as that of " + o.ShadowedBy +
-			", which is included: it goes into the prompt once"})
+			", which is included" + reached})
 	}
 }
 

@@ -230,9 +230,13 @@ var ErrDeliveryText = errors.New("the delivery's text cannot be rendered again a
 // delivery event, in its form, and the rules snapshot its decision used; the result is checked
 // against the recorded length and digest.
 func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64) (string, error) {
+	// What each decision was made from: the rules snapshot before it, and its engine.
+	type madeFrom struct {
+		snap   []events.SnapshotFile
+		engine string
+	}
 	var snap []events.SnapshotFile
-	var decisionSnap = map[uint64][]events.SnapshotFile{}
-	var decisionEngine = map[uint64]string{}
+	decisions := map[uint64]madeFrom{}
 	for ev, err := range lr.Events(ctx, task, 1) {
 		if err != nil {
 			return "", err
@@ -245,12 +249,11 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 			}
 			snap = p.(*events.RulesSnapshot).Files
 		case events.TypeDecision:
-			decisionSnap[ev.Seq] = snap
 			h, err := events.Head(ev)
 			if err != nil {
 				return "", err
 			}
-			decisionEngine[ev.Seq] = h.Engine
+			decisions[ev.Seq] = madeFrom{snap, h.Engine}
 		}
 		if ev.Seq != seq {
 			continue
@@ -263,11 +266,12 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 			return "", err
 		}
 		del := p.(*events.Delivery)
-		files, err := LoadSnapshot(lr, decisionSnap[del.Decision])
+		made := decisions[del.Decision]
+		files, err := LoadSnapshot(lr, made.snap)
 		if err != nil {
 			return "", err
 		}
-		rs := rules.Load(files).As(decisionEngine[del.Decision])
+		rs := rules.Load(files).As(made.engine)
 		chosen := make([]events.RuleOutcome, len(del.Rules))
 		for i, r := range del.Rules {
 			chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}

@@ -91,27 +91,28 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	rs := rules.Load(files)
 	multiRoot := len(ws.Roots) > 1
 	toggles := rules.Toggles{}
-	for _, id := range disable {
-		toggles[id] = false
-		named := false
+	// namedBy is the rules a --disable or --mention value names, said to be none on stderr.
+	namedBy := func(flag, given, forms string, byName bool) []*rules.Rule {
+		var named []*rules.Rule
 		for _, r := range rs.Rules() {
-			if r.ID == id || ruleLabel(r, multiRoot) == id {
-				toggles[r.ID], named = false, true
+			if r.ID == given || ruleLabel(r, multiRoot) == given || byName && r.Name == given {
+				named = append(named, r)
 			}
 		}
-		if !named {
-			fmt.Fprintf(safeWriter{stderr}, "replay rules: --disable %s names no rule of the workspace (an id, or a name the table shows): ignored\n", id)
+		if len(named) == 0 {
+			fmt.Fprintf(safeWriter{stderr}, "replay rules: --%s %s names no rule of the workspace (%s): ignored\n", flag, given, forms)
+		}
+		return named
+	}
+	for _, id := range disable {
+		toggles[id] = false
+		for _, r := range namedBy("disable", id, "an id, or a name the table shows", false) {
+			toggles[r.ID] = false
 		}
 	}
 	for _, given := range mention {
-		named := false
-		for _, r := range rs.Rules() {
-			if r.Name == given || r.ID == given || ruleLabel(r, multiRoot) == given {
-				ctx.Rules, named = append(ctx.Rules, r.Name), true
-			}
-		}
-		if !named {
-			fmt.Fprintf(safeWriter{stderr}, "replay rules: --mention %s names no rule of the workspace (a name, an id, or a file the table shows): ignored\n", given)
+		for _, r := range namedBy("mention", given, "a name, an id, or a file the table shows", true) {
+			ctx.Rules = append(ctx.Rules, r.Name)
 		}
 	}
 	slices.Sort(ctx.Rules)
