@@ -32,8 +32,8 @@ type RuleSet struct {
 	sameText [][]int
 	// manual are the manual rules of a workspace root (see SameMentionEvidence).
 	manual []*Rule
-	// diagnosticsV1 is allDiagnostics as EngineV1 had them: without DiagDuplicateKey (the same
-	// slice when there is none).
+	// diagnosticsV1 is, in a set read as before rules/3, allDiagnostics as EngineV1 had them:
+	// without DiagDuplicateKey (the same slice when there is none, and in today's set).
 	diagnosticsV1 []Diagnostic
 	// before3 is the set as the engines before rules/3 read its files (see build), built from
 	// files by loader the first time As asks for it.
@@ -159,7 +159,7 @@ func (l *Loader) load(files []File, before3 bool) *RuleSet {
 	}
 	slices.SortStableFunc(rs.allDiagnostics, compareDiagnostics)
 	rs.diagnosticsV1 = rs.allDiagnostics
-	if slices.ContainsFunc(rs.allDiagnostics, isDuplicateKey) {
+	if before3 && slices.ContainsFunc(rs.allDiagnostics, isDuplicateKey) { // EngineV1 decides only from that set (see As)
 		rs.diagnosticsV1 = slices.DeleteFunc(slices.Clone(rs.allDiagnostics), isDuplicateKey)
 	}
 	return rs
