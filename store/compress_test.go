@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,22 +182,24 @@ func TestRecordOfUnknownDictionary(t *testing.T) {
 	db := openAt(t, filepath.Join(t.TempDir(), "tasks.db"), &Options{NoSync: true})
 	task := uuid.New()
 	mustAppend(t, db, task, 0, format2Events(t, 0)[:10]...)
-	// The record's frame is made to name a dictionary no version has yet, as a newer version
-	// would write it.
+	// The frame of the first record compressed with dictionary 1 (a small one: a large record
+	// is compressed without it) is made to name a dictionary no version has yet, as a newer
+	// version would write it.
+	var seq uint64
 	rawUpdate(t, db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(task[:])
-		v := bytes.Clone(tb.Get(uint64ToBytes(10)))
-		_, _, at, err := linkedHead(v)
-		if v[0] != tagLinkedZstd || err != nil {
-			t.Fatalf("the record at seq 10 is not compressed (%x, %v)", v[0], err)
+		for s := uint64(1); s <= 10; s++ {
+			v := bytes.Clone(tb.Get(uint64ToBytes(s)))
+			_, _, at, err := linkedHead(v)
+			// Dictionary id 1 becomes 200 in the frame header: single segment, one byte of id.
+			if err != nil || v[0] != tagLinkedZstd || v[at]&3 != 1 || v[at+1] != 1 {
+				continue
+			}
+			seq, v[at+1] = s, 200
+			return tb.Put(uint64ToBytes(s), v)
 		}
-		// Dictionary id 1 becomes 200 in the frame header: single segment, one byte of id.
-		fhd := v[at]
-		if fhd&3 != 1 || v[at+1] != 1 {
-			t.Fatalf("the frame header %x does not name dictionary 1 in one byte", v[at:at+2])
-		}
-		v[at+1] = 200
-		return tb.Put(uint64ToBytes(10), v)
+		t.Fatal("no record of the first ten is compressed with dictionary 1, named in one byte")
+		return nil
 	})
 	db = openAt(t, db.Path(), &Options{NoSync: true})
 	var readErr error
@@ -205,8 +208,8 @@ func TestRecordOfUnknownDictionary(t *testing.T) {
 			readErr = err
 		}
 	}
-	if !errors.Is(readErr, payloadcodec.ErrUnknownDictionary) || !strings.Contains(readErr.Error(), "dictionary 200") || !strings.Contains(readErr.Error(), "seq 10") {
-		t.Errorf("reading a record of dictionary 200: %v", readErr)
+	if !errors.Is(readErr, payloadcodec.ErrUnknownDictionary) || !strings.Contains(readErr.Error(), "dictionary 200") || !strings.Contains(readErr.Error(), fmt.Sprintf("seq %d", seq)) {
+		t.Errorf("reading a record of dictionary 200 at seq %d: %v", seq, readErr)
 	}
 }
 

@@ -71,14 +71,14 @@ func BenchmarkFirstUse(b *testing.B) {
 		}
 	}
 	for _, c := range []struct {
-		name    string
-		entropy bool
-		rec     []byte
+		name  string
+		large bool
+		rec   []byte
 	}{{"encode-small", false, small}, {"encode-large", true, large}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				enc, err := newEncoder(c.entropy)
+				enc, err := newEncoder(c.large)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -101,8 +101,8 @@ func BenchmarkFirstUse(b *testing.B) {
 	})
 }
 
-// BenchmarkEncodeDictionary compresses the records of the realistic mix one at a time with the
-// store's encoders and with the same encoders without the dictionary, by the records' size, and
+// BenchmarkEncodeDictionary compresses the records of the realistic mix one at a time with and
+// without the dictionary, by the records' size (the store's encoders use it under entropyMin), and
 // reports the bytes a store keeps per record: the frame without its magic number, as Compress
 // keeps it, or the record as it is when that is not shorter.
 func BenchmarkEncodeDictionary(b *testing.B) {
@@ -129,8 +129,8 @@ func BenchmarkEncodeDictionary(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if dict == current() {
-					// With the dictionary it is the store's encoder: it keeps what Compress keeps.
+				if (dict != nil) == (size.min < entropyMin) {
+					// The store's encoder for these records: it keeps what Compress keeps.
 					for _, r := range in {
 						kept, ok := Compress(nil, r)
 						if want := keptOf(enc.EncodeAll(r, nil), r); ok && len(kept) != want || !ok && want != len(r) {
@@ -147,6 +147,46 @@ func BenchmarkEncodeDictionary(b *testing.B) {
 				}
 				b.ReportMetric(float64(kept)/float64(b.N), "B/record")
 				b.ReportMetric(float64(len(in)), "records")
+			})
+		}
+	}
+}
+
+// BenchmarkDecodeDictionary decompresses the records of the realistic mix one at a time,
+// compressed with and without the dictionary, by the records' size, as reads do: the decoder
+// takes its assembly path only for a frame that names no dictionary.
+func BenchmarkDecodeDictionary(b *testing.B) {
+	recs := mixRecords(b)
+	for _, size := range []struct {
+		name    string
+		min, to int
+	}{{"under-4KB", minSize, entropyMin}, {"4KB-up", entropyMin, 1 << 30}} {
+		for _, dict := range []*Dictionary{current(), nil} {
+			name := size.name + "/dictionary"
+			if dict == nil {
+				name = size.name + "/none"
+			}
+			b.Run(name, func(b *testing.B) {
+				enc, err := newEncoderWith(size.min >= entropyMin, dict)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var frames [][]byte
+				raw := 0
+				for _, r := range recs {
+					if len(r) >= size.min && len(r) < size.to {
+						frames = append(frames, enc.EncodeAll(r, nil)[len(magic):])
+						raw += len(r)
+					}
+				}
+				var dst []byte
+				b.SetBytes(int64(raw / len(frames)))
+				for i := 0; b.Loop(); i++ {
+					if dst, err = Decompress(dst[:0], frames[i%len(frames)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(frames)), "records")
 			})
 		}
 	}

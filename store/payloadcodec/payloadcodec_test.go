@@ -115,15 +115,36 @@ func TestDecodeUnknownDictionary(t *testing.T) {
 	}
 }
 
-// Every frame written today names the newest dictionary.
+// A value under entropyMin is compressed with the newest dictionary, a larger one (a decision)
+// without one, which zstd's assembly decoder reads faster.
 func TestEncodeNamesTheDictionary(t *testing.T) {
-	stored := Encode(nil, []byte(strings.Repeat(`{"tool":"Read","params":{"file_path":"x"}}`, 5)))
-	var h zstd.Header
-	if err := h.Decode(append(bytes.Clone(magic), stored[1:]...)); err != nil {
-		t.Fatal(err)
-	}
-	if want := current().ID; h.DictionaryID != want {
-		t.Fatalf("the frame names dictionary %d, want %d", h.DictionaryID, want)
+	for _, tt := range []struct {
+		name  string
+		value []byte
+		want  uint32
+	}{
+		{"a tool call", []byte(strings.Repeat(`{"tool":"Read","params":{"file_path":"x"}}`, 5)), current().ID},
+		{"just under entropyMin", bigJSON(entropyMin)[:entropyMin-1], current().ID},
+		{"entropyMin", bigJSON(entropyMin)[:entropyMin], 0},
+		{"a decision's size", bigJSON(45 << 10), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stored := Encode(nil, tt.value)
+			if !IsCompressed(stored) {
+				t.Fatalf("a %d-byte value is stored as it is", len(tt.value))
+			}
+			var h zstd.Header
+			if err := h.Decode(append(bytes.Clone(magic), stored[1:]...)); err != nil {
+				t.Fatal(err)
+			}
+			if h.DictionaryID != tt.want {
+				t.Fatalf("the frame of a %d-byte value names dictionary %d, want %d", len(tt.value), h.DictionaryID, tt.want)
+			}
+			back, err := Decode(nil, stored)
+			if err != nil || !bytes.Equal(back, tt.value) {
+				t.Fatalf("Decode = %d bytes, %v; want the %d bytes back", len(back), err, len(tt.value))
+			}
+		})
 	}
 }
 
