@@ -73,10 +73,11 @@ var docRunElsewhere = map[string]string{
 	"go test -run '^$' -bench BenchmarkDecisionDecode -benchmem ./events":                      "BenchmarkDecisionDecode",
 
 	// bbolt's own commit, the floor under a decision's tail, at two settings of the collector.
-	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",
-	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":         "BenchmarkBoltCommitTail",
-	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":                       "BenchmarkAppendBatch",
-	"go test -run '^$' -bench 'BenchmarkEncodeDictionary' -benchtime 20000x ./store/payloadcodec": "BenchmarkEncodeDictionary",
+	"GOGC=100 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":                                      "BenchmarkBoltCommitTail",
+	"GOGC=400 go test -run '^$' -bench BenchmarkBoltCommitTail -benchtime 20000x ./store":                                      "BenchmarkBoltCommitTail",
+	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":                                                    "BenchmarkAppendBatch",
+	"go test -run '^$' -bench 'BenchmarkEncodeDictionary' -benchtime 20000x ./store/payloadcodec":                              "BenchmarkEncodeDictionary",
+	"go test -run '^$' -bench 'BenchmarkDecodeDictionary|BenchmarkEncodeDictionary/4KB' -benchtime 3000x ./store/payloadcodec": "BenchmarkDecodeDictionary",
 	// A hook's tail at the collector's default and at the setting replay serve runs at.
 	"GOGC=100 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
 	"GOGC=400 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
