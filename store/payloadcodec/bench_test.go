@@ -3,6 +3,8 @@ package payloadcodec
 import (
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/google/uuid"
 
 	"github.com/tasklog/tasklog/events"
@@ -101,16 +103,20 @@ func BenchmarkFirstUse(b *testing.B) {
 	})
 }
 
-// BenchmarkEncodeDictionary compresses the records of the realistic mix one at a time with and
-// without the dictionary, by the records' size (the store's encoders use it under entropyMin), and
-// reports the bytes a store keeps per record: the frame without its magic number, as Compress
-// keeps it, or the record as it is when that is not shorter.
-func BenchmarkEncodeDictionary(b *testing.B) {
+// sizeClass is the records of the mix from min bytes up to below to.
+type sizeClass struct {
+	name    string
+	min, to int
+}
+
+// eachDictionary runs f as a sub-benchmark for every size class and with and without the
+// dictionary, handing it the mix's records of that class (of minSize bytes or more) and the
+// encoder of that class with or without it: a class lies wholly on one side of entropyMin, so
+// one encoder serves it, the one Compress picks there but for the dictionary. store says
+// whether that encoder is the store's own for the class.
+func eachDictionary(b *testing.B, classes []sizeClass, f func(b *testing.B, in [][]byte, enc *zstd.Encoder, store bool)) {
 	recs := mixRecords(b)
-	for _, size := range []struct {
-		name    string
-		min, to int
-	}{{"under-256B", 0, 256}, {"256B-1KB", 256, 1 << 10}, {"1-4KB", 1 << 10, entropyMin}, {"4KB-up", entropyMin, 1 << 30}} {
+	for _, size := range classes {
 		var in [][]byte
 		for _, r := range recs {
 			if len(r) >= max(size.min, minSize) && len(r) < size.to {
@@ -123,73 +129,65 @@ func BenchmarkEncodeDictionary(b *testing.B) {
 				name = size.name + "/none"
 			}
 			b.Run(name, func(b *testing.B) {
-				// A size class lies wholly on one side of entropyMin, so one encoder serves it:
-				// the one Compress picks for its records.
 				enc, err := newEncoderWith(size.min >= entropyMin, dict)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if (dict != nil) == (size.min < entropyMin) {
-					// The store's encoder for these records: it keeps what Compress keeps.
-					for _, r := range in {
-						kept, ok := Compress(nil, r)
-						if want := keptOf(enc.EncodeAll(r, nil), r); ok && len(kept) != want || !ok && want != len(r) {
-							b.Fatalf("a %d-byte record: Compress keeps %d bytes (compressed %v), the benchmark counts %d", len(r), len(kept), ok, want)
-						}
-					}
-				}
-				var dst []byte
-				kept := 0
-				for i := 0; b.Loop(); i++ {
-					r := in[i%len(in)]
-					dst = enc.EncodeAll(r, dst[:0])
-					kept += keptOf(dst, r)
-				}
-				b.ReportMetric(float64(kept)/float64(b.N), "B/record")
+				f(b, in, enc, (dict != nil) == (size.min < entropyMin))
 				b.ReportMetric(float64(len(in)), "records")
 			})
 		}
 	}
 }
 
+// BenchmarkEncodeDictionary compresses the records of the realistic mix one at a time with and
+// without the dictionary, by the records' size (the store's encoders use it under entropyMin), and
+// reports the bytes a store keeps per record: the frame without its magic number, as Compress
+// keeps it, or the record as it is when that is not shorter.
+func BenchmarkEncodeDictionary(b *testing.B) {
+	classes := []sizeClass{{"under-256B", 0, 256}, {"256B-1KB", 256, 1 << 10}, {"1-4KB", 1 << 10, entropyMin}, {"4KB-up", entropyMin, 1 << 30}}
+	eachDictionary(b, classes, func(b *testing.B, in [][]byte, enc *zstd.Encoder, store bool) {
+		if store {
+			// The store's encoder for these records: it keeps what Compress keeps.
+			for _, r := range in {
+				kept, ok := Compress(nil, r)
+				if want := keptOf(enc.EncodeAll(r, nil), r); ok && len(kept) != want || !ok && want != len(r) {
+					b.Fatalf("a %d-byte record: Compress keeps %d bytes (compressed %v), the benchmark counts %d", len(r), len(kept), ok, want)
+				}
+			}
+		}
+		var dst []byte
+		kept := 0
+		for i := 0; b.Loop(); i++ {
+			r := in[i%len(in)]
+			dst = enc.EncodeAll(r, dst[:0])
+			kept += keptOf(dst, r)
+		}
+		b.ReportMetric(float64(kept)/float64(b.N), "B/record")
+	})
+}
+
 // BenchmarkDecodeDictionary decompresses the records of the realistic mix one at a time,
 // compressed with and without the dictionary, by the records' size, as reads do: the decoder
 // takes its assembly path only for a frame that names no dictionary.
 func BenchmarkDecodeDictionary(b *testing.B) {
-	recs := mixRecords(b)
-	for _, size := range []struct {
-		name    string
-		min, to int
-	}{{"under-4KB", minSize, entropyMin}, {"4KB-up", entropyMin, 1 << 30}} {
-		for _, dict := range []*Dictionary{current(), nil} {
-			name := size.name + "/dictionary"
-			if dict == nil {
-				name = size.name + "/none"
-			}
-			b.Run(name, func(b *testing.B) {
-				enc, err := newEncoderWith(size.min >= entropyMin, dict)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var frames [][]byte
-				raw := 0
-				for _, r := range recs {
-					if len(r) >= size.min && len(r) < size.to {
-						frames = append(frames, enc.EncodeAll(r, nil)[len(magic):])
-						raw += len(r)
-					}
-				}
-				var dst []byte
-				b.SetBytes(int64(raw / len(frames)))
-				for i := 0; b.Loop(); i++ {
-					if dst, err = Decompress(dst[:0], frames[i%len(frames)]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(len(frames)), "records")
-			})
+	classes := []sizeClass{{"under-4KB", 0, entropyMin}, {"4KB-up", entropyMin, 1 << 30}}
+	eachDictionary(b, classes, func(b *testing.B, in [][]byte, enc *zstd.Encoder, _ bool) {
+		frames := make([][]byte, len(in))
+		raw := 0
+		for i, r := range in {
+			frames[i] = enc.EncodeAll(r, nil)[len(magic):]
+			raw += len(r)
 		}
-	}
+		var dst []byte
+		var err error
+		b.SetBytes(int64(raw / len(frames)))
+		for i := 0; b.Loop(); i++ {
+			if dst, err = Decompress(dst[:0], frames[i%len(frames)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // keptOf is how many bytes a store keeps of record r whose zstd frame is frame: the frame
