@@ -182,23 +182,34 @@ func TestRecordOfUnknownDictionary(t *testing.T) {
 	db := openAt(t, filepath.Join(t.TempDir(), "tasks.db"), &Options{NoSync: true})
 	task := uuid.New()
 	mustAppend(t, db, task, 0, format2Events(t, 0)[:10]...)
-	// The frame of the first record compressed with dictionary 1 (a small one: a large record
-	// is compressed without it) is made to name a dictionary no version has yet, as a newer
-	// version would write it.
+	// The frame of the last small record of the first ten (a large one, the decision at seq
+	// 10, is compressed without a dictionary) is made to name a dictionary no version has yet,
+	// as a newer version would write it.
 	var seq uint64
 	rawUpdate(t, db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(task[:])
-		for s := uint64(1); s <= 10; s++ {
+		frameAt := func(s uint64) []byte {
 			v := bytes.Clone(tb.Get(uint64ToBytes(s)))
 			_, _, at, err := linkedHead(v)
+			if err != nil || v[0] != tagLinkedZstd {
+				t.Fatalf("the record at seq %d is not compressed (%x, %v)", s, v[0], err)
+			}
+			return v[at:]
+		}
+		if fhd := frameAt(10)[0]; fhd&3 != 0 {
+			t.Fatalf("the decision at seq 10 names a dictionary (frame header %x)", fhd)
+		}
+		for s := uint64(9); s >= 1; s-- {
+			v := bytes.Clone(tb.Get(uint64ToBytes(s)))
+			_, _, at, _ := linkedHead(v)
 			// Dictionary id 1 becomes 200 in the frame header: single segment, one byte of id.
-			if err != nil || v[0] != tagLinkedZstd || v[at]&3 != 1 || v[at+1] != 1 {
+			if f := frameAt(s); f[0]&3 != 1 || f[1] != 1 {
 				continue
 			}
 			seq, v[at+1] = s, 200
 			return tb.Put(uint64ToBytes(s), v)
 		}
-		t.Fatal("no record of the first ten is compressed with dictionary 1, named in one byte")
+		t.Fatal("no record of seqs 1 to 9 is compressed with dictionary 1, named in one byte")
 		return nil
 	})
 	db = openAt(t, db.Path(), &Options{NoSync: true})
@@ -208,7 +219,7 @@ func TestRecordOfUnknownDictionary(t *testing.T) {
 			readErr = err
 		}
 	}
-	if !errors.Is(readErr, payloadcodec.ErrUnknownDictionary) || !strings.Contains(readErr.Error(), "dictionary 200") || !strings.Contains(readErr.Error(), fmt.Sprintf("seq %d", seq)) {
+	if !errors.Is(readErr, payloadcodec.ErrUnknownDictionary) || !strings.Contains(readErr.Error(), "dictionary 200") || !strings.Contains(readErr.Error(), fmt.Sprintf(": seq %d:", seq)) {
 		t.Errorf("reading a record of dictionary 200 at seq %d: %v", seq, readErr)
 	}
 }

@@ -103,7 +103,7 @@ func BenchmarkFirstUse(b *testing.B) {
 	})
 }
 
-// sizeClass is the records of the mix from min bytes up to below to.
+// sizeClass is the records of the mix from min bytes up to, but not including, to.
 type sizeClass struct {
 	name    string
 	min, to int

@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// Dictionary is content that zstd starts every value with, as if it had just been seen: the
-// JSON keys and phrases events share, so that even a short record compresses. Its ID is written
-// in every frame compressed with it.
+// Dictionary is content that zstd starts a value compressed with it from, as if it had just
+// been seen: the JSON keys and phrases events share, so that even a short record compresses.
+// Its ID is written in every frame compressed with it.
 type Dictionary struct {
 	// ID is the dictionary's number, from 1; a frame without a dictionary says 0.
 	ID uint32
@@ -29,9 +29,10 @@ const (
 	dictMaxSample = 4 << 10
 )
 
-// Dictionaries are every dictionary this version reads, oldest first; values are written with
-// the last one. A dictionary once released is never changed or removed: the values written with
-// it name it.
+// Dictionaries are every dictionary this version reads, oldest first; values under entropyMin
+// are written with the last one, larger ones without a dictionary (see newEncoder). Their IDs
+// start at 1: a frame of ID 0 names no dictionary. A dictionary once released is never changed
+// or removed: the values written with it name it.
 var Dictionaries = []Dictionary{{ID: 1, Content: dict1}}
 
 func current() *Dictionary {

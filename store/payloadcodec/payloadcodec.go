@@ -4,8 +4,9 @@
 // Both forms coexist in one log. A record written before compression existed is its canonical
 // encoding, whose first byte is the events package's format byte (1), and reads as it always
 // did; a compressed record starts with Tag, followed by a zstd frame without its four magic
-// bytes. The frame names the dictionary it was compressed with (see Dictionaries), so a later
-// dictionary never makes an earlier record unreadable. Encode compresses only when that saves
+// bytes. The frame names the dictionary it was compressed with (see Dictionaries), or none (id 0)
+// for a value of entropyMin bytes or more, so a later dictionary never makes an earlier record
+// unreadable. Encode compresses only when that saves
 // bytes: a record compression would not shrink is kept as it is.
 //
 // Compress and Decompress are the frame alone, without Tag, for a store that keeps records in a
@@ -38,9 +39,8 @@ var magic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 const minSize = 48
 
 // entropyMin is the smallest value whose literals are Huffman-coded, and which is compressed
-// without the dictionary (see newEncoder). Below it, building the
-// Huffman table costs more than it saves: on the recorded mix, values under 4 KB coded without
-// it keep the same bytes (243.4 against 243.3 a record) in half the time (5.9 against 11.9 µs
+// without the dictionary (see newEncoder). Below it, building the Huffman table costs more than
+// it saves: on the recorded mix, values under 4 KB coded without Huffman tables keep the same bytes (243.4 against 243.3 a record) in half the time (5.9 against 11.9 µs
 // a record); above it, a decision's literals are worth coding (253 bytes a record when no
 // value is).
 const entropyMin = 4 << 10
@@ -70,10 +70,10 @@ var (
 
 // newEncoder makes the encoder of values of entropyMin bytes or more (large: decisions, rules
 // snapshots) or of smaller ones. A large value's literals are Huffman-coded, and it is
-// compressed without the dictionary: zstd's assembly decoder does not take a frame that names
-// one, and decodes a decision about twice as fast without it for about 4% more bytes
-// (BenchmarkDecodeDictionary, BenchmarkEncodeDictionary). A small value keeps the dictionary,
-// which saves a fifth or more of its bytes.
+// compressed without the dictionary: zstd's assembly decoder (amd64, arm64) leaves a frame that
+// names one to its portable code, and decompresses the mix's large records in about 60% of the
+// time without it, for 5% more bytes (BenchmarkDecodeDictionary, BenchmarkEncodeDictionary). A
+// small value keeps the dictionary, which saves about a fifth of its bytes.
 func newEncoder(large bool) (*zstd.Encoder, error) {
 	if large {
 		return newEncoderWith(true, nil)
@@ -81,11 +81,12 @@ func newEncoder(large bool) (*zstd.Encoder, error) {
 	return newEncoderWith(false, current())
 }
 
-// newEncoderWith is newEncoder with the dictionary d, or none when d is nil.
+// newEncoderWith makes an encoder that Huffman-codes literals when entropy is set, with the
+// dictionary d, or none when d is nil.
 //
 // The dictionary costs time at every frame: the encoder puts its match table back to the
 // dictionary's (256 KB) before each one, most of the time of a small record
-// (BenchmarkEncodeDictionary). It is kept for the bytes it saves.
+// (BenchmarkEncodeDictionary). It is kept for values under entropyMin, for the bytes it saves.
 func newEncoderWith(entropy bool, d *Dictionary) (*zstd.Encoder, error) {
 	opts := []zstd.EOption{
 		// On the recorded mix the fastest level keeps 0.5% more bytes than the default

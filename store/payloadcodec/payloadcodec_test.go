@@ -148,6 +148,35 @@ func TestEncodeNamesTheDictionary(t *testing.T) {
 	}
 }
 
+// A decision compressed with dictionary 1, as versions before records of entropyMin bytes went
+// without it wrote one, reads back whole.
+func TestDecodeLargeValueOfDictionary1(t *testing.T) {
+	enc, err := newEncoderWith(true, &Dictionaries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := bigJSON(45 << 10)
+	frame := enc.EncodeAll(value, nil)
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil || h.DictionaryID != 1 {
+		t.Fatalf("the frame names dictionary %d (%v), want 1", h.DictionaryID, err)
+	}
+	got, err := Decode(nil, append([]byte{Tag}, frame[len(magic):]...))
+	if err != nil || !bytes.Equal(got, value) {
+		t.Fatalf("Decode = %d bytes, %v; want the %d bytes back", len(got), err, len(value))
+	}
+}
+
+// No dictionary is numbered 0: zstd would apply a dictionary of ID 0 to every frame that names
+// none, the frames of values of entropyMin bytes or more.
+func TestNoDictionaryIsNumberedZero(t *testing.T) {
+	for _, d := range Dictionaries {
+		if d.ID == 0 {
+			t.Fatal("a dictionary is numbered 0")
+		}
+	}
+}
+
 // bigJSON is n bytes or a little more of JSON lines that differ in their numbers.
 func bigJSON(n int) []byte {
 	var b []byte
