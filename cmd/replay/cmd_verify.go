@@ -47,13 +47,20 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	// What the collector's setting is does not change what verify prints, so it goes unsaid.
 	collectorDefault(os.Getenv, session.VerifyGCPercent, "verify's")
+	return verifyAndReport(db, tasks, f.json, stdout, stderr)
+}
+
+// verifyAndReport verifies the tasks of db, prints each verdict (as JSON with asJSON) and
+// returns verify's exit status: exitFailed when a task failed, whether or not another could not
+// be read; else exitUsage, with a line on stderr, when one could not be read to its end.
+func verifyAndReport(db session.ChainChecker, tasks []uuid.UUID, asJSON bool, stdout, stderr io.Writer) int {
 	bar := newProgress(stderr, "verify", len(tasks))
 	results, failed, unread, err := verifyTasks(context.Background(), db, tasks, bar.set)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	bar.done()
-	if f.json {
+	if asJSON {
 		if err := printJSON(stdout, results); err != nil {
 			return fail(stderr, err)
 		}

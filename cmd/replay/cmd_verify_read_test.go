@@ -29,15 +29,16 @@ func (s slowBlobs) Blob(sum string) ([]byte, error) {
 	return s.DB.Blob(sum)
 }
 
-// A task the store could not be read for gets no verdict, and the tasks before and after it
-// are verified all the same: a FAIL before it is still told.
-func TestVerifyGoesOnPastAReadFault(t *testing.T) {
+// readFaultTasks imports bad-drift (a FAIL), toggle and remote (sound) into a store whose blobs
+// of toggle's rules snapshots time out, so that toggle cannot be read to its end.
+func readFaultTasks(t *testing.T) (slowBlobs, []uuid.UUID) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	logs := filepath.Join(repoRoot(t), "testdata", "logs")
 	var tasks []uuid.UUID
 	for _, name := range []string{"bad-drift", "toggle", "remote"} {
@@ -65,7 +66,15 @@ func TestVerifyGoesOnPastAReadFault(t *testing.T) {
 			}
 		}
 	}
-	results, failed, unread, err := verifyTasks(ctx, slowBlobs{db, slow}, tasks, func(int) {})
+	return slowBlobs{db, slow}, tasks
+}
+
+// A task the store could not be read for gets no verdict, and the tasks before and after it
+// are verified all the same: a FAIL before it is still told.
+func TestVerifyGoesOnPastAReadFault(t *testing.T) {
+	ctx := context.Background()
+	db, tasks := readFaultTasks(t)
+	results, failed, unread, err := verifyTasks(ctx, db, tasks, func(int) {})
 	if err != nil || !failed || !unread || len(results) != 3 {
 		t.Fatalf("verifyTasks = %d results, failed %v, unread %v, %v; want 3, a FAIL and a task unread", len(results), failed, unread, err)
 	}
@@ -86,5 +95,46 @@ func TestVerifyGoesOnPastAReadFault(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("verdicts lack %q:\n%s", want, got)
 		}
+	}
+}
+
+// verify's exit status: a FAIL wins over a task without a verdict (1), which alone is 2 with a
+// line saying to run verify again, and sound tasks are 0.
+func TestVerifyExitWithAReadFault(t *testing.T) {
+	db, tasks := readFaultTasks(t)
+	failing, unread, sound := tasks[0], tasks[1], tasks[2]
+	for _, tt := range []struct {
+		name   string
+		tasks  []uuid.UUID
+		code   int
+		stderr string
+	}{
+		{"a FAIL and a task unread", []uuid.UUID{failing, unread, sound}, exitFailed, ""},
+		{"a task unread after a FAIL", []uuid.UUID{unread, failing}, exitFailed, ""},
+		{"a task unread", []uuid.UUID{unread, sound}, exitUsage, "could not be read to the end of every task: run verify again for a verdict"},
+		{"sound tasks", []uuid.UUID{sound}, exitOK, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := verifyAndReport(db, tt.tasks, false, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			if tt.stderr != "" && !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, stderr.String())
+			}
+			if tt.stderr == "" && strings.Contains(stderr.String(), "run verify again") {
+				t.Errorf("stderr asks to run verify again though a verdict was given:\n%s", stderr.String())
+			}
+			verdicts := 0
+			for line := range strings.Lines(stdout.String()) {
+				if strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL ") || strings.HasPrefix(line, "?    ") {
+					verdicts++
+				}
+			}
+			if verdicts != len(tt.tasks) {
+				t.Errorf("%d verdicts for %d tasks:\n%s", verdicts, len(tt.tasks), stdout.String())
+			}
+		})
 	}
 }
