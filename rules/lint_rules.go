@@ -328,6 +328,12 @@ func (l ruleLint) shadowed(w *Rule) Finding {
 		fd.Message = fmt.Sprintf("hidden by %s, of the same name %q: %s; it has the same text, so nothing is lost", w.ID, r.Name, why)
 		return fd
 	}
+	if r.Provider != ProviderTasklog {
+		// Shadowing is tasklog's: the agent whose folder this file is in reads it all the same.
+		fd.Message = fmt.Sprintf("hidden by %s, of the same name %q: %s; its text differs and tasklog delivers only the other's, while an agent that reads %s's rules itself still sends this one: rename one file to keep both",
+			w.ID, r.Name, why, titleOf(r.Provider))
+		return fd
+	}
 	fd.Message = fmt.Sprintf("hidden by %s, of the same name %q: %s; its text differs and never reaches the model: rename one file to keep both, or delete this one",
 		w.ID, r.Name, why)
 	return fd

@@ -121,8 +121,21 @@ func TestLint(t *testing.T) {
 			"shadowed warning .clinerules/api.md",
 			"shadowed info .clinerules/copy.md",
 		}, msgs: []string{
-			"hidden by windsurf:/ws/.windsurf/rules/api.md, of the same name \"api\": Windsurf's folder ranks above Cline's",
+			// The full sentence is in testdata/lint.golden.json.
+			"its text differs and tasklog delivers only the other's, while an agent that reads Cline's rules itself still sends this one: rename one file to keep both",
 			"the same text, so nothing is lost",
+		}},
+		{name: "shadowed within a tool", files: with(map[string]string{
+			".cursor/rules/api.mdc": "---\nalwaysApply: true\n---\nmdc text",
+			".cursor/rules/api.md":  "---\nalwaysApply: true\n---\nmd text",
+		}), want: []string{"shadowed warning .cursor/rules/api.mdc"}, msgs: []string{
+			"both come from the same tool and scope, and the smaller ID wins; its text differs and tasklog delivers only the other's, while an agent that reads Cursor's rules itself still sends this one",
+		}},
+		{name: "shadowed in tasklog's own folder", files: with(map[string]string{
+			".tasklog/rules/api.mdc": "---\nalwaysApply: true\n---\nmdc text",
+			".tasklog/rules/api.md":  "---\nalwaysApply: true\n---\nmd text",
+		}), want: []string{"shadowed warning .tasklog/rules/api.mdc"}, msgs: []string{
+			"its text differs and never reaches the model: rename one file to keep both, or delete this one",
 		}},
 		{name: "duplicate text", files: with(map[string]string{
 			".clinerules/one.md":    "same text",
