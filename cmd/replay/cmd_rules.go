@@ -57,7 +57,7 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&workspaces, "workspace", "workspace root `DIR` (repeatable for a multi-root workspace; default: the current folder)")
 	home := fs.String("home", "", "home `DIR` to read global rules from (default: none)")
 	fs.Var(&paths, "path", "candidate `PATH` the request is about, relative to the workspace (repeatable; a trailing / marks a directory)")
-	fs.Var(&disable, "disable", "disable the rule with this `ID` or the name the table shows (repeatable)")
+	fs.Var(&disable, "disable", "disable the rules this `NAME` names: a rule's name (rule:// name), its id, or the file the table shows (repeatable)")
 	fs.Var(&mention, "mention", "mention the rule `NAME` (its name, id, or the file the table shows), as a manual rule needs (repeatable)")
 	mode := fs.String("mode", "", "agent mode (act or plan)")
 	model := fs.String("model", "", "model id")
@@ -91,27 +91,28 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 	rs := rules.Load(files)
 	multiRoot := len(ws.Roots) > 1
 	toggles := rules.Toggles{}
-	// namedBy is the rules a --disable or --mention value names, said to be none on stderr.
-	namedBy := func(flag, given, forms string, byName bool) []*rules.Rule {
+	// namedBy is the rules a --disable or --mention value names (a rule's name, its id, or the
+	// file the table shows; a name two rules share names both), said to be none on stderr.
+	namedBy := func(flag, given string) []*rules.Rule {
 		var named []*rules.Rule
 		for _, r := range rs.Rules() {
-			if r.ID == given || ruleLabel(r, multiRoot) == given || byName && r.Name == given {
+			if r.ID == given || ruleLabel(r, multiRoot) == given || r.Name == given {
 				named = append(named, r)
 			}
 		}
 		if len(named) == 0 {
-			fmt.Fprintf(safeWriter{stderr}, "replay rules: --%s %s names no rule of the workspace (%s): ignored\n", flag, given, forms)
+			fmt.Fprintf(safeWriter{stderr}, "replay rules: --%s %s names no rule of the workspace (a name, an id, or a file the table shows): ignored\n", flag, given)
 		}
 		return named
 	}
-	for _, id := range disable {
-		toggles[id] = false
-		for _, r := range namedBy("disable", id, "an id, or a name the table shows", false) {
+	for _, given := range disable {
+		toggles[given] = false
+		for _, r := range namedBy("disable", given) {
 			toggles[r.ID] = false
 		}
 	}
 	for _, given := range mention {
-		for _, r := range namedBy("mention", given, "a name, an id, or a file the table shows", true) {
+		for _, r := range namedBy("mention", given) {
 			ctx.Rules = append(ctx.Rules, r.Name)
 		}
 	}

@@ -133,6 +133,21 @@ func TestCmdRulesUsage(t *testing.T) {
 
 // --mention names a manual rule as --disable names a rule: by its name, its id or the file the
 // table shows; each includes it.
+// --disable names a rule by its name, its id or the file the table shows, as --mention does.
+func TestCmdRulesDisableByName(t *testing.T) {
+	dir := rulesTestWorkspace(t)
+	root := filepath.ToSlash(dir)
+	for _, given := range []string{"always", ".clinerules/always.md", "cline:" + root + "/.clinerules/always.md"} {
+		code, stdout, stderr := runRules(t, "--workspace", dir, "--disable", given)
+		if code != 0 || stderr != "" {
+			t.Fatalf("--disable %s: exit %d, stderr %q", given, code, stderr)
+		}
+		if !regexp.MustCompile(`(?m)^\.clinerules/always\.md +cline/workspace +always +no +toggled_off$`).MatchString(stdout) {
+			t.Errorf("--disable %s did not turn the always rule off:\n%s", given, stdout)
+		}
+	}
+}
+
 func TestCmdRulesMentionByFile(t *testing.T) {
 	dir := rulesTestWorkspace(t)
 	root := filepath.ToSlash(dir)
