@@ -45,7 +45,12 @@ package rules
 //     that read them read each one; before, they were shadowed by name like other rules. A
 //     name they share is the other rule's, and an on-request rule's detail gives the rule's
 //     address ([Rule.Address]: rule://ID where the name is another's).
-const EngineVersion = "rules/3"
+//   - rules/4: a Cline file whose frontmatter strict YAML rejects (an unquoted * that YAML
+//     reads as an alias, a tab in the indentation, a key given twice) is always on with the
+//     whole file as its body, as Cline, whose YAML reader rejects such a block, sends it.
+//     Before, its block was read line by line, as Cursor and Windsurf read theirs, and its
+//     paths scoped it (a key given twice: the first).
+const EngineVersion = "rules/4"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they
 // were.
@@ -54,3 +59,7 @@ const EngineV1 = "rules/1"
 // EngineV2 is the second engine version, whose decisions later versions decide again as they
 // were.
 const EngineV2 = "rules/2"
+
+// EngineV3 is the third engine version, whose decisions later versions decide again as they
+// were.
+const EngineV3 = "rules/3"

@@ -104,14 +104,14 @@ func (rs *RuleSet) EvaluateLent(last Decision, into []Result, lend func(n int) [
 }
 
 // EvaluateLentAs is EvaluateLent deciding as the engine version named decided, and naming it in
-// the Decision: EngineV1 and EngineV2 read some files otherwise (see As), and EngineV1 also
+// the Decision: EngineV1, EngineV2 and EngineV3 read some files otherwise (see As), and EngineV1 also
 // includes no manual rule for a mention of its file and has no DiagDuplicateKey diagnostics.
 // A version this package does not know decides as EngineVersion, and the Decision names
 // EngineVersion. The results of an earlier version may point to rules of its own reading, not
 // to those Rules returns.
 func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, lend func(n int) []Match, ctx EvaluationContext, t Toggles) Decision {
 	switch engine {
-	case EngineV1, EngineV2:
+	case EngineV1, EngineV2, EngineV3:
 	default:
 		engine = EngineVersion
 	}

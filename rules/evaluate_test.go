@@ -153,6 +153,68 @@ func TestEngineVersionsReadTheLegacyClineFile(t *testing.T) {
 	}
 }
 
+// A Cline file whose frontmatter strict YAML rejects is always on with its whole text under
+// rules/4, as Cline sends it, and scoped by its block read line by line under the versions
+// before it; a Cursor file with the same kind of block is read line by line under all of them.
+func TestEngineVersionsReadClineFrontmatterStrictly(t *testing.T) {
+	cline := func(path, content string) File {
+		return File{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: path, Content: []byte(content)}
+	}
+	rs := Load([]File{
+		cline(".clinerules/alias.md", "---\npaths: [**/*.ts]\n---\nUse strict TypeScript."),
+		cline(".clinerules/twice.md", "---\npaths:\n  - \"docs/**\"\npaths:\n  - \"src/**\"\n---\nKeep the docs in step."),
+		cline(".clinerules", "---\npaths:\n\t- \"api/**\"\n---\nValidate bodies."),
+		cline(".clinerules/good.md", "---\npaths:\n  - \"src/**\"\n---\nGood."),
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/tsx.mdc", Content: []byte("---\nglobs: **/*.tsx\n---\nTSX.")},
+	})
+	readme := ctxPaths("README.md")
+	for _, tc := range []struct {
+		engine string
+		// applies are the rules that apply to README.md, by name.
+		applies string
+	}{
+		{EngineVersion, "clinerules alias twice"}, // in id order: the legacy file first
+		{EngineV3, ""},
+		{EngineV2, "clinerules"}, // the legacy file was sent as written before rules/3
+		{EngineV1, "clinerules"},
+	} {
+		d := rs.EvaluateLentAs(tc.engine, Decision{}, nil, nil, readme, nil)
+		var applies []string
+		for _, r := range d.Results {
+			if r.Included {
+				applies = append(applies, r.Rule.Name)
+			}
+		}
+		if got := strings.Join(applies, " "); d.EngineVersion != tc.engine || got != tc.applies {
+			t.Errorf("%s: engine %s, %q apply to README.md, want %q", tc.engine, d.EngineVersion, got, tc.applies)
+		}
+		rejected := 0
+		for _, dg := range d.Diagnostics {
+			if strings.Contains(dg.Message, "Cline") && dg.Code == DiagParseError {
+				rejected++
+			}
+		}
+		if want := map[bool]int{true: 3, false: 0}[tc.engine == EngineVersion]; rejected != want {
+			t.Errorf("%s: %d parse_error diagnostics naming Cline, want %d: %+v", tc.engine, rejected, want, d.Diagnostics)
+		}
+	}
+	for _, r := range rs.Rules() {
+		switch r.Name {
+		case "alias":
+			if r.Body != "---\npaths: [**/*.ts]\n---\nUse strict TypeScript." || r.Category != CategoryAlways {
+				t.Errorf("alias: %s, body %q; want always, the whole file", r.Category, r.Body)
+			}
+		case "tsx":
+			if r.Category != CategoryScoped || r.Body != "TSX." {
+				t.Errorf("Cursor's tsx: %s, body %q; want scoped by its globs read line by line", r.Category, r.Body)
+			}
+		}
+	}
+	if old := rs.As(EngineV3); old == rs || old.As(EngineVersion) != rs || old.As(EngineV3) != old || rs.As(EngineV3) != old {
+		t.Error("As does not hand out one set for each reading, and today's from it")
+	}
+}
+
 // A CLAUDE.md in .claude/rules is a rule of the folder under rules/3 (always on, named by its
 // path there), and a memory file scoped to .claude/rules under the versions before it.
 func TestEngineVersionsReadClaudeMDInTheRulesFolder(t *testing.T) {

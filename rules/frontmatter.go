@@ -160,6 +160,67 @@ func duplicateKeys(fields []Field) []Problem {
 	return out
 }
 
+// clineRejects is fm as Cline reads the file whose text it was parsed from: Cline reads
+// frontmatter with a YAML reader that follows the standard (js-yaml) and sends a file whose
+// block it rejects always on, the whole file its body. The block read line by line (fm.Lenient)
+// or with a key given twice is such a block: fm is then failed, with a [DiagParseError] that
+// says why in place of the [DiagNotStrict] or [DiagDuplicateKey] problems. Any other fm is
+// returned as it is. fm's problems are not changed in place: a parse is shared.
+func clineRejects(fm Frontmatter, text string) Frontmatter {
+	if !fm.Present || fm.Failed {
+		return fm
+	}
+	var why string
+	line := 0
+	for _, p := range fm.Problems {
+		switch {
+		case p.Code == DiagNotStrict && why == "":
+			why, line = strings.TrimPrefix(p.Message, "frontmatter is not strict YAML ("), p.Line
+			why, _, _ = strings.Cut(why, "); read line by line")
+			why = "frontmatter is not YAML as Cline reads it (" + why + ")" + clineHint(text)
+		case p.Code == DiagDuplicateKey && why == "":
+			key, _, _ := strings.Cut(strings.TrimPrefix(p.Message, "key "), " is given again")
+			why, line = "frontmatter gives the key "+key+" twice, which Cline's YAML reader rejects", p.Line
+		}
+	}
+	if why == "" {
+		return fm
+	}
+	out := Frontmatter{Present: true, Failed: true, Body: normalizeText(text), BodyLine: 1}
+	for _, p := range fm.Problems {
+		if p.Code != DiagNotStrict && p.Code != DiagDuplicateKey {
+			out.Problems = append(out.Problems, p)
+		}
+	}
+	out.Problems = append(out.Problems, Problem{Line: line, Severity: SeverityError, Code: DiagParseError,
+		Message: why + "; Cline keeps the rule always on, with the whole file as its body"})
+	return out
+}
+
+var (
+	unquotedStarRE = regexp.MustCompile(`(?m)(^[ \t]*-[ \t]*\*|[\[,][ \t]*\*|^[A-Za-z_][\w-]*:[ \t]*\*)`)
+	tabIndentRE    = regexp.MustCompile(`(?m)^ *\t`)
+)
+
+// clineHint says how to write the frontmatter of text so that a YAML reader that follows the
+// standard reads it, for the two ways users' rule files most often miss it; else "".
+func clineHint(text string) string {
+	block := text
+	if _, after, ok := strings.Cut(text, "---\n"); ok {
+		block = after
+	}
+	if b, _, _, ok := findClosingFence(block, 0); ok {
+		block = b
+	}
+	switch {
+	case unquotedStarRE.MatchString(block):
+		return `: quote each pattern that starts with * ("**/*.ts"), which YAML reads as an alias`
+	case tabIndentRE.MatchString(block):
+		return ": indent with spaces, as YAML forbids tabs there"
+	}
+	return ""
+}
+
 func (fm *Frontmatter) fail(line int, code, msg, text string) {
 	fm.Problems = append(fm.Problems, Problem{Line: line, Severity: SeverityError, Code: code,
 		Message: msg + "; the rule is kept universal with the whole file as its body"})

@@ -89,8 +89,21 @@ func TestLint(t *testing.T) {
 			".clinerules/nf.md": "globs: src/**\ndescription: x\n\nbody",
 		}), want: []string{"broken error .clinerules/nf.md:1"}, msgs: []string{"meant for globs src/**, the rule is always on"}},
 		{name: "a key given twice", files: with(map[string]string{
+			".cursor/rules/twice.mdc": "---\nglobs: src/**\nglobs: docs/**\n---\ntwice",
+		}), want: []string{"broken warning .cursor/rules/twice.mdc:3"}, msgs: []string{`key "globs" is given again (first on line 2); only the first is read`}},
+		{name: "a key given twice in a Cline rule", files: with(map[string]string{
 			".clinerules/twice.md": "---\npaths:\n  - \"src/**\"\npaths:\n  - \"docs/**\"\n---\ntwice",
-		}), want: []string{"broken warning .clinerules/twice.md:4"}, msgs: []string{`key "paths" is given again (first on line 2); only the first is read`}},
+		}), want: []string{"broken error .clinerules/twice.md:4"}, msgs: []string{`meant for paths src/**, the rule is always on: it goes into every prompt. frontmatter gives the key "paths" twice, which Cline's YAML reader rejects`}},
+		{name: "a Cline rule's unquoted *", files: with(map[string]string{
+			".clinerules/ts.md":     "---\npaths: [**/*.ts]\n---\nts",
+			".cursor/rules/tsx.mdc": "---\nglobs: **/*.tsx\n---\ntsx",
+			".clinerules/tab.md":    "---\npaths:\n\t- \"src/**\"\n---\ntab",
+			"src/app.ts":            "",
+			"src/view.tsx":          "",
+		}), want: []string{"broken error .clinerules/tab.md:3", "broken error .clinerules/ts.md:1"}, msgs: []string{
+			"frontmatter is not YAML as Cline reads it (yaml: line 2: found character that cannot start any token): indent with spaces",
+			`meant for paths **/*.ts, the rule is always on: it goes into every prompt. frontmatter is not YAML as Cline reads it (yaml: did not find expected alphabetic or numeric character): quote each pattern that starts with * ("**/*.ts")`,
+		}},
 		{name: "Cline paths as a string", files: with(map[string]string{
 			".clinerules/s.md": "---\npaths: \"src/**\"\n---\ns",
 		}), want: []string{"broken error .clinerules/s.md:2"}, msgs: []string{"meant for paths src/**, the rule is always on"}},

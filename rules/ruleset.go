@@ -35,14 +35,36 @@ type RuleSet struct {
 	// diagnosticsV1 is, in a set read as before rules/3, allDiagnostics as EngineV1 had them:
 	// without DiagDuplicateKey (the same slice when there is none, and in today's set).
 	diagnosticsV1 []Diagnostic
-	// before3 is the set as the engines before rules/3 read its files (see build), built from
-	// files by loader the first time As asks for it.
-	before3     *RuleSet
-	before3Once sync.Once
-	files       []File
-	loader      *Loader
-	// current is, in a set read as before rules/3 (a before3), the set it was built for.
+	// older are the set as the earlier engine versions read its files (see build), each built
+	// from files by loader the first time As asks for it.
+	older     [readingNow]*RuleSet
+	olderOnce [readingNow]sync.Once
+	files     []File
+	loader    *Loader
+	// current is, in a set read as an earlier version read its files, the set it was built for.
 	current *RuleSet
+}
+
+// reading is how an engine version reads rule files: each later one reads some files
+// otherwise (see EngineVersion).
+type reading int
+
+const (
+	readingV2  reading = iota // EngineV1 and EngineV2
+	readingV3                 // EngineV3
+	readingNow                // EngineVersion
+)
+
+// readingOf is how the engine version named reads rule files; one this package does not know
+// reads them as EngineVersion does.
+func readingOf(engine string) reading {
+	switch engine {
+	case EngineV1, EngineV2:
+		return readingV2
+	case EngineV3:
+		return readingV3
+	}
+	return readingNow
 }
 
 // Loader parses rule files and caches the parse of each content (by SHA-256) and the
@@ -93,14 +115,14 @@ func walkNote(readError string) (code, msg string, ok bool) {
 
 // Load parses, normalizes, validates and shadows files into a rule set.
 func (l *Loader) Load(files []File) *RuleSet {
-	rs := l.load(files, false)
+	rs := l.load(files, readingNow)
 	rs.files, rs.loader = slices.Clone(files), l
 	return rs
 }
 
-// load is Load reading the files as this engine does or, with before3, as the engines before
-// rules/3 did (see build).
-func (l *Loader) load(files []File, before3 bool) *RuleSet {
+// load is Load reading the files as the engine versions of reading rd do (see build).
+func (l *Loader) load(files []File, rd reading) *RuleSet {
+	before3 := rd < readingV3
 	rs := &RuleSet{byName: map[string]*Rule{}}
 	ids := map[string]int{}
 	var byKey map[importKey]*File // for @path imports; built only when a file may have one
@@ -128,7 +150,7 @@ func (l *Loader) load(files []File, before3 bool) *RuleSet {
 		if parsed != nil {
 			pc = parsed[i]
 		}
-		r := l.build(f, byKey, pc, before3)
+		r := l.build(f, byKey, pc, rd)
 		if n := ids[r.ID]; n > 0 {
 			r.ID = fmt.Sprintf("%s#%d", r.ID, n+1)
 			r.Diagnostics = append(r.Diagnostics, Diagnostic{RuleID: r.ID, File: f.label(), Severity: SeverityWarning,
@@ -306,11 +328,13 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// build turns one file into a rule, as the engines before rules/3 read it when before3 is set:
+// build turns one file into a rule, as the engine versions of reading rd read it. Before rules/3:
 // see classify, and a memory file (CLAUDE.md, AGENTS.md) shadowed by or shadowing a rule of the
 // same name, where every agent that reads memory files reads each of them (Claude Code the
-// root's CLAUDE.md, .claude/CLAUDE.md and ~/.claude/CLAUDE.md alike).
-func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, before3 bool) *Rule {
+// root's CLAUDE.md, .claude/CLAUDE.md and ~/.claude/CLAUDE.md alike). Before rules/4: a Cline
+// file whose frontmatter strict YAML rejects read line by line (see clineRejects).
+func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd reading) *Rule {
+	before3 := rd < readingV3
 	class := classify(f, before3)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
@@ -353,6 +377,9 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, be
 		b.diag(0, SeverityWarning, DiagTooLarge, fmt.Sprintf("the file is %d bytes; only the first %d bytes are kept", size, MaxFileSize))
 	}
 	fm := pc.fm
+	if rd > readingV3 && f.Provider == ProviderCline {
+		fm = clineRejects(fm, pc.text)
+	}
 	b.fm = &fm
 	if class.kind == kindLegacy {
 		b.legacy(pc.text)
@@ -380,27 +407,29 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, be
 	return r
 }
 
-// As returns the set as the engine version named read its files: the set itself, or for
-// EngineV1 and EngineV2 the set as they read its files (a legacy .clinerules file sent as
-// written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file, memory files
-// shadowed by name), built the first time it is asked for; asked of that set, today's version
-// gives back the set it was built for. A decision of such a version is delivered, checked and
-// explained against the rules of the set As returns for it: the two sets hold different rules
-// for such a file (name, body, category, conditions, diagnostics), and its results point to
-// the rules of its own.
+// As returns the set as the engine version named read its files: the set itself, or for an
+// earlier version the set as it read its files (EngineV1 and EngineV2: a legacy .clinerules
+// file sent as written, a CLAUDE.md or AGENTS.md in .claude/rules read as a memory file,
+// memory files shadowed by name; EngineV3 too: a Cline file whose frontmatter strict YAML
+// rejects read line by line), built the first time it is asked for; asked of such a set, any
+// version gives what the set it was built for gives. A decision of such a version is
+// delivered, checked and explained against the rules of the set As returns for it: the sets
+// hold different rules for such a file (name, body, category, conditions, diagnostics), and
+// its results point to the rules of its own.
 func (rs *RuleSet) As(engine string) *RuleSet {
-	old := engine == EngineV1 || engine == EngineV2
-	switch {
-	case rs.current != nil && !old:
-		return rs.current // read as before rules/3, asked for today's reading
-	case rs.current != nil || !old || rs.loader == nil:
+	if rs.current != nil {
+		return rs.current.As(engine)
+	}
+	rd := readingOf(engine)
+	if rd == readingNow || rs.loader == nil {
 		return rs
 	}
-	rs.before3Once.Do(func() {
-		rs.before3 = rs.loader.load(rs.files, true)
-		rs.before3.current = rs
+	rs.olderOnce[rd].Do(func() {
+		o := rs.loader.load(rs.files, rd)
+		o.current = rs
+		rs.older[rd] = o
 	})
-	return rs.before3
+	return rs.older[rd]
 }
 
 // Rules returns every rule, sorted by ID, shadowed and unusable ones included.

@@ -71,7 +71,8 @@ type Report struct {
 	Task      uuid.UUID `json:"task"`
 	Events    uint64    `json:"events"`
 	Decisions int       `json:"decisions"`
-	// Changed counts decisions whose recomputation differs.
+	// Changed counts the decisions whose recomputation differs, and in an exact replay the
+	// deliveries that differ from what their decisions give.
 	Changed int `json:"changed"`
 	// Changes lists every difference, in log order.
 	Changes []Change `json:"changes"`
@@ -82,6 +83,19 @@ type Report struct {
 
 // OK reports whether every decision was recomputed identically.
 func (r Report) OK() bool { return r.Changed == 0 }
+
+// Tally says how many of what the replay compared differ: "1 of 5 decisions", or where it
+// compared deliveries too, "6 of 7 decisions and deliveries".
+func (r Report) Tally() string {
+	if r.Deliveries == 0 {
+		noun := "decisions"
+		if r.Decisions == 1 {
+			noun = "decision"
+		}
+		return fmt.Sprintf("%d of %d %s", r.Changed, r.Decisions, noun)
+	}
+	return fmt.Sprintf("%d of %d decisions and deliveries", r.Changed, r.Decisions+r.Deliveries)
+}
 
 // Replay folds a task's log again and, at every recorded decision, recomputes the decision from
 // the events before it, the rules snapshot it referenced (or opts.Workspace) and the recorded

@@ -117,8 +117,7 @@ func printVerdict(w io.Writer, r taskResult) {
 	case r.Chain != "":
 		fmt.Fprintf(w, "FAIL %s: %s\n", r.Task, r.Chain)
 	case !r.OK:
-		fmt.Fprintf(w, "FAIL %s: %d of %s differ; first: %s\n", r.Task, r.Replay.Changed,
-			plural(r.Replay.Decisions, "decision"), r.Replay.Changes[0])
+		fmt.Fprintf(w, "FAIL %s: %s differ; first: %s\n", r.Task, r.Replay.Tally(), r.Replay.Changes[0])
 		for _, c := range r.Replay.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}

@@ -86,7 +86,7 @@ func File(path string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !rep.OK() {
-			return fmt.Errorf("%s: %w: %s (%d of %d decisions differ)", name, ErrDiffers, rep.Changes[0], rep.Changed, rep.Decisions)
+			return fmt.Errorf("%s: %w: %s (%s differ)", name, ErrDiffers, rep.Changes[0], rep.Tally())
 		}
 		decisions += rep.Decisions
 	}

@@ -30,7 +30,7 @@ func TestFirstFormatLogs(t *testing.T) {
 // one, keys without fences). Each decision and delivery is decided again as its engine decided
 // it, so no engine's decisions change unnoticed.
 func TestEngineLogs(t *testing.T) {
-	for _, engine := range []string{"rules1", "rules2"} {
+	for _, engine := range []string{"rules1", "rules2", "rules3"} {
 		t.Run(engine, func(t *testing.T) { replaytest.Dir(t, filepath.Join(logs, engine)) })
 	}
 }
