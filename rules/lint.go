@@ -17,8 +17,9 @@ const (
 	// lists no value.
 	FindNeverApplicable FindingKind = "never-applicable"
 	// FindBroken: the file was not read as its author meant (frontmatter that does not parse,
-	// a key of the wrong type, a binary or truncated file); the message says what the rule
-	// became. A rule meant to be scoped that became always on is an error.
+	// a key of the wrong type, a binary or truncated file, one longer than its tool allows);
+	// the message says what the rule became. A rule meant to be scoped that became always on is
+	// an error.
 	FindBroken FindingKind = "broken"
 	// FindShadowed: a rule hidden by a rule of the same name with higher precedence.
 	FindShadowed FindingKind = "shadowed"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // LintRuleSet reports what is wrong with the rules of rs, loaded from files, that shows
@@ -40,6 +41,9 @@ func LintRuleSet(rs *RuleSet, files []File) []Finding {
 			}
 		}
 		out = l.globs(out)
+		if fd, ok := l.windsurfLimit(); ok {
+			out = append(out, fd)
+		}
 	}
 	for _, g := range rs.sameText {
 		kept := rs.rules[g[0]]
@@ -300,6 +304,27 @@ func (l *ruleLint) patternOf(d Diagnostic) string {
 		}
 	}
 	return ""
+}
+
+// windsurfMaxChars is how many characters Windsurf allows a rule file of its rules folder
+// (docs.windsurf.com, Memories & Rules: "Rule files are limited to 12,000 characters each").
+const windsurfMaxChars = 12_000
+
+// windsurfLimit is a warning for a file of a .windsurf/rules folder over windsurfMaxChars,
+// which tasklog delivers whole and Windsurf may not.
+func (l ruleLint) windsurfLimit() (Finding, bool) {
+	r := l.r
+	if r.Provider != ProviderWindsurf || l.f == nil || !strings.HasPrefix(r.Path, ".windsurf/rules/") {
+		return Finding{}, false
+	}
+	n := utf8.RuneCount(l.f.Content)
+	if n <= windsurfMaxChars {
+		return Finding{}, false
+	}
+	fd := l.finding(FindBroken, SeverityWarning, 0, "")
+	fd.Message = fmt.Sprintf("the file has %d characters, over the %d Windsurf allows a rule file: Windsurf may not send all of it, while tasklog delivers it whole; split it into files of %d characters or fewer",
+		n, windsurfMaxChars, windsurfMaxChars)
+	return fd, true
 }
 
 // shadowed explains why the rule is hidden by w.

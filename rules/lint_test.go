@@ -150,6 +150,13 @@ func TestLint(t *testing.T) {
 		}), want: []string{"shadowed warning .tasklog/rules/api.mdc"}, msgs: []string{
 			"its text differs and never reaches the model: rename one file to keep both, or delete this one",
 		}},
+		{name: "a Windsurf rule over Windsurf's limit", files: with(map[string]string{
+			".windsurf/rules/long.md": "---\ntrigger: always_on\n---\n" + strings.Repeat("é", 12_001),
+			".windsurf/rules/fits.md": "---\ntrigger: always_on\n---\n" + strings.Repeat("é", 11_970),
+			".clinerules/big.md":      strings.Repeat("x", 20_000),
+		}), want: []string{"broken warning .windsurf/rules/long.md"}, msgs: []string{
+			"the file has 12028 characters, over the 12000 Windsurf allows a rule file: Windsurf may not send all of it",
+		}},
 		{name: "duplicate text", files: with(map[string]string{
 			".clinerules/one.md":    "same text",
 			".claude/rules/two.md":  "same text",
