@@ -294,8 +294,18 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision, multiRoot
 	for _, res := range d.Results {
 		r := res.Rule
 		fmt.Fprintf(w, "%s (rule://%s): %s\n", ruleLabel(r, multiRoot), r.Name, res.Detail)
-		if ps := r.Patterns(); len(ps) > 0 && !res.Included {
-			fmt.Fprintf(w, "    patterns: %s\n", strings.Join(ps, ", "))
+		if !res.Included {
+			// Every paths condition must hold: a nested folder's rule has its folder's and its own.
+			for _, c := range r.Conditions {
+				if c.Key != rules.CondPaths {
+					continue
+				}
+				label := "patterns"
+				if c.From == "location" {
+					label = "within"
+				}
+				fmt.Fprintf(w, "    %s: %s\n", label, strings.Join(c.Values, ", "))
+			}
 		}
 		for _, m := range res.Matches {
 			if m.Path == "" {

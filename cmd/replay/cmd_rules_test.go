@@ -133,6 +133,31 @@ func TestCmdRulesUsage(t *testing.T) {
 
 // --mention names a manual rule as --disable names a rule: by its name, its id or the file the
 // table shows; each includes it.
+// A nested .cursor/rules folder's rule that does not apply shows both its conditions: the
+// folder it lies in and its own globs, anchored there.
+func TestCmdRulesNestedRuleShowsItsOwnGlobs(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"apps/api/.cursor/rules/database.mdc": "---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n",
+		"apps/api/readme.md":                  "api\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", "apps/api/readme.md")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "    within: apps/api/**\n    patterns: apps/api/src/db/**/*.ts\n") {
+		t.Errorf("the nested rule does not show the folder it lies in and its own globs:\n%s", stdout)
+	}
+}
+
 // --disable names a rule by its name, its id or the file the table shows, as --mention does.
 func TestCmdRulesDisableByName(t *testing.T) {
 	dir := rulesTestWorkspace(t)
