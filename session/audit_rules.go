@@ -129,26 +129,38 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
 		if r.Category != rules.CategoryScoped || r.ShadowedBy != "" || r.Unusable != "" {
 			continue
 		}
-		pats := r.Patterns()
-		if len(pats) == 0 {
-			continue
+		// Every paths condition must hold: a nested folder's rule has its folder's and its own
+		// globs, anchored there; the first that matches nothing is the finding.
+		for _, c := range r.Conditions {
+			if c.Key != rules.CondPaths || len(c.Values) == 0 {
+				continue
+			}
+			if ev, ok := a.matchesNothing(c.Values, files); ok {
+				a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
+				break
+			}
 		}
-		matched, outside := a.matching(pats, 1)
-		if len(matched) > 0 {
-			continue
-		}
-		quoted := make([]string, len(pats))
-		for i, p := range pats {
-			quoted[i] = fmt.Sprintf("%q", p)
-		}
-		ev := fmt.Sprintf("its patterns %s match no file or folder of the workspace (%d files, listed from the live workspace when the audit ran, not from the log)",
-			strings.Join(quoted, ", "), files)
-		if len(outside) == len(pats) {
-			ev = fmt.Sprintf("its patterns %s lie outside every workspace root (absolute, or leaving the root with ..): no candidate path can match them",
-				strings.Join(outside, ", "))
-		} else if len(outside) > 0 {
-			ev += "; " + strings.Join(outside, ", ") + " lie outside every root"
-		}
-		a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
 	}
+}
+
+// matchesNothing says why the patterns match no file or folder of the listed workspace (of files
+// files), when they match none.
+func (a *auditor) matchesNothing(pats []string, files int) (string, bool) {
+	matched, outside := a.matching(pats, 1)
+	if len(matched) > 0 {
+		return "", false
+	}
+	quoted := make([]string, len(pats))
+	for i, p := range pats {
+		quoted[i] = fmt.Sprintf("%q", p)
+	}
+	ev := fmt.Sprintf("its patterns %s match no file or folder of the workspace (%d files, listed from the live workspace when the audit ran, not from the log)",
+		strings.Join(quoted, ", "), files)
+	if len(outside) == len(pats) {
+		ev = fmt.Sprintf("its patterns %s lie outside every workspace root (absolute, or leaving the root with ..): no candidate path can match them",
+			strings.Join(outside, ", "))
+	} else if len(outside) > 0 {
+		ev += "; " + strings.Join(outside, ", ") + " lie outside every root"
+	}
+	return ev, true
 }

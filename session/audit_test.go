@@ -277,3 +277,41 @@ func auditAfter(t *testing.T, db store.Store, a *AgentSession, recs []agentlog.R
 	}
 	return rep
 }
+
+// A nested .cursor/rules folder's rule must meet its folder's scope and its own globs, anchored
+// there: the audit calls it never applicable when its own globs match nothing of the workspace,
+// though its folder holds files.
+func TestAuditNestedRuleNeverApplicableByItsOwnGlobs(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	rulesFS := fstest.MapFS{
+		"apps/api/.cursor/rules/db.mdc": {Data: []byte("---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")},
+		"apps/api/readme.md":            {Data: []byte("api\n")},
+	}
+	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.Cursor, "nested"), AgentOptions{Agent: agentlog.Cursor,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "cursor"}},
+		RootFS:  func(string) fs.FS { return rulesFS }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("r1", "/ws/apps/api/readme.md")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Decide(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Audit(ctx, db, a.Task(), AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Kind == audit.NeverApplicable {
+			got = append(got, f.Rule+": "+f.Evidence)
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], `apps/api/db: its patterns "apps/api/src/db/**/*.ts" match no file or folder of the workspace`) {
+		t.Errorf("never_applicable findings %q; want the nested rule's own globs named", got)
+	}
+}
