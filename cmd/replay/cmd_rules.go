@@ -293,7 +293,7 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision, multiRoot
 	fmt.Fprintln(w)
 	for _, res := range d.Results {
 		r := res.Rule
-		fmt.Fprintf(w, "%s (rule://%s): %s\n", ruleLabel(r, multiRoot), r.Name, res.Detail)
+		fmt.Fprintf(w, "%s (%s): %s\n", ruleLabel(r, multiRoot), r.Address(), res.Detail)
 		if !res.Included {
 			// Every paths condition must hold: a nested folder's rule has its folder's and its own.
 			for _, c := range r.Conditions {

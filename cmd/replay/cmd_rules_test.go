@@ -158,6 +158,31 @@ func TestCmdRulesNestedRuleShowsItsOwnGlobs(t *testing.T) {
 	}
 }
 
+// Two rules of one name (a root rule in a subfolder of .cursor/rules and a nested folder's) are
+// each shown at the address that reaches it: the name resolves to one, the other is rule://ID.
+func TestCmdRulesSharedNameShowsEachAddress(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		".cursor/rules/apps/api/db.mdc": "---\nalwaysApply: true\n---\nroot one\n",
+		"apps/api/.cursor/rules/db.mdc": "---\nalwaysApply: true\n---\nnested one\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", "apps/api/x.ts")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Count(stdout, "(rule://apps/api/db)") != 1 || !strings.Contains(stdout, "(rule://cursor:") {
+		t.Errorf("the two rules named apps/api/db are not each shown at their own address:\n%s", stdout)
+	}
+}
+
 // --disable names a rule by its name, its id or the file the table shows, as --mention does.
 func TestCmdRulesDisableByName(t *testing.T) {
 	dir := rulesTestWorkspace(t)
