@@ -26,10 +26,12 @@ type fileClass struct {
 	dir string
 }
 
-// classify says what f is to its provider, as this engine reads it or, with before3, as the
-// engines before rules/3 read it: the legacy .clinerules file sent as written (kindLegacy), and
-// a CLAUDE.md or AGENTS.md in a .claude/rules folder read as a memory file of that folder.
-func classify(f *File, before3 bool) fileClass {
+// classify says what f is to its provider, as the engine versions of reading rd read it: before
+// rules/3, the legacy .clinerules file sent as written (kindLegacy), and a CLAUDE.md or
+// AGENTS.md in a .claude/rules folder read as a memory file of that folder; before rules/4, the
+// root's CLAUDE.local.md read as a rule file, not a memory file.
+func classify(f *File, rd reading) fileClass {
+	before3 := rd < readingV3
 	if f.Scope == ScopeRemote {
 		return fileClass{kind: kindRemote, name: f.Path}
 	}
@@ -45,6 +47,8 @@ func classify(f *File, before3 bool) fileClass {
 		return fileClass{kind: kindLegacy, name: strings.TrimPrefix(p, ".")}
 	case p == ".codeium/windsurf/memories/global_rules.md":
 		return fileClass{kind: kindLegacy, name: "global_rules"}
+	case f.Provider == ProviderClaude && p == "CLAUDE.local.md" && rd > readingV3:
+		return fileClass{kind: kindMemory, name: "CLAUDE.local"} // Claude Code's personal memory file
 	case p == ".github/copilot-instructions.md":
 		return fileClass{kind: kindMain, name: "copilot-instructions"}
 	case (f.Provider == ProviderAgents || f.Provider == ProviderClaude) && (base == "AGENTS.md" || base == "CLAUDE.md") &&

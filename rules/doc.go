@@ -45,7 +45,9 @@ package rules
 //     that read them read each one; before, they were shadowed by name like other rules. A
 //     name they share is the other rule's, and an on-request rule's detail gives the rule's
 //     address ([Rule.Address]: rule://ID where the name is another's).
-//   - rules/4: a Cline file whose frontmatter strict YAML rejects (an unquoted * that YAML
+//   - rules/4: the root's CLAUDE.local.md is a memory file, as Claude Code loads it beside
+//     CLAUDE.md; no earlier version read it. And a Cline file whose frontmatter strict YAML
+//     rejects (an unquoted * that YAML
 //     reads as an alias, a tab in the indentation, a key given twice) is always on with the
 //     whole file as its body, as Cline, whose YAML reader rejects such a block, sends it.
 //     Before, its block was read line by line, as Cursor and Windsurf read theirs, and its

@@ -215,6 +215,39 @@ func TestEngineVersionsReadClineFrontmatterStrictly(t *testing.T) {
 	}
 }
 
+// The root's CLAUDE.local.md is a memory file under rules/4, as Claude Code loads it beside
+// CLAUDE.md: a Cursor rule of its name does not hide it. No earlier version collected it; read
+// as they would, it is a rule file, hidden by the Cursor rule.
+func TestEngineVersionsReadClaudeLocalMD(t *testing.T) {
+	rs := Load([]File{
+		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.local.md", Content: []byte("My sandbox is localhost:3001.")},
+		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/CLAUDE.local.mdc", Content: []byte("---\nalwaysApply: true\n---\nCursor's.")},
+	})
+	for _, tc := range []struct {
+		engine   string
+		included string
+	}{
+		{EngineVersion, "CLAUDE.local CLAUDE.local"},
+		{EngineV3, "CLAUDE.local"},
+	} {
+		d := rs.EvaluateLentAs(tc.engine, Decision{}, nil, nil, ctxPaths("README.md"), nil)
+		var inc []string
+		for _, r := range d.Results {
+			if r.Included {
+				inc = append(inc, r.Rule.Name)
+			}
+		}
+		if got := strings.Join(inc, " "); got != tc.included {
+			t.Errorf("%s: included %q, want %q", tc.engine, got, tc.included)
+		}
+	}
+	for _, r := range rs.Rules() {
+		if r.Provider == ProviderClaude && (r.ShadowedBy != "" || r.Address() != "rule://"+r.ID && r.Address() != "rule://CLAUDE.local") {
+			t.Errorf("CLAUDE.local.md: shadowed by %q, address %s", r.ShadowedBy, r.Address())
+		}
+	}
+}
+
 // A CLAUDE.md in .claude/rules is a rule of the folder under rules/3 (always on, named by its
 // path there), and a memory file scoped to .claude/rules under the versions before it.
 func TestEngineVersionsReadClaudeMDInTheRulesFolder(t *testing.T) {

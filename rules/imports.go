@@ -164,7 +164,8 @@ func importTarget(f *File, p string) (k importKey, why string) {
 
 // expandsImports reports whether the file is one its tool expands imports in: a CLAUDE.md.
 func expandsImports(f *File) bool {
-	return f.Provider == ProviderClaude && path.Base(f.Path) == "CLAUDE.md"
+	base := path.Base(f.Path)
+	return f.Provider == ProviderClaude && (base == "CLAUDE.md" || base == "CLAUDE.local.md")
 }
 
 // expander expands the imports of one rule's body from the files of its collection.

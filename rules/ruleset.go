@@ -335,7 +335,7 @@ func truncateUTF8(s string, n int) string {
 // file whose frontmatter strict YAML rejects read line by line (see clineRejects).
 func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd reading) *Rule {
 	before3 := rd < readingV3
-	class := classify(f, before3)
+	class := classify(f, rd)
 	r := &Rule{ID: f.id(), Name: class.name, Provider: f.Provider, Scope: f.Scope, Root: f.Root, Path: f.Path,
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	switch {

@@ -98,7 +98,7 @@ var sources = []sourceInfo{
 	},
 	{
 		source: ProviderClaude, title: "Claude Code", rank: 4,
-		workspace: []source{{dir: ".claude/rules", accept: hasExt(".md")}, {file: ".claude/CLAUDE.md"}},
+		workspace: []source{{dir: ".claude/rules", accept: hasExt(".md")}, {file: ".claude/CLAUDE.md"}, {file: "CLAUDE.local.md"}},
 		home:      []source{{dir: ".claude/rules", accept: hasExt(".md")}, {file: ".claude/CLAUDE.md"}},
 		keys:      []string{"paths"},
 		owns:      []string{"paths"},

@@ -50,7 +50,7 @@ func TestSourceTable(t *testing.T) {
 		{ProviderTasklog, ".tasklog/rules", ""}, {ProviderCline, ".clinerules", ""}, {ProviderCline, "", ".clinerules"},
 		{ProviderCursor, ".cursor/rules", ""}, {ProviderCursor, "", ".cursorrules"},
 		{ProviderWindsurf, ".windsurf/rules", ""}, {ProviderWindsurf, "", ".windsurfrules"},
-		{ProviderClaude, ".claude/rules", ""}, {ProviderClaude, "", ".claude/CLAUDE.md"},
+		{ProviderClaude, ".claude/rules", ""}, {ProviderClaude, "", ".claude/CLAUDE.md"}, {ProviderClaude, "", "CLAUDE.local.md"},
 		{ProviderCopilot, "", ".github/copilot-instructions.md"}, {ProviderCopilot, ".github/instructions", ""},
 	}
 	if got := places(workspaceSources); !slices.Equal(got, wantWorkspace) {

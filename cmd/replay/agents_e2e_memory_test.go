@@ -51,3 +51,47 @@ func TestClaudeLoadsEveryMemoryFile(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeLoadsItsLocalMemoryFile runs the real Claude Code in a project with a CLAUDE.local.md
+// beside its CLAUDE.md: Claude Code puts it in the first request, and tasklog (rules/4) reads it
+// as a memory file, which the audit finds applied, loaded and held.
+func TestClaudeLoadsItsLocalMemoryFile(t *testing.T) {
+	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
+	a, replay, db := installedRun(t, claudeDriver)
+	const local = "LOCAL-MEMORY-77AA"
+	a.write(t, "CLAUDE.md", "The project's memory.\n")
+	a.write(t, "CLAUDE.local.md", local+": my own sandbox is http://localhost:3001.\n")
+	model, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	a.model = model
+	a.run(t, "Say ok.")
+	reqs := model.ModelRequests()
+	if len(reqs) == 0 || !strings.Contains(reqs[0].Text(), local) {
+		t.Fatalf("Claude Code %s did not send CLAUDE.local.md in its first request\n%s", installedVersion(claudeDriver.pkg), a.describeRequests())
+	}
+	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	rep := auditOf(t, replay, a.home, db)
+	seen := 0
+	for _, r := range rep.Requests {
+		for _, rule := range r.Rules {
+			if rule.Rule != "CLAUDE.local" {
+				continue
+			}
+			seen++
+			if rule.AgentLoaded == nil || !*rule.AgentLoaded || rule.Held == nil || !*rule.Held {
+				t.Errorf("prompt %d, request %d: CLAUDE.local.md loaded %v, held %v by the audit's account", r.Prompt, r.Request, rule.AgentLoaded, rule.Held)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Errorf("the audit has no row for CLAUDE.local.md: %+v", rep.Requests)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "CLAUDE.local" {
+			t.Errorf("finding %s for CLAUDE.local.md: %s", f.Kind, f.Evidence)
+		}
+	}
+}
