@@ -47,11 +47,10 @@ package rules
 //     address ([Rule.Address]: rule://ID where the name is another's).
 //   - rules/4: the root's CLAUDE.local.md is a memory file, as Claude Code loads it beside
 //     CLAUDE.md; no earlier version read it. And a Cline file whose frontmatter strict YAML
-//     rejects (an unquoted * that YAML
-//     reads as an alias, a tab in the indentation, a key given twice) is always on with the
-//     whole file as its body, as Cline, whose YAML reader rejects such a block, sends it.
-//     Before, its block was read line by line, as Cursor and Windsurf read theirs, and its
-//     paths scoped it (a key given twice: the first).
+//     rejects (an unquoted * that YAML reads as an alias, a tab in the indentation, a key
+//     given twice) is always on with the whole file as its body, as Cline, whose YAML reader
+//     rejects such a block, sends it. Before, its block was read line by line, as Cursor and
+//     Windsurf read theirs, and its paths scoped it (a key given twice: the first).
 const EngineVersion = "rules/4"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they
