@@ -29,7 +29,7 @@ func (c *collector) imports(fsys fs.FS, scope, root string, from int) {
 	}
 	var queue []step
 	for i := from; i < len(c.files); i++ {
-		if expandsImports(&c.files[i]) {
+		if expandsImports(&c.files[i], readingNow) {
 			queue = append(queue, step{keyOf(&c.files[i]), 0})
 		}
 	}

@@ -248,6 +248,38 @@ func TestEngineVersionsReadClaudeLocalMD(t *testing.T) {
 	}
 }
 
+// Imports expand in the root's CLAUDE.local.md from rules/4 on, and never in a CLAUDE.local.md
+// of .claude/rules, a rule file of that folder, whose body every version keeps as written.
+func TestEngineVersionsExpandImportsOfClaudeLocalMD(t *testing.T) {
+	claude := func(p, content string) File {
+		return File{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: p, Content: []byte(content)}
+	}
+	rs := Load([]File{
+		claude("CLAUDE.local.md", "Mine.\n@notes/me.md"),
+		claude(".claude/rules/CLAUDE.local.md", "Personal notes.\n@../../AGENTS.md"),
+		{Provider: ProviderImport, Scope: ScopeWorkspace, Root: "/ws", Path: "notes/me.md", Content: []byte("My notes.")},
+		{Provider: ProviderImport, Scope: ScopeWorkspace, Root: "/ws", Path: "AGENTS.md", Content: []byte("Team rules.")},
+	})
+	for _, tc := range []struct {
+		engine string
+		// bodies by rule path
+		want map[string]string
+	}{
+		{EngineVersion, map[string]string{"CLAUDE.local.md": "Mine.\nMy notes.", ".claude/rules/CLAUDE.local.md": "Personal notes.\n@../../AGENTS.md"}},
+		{EngineV3, map[string]string{"CLAUDE.local.md": "Mine.\n@notes/me.md", ".claude/rules/CLAUDE.local.md": "Personal notes.\n@../../AGENTS.md"}},
+		{EngineV2, map[string]string{"CLAUDE.local.md": "Mine.\n@notes/me.md", ".claude/rules/CLAUDE.local.md": "Personal notes.\n@../../AGENTS.md"}},
+	} {
+		for _, r := range rs.As(tc.engine).Rules() {
+			if want, ok := tc.want[r.Path]; ok && r.Body != want {
+				t.Errorf("%s, %s: body %q, want %q", tc.engine, r.Path, r.Body, want)
+			}
+			if hasCode(r.Diagnostics, DiagImportMissing) {
+				t.Errorf("%s, %s: %+v", tc.engine, r.Path, r.Diagnostics)
+			}
+		}
+	}
+}
+
 // A CLAUDE.md in .claude/rules is a rule of the folder under rules/3 (always on, named by its
 // path there), and a memory file scoped to .claude/rules under the versions before it.
 func TestEngineVersionsReadClaudeMDInTheRulesFolder(t *testing.T) {

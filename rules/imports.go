@@ -162,10 +162,13 @@ func importTarget(f *File, p string) (k importKey, why string) {
 	return k, ""
 }
 
-// expandsImports reports whether the file is one its tool expands imports in: a CLAUDE.md.
-func expandsImports(f *File) bool {
-	base := path.Base(f.Path)
-	return f.Provider == ProviderClaude && (base == "CLAUDE.md" || base == "CLAUDE.local.md")
+// expandsImports reports whether the file is one its tool expands imports in, as the engine
+// versions of reading rd read it: a CLAUDE.md, and since rules/4 the root's CLAUDE.local.md.
+func expandsImports(f *File, rd reading) bool {
+	if f.Provider != ProviderClaude {
+		return false
+	}
+	return path.Base(f.Path) == "CLAUDE.md" || rd > readingV3 && f.Scope == ScopeWorkspace && f.Path == "CLAUDE.local.md"
 }
 
 // expander expands the imports of one rule's body from the files of its collection.
@@ -284,8 +287,8 @@ func appendOnce(list []string, s string) []string {
 // expandImports expands the body of a CLAUDE.md rule r (read from f, its body text after
 // the frontmatter starting at line bodyLine) from the files of its collection. It takes the
 // rule's parts rather than the builder so that the builder stays on the stack.
-func expandImports(l *Loader, r *Rule, f *File, body string, bodyLine int, files map[importKey]*File) {
-	if files == nil || !expandsImports(f) {
+func expandImports(l *Loader, r *Rule, f *File, body string, bodyLine int, files map[importKey]*File, rd reading) {
+	if files == nil || !expandsImports(f, rd) {
 		return
 	}
 	e := &expander{l: l, r: r, file: f.label(), files: files, size: len(body)}

@@ -127,7 +127,7 @@ func (l *Loader) load(files []File, rd reading) *RuleSet {
 	ids := map[string]int{}
 	var byKey map[importKey]*File // for @path imports; built only when a file may have one
 	for i := range files {
-		if expandsImports(&files[i]) {
+		if expandsImports(&files[i], rd) {
 			byKey = make(map[importKey]*File, len(files))
 			for j := range files {
 				byKey[keyOf(&files[j])] = &files[j]
@@ -388,7 +388,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd
 			b.diag(p.Line, p.Severity, p.Code, p.Message)
 		}
 		r.Body = strings.TrimSpace(fm.Body)
-		expandImports(l, r, f, fm.Body, fm.BodyLine, files)
+		expandImports(l, r, f, fm.Body, fm.BodyLine, files, rd)
 		if !fm.Failed {
 			b.categorize()
 		}

@@ -131,8 +131,6 @@ func TestCmdRulesUsage(t *testing.T) {
 	}
 }
 
-// --mention names a manual rule as --disable names a rule: by its name, its id or the file the
-// table shows; each includes it.
 // A nested .cursor/rules folder's rule that does not apply shows both its conditions: the
 // folder it lies in and its own globs, anchored there.
 func TestCmdRulesNestedRuleShowsItsOwnGlobs(t *testing.T) {
@@ -198,6 +196,8 @@ func TestCmdRulesDisableByName(t *testing.T) {
 	}
 }
 
+// --mention names a manual rule as --disable names a rule: by its name, its id or the file the
+// table shows; each includes it.
 func TestCmdRulesMentionByFile(t *testing.T) {
 	dir := rulesTestWorkspace(t)
 	root := filepath.ToSlash(dir)
