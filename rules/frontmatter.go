@@ -35,6 +35,12 @@ type Frontmatter struct {
 	Lenient bool
 	// Problems are the parse anomalies, with lines relative to the file.
 	Problems []Problem
+
+	// text is the whole normalized file, the block what lies between its fences (Present)
+	// and blockLine the block's first line, for a reading of the file other than this one
+	// (see clineRejects).
+	text, block string
+	blockLine   int
 }
 
 // Field is one top-level frontmatter key and its value.
@@ -111,6 +117,7 @@ func ParseFrontmatter(text string) Frontmatter {
 	fm.Present = true
 	fm.Body = body
 	fm.BodyLine = closeLine + 1
+	fm.text, fm.block, fm.blockLine = text, block, openLine+1
 	if len(block) > maxFrontmatterBytes {
 		fm.fail(openLine, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
 		return fm
@@ -160,33 +167,67 @@ func duplicateKeys(fields []Field) []Problem {
 	return out
 }
 
-// clineRejects is fm as Cline reads the file whose text it was parsed from: Cline reads
-// frontmatter with a YAML reader that follows the standard (js-yaml) and sends a file whose
-// block it rejects always on, the whole file its body. The block read line by line (fm.Lenient)
-// or with a key given twice is such a block: fm is then failed, with a [DiagParseError] that
-// says why in place of the [DiagNotStrict] or [DiagDuplicateKey] problems. Any other fm is
-// returned as it is. fm's problems are not changed in place: a parse is shared.
-func clineRejects(fm Frontmatter, text string) Frontmatter {
+// clineFenceRE is how Cline finds a file's frontmatter, in the file's text trimmed: a first
+// line of exactly ---, then the block up to the first line that starts with ---.
+var clineFenceRE = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---\r?\n?((?s:.*))$`)
+
+// clineRejects is fm as Cline reads the file it was parsed from. Cline finds the block with
+// clineFenceRE and reads it with a YAML reader that follows the standard (js-yaml); a block
+// that reader rejects (an unquoted * it reads as an alias, a tab in the indentation, a key
+// given twice, a tag it does not know) makes Cline send the file always on, its whole text
+// the body, and a file whose fences Cline does not find (an opening line "--- ", a block
+// closed by "...") is a file without frontmatter to Cline: always on, its whole text the body
+// too. Either way fm is failed, with a [DiagParseError] that says why. A block that only
+// yaml.v3 rejects (a tab on a blank or comment line, which js-yaml skips) is read strictly
+// without those lines. Any other fm is returned as it is; fm's problems are never changed in
+// place, for a parse is shared.
+func clineRejects(fm Frontmatter) Frontmatter {
 	if !fm.Present || fm.Failed {
 		return fm
 	}
-	var why string
-	line := 0
-	for _, p := range fm.Problems {
-		switch {
-		case p.Code == DiagNotStrict && why == "":
-			why, line = strings.TrimPrefix(p.Message, "frontmatter is not strict YAML ("), p.Line
-			why, _, _ = strings.Cut(why, "); read line by line")
-			why = "frontmatter is not YAML as Cline reads it (" + why + ")" + clineHint(text)
-		case p.Code == DiagDuplicateKey && why == "":
-			key, _, _ := strings.Cut(strings.TrimPrefix(p.Message, "key "), " is given again")
-			why, line = "frontmatter gives the key "+key+" twice, which Cline's YAML reader rejects", p.Line
+	m := clineFenceRE.FindStringSubmatch(strings.TrimSpace(fm.text))
+	if m == nil {
+		return clineFailed(fm, fm.blockLine-1, "Cline finds no frontmatter in this file: its fences must be lines of exactly --- (no trailing spaces, no ... to close)")
+	}
+	block := blankForJSYAML(m[1])
+	fields, probs, err := parseStrictYAML(block, fm.blockLine)
+	if err != nil {
+		line := fm.blockLine - 1
+		if l := yamlLineRE.FindStringSubmatch(err.Error()); l != nil {
+			if n, e := strconv.Atoi(l[1]); e == nil {
+				line = fm.blockLine - 1 + n
+			}
+		}
+		return clineFailed(fm, line, "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
+	}
+	if dups := duplicateKeys(fields); len(dups) > 0 {
+		key, _, _ := strings.Cut(strings.TrimPrefix(dups[0].Message, "key "), " is given again")
+		return clineFailed(fm, dups[0].Line, "frontmatter gives the key "+key+" twice, which Cline's YAML reader rejects")
+	}
+	for _, p := range probs {
+		if p.Code == DiagYAMLTag && !strings.Contains(p.Message, "!!omap") && !strings.Contains(p.Message, "!!set") && !strings.Contains(p.Message, "!!pairs") {
+			return clineFailed(fm, p.Line, "frontmatter has a YAML tag Cline's YAML reader does not know")
 		}
 	}
-	if why == "" {
+	if !fm.Lenient {
 		return fm
 	}
-	out := Frontmatter{Present: true, Failed: true, Body: normalizeText(text), BodyLine: 1}
+	// Only yaml.v3 rejected the block: Cline reads it strictly.
+	out := fm
+	out.Fields, out.Lenient, out.Problems = fields, false, nil
+	for _, p := range fm.Problems {
+		if p.Code != DiagNotStrict && p.Code != DiagUnquotedStar {
+			out.Problems = append(out.Problems, p)
+		}
+	}
+	out.Problems = append(out.Problems, probs...)
+	return out
+}
+
+// clineFailed is fm failed as Cline fails a rule file open, with a [DiagParseError] at line
+// saying why.
+func clineFailed(fm Frontmatter, line int, why string) Frontmatter {
+	out := Frontmatter{Present: true, Failed: true, Body: fm.text, BodyLine: 1, text: fm.text}
 	for _, p := range fm.Problems {
 		if p.Code != DiagNotStrict && p.Code != DiagDuplicateKey {
 			out.Problems = append(out.Problems, p)
@@ -198,20 +239,20 @@ func clineRejects(fm Frontmatter, text string) Frontmatter {
 }
 
 var (
+	tabBlankLineRE = regexp.MustCompile(`(?m)^[ \t]*\t[ \t]*(#.*)?$`)
 	unquotedStarRE = regexp.MustCompile(`(?m)(^[ \t]*-[ \t]*\*|[\[,][ \t]*\*|^[A-Za-z_][\w-]*:[ \t]*\*)`)
 	tabIndentRE    = regexp.MustCompile(`(?m)^ *\t`)
 )
 
-// clineHint says how to write the frontmatter of text so that a YAML reader that follows the
+// blankForJSYAML empties the blank and comment-only lines that hold a tab, which js-yaml skips
+// and yaml.v3 rejects; every line keeps its place.
+func blankForJSYAML(block string) string {
+	return tabBlankLineRE.ReplaceAllString(block, "")
+}
+
+// clineHint says how to write a frontmatter block so that a YAML reader that follows the
 // standard reads it, for the two ways users' rule files most often miss it; else "".
-func clineHint(text string) string {
-	block := text
-	if _, after, ok := strings.Cut(text, "---\n"); ok {
-		block = after
-	}
-	if b, _, _, ok := findClosingFence(block, 0); ok {
-		block = b
-	}
+func clineHint(block string) string {
 	switch {
 	case unquotedStarRE.MatchString(block):
 		return `: quote each pattern that starts with * ("**/*.ts"), which YAML reads as an alias`

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,6 +147,54 @@ func TestDuplicateKeyFirstIsRead(t *testing.T) {
 			if len(dup) != 1 || dup[0].Severity != SeverityWarning || dup[0].Line < 4 ||
 				!strings.Contains(dup[0].Message, `key "`+key+`" is given again (first on line 2)`) {
 				t.Errorf("duplicate_key problems %+v, want one warning on the second %s naming line 2", dup, key)
+			}
+		})
+	}
+}
+
+// Cline's reading of a file's frontmatter (rules/4): what its fence pattern and its YAML reader
+// reject fails the rule open, and what only yaml.v3 rejects is read strictly.
+func TestClineRejects(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		failed     bool
+		// why is in the parse_error's message when failed; paths is the paths field otherwise.
+		why, paths string
+	}{
+		{"strict YAML", "---\npaths:\n  - \"src/**\"\n---\nbody", false, "", "src/**"},
+		{"an unquoted * in a list", "---\npaths: [**/*.ts]\n---\nbody", true, `quote each pattern that starts with * ("**/*.ts")`, ""},
+		{"a tab in the indentation", "---\npaths:\n\t- \"src/**\"\n---\nbody", true, "indent with spaces", ""},
+		{"a key given twice", "---\npaths:\n  - \"a/**\"\npaths:\n  - \"b/**\"\n---\nbody", true, `gives the key "paths" twice`, ""},
+		{"a tag Cline does not know", "---\npaths:\n  - \"src/**\"\nx: !foo bar\n---\nbody", true, "a YAML tag Cline's YAML reader does not know", ""},
+		{"a tab on a blank line", "---\npaths:\n  - \"src/**\"\n\t\n---\nbody", false, "", "src/**"},
+		{"a tab before a comment", "---\npaths:\n  - \"src/**\"\n\t# the API\n---\nbody", false, "", "src/**"},
+		{"an opening fence with a trailing space", "--- \npaths:\n  - \"src/**\"\n---\nbody", true, "Cline finds no frontmatter in this file", ""},
+		{"a block closed by ...", "---\npaths:\n  - \"src/**\"\n...\nbody", true, "Cline finds no frontmatter in this file", ""},
+		{"CRLF, a tab in the indentation and a * in the body", "---\r\npaths:\r\n\t- \"src/**\"\r\n---\r\n- **bold**\r\n", true, "indent with spaces", ""},
+		{"leading blank lines and a BOM", "\ufeff\n\n---\npaths:\n  - \"src/**\"\n---\nbody", false, "", "src/**"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := clineRejects(ParseFrontmatter(tt.text))
+			if fm.Failed != tt.failed {
+				t.Fatalf("failed %v, want %v: %+v", fm.Failed, tt.failed, fm.Problems)
+			}
+			if tt.failed {
+				var msgs []string
+				for _, p := range fm.Problems {
+					if p.Code == DiagParseError {
+						msgs = append(msgs, p.Message)
+					}
+				}
+				if len(msgs) != 1 || !strings.Contains(msgs[0], tt.why) || !strings.HasSuffix(msgs[0], "; Cline keeps the rule always on, with the whole file as its body") {
+					t.Errorf("parse_error %q, want one saying %q", msgs, tt.why)
+				}
+				if fm.Body != normalizeText(tt.text) {
+					t.Errorf("body %q, want the whole file", fm.Body)
+				}
+				return
+			}
+			if f, ok := fm.Lookup("paths"); !ok || fmt.Sprint(f.Value) != "["+tt.paths+"]" || fm.Lenient {
+				t.Errorf("paths %v (%v), lenient %v; want [%s] read strictly", f.Value, ok, fm.Lenient, tt.paths)
 			}
 		})
 	}

@@ -378,7 +378,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd
 	}
 	fm := pc.fm
 	if rd > readingV3 && f.Provider == ProviderCline {
-		fm = clineRejects(fm, pc.text)
+		fm = clineRejects(fm)
 	}
 	b.fm = &fm
 	if class.kind == kindLegacy {
