@@ -13,23 +13,11 @@ import (
 // finding (under rules/2 the root's was "shadowed: its text never reaches the model").
 func TestClaudeLoadsEveryMemoryFile(t *testing.T) {
 	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
-	a, replay, db := installedRun(t, claudeDriver)
 	const root, dot = "ROOT-MEMORY-4F1C", "DOT-MEMORY-8A2E"
-	a.write(t, "CLAUDE.md", root+": the project's memory at its root.\n")
-	a.write(t, ".claude/CLAUDE.md", dot+": the project's memory in .claude.\n")
-	model, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("ok")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { model.Close() })
-	a.model = model
-	a.run(t, "Say ok.")
-	reqs := model.ModelRequests()
-	if len(reqs) == 0 || !strings.Contains(reqs[0].Text(), root) || !strings.Contains(reqs[0].Text(), dot) {
-		t.Fatalf("Claude Code %s did not send both memory files in its first request\n%s", installedVersion(claudeDriver.pkg), a.describeRequests())
-	}
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
-	rep := auditOf(t, replay, a.home, db)
+	rep := claudeMemoryAudit(t, map[string]string{
+		"CLAUDE.md":         root + ": the project's memory at its root.\n",
+		".claude/CLAUDE.md": dot + ": the project's memory in .claude.\n",
+	}, root, dot)
 	for _, r := range rep.Requests {
 		seen := 0
 		for _, rule := range r.Rules {
@@ -57,23 +45,11 @@ func TestClaudeLoadsEveryMemoryFile(t *testing.T) {
 // as a memory file, which the audit finds applied, loaded and held.
 func TestClaudeLoadsItsLocalMemoryFile(t *testing.T) {
 	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
-	a, replay, db := installedRun(t, claudeDriver)
 	const local = "LOCAL-MEMORY-77AA"
-	a.write(t, "CLAUDE.md", "The project's memory.\n")
-	a.write(t, "CLAUDE.local.md", local+": my own sandbox is http://localhost:3001.\n")
-	model, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("ok")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { model.Close() })
-	a.model = model
-	a.run(t, "Say ok.")
-	reqs := model.ModelRequests()
-	if len(reqs) == 0 || !strings.Contains(reqs[0].Text(), local) {
-		t.Fatalf("Claude Code %s did not send CLAUDE.local.md in its first request\n%s", installedVersion(claudeDriver.pkg), a.describeRequests())
-	}
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
-	rep := auditOf(t, replay, a.home, db)
+	rep := claudeMemoryAudit(t, map[string]string{
+		"CLAUDE.md":       "The project's memory.\n",
+		"CLAUDE.local.md": local + ": my own sandbox is http://localhost:3001.\n",
+	}, local)
 	seen := 0
 	for _, r := range rep.Requests {
 		for _, rule := range r.Rules {
@@ -94,4 +70,30 @@ func TestClaudeLoadsItsLocalMemoryFile(t *testing.T) {
 			t.Errorf("finding %s for CLAUDE.local.md: %s", f.Kind, f.Evidence)
 		}
 	}
+}
+
+// claudeMemoryAudit runs the real Claude Code once ("Say ok.") in a project holding files,
+// checks that its first request to the model holds every marker, and returns the audit of the
+// task its hooks recorded.
+func claudeMemoryAudit(t *testing.T, files map[string]string, markers ...string) auditJSON {
+	t.Helper()
+	a, replay, db := installedRun(t, claudeDriver)
+	for name, body := range files {
+		a.write(t, name, body)
+	}
+	model, err := fakemodel.Start([]fakemodel.Step{fakemodel.Final("ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	a.model = model
+	a.run(t, "Say ok.")
+	reqs := model.ModelRequests()
+	for _, m := range markers {
+		if len(reqs) == 0 || !strings.Contains(reqs[0].Text(), m) {
+			t.Fatalf("Claude Code %s did not send %s in its first request\n%s", installedVersion(claudeDriver.pkg), m, a.describeRequests())
+		}
+	}
+	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	return auditOf(t, replay, a.home, db)
 }

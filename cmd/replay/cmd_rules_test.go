@@ -12,14 +12,19 @@ import (
 
 func rulesTestWorkspace(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
+	return workspaceOf(t, map[string]string{
 		".cursor/rules/ts.mdc":       "---\ndescription: TS\nglobs: *.ts,**/*.tsx\n---\nUse strict.\n",
 		".clinerules/always.md":      "Always on.\n",
 		".clinerules/docs.md":        "---\npaths: [\"docs/**\"]\n---\nDocs only.\n",
 		".windsurf/rules/release.md": "---\ntrigger: manual\n---\nRelease.\n",
 		"apps/web/AGENTS.md":         "Web agents.\n",
-	}
+	})
+}
+
+// workspaceOf is a new folder holding files, by slash-separated path.
+func workspaceOf(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
 	for name, body := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -134,19 +139,10 @@ func TestCmdRulesUsage(t *testing.T) {
 // A nested .cursor/rules folder's rule that does not apply shows both its conditions: the
 // folder it lies in and its own globs, anchored there.
 func TestCmdRulesNestedRuleShowsItsOwnGlobs(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	dir := workspaceOf(t, map[string]string{
 		"apps/api/.cursor/rules/database.mdc": "---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n",
 		"apps/api/readme.md":                  "api\n",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", "apps/api/readme.md")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -159,19 +155,10 @@ func TestCmdRulesNestedRuleShowsItsOwnGlobs(t *testing.T) {
 // Two rules of one name (a root rule in a subfolder of .cursor/rules and a nested folder's) are
 // each shown at the address that reaches it: the name resolves to one, the other is rule://ID.
 func TestCmdRulesSharedNameShowsEachAddress(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	dir := workspaceOf(t, map[string]string{
 		".cursor/rules/apps/api/db.mdc": "---\nalwaysApply: true\n---\nroot one\n",
 		"apps/api/.cursor/rules/db.mdc": "---\nalwaysApply: true\n---\nnested one\n",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	code, stdout, stderr := runRules(t, "--workspace", dir, "--path", "apps/api/x.ts")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
