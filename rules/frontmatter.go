@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -36,11 +37,10 @@ type Frontmatter struct {
 	// Problems are the parse anomalies, with lines relative to the file.
 	Problems []Problem
 
-	// text is the whole normalized file, the block what lies between its fences (Present)
-	// and blockLine the block's first line, for a reading of the file other than this one
-	// (see clineRejects).
-	text, block string
-	blockLine   int
+	// text is the whole normalized file and blockLine the first line of its block (Present),
+	// for a reading of the file other than this one (see clineRejects).
+	text      string
+	blockLine int
 }
 
 // Field is one top-level frontmatter key and its value.
@@ -90,7 +90,7 @@ func normalizeText(s string) string {
 // [DiagParseError] problem. Leading blank lines before the opening --- are tolerated.
 func ParseFrontmatter(text string) Frontmatter {
 	text = normalizeText(text)
-	fm := Frontmatter{Body: text, BodyLine: 1}
+	fm := Frontmatter{Body: text, BodyLine: 1, text: text}
 	start := 0
 	line := 1
 	for start < len(text) { // skip leading blank lines
@@ -117,7 +117,7 @@ func ParseFrontmatter(text string) Frontmatter {
 	fm.Present = true
 	fm.Body = body
 	fm.BodyLine = closeLine + 1
-	fm.text, fm.block, fm.blockLine = text, block, openLine+1
+	fm.blockLine = openLine + 1
 	if len(block) > maxFrontmatterBytes {
 		fm.fail(openLine, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
 		return fm
@@ -168,37 +168,61 @@ func duplicateKeys(fields []Field) []Problem {
 }
 
 // clineFenceRE is how Cline finds a file's frontmatter, in the file's text trimmed: a first
-// line of exactly ---, then the block up to the first line that starts with ---.
+// line of exactly ---, then the block up to the first line that starts with ---, and the body
+// after that line's --- (on the same line when more follows it).
 var clineFenceRE = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---\r?\n?((?s:.*))$`)
 
-// clineRejects is fm as Cline reads the file it was parsed from. Cline finds the block with
-// clineFenceRE and reads it with a YAML reader that follows the standard (js-yaml); a block
-// that reader rejects (an unquoted * it reads as an alias, a tab in the indentation, a key
-// given twice, a tag it does not know) makes Cline send the file always on, its whole text
-// the body, and a file whose fences Cline does not find (an opening line "--- ", a block
-// closed by "...") is a file without frontmatter to Cline: always on, its whole text the body
-// too. Either way fm is failed, with a [DiagParseError] that says why. A block that only
-// yaml.v3 rejects (a tab on a blank or comment line, which js-yaml skips) is read strictly
-// without those lines. Any other fm is returned as it is; fm's problems are never changed in
-// place, for a parse is shared.
+// clineRejects is fm as Cline reads the file it was parsed from. Cline finds the block and the
+// body with clineFenceRE and reads the block with a YAML reader that follows the standard
+// (js-yaml's load); a block that reader rejects (an unquoted * it reads as an alias, a tab in
+// the indentation, a key given twice, a tag it does not know, a second document) makes Cline
+// send the file always on, its whole text the body, and so does a file in which Cline finds
+// no block (an opening line "--- ", an empty block "---" "---", a block closed by "..." alone)
+// while tasklog found one: fm is then failed, with a [DiagParseError] that says why. A block
+// that is a value other than a mapping gives Cline no key: no condition, the body after it. A
+// block that only yaml.v3 rejects (a tab on a blank or comment line, which js-yaml skips) is
+// read without those lines. A block over tasklog's YAML limits fails as it does for every
+// tool, though Cline would read it. fm's problems are never changed in place: a parse is
+// shared.
 func clineRejects(fm Frontmatter) Frontmatter {
-	if !fm.Present || fm.Failed {
-		return fm
-	}
-	m := clineFenceRE.FindStringSubmatch(strings.TrimSpace(fm.text))
+	trimmed := strings.TrimFunc(fm.text, func(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' })
+	m := clineFenceRE.FindStringSubmatch(trimmed)
 	if m == nil {
-		return clineFailed(fm, fm.blockLine-1, "Cline finds no frontmatter in this file: its fences must be lines of exactly --- (no trailing spaces, no ... to close)")
+		if !fm.Present {
+			return fm // no block for either
+		}
+		return clineFailed(fm, max(fm.blockLine-1, 1), "Cline finds no frontmatter in this file: it takes a first line of exactly --- (no trailing spaces) and a block of at least one line closed by a line that starts with --- (not ...)")
 	}
-	block := blankForJSYAML(m[1])
-	fields, probs, err := parseStrictYAML(block, fm.blockLine)
-	if err != nil {
-		line := fm.blockLine - 1
+	lead := strings.Index(fm.text, trimmed)
+	block, body := m[1], m[2]
+	blockLine := strings.Count(fm.text[:lead], "\n") + 2
+	bodyLine := strings.Count(fm.text[:lead+len(trimmed)-len(body)], "\n") + 1
+	out := Frontmatter{Present: true, Body: body, BodyLine: bodyLine, text: fm.text, blockLine: blockLine}
+	if len(block) > maxFrontmatterBytes {
+		out.fail(blockLine-1, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), fm.text)
+		return out
+	}
+	block = blankForJSYAML(block)
+	fields, probs, err := parseStrictYAML(block, blockLine)
+	var notMapping notMappingError
+	switch {
+	case errors.Is(err, errYAMLLimits):
+		out.fail(blockLine-1, DiagYAMLLimits, err.Error(), fm.text)
+		return out
+	case errors.As(err, &notMapping):
+		out.Problems = []Problem{{Line: blockLine, Severity: SeverityWarning, Code: DiagNotMapping,
+			Message: err.Error() + ": Cline reads no key of it, so the rule has no condition"}}
+		return out
+	case err != nil:
+		line := blockLine
 		if l := yamlLineRE.FindStringSubmatch(err.Error()); l != nil {
 			if n, e := strconv.Atoi(l[1]); e == nil {
-				line = fm.blockLine - 1 + n
+				line = blockLine - 1 + n
 			}
 		}
 		return clineFailed(fm, line, "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
+	case !singleDocument(block):
+		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	}
 	if dups := duplicateKeys(fields); len(dups) > 0 {
 		key, _, _ := strings.Cut(strings.TrimPrefix(dups[0].Message, "key "), " is given again")
@@ -209,18 +233,7 @@ func clineRejects(fm Frontmatter) Frontmatter {
 			return clineFailed(fm, p.Line, "frontmatter has a YAML tag Cline's YAML reader does not know")
 		}
 	}
-	if !fm.Lenient {
-		return fm
-	}
-	// Only yaml.v3 rejected the block: Cline reads it strictly.
-	out := fm
-	out.Fields, out.Lenient, out.Problems = fields, false, nil
-	for _, p := range fm.Problems {
-		if p.Code != DiagNotStrict && p.Code != DiagUnquotedStar {
-			out.Problems = append(out.Problems, p)
-		}
-	}
-	out.Problems = append(out.Problems, probs...)
+	out.Fields, out.Problems = fields, probs
 	return out
 }
 
@@ -229,7 +242,9 @@ func clineRejects(fm Frontmatter) Frontmatter {
 func clineFailed(fm Frontmatter, line int, why string) Frontmatter {
 	out := Frontmatter{Present: true, Failed: true, Body: fm.text, BodyLine: 1, text: fm.text}
 	for _, p := range fm.Problems {
-		if p.Code != DiagNotStrict && p.Code != DiagDuplicateKey {
+		switch p.Code {
+		case DiagNotStrict, DiagDuplicateKey, DiagYAMLTag, DiagParseError, DiagNotMapping, DiagYAMLLimits:
+		default:
 			out.Problems = append(out.Problems, p)
 		}
 	}

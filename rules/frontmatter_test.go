@@ -153,7 +153,9 @@ func TestDuplicateKeyFirstIsRead(t *testing.T) {
 }
 
 // Cline's reading of a file's frontmatter (rules/4): what its fence pattern and its YAML reader
-// reject fails the rule open, and what only yaml.v3 rejects is read strictly.
+// reject fails the rule open, and what only yaml.v3 rejects is read strictly; the block and the
+// body are where Cline's fence pattern puts them. Each case was checked against Cline's pattern
+// and js-yaml 4.
 func TestClineRejects(t *testing.T) {
 	for _, tt := range []struct {
 		name, text string
@@ -172,6 +174,12 @@ func TestClineRejects(t *testing.T) {
 		{"a block closed by ...", "---\npaths:\n  - \"src/**\"\n...\nbody", true, "Cline finds no frontmatter in this file", ""},
 		{"CRLF, a tab in the indentation and a * in the body", "---\r\npaths:\r\n\t- \"src/**\"\r\n---\r\n- **bold**\r\n", true, "indent with spaces", ""},
 		{"leading blank lines and a BOM", "\ufeff\n\n---\npaths:\n  - \"src/**\"\n---\nbody", false, "", "src/**"},
+		{"an indented opening fence", "  ---\npaths:\n  - \"src/**\"\n---\nbody", false, "", "src/**"},
+		{"a closing line ---foo", "---\npaths:\n  - \"src/**\"\n---foo\nbody", false, "", "src/**"},
+		{"a line ---- in the block", "---\npaths:\n  - \"src/**\"\n----\nmore: x\n---\nbody", false, "", "src/**"},
+		{"an empty block", "---\n---\nbody", true, "Cline finds no frontmatter in this file", ""},
+		{"a second document", "---\npaths:\n  - \"src/**\"\n...\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
+		{"a block that is one value", "---\njust text\n---\nbody", false, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := clineRejects(ParseFrontmatter(tt.text))
@@ -193,8 +201,13 @@ func TestClineRejects(t *testing.T) {
 				}
 				return
 			}
-			if f, ok := fm.Lookup("paths"); !ok || fmt.Sprint(f.Value) != "["+tt.paths+"]" || fm.Lenient {
+			f, ok := fm.Lookup("paths")
+			if tt.paths == "" && ok || tt.paths != "" && (!ok || fmt.Sprint(f.Value) != "["+tt.paths+"]") || fm.Lenient {
 				t.Errorf("paths %v (%v), lenient %v; want [%s] read strictly", f.Value, ok, fm.Lenient, tt.paths)
+			}
+			// Cline's body is what follows its closing line's ---.
+			if body := strings.TrimSpace(fm.Body); !strings.HasSuffix(body, "body") || strings.Contains(body, "paths:") {
+				t.Errorf("body %q, want what follows the block", body)
 			}
 		})
 	}

@@ -100,7 +100,7 @@ func TestLint(t *testing.T) {
 			".clinerules/tab.md":    "---\npaths:\n\t- \"src/**\"\n---\ntab",
 			"src/app.ts":            "",
 			"src/view.tsx":          "",
-		}), want: []string{"broken error .clinerules/tab.md:3", "broken error .clinerules/ts.md:1"}, msgs: []string{
+		}), want: []string{"broken error .clinerules/tab.md:3", "broken error .clinerules/ts.md:2"}, msgs: []string{
 			"frontmatter is not YAML as Cline reads it (yaml: line 2: found character that cannot start any token): indent with spaces",
 			`meant for paths **/*.ts, the rule is always on: it goes into every prompt. frontmatter is not YAML as Cline reads it (yaml: did not find expected alphabetic or numeric character): quote each pattern that starts with * ("**/*.ts")`,
 		}},

@@ -3,12 +3,31 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
 var errYAMLLimits = errors.New("frontmatter exceeds the YAML limits")
+
+// notMappingError is a block whose YAML is a value other than a mapping (a list, one value).
+type notMappingError struct{ kind string }
+
+func (e notMappingError) Error() string {
+	return fmt.Sprintf("frontmatter is a %s, not a mapping of keys to values", e.kind)
+}
+
+// singleDocument reports whether the block holds one YAML document, as a reader that reads one
+// (js-yaml's load) requires; yaml.v3 reads the first of several and leaves the rest.
+func singleDocument(block string) bool {
+	d := yaml.NewDecoder(strings.NewReader(block))
+	var n yaml.Node
+	if err := d.Decode(&n); err != nil {
+		return true // an empty block, or one whose error the first parse reports
+	}
+	return errors.Is(d.Decode(&n), io.EOF)
+}
 
 // parseStrictYAML parses the block with yaml.v3 into a node tree and converts it itself, so
 // that no tag can build an object and aliases are expanded within a budget.
@@ -25,7 +44,7 @@ func parseStrictYAML(block string, firstLine int) ([]Field, []Problem, error) {
 		return nil, nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("frontmatter is a %s, not a mapping of keys to values", kindName(root.Kind))
+		return nil, nil, notMappingError{kindName(root.Kind)}
 	}
 	c := converter{budget: maxYAMLNodes, firstLine: firstLine}
 	var fields []Field
