@@ -126,6 +126,16 @@ func BenchmarkEvaluate1000x10(b *testing.B) { benchmarkEvaluateN(b, 1000, 10) }
 func BenchmarkEvaluate50x100(b *testing.B) { benchmarkEvaluate(b, 50) }
 
 // BenchmarkLoadCached re-loads 1,000 files whose parses are cached.
+// BenchmarkLoadCold loads the same 1,000 Cline files with a new Loader each time, as a hook
+// process without a server does: every content parsed, as Cline and as tasklog read it.
+func BenchmarkLoadCold(b *testing.B) {
+	files := benchFiles(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = NewLoader(0).Load(files)
+	}
+}
+
 func BenchmarkLoadCached(b *testing.B) {
 	files := benchFiles(1000)
 	Load(files)

@@ -37,10 +37,11 @@ type Frontmatter struct {
 	// Problems are the parse anomalies, with lines relative to the file.
 	Problems []Problem
 
-	// text is the whole normalized file and blockLine the first line of its block (Present),
-	// for a reading of the file other than this one (see clineRejects).
-	text      string
-	blockLine int
+	// text is the whole normalized file, block what lies between its fences and blockLine the
+	// block's first line (Present), for a reading of the file other than this one (see
+	// clineRejects).
+	text, block string
+	blockLine   int
 }
 
 // Field is one top-level frontmatter key and its value.
@@ -117,7 +118,7 @@ func ParseFrontmatter(text string) Frontmatter {
 	fm.Present = true
 	fm.Body = body
 	fm.BodyLine = closeLine + 1
-	fm.blockLine = openLine + 1
+	fm.block, fm.blockLine = block, openLine+1
 	if len(block) > maxFrontmatterBytes {
 		fm.fail(openLine, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
 		return fm
@@ -193,8 +194,14 @@ func clineRejects(fm Frontmatter) Frontmatter {
 		}
 		return clineFailed(fm, max(fm.blockLine-1, 1), "Cline finds no frontmatter in this file: it takes a first line of exactly --- (no trailing spaces) and a block of at least one line closed by a line that starts with --- (not ...)")
 	}
-	lead := strings.Index(fm.text, trimmed)
 	block, body := m[1], m[2]
+	if fm.Present && !fm.Failed && !fm.Lenient && block == strings.TrimSuffix(fm.block, "\n") &&
+		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) {
+		// Cline's block is the one strict YAML read (which holds no document marker, as those
+		// end a block): what js-yaml rejects of it, the parse said already.
+		return clineRejectsParsed(fm)
+	}
+	lead := strings.Index(fm.text, trimmed)
 	blockLine := strings.Count(fm.text[:lead], "\n") + 2
 	bodyLine := strings.Count(fm.text[:lead+len(trimmed)-len(body)], "\n") + 1
 	out := Frontmatter{Present: true, Body: body, BodyLine: bodyLine, text: fm.text, blockLine: blockLine}
@@ -224,17 +231,26 @@ func clineRejects(fm Frontmatter) Frontmatter {
 	case !singleDocument(block):
 		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	}
-	if dups := duplicateKeys(fields); len(dups) > 0 {
-		key, _, _ := strings.Cut(strings.TrimPrefix(dups[0].Message, "key "), " is given again")
-		return clineFailed(fm, dups[0].Line, "frontmatter gives the key "+key+" twice, which Cline's YAML reader rejects")
+	out.Fields, out.Problems = fields, probs
+	return clineRejectsParsed(out)
+}
+
+// clineRejectsParsed is fm, whose block strict YAML read, failed as Cline fails it when
+// js-yaml rejects what the parse noted: a key given twice, a tag js-yaml does not know.
+func clineRejectsParsed(fm Frontmatter) Frontmatter {
+	for i, f := range fm.Fields {
+		for _, g := range fm.Fields[:i] {
+			if g.Key == f.Key {
+				return clineFailed(fm, f.Line, fmt.Sprintf("frontmatter gives the key %q twice, which Cline's YAML reader rejects", f.Key))
+			}
+		}
 	}
-	for _, p := range probs {
+	for _, p := range fm.Problems {
 		if p.Code == DiagYAMLTag && !strings.Contains(p.Message, "!!omap") && !strings.Contains(p.Message, "!!set") && !strings.Contains(p.Message, "!!pairs") {
 			return clineFailed(fm, p.Line, "frontmatter has a YAML tag Cline's YAML reader does not know")
 		}
 	}
-	out.Fields, out.Problems = fields, probs
-	return out
+	return fm
 }
 
 // clineFailed is fm failed as Cline fails a rule file open, with a [DiagParseError] at line

@@ -85,6 +85,16 @@ type parsedContent struct {
 	truncated   bool
 	fm          Frontmatter
 	hash        string
+	// cline is fm as Cline reads it (see clineRejects), made the first time a Cline file of
+	// this content is built.
+	clineOnce sync.Once
+	cline     Frontmatter
+}
+
+// clineReading is the content's frontmatter as Cline reads it, read once.
+func (pc *parsedContent) clineReading() Frontmatter {
+	pc.clineOnce.Do(func() { pc.cline = clineRejects(pc.fm) })
+	return pc.cline
 }
 
 // NewLoader returns a loader whose caches hold at most maxEntries parses and patterns each
@@ -378,7 +388,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd
 	}
 	fm := pc.fm
 	if rd > readingV3 && f.Provider == ProviderCline {
-		fm = clineRejects(fm)
+		fm = pc.clineReading()
 	}
 	b.fm = &fm
 	if class.kind == kindLegacy {
