@@ -186,7 +186,8 @@ var clineFenceRE = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---\r?\n?((?s:.*)
 // tool, though Cline would read it. fm's problems are never changed in place: a parse is
 // shared.
 func clineRejects(fm Frontmatter) Frontmatter {
-	trimmed := strings.TrimFunc(fm.text, func(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' })
+	// JavaScript's trim: white space and line terminators, U+FEFF too, but not U+0085.
+	trimmed := strings.TrimFunc(fm.text, func(r rune) bool { return r == '\ufeff' || r != '\u0085' && unicode.IsSpace(r) })
 	m := clineFenceRE.FindStringSubmatch(trimmed)
 	if m == nil {
 		if !fm.Present {
@@ -196,9 +197,10 @@ func clineRejects(fm Frontmatter) Frontmatter {
 	}
 	block, body := m[1], m[2]
 	if fm.Present && !fm.Failed && !fm.Lenient && block == strings.TrimSuffix(fm.block, "\n") &&
-		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) {
-		// Cline's block is the one strict YAML read (which holds no document marker, as those
-		// end a block): what js-yaml rejects of it, the parse said already.
+		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) && !strings.HasPrefix(block, "...") && !strings.Contains(block, "\n...") {
+		// Cline's block is the one strict YAML read, with no document marker (a line "... x"
+		// ends a document without ending tasklog's block): what js-yaml rejects of it, the
+		// parse said already.
 		return clineRejectsParsed(fm)
 	}
 	lead := strings.Index(fm.text, trimmed)

@@ -179,6 +179,8 @@ func TestClineRejects(t *testing.T) {
 		{"a line ---- in the block", "---\npaths:\n  - \"src/**\"\n----\nmore: x\n---\nbody", false, "", "src/**"},
 		{"an empty block", "---\n---\nbody", true, "Cline finds no frontmatter in this file", ""},
 		{"a second document", "---\npaths:\n  - \"src/**\"\n...\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
+		{"a second document after '... # end'", "---\npaths:\n  - \"src/**\"\n... # end\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
+		{"a NEL before the fence, which JavaScript's trim keeps", "\u0085\n---\npaths:\n  - \"src/**\"\n---\nbody", true, "Cline finds no frontmatter in this file", ""},
 		{"a block that is one value", "---\njust text\n---\nbody", false, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
