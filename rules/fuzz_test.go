@@ -16,6 +16,7 @@ func FuzzParseFrontmatter(f *testing.F) {
 		"---\nglobs: *.ts,*.tsx\nalwaysApply: false\n---\nB", "\ufeff\r\n---\r\na: 1\r\n---\r\nB",
 		"---\n" + laughs() + "---\nB", "---\na: !!binary aGVsbG8=\nb: &x [1]\nc: *x\n---\n",
 		"---\ntrigger: glob\nglobs:\n  - a\n  -\n---\n", "---\ncondition: \"(\"\n---\nx",
+		"  ---\npaths: [**/*.ts]\n---foo\nbody", "---\npaths:\n\t- a\n... # end\nb: 1\n---\nx", "\u0085\n---\na: 1\n---\n",
 	} {
 		f.Add(s)
 	}
@@ -23,6 +24,9 @@ func FuzzParseFrontmatter(f *testing.F) {
 		fm := ParseFrontmatter(s)
 		if fm.Failed && fm.Body != normalizeText(s) {
 			t.Fatalf("a failed parse must keep the whole file as the body")
+		}
+		if cl := clineRejects(fm); cl.Failed && cl.Body != normalizeText(s) {
+			t.Fatalf("a file Cline fails open must keep the whole file as the body")
 		}
 		for _, provider := range []Provider{ProviderCursor, ProviderCline, ProviderWindsurf, ProviderTasklog} {
 			files := []File{{Provider: provider, Scope: ScopeWorkspace, Path: ".x/r.md", Content: []byte(s)}}
