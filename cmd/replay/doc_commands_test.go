@@ -78,6 +78,7 @@ var docRunElsewhere = map[string]string{
 	"go test -run '^$' -bench 'BenchmarkAppendBatch' -benchtime 2x ./store":                                                    "BenchmarkAppendBatch",
 	"go test -run '^$' -bench 'BenchmarkEncodeDictionary' -benchtime 20000x ./store/payloadcodec":                              "BenchmarkEncodeDictionary",
 	"go test -run '^$' -bench 'BenchmarkDecodeDictionary|BenchmarkEncodeDictionary/4KB' -benchtime 3000x ./store/payloadcodec": "BenchmarkDecodeDictionary",
+	"go test -run '^$' -bench 'BenchmarkLoadCold|BenchmarkLoadCached' -benchmem ./rules":                                       "BenchmarkLoadCold",
 	// A hook's tail at the collector's default and at the setting replay serve runs at.
 	"GOGC=100 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
 	"GOGC=400 go test -run '^$' -bench BenchmarkHookOverHTTP -benchtime 2000x ./session/serve": "BenchmarkHookOverHTTP",
