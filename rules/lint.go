@@ -26,6 +26,9 @@ const (
 	// FindDuplicate: a rule with the same text as another; when both apply, the text goes
 	// into the prompt once.
 	FindDuplicate FindingKind = "duplicate"
+	// FindSameName: a rule with the name of another rule that does not hide it; the name
+	// reaches the other, this one only its id.
+	FindSameName FindingKind = "same-name"
 	// FindUnknownKey: a frontmatter key that nothing reads.
 	FindUnknownKey FindingKind = "unknown-key"
 	// FindForeignKey: a key of another tool, which the file's own tool ignores.

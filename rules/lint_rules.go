@@ -56,6 +56,29 @@ func LintRuleSet(rs *RuleSet, files []File) []Finding {
 			out = append(out, fd)
 		}
 	}
+	return append(out, rs.sameNames()...)
+}
+
+// sameNames reports the rules that share a name with another rule neither hides (a nested
+// folder's rule and a root rule of that subfolder, or nested folders' rules in two roots):
+// rule://NAME reaches one of them, and each other is reached at its id. Memory files, which
+// leave a name they share to the other rule by design, are not reported.
+func (rs *RuleSet) sameNames() []Finding {
+	var out []Finding
+	for _, r := range rs.rules {
+		if r.Unusable != "" || r.ShadowedBy != "" || strings.HasPrefix(r.shadowKey, "\x00") {
+			continue
+		}
+		w, ok := rs.byName[r.Name]
+		if !ok || w == r || r.Address() == RuleURI(r.Name) {
+			continue
+		}
+		fd := ruleLint{r: r}.finding(FindSameName, SeverityInfo, 0, "")
+		fd.Other = w.ID
+		fd.Message = fmt.Sprintf("%s has the same name %q and neither hides the other: rule://%s reaches %s, and this rule is reached at %s only; rename one file to give each a name of its own",
+			w.ID, r.Name, r.Name, w.ID, r.Address())
+		out = append(out, fd)
+	}
 	return out
 }
 

@@ -157,6 +157,14 @@ func TestLint(t *testing.T) {
 		}), want: []string{"broken warning .windsurf/rules/long.md"}, msgs: []string{
 			"the file has 12028 characters, over the 12000 Windsurf allows a rule file: Windsurf may not send all of it",
 		}},
+		{name: "two rules of one name, neither hiding the other", files: with(map[string]string{
+			".cursor/rules/apps/api/db.mdc": "---\nalwaysApply: true\n---\nroot one",
+			"apps/api/.cursor/rules/db.mdc": "---\nalwaysApply: true\n---\nnested one",
+			"AGENTS.md":                     "agents",
+			".clinerules/AGENTS.md":         "a Cline rule named AGENTS, beside the memory file",
+		}), want: []string{"same-name info apps/api/.cursor/rules/db.mdc"}, msgs: []string{
+			`cursor:/ws/.cursor/rules/apps/api/db.mdc has the same name "apps/api/db" and neither hides the other: rule://apps/api/db reaches cursor:/ws/.cursor/rules/apps/api/db.mdc, and this rule is reached at rule://cursor:/ws/apps/api/.cursor/rules/db.mdc only`,
+		}},
 		{name: "duplicate text", files: with(map[string]string{
 			".clinerules/one.md":    "same text",
 			".claude/rules/two.md":  "same text",
