@@ -157,15 +157,22 @@ func ParseFrontmatter(text string) Frontmatter {
 func duplicateKeys(fields []Field) []Problem {
 	var out []Problem
 	for i, f := range fields {
-		for _, g := range fields[:i] {
-			if g.Key == f.Key {
-				out = append(out, Problem{Line: f.Line, Severity: SeverityWarning, Code: DiagDuplicateKey,
-					Message: fmt.Sprintf("key %q is given again (first on line %d); only the first is read, and YAML readers that follow the standard, such as Cline's, reject the whole frontmatter", f.Key, g.Line)})
-				break
-			}
+		if g, ok := firstOf(fields, i); ok {
+			out = append(out, Problem{Line: f.Line, Severity: SeverityWarning, Code: DiagDuplicateKey,
+				Message: fmt.Sprintf("key %q is given again (first on line %d); only the first is read, and YAML readers that follow the standard, such as Cline's, reject the whole frontmatter", f.Key, g.Line)})
 		}
 	}
 	return out
+}
+
+// firstOf is the field before fields[i] that has its key, when one does.
+func firstOf(fields []Field, i int) (Field, bool) {
+	for _, g := range fields[:i] {
+		if g.Key == fields[i].Key {
+			return g, true
+		}
+	}
+	return Field{}, false
 }
 
 // clineFenceRE is how Cline finds a file's frontmatter, in the file's text trimmed: a first
@@ -223,13 +230,7 @@ func clineRejects(fm Frontmatter) Frontmatter {
 			Message: err.Error() + ": Cline reads no key of it, so the rule has no condition"}}
 		return out
 	case err != nil:
-		line := blockLine
-		if l := yamlLineRE.FindStringSubmatch(err.Error()); l != nil {
-			if n, e := strconv.Atoi(l[1]); e == nil {
-				line = blockLine - 1 + n
-			}
-		}
-		return clineFailed(fm, line, "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
+		return clineFailed(fm, yamlErrorLine(err, blockLine-1, blockLine), "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
 	case !singleDocument(block):
 		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	}
@@ -241,10 +242,8 @@ func clineRejects(fm Frontmatter) Frontmatter {
 // js-yaml rejects what the parse noted: a key given twice, a tag js-yaml does not know.
 func clineRejectsParsed(fm Frontmatter) Frontmatter {
 	for i, f := range fm.Fields {
-		for _, g := range fm.Fields[:i] {
-			if g.Key == f.Key {
-				return clineFailed(fm, f.Line, fmt.Sprintf("frontmatter gives the key %q twice, which Cline's YAML reader rejects", f.Key))
-			}
+		if _, ok := firstOf(fm.Fields, i); ok {
+			return clineFailed(fm, f.Line, fmt.Sprintf("frontmatter gives the key %q twice, which Cline's YAML reader rejects", f.Key))
 		}
 	}
 	for _, p := range fm.Problems {
@@ -345,15 +344,21 @@ func (fm *Frontmatter) checkBareKeys(rest string, line int) {
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
+// yamlErrorLine is the file's line of a YAML error in a block that starts below line before:
+// the line the error names, else fallback.
+func yamlErrorLine(err error, before, fallback int) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		if n, e := strconv.Atoi(m[1]); e == nil {
+			return before + n
+		}
+	}
+	return fallback
+}
+
 // strictFailure explains why strict YAML rejected the block.
 func strictFailure(block string, openLine int, err error, lenient bool) []Problem {
 	msg := err.Error()
-	line := openLine
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		if n, e := strconv.Atoi(m[1]); e == nil {
-			line = openLine + n
-		}
-	}
+	line := yamlErrorLine(err, openLine, openLine)
 	var out []Problem
 	for i, l := range strings.Split(block, "\n") {
 		if k, v, ok := strings.Cut(l, ":"); ok && isKey(k) && strings.HasPrefix(strings.TrimSpace(v), "*") {

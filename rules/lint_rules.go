@@ -66,7 +66,7 @@ func LintRuleSet(rs *RuleSet, files []File) []Finding {
 func (rs *RuleSet) sameNames() []Finding {
 	var out []Finding
 	for _, r := range rs.rules {
-		if r.Unusable != "" || r.ShadowedBy != "" || strings.HasPrefix(r.shadowKey, "\x00") {
+		if r.Unusable != "" || r.ShadowedBy != "" || r.isMemory() {
 			continue
 		}
 		w, ok := rs.byName[r.Name]

@@ -149,3 +149,10 @@ type Trigger struct {
 	// a rule's "once: false" turns it off.
 	Once bool `json:"once,omitempty"`
 }
+
+// memoryKey leads the shadow key of a memory file (CLAUDE.md, AGENTS.md) read as shadowing
+// nothing: a name never starts with it.
+const memoryKey = "\x00"
+
+// isMemory reports whether the rule is a memory file that shadows nothing (rules/3 on).
+func (r *Rule) isMemory() bool { return strings.HasPrefix(r.shadowKey, memoryKey) }

@@ -225,7 +225,7 @@ func (rs *RuleSet) shadow(before3 bool) {
 	// see build) only when no other rule does: an on-request rule is read at its name.
 	for _, memory := range []bool{false, true} {
 		for _, r := range rs.rules {
-			if r.Unusable != "" || r.ShadowedBy != "" || strings.HasPrefix(r.shadowKey, "\x00") != memory {
+			if r.Unusable != "" || r.ShadowedBy != "" || r.isMemory() != memory {
 				continue
 			}
 			if _, ok := rs.byName[r.Name]; !ok {
@@ -350,7 +350,7 @@ func (l *Loader) build(f *File, files map[importKey]*File, pc *parsedContent, rd
 		AlwaysEnabled: f.Scope == ScopeRemote && f.AlwaysEnabled, precedence: precedence(f)}
 	switch {
 	case class.kind == kindMemory && !before3:
-		r.shadowKey = "\x00" + r.ID // no other file's name hides it, nor does it hide one
+		r.shadowKey = memoryKey + r.ID // no other file's name hides it, nor does it hide one
 	case class.dir != "":
 		r.shadowKey = r.Name + "\x00" + f.Root
 	default:
