@@ -46,11 +46,12 @@ package rules
 //     name they share is the other rule's, and an on-request rule's detail gives the rule's
 //     address ([Rule.Address]: rule://ID where the name is another's).
 //   - rules/4: the root's CLAUDE.local.md is a memory file, as Claude Code loads it beside
-//     CLAUDE.md; no earlier version read it. And a Cline file whose frontmatter strict YAML
-//     rejects (an unquoted * that YAML reads as an alias, a tab in the indentation, a key
-//     given twice) is always on with the whole file as its body, as Cline, whose YAML reader
-//     rejects such a block, sends it. Before, its block was read line by line, as Cursor and
-//     Windsurf read theirs, and its paths scoped it (a key given twice: the first).
+//     CLAUDE.md; no earlier version collected it (read as they would, it is a rule file). And
+//     a Cline file is read as Cline reads it: its block found by Cline's fence pattern, and
+//     always on with the whole file as its body when js-yaml rejects the block (an unquoted *
+//     that YAML reads as an alias, a tab in the indentation, a key given twice, a second
+//     document). Before, its block was read line by line, as Cursor and Windsurf read theirs,
+//     and its paths scoped it (a key given twice: the first).
 const EngineVersion = "rules/4"
 
 // EngineV1 is the first engine version, whose decisions later versions decide again as they

@@ -299,7 +299,7 @@ func TestEngineVersionsReadClaudeMDInTheRulesFolder(t *testing.T) {
 		}
 	}
 	if rs.As(EngineV2) == rs || rs.As(EngineVersion) != rs {
-		t.Error("As: want the earlier reading for rules/2 and the set itself for rules/3")
+		t.Error("As: want the earlier reading for rules/2 and the set itself for today's version")
 	}
 }
 

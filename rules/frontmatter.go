@@ -203,8 +203,11 @@ func clineRejects(fm Frontmatter) Frontmatter {
 		return clineFailed(fm, max(fm.blockLine-1, 1), "Cline finds no frontmatter in this file: it takes a first line of exactly --- (no trailing spaces) and a block of at least one line closed by a line that starts with --- (not ...)")
 	}
 	block, body := m[1], m[2]
-	if fm.Present && !fm.Failed && !fm.Lenient && block == strings.TrimSuffix(fm.block, "\n") &&
-		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) && !strings.HasPrefix(block, "...") && !strings.Contains(block, "\n...") {
+	// Only after a line that starts with ... can a block hold a second document: Cline's
+	// pattern ends it at the first line that starts with ---.
+	marked := strings.HasPrefix(block, "...") || strings.Contains(block, "\n...")
+	if fm.Present && !fm.Failed && !fm.Lenient && !marked && block == strings.TrimSuffix(fm.block, "\n") &&
+		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) {
 		// Cline's block is the one strict YAML read, with no document marker (a line "... x"
 		// ends a document without ending tasklog's block): what js-yaml rejects of it, the
 		// parse said already.
@@ -222,6 +225,8 @@ func clineRejects(fm Frontmatter) Frontmatter {
 	fields, probs, err := parseStrictYAML(block, blockLine)
 	var notMapping notMappingError
 	switch {
+	case marked && !singleDocument(block):
+		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	case errors.Is(err, errYAMLLimits):
 		out.fail(blockLine-1, DiagYAMLLimits, err.Error(), fm.text)
 		return out
@@ -231,8 +236,6 @@ func clineRejects(fm Frontmatter) Frontmatter {
 		return out
 	case err != nil:
 		return clineFailed(fm, yamlErrorLine(err, blockLine-1, blockLine), "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
-	case !singleDocument(block):
-		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	}
 	out.Fields, out.Problems = fields, probs
 	return clineRejectsParsed(out)

@@ -182,6 +182,7 @@ func TestClineRejects(t *testing.T) {
 		{"a second document after '... # end'", "---\npaths:\n  - \"src/**\"\n... # end\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
 		{"a NEL before the fence, which JavaScript's trim keeps", "\u0085\n---\npaths:\n  - \"src/**\"\n---\nbody", true, "Cline finds no frontmatter in this file", ""},
 		{"a block that is one value", "---\njust text\n---\nbody", false, "", ""},
+		{"one value, then a second document", "---\ntext\n...\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := clineRejects(ParseFrontmatter(tt.text))

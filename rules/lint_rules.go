@@ -70,8 +70,8 @@ func (rs *RuleSet) sameNames() []Finding {
 			continue
 		}
 		w, ok := rs.byName[r.Name]
-		if !ok || w == r || r.Address() == RuleURI(r.Name) {
-			continue
+		if !ok || w == r {
+			continue // the name reaches it (see shadow)
 		}
 		fd := ruleLint{r: r}.finding(FindSameName, SeverityInfo, 0, "")
 		fd.Other = w.ID

@@ -106,7 +106,6 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 		return named
 	}
 	for _, given := range disable {
-		toggles[given] = false
 		for _, r := range namedBy("disable", given) {
 			toggles[r.ID] = false
 		}
