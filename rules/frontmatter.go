@@ -37,11 +37,9 @@ type Frontmatter struct {
 	// Problems are the parse anomalies, with lines relative to the file.
 	Problems []Problem
 
-	// text is the whole normalized file, block what lies between its fences and blockLine the
-	// block's first line (Present), for a reading of the file other than this one (see
-	// clineRejects).
-	text, block string
-	blockLine   int
+	// blockLine is the first line of the block (Present), for a reading of the file other
+	// than this one (see clineRejects).
+	blockLine int
 }
 
 // Field is one top-level frontmatter key and its value.
@@ -91,7 +89,7 @@ func normalizeText(s string) string {
 // [DiagParseError] problem. Leading blank lines before the opening --- are tolerated.
 func ParseFrontmatter(text string) Frontmatter {
 	text = normalizeText(text)
-	fm := Frontmatter{Body: text, BodyLine: 1, text: text}
+	fm := Frontmatter{Body: text, BodyLine: 1}
 	start := 0
 	line := 1
 	for start < len(text) { // skip leading blank lines
@@ -118,7 +116,7 @@ func ParseFrontmatter(text string) Frontmatter {
 	fm.Present = true
 	fm.Body = body
 	fm.BodyLine = closeLine + 1
-	fm.block, fm.blockLine = block, openLine+1
+	fm.blockLine = openLine + 1
 	if len(block) > maxFrontmatterBytes {
 		fm.fail(openLine, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
 		return fm
@@ -175,10 +173,21 @@ func firstOf(fields []Field, i int) (Field, bool) {
 	return Field{}, false
 }
 
-// clineFenceRE is how Cline finds a file's frontmatter, in the file's text trimmed: a first
-// line of exactly ---, then the block up to the first line that starts with ---, and the body
-// after that line's --- (on the same line when more follows it).
-var clineFenceRE = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---\r?\n?((?s:.*))$`)
+// clineFence is how Cline finds the frontmatter of a file's text trimmed, normalized (no \r):
+// a first line of exactly ---, then the block up to the first line that starts with ---, and
+// the body after that line's --- and its line break (on the same line when more follows the
+// ---). Cline matches /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.
+func clineFence(trimmed string) (block, body string, ok bool) {
+	rest, ok := strings.CutPrefix(trimmed, "---\n")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.Index(rest, "\n---")
+	if i < 0 {
+		return "", "", false
+	}
+	return rest[:i], strings.TrimPrefix(rest[i+len("\n---"):], "\n"), true
+}
 
 // clineRejects is fm as Cline reads the file it was parsed from. Cline finds the block and the
 // body with clineFenceRE and reads the block with a YAML reader that follows the standard
@@ -192,33 +201,34 @@ var clineFenceRE = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---\r?\n?((?s:.*)
 // read without those lines. A block over tasklog's YAML limits fails as it does for every
 // tool, though Cline would read it. fm's problems are never changed in place: a parse is
 // shared.
-func clineRejects(fm Frontmatter) Frontmatter {
+//
+// text is the file's text as ParseFrontmatter made fm of it, normalized (normalizeText).
+func clineRejects(fm Frontmatter, text string) Frontmatter {
 	// JavaScript's trim: white space and line terminators, U+FEFF too, but not U+0085.
-	trimmed := strings.TrimFunc(fm.text, func(r rune) bool { return r == '\ufeff' || r != '\u0085' && unicode.IsSpace(r) })
-	m := clineFenceRE.FindStringSubmatch(trimmed)
-	if m == nil {
+	trimmed := strings.TrimFunc(text, func(r rune) bool { return r == '\ufeff' || r != '\u0085' && unicode.IsSpace(r) })
+	block, body, found := clineFence(trimmed)
+	if !found {
 		if !fm.Present {
 			return fm // no block for either
 		}
-		return clineFailed(fm, max(fm.blockLine-1, 1), "Cline finds no frontmatter in this file: it takes a first line of exactly --- (no trailing spaces) and a block of at least one line closed by a line that starts with --- (not ...)")
+		return clineFailed(fm, text, max(fm.blockLine-1, 1), "Cline finds no frontmatter in this file: it takes a first line of exactly --- (no trailing spaces) and a block of at least one line closed by a line that starts with --- (not ...)")
 	}
-	block, body := m[1], m[2]
 	// Only after a line that starts with ... can a block hold a second document: Cline's
 	// pattern ends it at the first line that starts with ---.
 	marked := strings.HasPrefix(block, "...") || strings.Contains(block, "\n...")
-	if fm.Present && !fm.Failed && !fm.Lenient && !marked && block == strings.TrimSuffix(fm.block, "\n") &&
+	if fm.Present && !fm.Failed && !fm.Lenient && !marked && block == lines(text, fm.blockLine, fm.BodyLine-1) &&
 		strings.TrimSpace(body) == strings.TrimSpace(fm.Body) {
 		// Cline's block is the one strict YAML read, with no document marker (a line "... x"
 		// ends a document without ending tasklog's block): what js-yaml rejects of it, the
 		// parse said already.
-		return clineRejectsParsed(fm)
+		return clineRejectsParsed(fm, text)
 	}
-	lead := strings.Index(fm.text, trimmed)
-	blockLine := strings.Count(fm.text[:lead], "\n") + 2
-	bodyLine := strings.Count(fm.text[:lead+len(trimmed)-len(body)], "\n") + 1
-	out := Frontmatter{Present: true, Body: body, BodyLine: bodyLine, text: fm.text, blockLine: blockLine}
+	lead := strings.Index(text, trimmed)
+	blockLine := strings.Count(text[:lead], "\n") + 2
+	bodyLine := strings.Count(text[:lead+len(trimmed)-len(body)], "\n") + 1
+	out := Frontmatter{Present: true, Body: body, BodyLine: bodyLine, blockLine: blockLine}
 	if len(block) > maxFrontmatterBytes {
-		out.fail(blockLine-1, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), fm.text)
+		out.fail(blockLine-1, DiagYAMLLimits, fmt.Sprintf("frontmatter is %d bytes, over the %d byte limit", len(block), maxFrontmatterBytes), text)
 		return out
 	}
 	block = blankForJSYAML(block)
@@ -226,41 +236,41 @@ func clineRejects(fm Frontmatter) Frontmatter {
 	var notMapping notMappingError
 	switch {
 	case marked && !singleDocument(block):
-		return clineFailed(fm, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
+		return clineFailed(fm, text, blockLine, "frontmatter holds more than one YAML document (a line ... and more after it), which Cline's YAML reader rejects")
 	case errors.Is(err, errYAMLLimits):
-		out.fail(blockLine-1, DiagYAMLLimits, err.Error(), fm.text)
+		out.fail(blockLine-1, DiagYAMLLimits, err.Error(), text)
 		return out
 	case errors.As(err, &notMapping):
 		out.Problems = []Problem{{Line: blockLine, Severity: SeverityWarning, Code: DiagNotMapping,
 			Message: err.Error() + ": Cline reads no key of it, so the rule has no condition"}}
 		return out
 	case err != nil:
-		return clineFailed(fm, yamlErrorLine(err, blockLine-1, blockLine), "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
+		return clineFailed(fm, text, yamlErrorLine(err, blockLine-1, blockLine), "frontmatter is not YAML as Cline reads it ("+err.Error()+")"+clineHint(block))
 	}
 	out.Fields, out.Problems = fields, probs
-	return clineRejectsParsed(out)
+	return clineRejectsParsed(out, text)
 }
 
 // clineRejectsParsed is fm, whose block strict YAML read, failed as Cline fails it when
 // js-yaml rejects what the parse noted: a key given twice, a tag js-yaml does not know.
-func clineRejectsParsed(fm Frontmatter) Frontmatter {
+func clineRejectsParsed(fm Frontmatter, text string) Frontmatter {
 	for i, f := range fm.Fields {
 		if _, ok := firstOf(fm.Fields, i); ok {
-			return clineFailed(fm, f.Line, fmt.Sprintf("frontmatter gives the key %q twice, which Cline's YAML reader rejects", f.Key))
+			return clineFailed(fm, text, f.Line, fmt.Sprintf("frontmatter gives the key %q twice, which Cline's YAML reader rejects", f.Key))
 		}
 	}
 	for _, p := range fm.Problems {
 		if p.Code == DiagYAMLTag && !strings.Contains(p.Message, "!!omap") && !strings.Contains(p.Message, "!!set") && !strings.Contains(p.Message, "!!pairs") {
-			return clineFailed(fm, p.Line, "frontmatter has a YAML tag Cline's YAML reader does not know")
+			return clineFailed(fm, text, p.Line, "frontmatter has a YAML tag Cline's YAML reader does not know")
 		}
 	}
 	return fm
 }
 
-// clineFailed is fm failed as Cline fails a rule file open, with a [DiagParseError] at line
-// saying why.
-func clineFailed(fm Frontmatter, line int, why string) Frontmatter {
-	out := Frontmatter{Present: true, Failed: true, Body: fm.text, BodyLine: 1, text: fm.text}
+// clineFailed is fm, of the file text, failed as Cline fails a rule file open, with a
+// [DiagParseError] at line saying why.
+func clineFailed(fm Frontmatter, text string, line int, why string) Frontmatter {
+	out := Frontmatter{Present: true, Failed: true, Body: text, BodyLine: 1}
 	for _, p := range fm.Problems {
 		switch p.Code {
 		case DiagNotStrict, DiagDuplicateKey, DiagYAMLTag, DiagParseError, DiagNotMapping, DiagYAMLLimits:
@@ -271,6 +281,27 @@ func clineFailed(fm Frontmatter, line int, why string) Frontmatter {
 	out.Problems = append(out.Problems, Problem{Line: line, Severity: SeverityError, Code: DiagParseError,
 		Message: why + "; Cline keeps the rule always on, with the whole file as its body"})
 	return out
+}
+
+// lines is the lines of text from line from up to, not including, line to (1-based), joined.
+func lines(text string, from, to int) string {
+	start := 0
+	for line := 1; line < from; line++ {
+		i := strings.IndexByte(text[start:], '\n')
+		if i < 0 {
+			return ""
+		}
+		start += i + 1
+	}
+	end := start
+	for line := from; line < to; line++ {
+		i := strings.IndexByte(text[end:], '\n')
+		if i < 0 {
+			return text[start:]
+		}
+		end += i + 1
+	}
+	return strings.TrimSuffix(text[start:end], "\n")
 }
 
 var (

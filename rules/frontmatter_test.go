@@ -185,7 +185,7 @@ func TestClineRejects(t *testing.T) {
 		{"one value, then a second document", "---\ntext\n...\nfoo: 1\n---\nbody", true, "more than one YAML document", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fm := clineRejects(ParseFrontmatter(tt.text))
+			fm := clineRejects(ParseFrontmatter(tt.text), normalizeText(tt.text))
 			if fm.Failed != tt.failed {
 				t.Fatalf("failed %v, want %v: %+v", fm.Failed, tt.failed, fm.Problems)
 			}

@@ -25,7 +25,7 @@ func FuzzParseFrontmatter(f *testing.F) {
 		if fm.Failed && fm.Body != normalizeText(s) {
 			t.Fatalf("a failed parse must keep the whole file as the body")
 		}
-		if cl := clineRejects(fm); cl.Failed && cl.Body != normalizeText(s) {
+		if cl := clineRejects(fm, normalizeText(s)); cl.Failed && cl.Body != normalizeText(s) {
 			t.Fatalf("a file Cline fails open must keep the whole file as the body")
 		}
 		for _, provider := range []Provider{ProviderCursor, ProviderCline, ProviderWindsurf, ProviderTasklog} {

@@ -93,7 +93,7 @@ type parsedContent struct {
 
 // clineReading is the content's frontmatter as Cline reads it, read once.
 func (pc *parsedContent) clineReading() Frontmatter {
-	pc.clineOnce.Do(func() { pc.cline = clineRejects(pc.fm) })
+	pc.clineOnce.Do(func() { pc.cline = clineRejects(pc.fm, normalizeText(pc.text)) })
 	return pc.cline
 }
 
