@@ -35,12 +35,9 @@ type RuleSet struct {
 	// diagnosticsV1 is, in a set read as before rules/3, allDiagnostics as EngineV1 had them:
 	// without DiagDuplicateKey (the same slice when there is none, and in today's set).
 	diagnosticsV1 []Diagnostic
-	// older are the set as the earlier engine versions read its files (see build), each built
-	// from files by loader the first time As asks for it.
-	older     [readingNow]*RuleSet
-	olderOnce [readingNow]sync.Once
-	files     []File
-	loader    *Loader
+	// older make the set as each earlier engine version reads its files (see build), the first
+	// time As asks for it; nil in a set not made by Load.
+	older [readingNow]func() *RuleSet
 	// current is, in a set read as an earlier version read its files, the set it was built for.
 	current *RuleSet
 }
@@ -126,7 +123,14 @@ func walkNote(readError string) (code, msg string, ok bool) {
 // Load parses, normalizes, validates and shadows files into a rule set.
 func (l *Loader) Load(files []File) *RuleSet {
 	rs := l.load(files, readingNow)
-	rs.files, rs.loader = slices.Clone(files), l
+	files = slices.Clone(files) // the caller's to change once Load returns
+	for rd := range rs.older {
+		rs.older[rd] = sync.OnceValue(func() *RuleSet {
+			o := l.load(files, reading(rd))
+			o.current = rs
+			return o
+		})
+	}
 	return rs
 }
 
@@ -431,15 +435,10 @@ func (rs *RuleSet) As(engine string) *RuleSet {
 		return rs.current.As(engine)
 	}
 	rd := readingOf(engine)
-	if rd == readingNow || rs.loader == nil {
+	if rd == readingNow || rs.older[rd] == nil {
 		return rs
 	}
-	rs.olderOnce[rd].Do(func() {
-		o := rs.loader.load(rs.files, rd)
-		o.current = rs
-		rs.older[rd] = o
-	})
-	return rs.older[rd]
+	return rs.older[rd]()
 }
 
 // Rules returns every rule, sorted by ID, shadowed and unusable ones included.
