@@ -119,12 +119,14 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 	st := projections.New()
 	r := replayer{lr: lr, override: override, useOverride: opts.Workspace != nil,
 		outcomesOnly: opts.Workspace != nil || opts.Config != nil}
-	dc := newDeliveryCheck()
 	exact := opts.Workspace == nil && opts.Config == nil
-	// Reading and decoding the log overlaps folding it.
+	// The decisions and deliveries are checked on a goroutine of their own, in the log's
+	// order, while this loop folds the events after them; reading and decoding the log
+	// overlaps both.
+	c := startChecks(&r)
 	for ev, err := range readAhead(evs, eventBytes) {
 		if err != nil {
-			return rep, readFault(err)
+			return c.stop(rep, readFault(err))
 		}
 		rep.Events = ev.Seq
 		if opts.Progress != nil {
@@ -132,39 +134,26 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 		}
 		if ev.Type == events.TypeTaskStarted && opts.Config != nil {
 			if ev, err = withConfig(ev, *opts.Config); err != nil {
-				return rep, err
+				return c.stop(rep, err)
 			}
 		}
-		if ev.Type == events.TypeDecision {
-			changes, err := r.recompute(st, ev)
+		switch ev.Type {
+		case events.TypeDecision:
+			d, err := r.prepare(st, ev)
 			if err != nil {
-				return rep, err
+				return c.stop(rep, err)
 			}
-			rep.Decisions++
-			if len(changes) > 0 {
-				rep.Changed++
-				rep.Changes = append(rep.Changes, changes...)
-			}
-		}
-		if ev.Type == events.TypeDelivery && exact {
-			ch, err := dc.check(ev, agentlog.Agent(st.Runtime().Name), r.cache.rs, &r.recorded)
-			if err != nil {
-				return rep, err
-			}
-			rep.Deliveries++
-			if ch != nil {
-				rep.Changed++
-				rep.Changes = append(rep.Changes, *ch)
-			}
-		}
-		if err := dc.dl.Apply(ev); err != nil {
-			return rep, err
+			c.send(d)
+		case events.TypeDelivery, events.TypeInstructionsLoaded, events.TypeCompaction:
+			// What reached the model changes only with these; a delivery is derived again
+			// from its decision in an exact replay.
+			c.send(check{ev: ev, delivery: ev.Type == events.TypeDelivery && exact, agent: agentlog.Agent(st.Runtime().Name)})
 		}
 		if err := st.Apply(ev); err != nil {
-			return rep, err
+			return c.stop(rep, err)
 		}
 	}
-	return rep, nil
+	return c.stop(rep, nil)
 }
 
 // withConfig returns a copy of a task_started event with another engine configuration; the log
@@ -201,15 +190,19 @@ type replayer struct {
 	override                  []rules.File
 	useOverride, outcomesOnly bool
 	cache                     loadedRules
+	// The fields below are the checks' (see startChecks), the ones above the fold's.
+	//
 	// recorded follows the log's decisions in full; in a what-if, without the evidence of
 	// their context (chain.nextOutcomes).
 	recorded chain
+	// deliveries follows what reached the model.
+	deliveries *deliveryCheck
 	// buf holds a recomputed decision's bytes, reused from one decision to the next.
 	buf []byte
-	// lastContext is the context of the last decision recomputed; spareContext the array of
-	// the one before it, for the next (see recompute).
-	lastContext  rules.EvaluationContext
-	spareContext []rules.ContextPath
+	// lastContext is the context of the last decision the fold prepared; spareContexts hands
+	// it, from the checks, the arrays of contexts nothing reads any more (see prepare).
+	lastContext   rules.EvaluationContext
+	spareContexts chan []rules.ContextPath
 	// lastRules is the evaluation of the last decision recomputed, spareResults the results
 	// array of the one before it: the next evaluation takes what did not change from the one
 	// and is written in the other (see rules.RuleSet.EvaluateAfter).
@@ -226,61 +219,74 @@ func emptied[T any](s []T) []T {
 	return s[:0]
 }
 
-// recompute recomputes one decision. The recomputation is written as the recorded one is (in
-// full, or against the decision before it) and compared byte for byte; a what-if compares the
-// rules' outcomes alone.
-func (r *replayer) recompute(st *projections.Task, ev events.Event) ([]Change, error) {
-	lr, override, useOverride, outcomesOnly := r.lr, r.override, r.useOverride, r.outcomesOnly
-	cache, recorded := &r.cache, &r.recorded
+// prepare is the part of recomputing the decision ev that reads the fold st, which moves on
+// once it returns: the decision's head, the rule set of its snapshot (loaded when the snapshot
+// changed) and its evaluation context, with the toggles.
+func (r *replayer) prepare(st *projections.Task, ev events.Event) (check, error) {
 	// The head is enough to recompute; the recorded decision is decoded only when the
 	// recomputation's bytes differ (or in a what-if), which keeps a clean verify from decoding
 	// every decision.
 	head, err := events.Head(ev)
 	if err != nil {
-		return nil, err
+		return check{}, err
 	}
 	key := head.Snapshot
-	if useOverride {
+	if r.useOverride {
 		key = 0
 	}
-	rs := cache.rs
-	if rs == nil || cache.key != key {
-		files := override
-		if !useOverride {
+	rs := r.cache.rs
+	if rs == nil || r.cache.key != key {
+		files := r.override
+		if !r.useOverride {
 			seq, snap := st.LastSnapshot()
 			if seq != head.Snapshot {
-				return nil, fmt.Errorf("%s: decision references rules snapshot at seq %d, but the latest before it is at seq %d",
+				return check{}, fmt.Errorf("%s: decision references rules snapshot at seq %d, but the latest before it is at seq %d",
 					ev, head.Snapshot, seq)
 			}
-			if files, err = LoadSnapshot(lr, snap); err != nil {
-				return nil, fmt.Errorf("%s: %w", ev, err)
+			if files, err = LoadSnapshot(r.lr, snap); err != nil {
+				return check{}, fmt.Errorf("%s: %w", ev, err)
 			}
 		}
 		rs = rules.Load(files)
-		*cache = loadedRules{key: key, rs: rs}
+		r.cache = loadedRules{key: key, rs: rs}
 	}
 	// The last decision's context is never changed (its record copied what it needed): the
 	// new one shares the evidence of the paths that did not change, and is written in the
-	// array of the context before that, which nothing reads any more.
-	ec, dropped := st.NextAfter(r.lastContext, r.spareContext)
-	r.spareContext, r.lastContext = emptied(r.lastContext.Paths), ec
+	// array of a context before it that the checks are done with, when there is one.
+	var spare []rules.ContextPath
+	select {
+	case spare = <-r.spareContexts:
+	default:
+	}
+	ec, dropped := st.NextAfter(r.lastContext, spare)
+	r.lastContext = ec
+	return check{ev: ev, head: head, rs: rs, ec: ec, dropped: dropped, toggles: st.Toggles()}, nil
+}
+
+// recompute recomputes one decision from what prepare read. The recomputation is written as the
+// recorded one is (in full, or against the decision before it) and compared byte for byte; a
+// what-if compares the rules' outcomes alone.
+func (r *replayer) recompute(d check) ([]Change, error) {
+	ev, head, ec := d.ev, d.head, d.ec
+	recorded := &r.recorded
+	var err error
 	r.matches.begin(true)
 	// Decided as the engine that recorded it decided; a what-if with other rule files decides
 	// as today's engine.
 	engine := head.Engine
-	if useOverride {
+	if r.useOverride {
 		engine = rules.EngineVersion
 	}
-	rd := rs.EvaluateLentAs(engine, r.lastRules, r.spareResults, r.matches.lend, ec, st.Toggles())
+	rd := d.rs.EvaluateLentAs(engine, r.lastRules, r.spareResults, r.matches.lend, ec, d.toggles)
 	r.matches.written(r.lastRules.Results, rd.Results)
 	// The record copies what it keeps of rd: its results array is the next one's spare.
 	r.spareResults = emptied(r.lastRules.Results)
 	r.lastRules = rd
-	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, dropped, rd, nil)
+	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, d.dropped, rd, nil)
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}
-	if outcomesOnly {
+	if r.outcomesOnly {
 		// A what-if compares the rules' outcomes alone, not the bytes: the recorded decisions
 		// are rebuilt without the evidence of their context, most of their bytes (so a delta
 		// written against such a base never has the recorded bytes). Under other rules or settings
