@@ -38,7 +38,7 @@ func (b *builder) providerCategory() Category {
 			return CategoryAlways
 		}
 		pattern := b.class.dir + "/**"
-		b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: "location", Values: []string{pattern},
+		b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: FromLocation, Values: []string{pattern},
 			Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
 		return CategoryScoped
 	}
@@ -220,7 +220,7 @@ func (b *builder) legacy(text string) {
 // "apps/api/src/**/*.ts".
 func (b *builder) nestedCursorCategory() Category {
 	pattern := b.class.dir + "/**" // b.anchor is class.dir too (see build)
-	b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: "location", Values: []string{pattern},
+	b.r.Conditions = append(b.r.Conditions, Condition{Key: CondPaths, From: FromLocation, Values: []string{pattern},
 		Root: b.f.Root, patterns: []*Pattern{b.pats(pattern)}})
 	cat := b.cursorCategory(false)
 	if cat == CategoryAlways {

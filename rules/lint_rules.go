@@ -204,7 +204,7 @@ func (l *ruleLint) loud(fd *Finding, intent string) {
 // implicit one of a subfolder's location).
 func hasPathsFrom(r *Rule) bool {
 	for _, c := range r.Conditions {
-		if c.Key == CondPaths && c.From != "location" {
+		if c.Key == CondPaths && c.From != FromLocation {
 			return true
 		}
 	}
@@ -394,7 +394,7 @@ var bracketNotRE = regexp.MustCompile(`\[![^\]]*\]`)
 // gives no diagnostic for them.
 func (l *ruleLint) globs(out []Finding) []Finding {
 	for _, c := range l.r.Conditions {
-		if c.Key != CondPaths || c.From == "location" {
+		if c.Key != CondPaths || c.From == FromLocation {
 			continue
 		}
 		for _, v := range c.Values {

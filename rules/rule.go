@@ -119,12 +119,17 @@ func (r *Rule) Patterns() []string {
 	return nil
 }
 
+// FromLocation is the From of a paths condition a rule has by where its file is, not by what it
+// says: its paths must lie in the folder that holds it.
+const FromLocation = "location"
+
 // Condition is one AND-ed requirement of a rule.
 type Condition struct {
 	// Key is the evaluator's name: one of the Cond constants.
 	Key string `json:"key"`
 	// From is the frontmatter key the condition was read from ("globs", "applyTo", ...), or
-	// "location" for the implicit scope of a subfolder's AGENTS.md.
+	// FromLocation for the implicit scope of a subfolder's memory file (AGENTS.md, CLAUDE.md)
+	// or of a nested .cursor/rules folder's rule.
 	From string `json:"from"`
 	// Values are the condition's operands as written (patterns, modes, model globs, ...).
 	Values []string `json:"values"`

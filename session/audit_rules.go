@@ -118,6 +118,48 @@ func (a *auditor) matching(pats []string, n int) (paths, outside []string) {
 	return paths, outside
 }
 
+// matchingEvery is matching for the paths conditions of a rule, every one of which a path must
+// meet (a nested folder's rule has its folder's and its own globs): up to n workspace paths that
+// one of each condition's patterns matches, and the patterns that lie outside every root. One
+// condition is matching's.
+func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []string) {
+	if len(conds) == 1 {
+		return a.matching(conds[0], n)
+	}
+	compiled := make([][]*rules.Pattern, len(conds))
+	for i, pats := range conds {
+		for _, raw := range pats {
+			if p := rules.CompilePattern(raw); p.Usable() {
+				compiled[i] = append(compiled[i], p)
+			} else {
+				outside = append(outside, fmt.Sprintf("%q", raw))
+			}
+		}
+	}
+	for _, path := range a.paths {
+		if len(paths) == n {
+			break
+		}
+		if !slices.ContainsFunc(compiled, func(ps []*rules.Pattern) bool {
+			return !slices.ContainsFunc(ps, func(p *rules.Pattern) bool { return p.Match(path) })
+		}) {
+			paths = append(paths, path)
+		}
+	}
+	return paths, outside
+}
+
+// pathConditions are the patterns of each paths condition of r, in its order.
+func pathConditions(r *rules.Rule) [][]string {
+	var conds [][]string
+	for _, c := range r.Conditions {
+		if c.Key == rules.CondPaths && len(c.Values) > 0 {
+			conds = append(conds, c.Values)
+		}
+	}
+	return conds
+}
+
 // neverApplicable notes a finding for each scoped rule whose patterns match no file or folder
 // of the listed workspace, or lie outside every root.
 func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
@@ -131,11 +173,8 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
 		}
 		// Every paths condition must hold: a nested folder's rule has its folder's and its own
 		// globs, anchored there; the first that matches nothing is the finding.
-		for _, c := range r.Conditions {
-			if c.Key != rules.CondPaths || len(c.Values) == 0 {
-				continue
-			}
-			if ev, ok := a.matchesNothing(c.Values, files); ok {
+		for _, pats := range pathConditions(r) {
+			if ev, ok := a.matchesNothing(pats, files); ok {
 				a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
 				break
 			}

@@ -315,3 +315,39 @@ func TestAuditNestedRuleNeverApplicableByItsOwnGlobs(t *testing.T) {
 		t.Errorf("never_applicable findings %q; want the nested rule's own globs named", got)
 	}
 }
+
+// TestWhyNestedRuleNamesPathsOfEveryCondition asks why a nested .cursor/rules rule did not
+// apply after a read in its folder that its own globs do not match: the paths the answer says
+// would apply it meet both its folder and its globs, not the folder alone.
+func TestWhyNestedRuleNamesPathsOfEveryCondition(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	rulesFS := fstest.MapFS{
+		"apps/api/.cursor/rules/db.mdc": {Data: []byte("---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")},
+		"apps/api/readme.md":            {Data: []byte("api\n")},
+		"apps/api/src/db/users.ts":      {Data: []byte("export {}\n")},
+		"apps/web/src/db/cache.ts":      {Data: []byte("export {}\n")},
+	}
+	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.Cursor, "nested-why"), AgentOptions{Agent: agentlog.Cursor,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "cursor"}},
+		RootFS:  func(string) fs.FS { return rulesFS }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("r1", "/ws/apps/api/readme.md")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Why(ctx, db, a.Task(), d.Turn, "apps/api/db", AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "A path the patterns match would apply it, in the workspace now: apps/api/src/db/users.ts."
+	if !slices.Contains(w.Decision, want) {
+		t.Errorf("why apps/api/db: %q; want %q", w.Decision, want)
+	}
+}

@@ -106,9 +106,9 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 		return out
 	}
 	r := ruleByID(a.rules.As(rec.Decision.Engine), o.ID)
-	var pats []string
+	var conds [][]string
 	if r != nil {
-		pats = r.Patterns()
+		conds = pathConditions(r)
 	}
 	switch o.Reason {
 	case rules.ReasonNoEvidence:
@@ -129,23 +129,33 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 	default:
 		out = append(out, fmt.Sprintf("tasklog did not apply it (%s): %s.", o.Reason, o.Detail))
 	}
-	if len(pats) == 0 || !slices.Contains([]string{rules.ReasonNoEvidence, rules.ReasonNoMatch}, o.Reason) {
+	if len(conds) == 0 || !slices.Contains([]string{rules.ReasonNoEvidence, rules.ReasonNoMatch}, o.Reason) {
 		return out
 	}
 	if !a.listed {
 		return append(out, "Which workspace files would match was not checked: no workspace to list.")
 	}
-	match, outside := a.matching(pats, whyPaths)
+	// A path must meet every paths condition: a nested folder's rule names its folder's files
+	// that its own globs match.
+	match, outside := a.matchingEvery(conds, whyPaths)
 	if len(outside) > 0 {
 		out = append(out, fmt.Sprintf("Its pattern %s lies outside every workspace root: no path can match it.", strings.Join(outside, ", ")))
 	}
-	if len(match) == 0 && len(outside) < len(pats) {
+	if len(match) == 0 && reachable(conds) {
 		return append(out, "Its patterns match nothing in the workspace (listed now, not from the log): a path under them would apply it once the agent touches it.")
 	}
 	if len(match) == 0 {
 		return out
 	}
 	return append(out, fmt.Sprintf("A path the patterns match would apply it, in the workspace now: %s.", strings.Join(match, ", ")))
+}
+
+// reachable reports whether a path can meet every condition: each has a pattern inside the
+// workspace's roots.
+func reachable(conds [][]string) bool {
+	return !slices.ContainsFunc(conds, func(pats []string) bool {
+		return !slices.ContainsFunc(pats, func(raw string) bool { return rules.CompilePattern(raw).Usable() })
+	})
 }
 
 // whyMode says which mode the agent was in, where it recorded one (Cline's Plan and Act, Claude

@@ -300,7 +300,7 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision, multiRoot
 					continue
 				}
 				label := "patterns"
-				if c.From == "location" {
+				if c.From == rules.FromLocation {
 					label = "within"
 				}
 				fmt.Fprintf(w, "    %s: %s\n", label, strings.Join(c.Values, ", "))

@@ -43,7 +43,8 @@ type RuleAnswer struct {
 	Reason      string   `json:"reason"`
 	Detail      string   `json:"detail,omitempty"`
 	Matched     []Match  `json:"matched,omitempty"`
-	Patterns    []string `json:"patterns,omitempty" jsonschema:"for a path-scoped rule that does not apply: the patterns no path matched"`
+	Patterns    []string `json:"patterns,omitempty" jsonschema:"for a path-scoped rule that does not apply: its own patterns, one of which a path must match"`
+	Within      []string `json:"within,omitempty" jsonschema:"for a rule of a nested folder (or a subfolder's AGENTS.md) that does not apply: the folder a path must be in as well"`
 	ShadowedBy  string   `json:"shadowed_by,omitempty"`
 }
 
@@ -156,7 +157,16 @@ func ruleAnswer(res rules.Result) RuleAnswer {
 		out.Matched = append(out.Matched, Match{Condition: m.Condition, Pattern: m.Pattern, Path: m.Path})
 	}
 	if !res.Included && !res.Listed && r.Category == rules.CategoryScoped {
-		out.Patterns = r.Patterns()
+		// Every paths condition must hold: a nested folder's rule has its folder's and its own.
+		for _, c := range r.Conditions {
+			switch {
+			case c.Key != rules.CondPaths:
+			case c.From == rules.FromLocation:
+				out.Within = append(out.Within, c.Values...)
+			default:
+				out.Patterns = append(out.Patterns, c.Values...)
+			}
+		}
 	}
 	return out
 }

@@ -389,6 +389,22 @@ func TestMCPRulesFor(t *testing.T) {
 		t.Errorf("backend for apps/web/: %+v, want no_match with its pattern", miss)
 	}
 
+	// A nested .cursor/rules folder's rule that does not apply: its folder and its own globs,
+	// both of which a path must meet, apart.
+	writeFile(t, filepath.Join(f.ws, "apps", "api", ".cursor", "rules", "db.mdc"), "---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")
+	out = RulesForOut{}
+	callTool(t, cs, "rules_for", map[string]any{"paths": []string{"apps/api/readme.md"}}, &out)
+	miss = nil
+	for i := range out.NotApply {
+		if out.NotApply[i].Name == "apps/api/db" {
+			miss = &out.NotApply[i]
+		}
+	}
+	if miss == nil || miss.Reason != "no_match" || !slices.Equal(miss.Within, []string{"apps/api/**"}) ||
+		!slices.Equal(miss.Patterns, []string{"apps/api/src/db/**/*.ts"}) {
+		t.Errorf("apps/api/db for apps/api/readme.md: %+v, want no_match within apps/api/** with its own pattern", miss)
+	}
+
 	for _, args := range []map[string]any{{"paths": []string{}}, {"paths": make([]string, 101)}} {
 		if text, isErr := callToolRaw(t, cs, "rules_for", args, nil); !isErr || !strings.Contains(text, "paths:") {
 			t.Errorf("rules_for(%d paths) = %q, want an error about paths", len(args["paths"].([]string)), text)
