@@ -76,7 +76,7 @@ func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (s
 	seqs := a.dlv.DeliverySeqs()
 	a.mu.Unlock()
 	for _, seq := range seqs {
-		ev, err := a.eventAt(ctx, seq)
+		ev, err := eventAt(ctx, a.db, a.task, seq)
 		if err != nil {
 			return "", err
 		}
@@ -97,14 +97,6 @@ func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (s
 		return text, nil
 	}
 	return "", nil
-}
-
-// eventAt reads the task's event at seq.
-func (a *AgentSession) eventAt(ctx context.Context, seq uint64) (events.Event, error) {
-	for ev, err := range a.db.Events(ctx, a.task, seq) {
-		return ev, err
-	}
-	return events.Event{}, fmt.Errorf("task %s has no event at seq %d", a.task, seq)
 }
 
 // redeliveryDue tells whether a hook that follows a compaction should deliver again: when it

@@ -228,69 +228,87 @@ var ErrDeliveryText = errors.New("the delivery's text cannot be rendered again a
 
 // DeliveryText renders again the text the delivery at seq put in front of the model: from the
 // delivery event, in its form, and the rules snapshot its decision used; the result is checked
-// against the recorded length and digest.
+// against the recorded length and digest. It reads three events (the delivery, its decision and
+// that decision's snapshot), whatever the log's length: a hook run again prints the text again
+// from it.
 func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64) (string, error) {
-	// What each decision was made from: the rules snapshot before it, and its engine.
-	type madeFrom struct {
-		snap   []events.SnapshotFile
-		engine string
+	ev, err := eventAt(ctx, lr, task, seq)
+	if err != nil {
+		return "", err
 	}
+	if ev.Type != events.TypeDelivery {
+		return "", fmt.Errorf("task %s seq %d is a %s, not a delivery", task, seq, ev.Type)
+	}
+	p, err := ev.Payload()
+	if err != nil {
+		return "", err
+	}
+	del := p.(*events.Delivery)
+	// What the decision was made from: the rules snapshot its head names, and its engine. A
+	// delivery follows its decision.
 	var snap []events.SnapshotFile
-	decisions := map[uint64]madeFrom{}
-	for ev, err := range lr.Events(ctx, task, 1) {
-		if err != nil {
-			return "", err
-		}
-		switch ev.Type {
-		case events.TypeRulesSnapshot:
-			p, err := ev.Payload()
-			if err != nil {
-				return "", err
-			}
-			snap = p.(*events.RulesSnapshot).Files
-		case events.TypeDecision:
-			h, err := events.Head(ev)
-			if err != nil {
-				return "", err
-			}
-			decisions[ev.Seq] = madeFrom{snap, h.Engine}
-		}
-		if ev.Seq != seq {
-			continue
-		}
-		if ev.Type != events.TypeDelivery {
-			return "", fmt.Errorf("task %s seq %d is a %s, not a delivery", task, seq, ev.Type)
-		}
-		p, err := ev.Payload()
-		if err != nil {
-			return "", err
-		}
-		del := p.(*events.Delivery)
-		made := decisions[del.Decision]
-		files, err := LoadSnapshot(lr, made.snap)
-		if err != nil {
-			return "", err
-		}
-		rs := rules.Load(files).As(made.engine)
-		chosen := make([]events.RuleOutcome, len(del.Rules))
-		for i, r := range del.Rules {
-			chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}
-			if rule := ruleByID(rs, r.ID); rule != nil {
-				chosen[i].Path = rule.DisplayPath
-			}
-		}
-		ruleOf := func(id string) *rules.Rule { return ruleByID(rs, id) }
-		text := renderFull(chosen, ruleOf)
-		if del.Form == events.FormNames {
-			text, _ = renderNames(chosen, ruleOf, len(text)+1<<20)
-		}
-		sum := sha256.Sum256([]byte(text))
-		if len(text) != del.Bytes || hex.EncodeToString(sum[:]) != del.SHA256 {
-			return text, fmt.Errorf("task %s seq %d: %w", task, seq, ErrDeliveryText)
-		}
-		return text, nil
+	var engine string
+	if del.Decision == 0 || del.Decision >= seq {
+		return "", fmt.Errorf("task %s seq %d: %w: it names the decision at seq %d, which does not come before it",
+			task, seq, ErrDeliveryText, del.Decision)
 	}
-	return "", fmt.Errorf("task %s has no event at seq %d", task, seq)
+	dec, err := eventAt(ctx, lr, task, del.Decision)
+	if err != nil {
+		return "", err
+	}
+	h, err := events.Head(dec)
+	if err != nil {
+		return "", fmt.Errorf("task %s seq %d: the decision it names: %w", task, seq, err)
+	}
+	engine = h.Engine
+	if h.Snapshot != 0 {
+		sev, err := eventAt(ctx, lr, task, h.Snapshot)
+		if err != nil {
+			return "", err
+		}
+		if sev.Type != events.TypeRulesSnapshot {
+			return "", fmt.Errorf("task %s seq %d: %w: its decision names the rules snapshot at seq %d, which is a %s",
+				task, seq, ErrDeliveryText, h.Snapshot, sev.Type)
+		}
+		sp, err := sev.Payload()
+		if err != nil {
+			return "", err
+		}
+		snap = sp.(*events.RulesSnapshot).Files
+	}
+	files, err := LoadSnapshot(lr, snap)
+	if err != nil {
+		return "", err
+	}
+	rs := rules.Load(files).As(engine)
+	chosen := make([]events.RuleOutcome, len(del.Rules))
+	for i, r := range del.Rules {
+		chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}
+		if rule := ruleByID(rs, r.ID); rule != nil {
+			chosen[i].Path = rule.DisplayPath
+		}
+	}
+	ruleOf := func(id string) *rules.Rule { return ruleByID(rs, id) }
+	text := renderFull(chosen, ruleOf)
+	if del.Form == events.FormNames {
+		text, _ = renderNames(chosen, ruleOf, len(text)+1<<20)
+	}
+	sum := sha256.Sum256([]byte(text))
+	if len(text) != del.Bytes || hex.EncodeToString(sum[:]) != del.SHA256 {
+		return text, fmt.Errorf("task %s seq %d: %w", task, seq, ErrDeliveryText)
+	}
+	return text, nil
+}
+
+// eventAt reads the task's event at seq.
+func eventAt(ctx context.Context, er EventReader, task uuid.UUID, seq uint64) (events.Event, error) {
+	for ev, err := range er.Events(ctx, task, seq) {
+		if err == nil && ev.Seq != seq {
+			break
+		}
+		return ev, err
+	}
+	return events.Event{}, fmt.Errorf("task %s has no event at seq %d", task, seq)
 }
 
 func attrEscape(s string) string {

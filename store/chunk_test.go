@@ -22,7 +22,7 @@ func TestChunkBytes(t *testing.T) {
 	mustAppend(t, db, task, 0, evs[:20]...)
 	mustAppend(t, db, task, 20, evs[20:]...)
 
-	c, err := db.readChunk(task, 1, 0)
+	c, err := db.readChunk(task, 1, 0, chunkSize)
 	if err != nil {
 		t.Fatal(err)
 	}

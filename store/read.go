@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -19,6 +20,11 @@ const chunkSize = 512
 
 // firstChunkBytes is a first guess at a chunk's size; later chunks start at the size of the last.
 const firstChunkBytes = chunkSize * 256
+
+// firstChunkSize is how many events the first chunk of Events copies out: a caller that reads
+// one event, or a few (the event at a seq, a log's first turn), copies and decompresses no more,
+// and a stream reads on in chunks of chunkSize.
+const firstChunkSize = 16
 
 // chunkBytes ends a chunk early once its records take that many bytes: a record may decompress
 // to as much as payloadcodec allows (256 MiB), and a chunk of such records, damaged or made so
@@ -57,9 +63,11 @@ type chunk struct {
 	prev events.Hash
 	// bad, when set, is the stored record that ends the chunk because it cannot be read.
 	bad *recordError
-	// more is whether the chunk ended at its limits (chunkSize records, chunkBytes bytes) with
+	// more is whether the chunk ended at its limits (limit records, chunkBytes bytes) with
 	// records left after it; a chunk that ends at the log's end or at bad has none.
 	more bool
+	// limit is the most records the chunk holds: chunkSize when 0.
+	limit int
 }
 
 func (c *chunk) value(i int) []byte {
@@ -70,11 +78,11 @@ func (c *chunk) value(i int) []byte {
 	return c.buf[start:c.ends[i]:c.ends[i]]
 }
 
-// readChunk copies up to chunkSize events of task, starting at seq from, out of one read
+// readChunk copies up to limit events of task, starting at seq from, out of one read
 // transaction, into a buffer of sizeHint bytes to start with. It fails with ErrTaskNotFound when
 // the task has no bucket.
-func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint int) (chunk, error) {
-	c := chunk{buf: make([]byte, 0, sizeHint), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
+func (db *DB) readChunk(task uuid.UUID, from uint64, sizeHint, limit int) (chunk, error) {
+	c := chunk{buf: make([]byte, 0, sizeHint), seqs: make([]uint64, 0, limit), ends: make([]int, 0, limit), limit: limit}
 	err := db.readChunkInto(&c, task, from)
 	return c, err
 }
@@ -103,7 +111,7 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 		c.prev = records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
 		for ; k != nil; k, v = cur.Next() {
-			if len(c.seqs) == chunkSize || len(c.buf) >= chunkBytes {
+			if len(c.seqs) == cmp.Or(c.limit, chunkSize) || len(c.buf) >= chunkBytes {
 				c.more = true
 				break
 			}
@@ -161,19 +169,23 @@ func taskBucket(tx *bolt.Tx, task uuid.UUID) *bolt.Bucket {
 func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		next := max(fromSeq, 1)
-		hint := firstChunkBytes
+		hint, limit := firstChunkBytes/(chunkSize/firstChunkSize), firstChunkSize
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(events.Event{}, err)
 				return
 			}
-			c, err := db.readChunk(task, next, hint)
+			c, err := db.readChunk(task, next, hint, limit)
 			if err != nil {
 				yield(events.Event{}, err)
 				return
 			}
-			// Events are kept by callers, so each chunk gets a buffer of its own.
+			// Events are kept by callers, so each chunk gets a buffer of its own: after the
+			// first, of the size of the last.
 			hint = cap(c.buf)
+			if limit != chunkSize {
+				hint, limit = max(hint, firstChunkBytes), chunkSize
+			}
 			prev := c.prev
 			for i, seq := range c.seqs {
 				ev, err := decodeAt(task, seq, c.value(i), prev)
