@@ -284,23 +284,8 @@ func auditAfter(t *testing.T, db store.Store, a *AgentSession, recs []agentlog.R
 func TestAuditNestedRuleNeverApplicableByItsOwnGlobs(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	rulesFS := fstest.MapFS{
-		"apps/api/.cursor/rules/db.mdc": {Data: []byte("---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")},
-		"apps/api/readme.md":            {Data: []byte("api\n")},
-	}
-	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.Cursor, "nested"), AgentOptions{Agent: agentlog.Cursor,
-		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "cursor"}},
-		RootFS:  func(string) fs.FS { return rulesFS }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("r1", "/ws/apps/api/readme.md")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Decide(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rulesFS := nestedCursorRule()
+	a, _ := readInNestedFolder(t, db, rulesFS)
 	rep, err := Audit(ctx, db, a.Task(), AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
 	if err != nil {
 		t.Fatal(err)
@@ -322,26 +307,10 @@ func TestAuditNestedRuleNeverApplicableByItsOwnGlobs(t *testing.T) {
 func TestWhyNestedRuleNamesPathsOfEveryCondition(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	rulesFS := fstest.MapFS{
-		"apps/api/.cursor/rules/db.mdc": {Data: []byte("---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")},
-		"apps/api/readme.md":            {Data: []byte("api\n")},
-		"apps/api/src/db/users.ts":      {Data: []byte("export {}\n")},
-		"apps/web/src/db/cache.ts":      {Data: []byte("export {}\n")},
-	}
-	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.Cursor, "nested-why"), AgentOptions{Agent: agentlog.Cursor,
-		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "cursor"}},
-		RootFS:  func(string) fs.FS { return rulesFS }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("r1", "/ws/apps/api/readme.md")}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := a.Decide(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rulesFS := nestedCursorRule()
+	rulesFS["apps/api/src/db/users.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
+	rulesFS["apps/web/src/db/cache.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
+	a, d := readInNestedFolder(t, db, rulesFS)
 	w, err := Why(ctx, db, a.Task(), d.Turn, "apps/api/db", AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
 	if err != nil {
 		t.Fatal(err)
@@ -350,4 +319,35 @@ func TestWhyNestedRuleNamesPathsOfEveryCondition(t *testing.T) {
 	if !slices.Contains(w.Decision, want) {
 		t.Errorf("why apps/api/db: %q; want %q", w.Decision, want)
 	}
+}
+
+// nestedCursorRule is a workspace whose apps/api holds a .cursor/rules folder with one rule,
+// scoped by its globs (anchored at apps/api) to apps/api/src/db, and a readme beside it.
+func nestedCursorRule() fstest.MapFS {
+	return fstest.MapFS{
+		"apps/api/.cursor/rules/db.mdc": {Data: []byte("---\nglobs: src/db/**/*.ts\n---\nUse the query builder.\n")},
+		"apps/api/readme.md":            {Data: []byte("api\n")},
+	}
+}
+
+// readInNestedFolder records, in a Cursor task over rulesFS, a Read of apps/api/readme.md (in
+// the nested rule's folder, outside its globs) and decides.
+func readInNestedFolder(t *testing.T, db store.Store, rulesFS fstest.MapFS) (*AgentSession, *Decision) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := OpenAgent(ctx, db, agentlog.TaskID(agentlog.Cursor, "nested"), AgentOptions{Agent: agentlog.Cursor,
+		Started: &events.TaskStarted{Roots: []string{"/ws"}, Cwd: "/ws", Runtime: events.Runtime{Name: "cursor"}},
+		RootFS:  func(string) fs.FS { return rulesFS }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("r1", "/ws/apps/api/readme.md")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, d
 }
