@@ -149,11 +149,12 @@ func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []strin
 	return paths, outside
 }
 
-// pathConditions are the patterns of each paths condition of r, in its order.
+// pathConditions are the patterns of each paths condition of r, in its order; a condition that
+// lists none (no path meets it) has none.
 func pathConditions(r *rules.Rule) [][]string {
 	var conds [][]string
 	for _, c := range r.Conditions {
-		if c.Key == rules.CondPaths && len(c.Values) > 0 {
+		if c.Key == rules.CondPaths {
 			conds = append(conds, c.Values)
 		}
 	}
@@ -174,6 +175,9 @@ func (a *auditor) neverApplicable(rs *rules.RuleSet, ws AuditWorkspace) {
 		// Every paths condition must hold: a nested folder's rule has its folder's and its own
 		// globs, anchored there; the first that matches nothing is the finding.
 		for _, pats := range pathConditions(r) {
+			if len(pats) == 0 {
+				continue // the evaluator says it lists no usable pattern
+			}
 			if ev, ok := a.matchesNothing(pats, files); ok {
 				a.noteRule(r, audit.NeverApplicable, findingText{audit.Warning, ev})
 				break

@@ -303,21 +303,33 @@ func TestAuditNestedRuleNeverApplicableByItsOwnGlobs(t *testing.T) {
 
 // TestWhyNestedRuleNamesPathsOfEveryCondition asks why a nested .cursor/rules rule did not
 // apply after a read in its folder that its own globs do not match: the paths the answer says
-// would apply it meet both its folder and its globs, not the folder alone.
+// would apply it meet both its folder and its globs, not the folder alone; a rule whose globs
+// list no pattern is applied by no path, and the answer names none.
 func TestWhyNestedRuleNamesPathsOfEveryCondition(t *testing.T) {
-	ctx := context.Background()
-	db := openDB(t)
-	rulesFS := nestedCursorRule()
-	rulesFS["apps/api/src/db/users.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
-	rulesFS["apps/web/src/db/cache.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
-	a, d := readInNestedFolder(t, db, rulesFS)
-	w, err := Why(ctx, db, a.Task(), d.Turn, "apps/api/db", AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "A path the patterns match would apply it, in the workspace now: apps/api/src/db/users.ts."
-	if !slices.Contains(w.Decision, want) {
-		t.Errorf("why apps/api/db: %q; want %q", w.Decision, want)
+	for _, tc := range []struct {
+		name, globs string
+		want        string // the answer's last sentence
+	}{
+		{"its globs match a file of its folder", "src/db/**/*.ts",
+			"A path the patterns match would apply it, in the workspace now: apps/api/src/db/users.ts."},
+		{"its globs list no pattern", `" , "`, "tasklog did not apply it: no candidate path matched"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := openDB(t)
+			rulesFS := nestedCursorRule()
+			rulesFS["apps/api/.cursor/rules/db.mdc"].Data = []byte("---\nglobs: " + tc.globs + "\n---\nUse the query builder.\n")
+			rulesFS["apps/api/src/db/users.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
+			rulesFS["apps/web/src/db/cache.ts"] = &fstest.MapFile{Data: []byte("export {}\n")}
+			a, d := readInNestedFolder(t, db, rulesFS)
+			w, err := Why(ctx, db, a.Task(), d.Turn, "apps/api/db", AuditOptions{Workspace: []Root{{Path: "/ws", FS: rulesFS}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(w.Decision) == 0 || !strings.HasPrefix(w.Decision[len(w.Decision)-1], tc.want) {
+				t.Errorf("why apps/api/db: %q; want it to end with %q", w.Decision, tc.want)
+			}
+		})
 	}
 }
 

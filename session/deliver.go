@@ -258,7 +258,7 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 	}
 	h, err := events.Head(dec)
 	if err != nil {
-		return "", fmt.Errorf("task %s seq %d: the decision it names: %w", task, seq, err)
+		return "", fmt.Errorf("task %s seq %d: %w: the decision it names: %w", task, seq, ErrDeliveryText, err)
 	}
 	engine = h.Engine
 	if h.Snapshot != 0 {

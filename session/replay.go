@@ -124,6 +124,7 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 	// order, while this loop folds the events after them; reading and decoding the log
 	// overlaps both.
 	c := startChecks(&r)
+	defer c.end() // the checks' goroutine ends however the fold does
 	for ev, err := range readAhead(evs, eventBytes) {
 		if err != nil {
 			return c.stop(rep, readFault(err))
@@ -143,11 +144,15 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 			if err != nil {
 				return c.stop(rep, err)
 			}
-			c.send(d)
+			if !c.send(d) {
+				return c.stop(rep, nil)
+			}
 		case events.TypeDelivery, events.TypeInstructionsLoaded, events.TypeCompaction:
 			// What reached the model changes only with these; a delivery is derived again
 			// from its decision in an exact replay.
-			c.send(check{ev: ev, delivery: ev.Type == events.TypeDelivery && exact, agent: agentlog.Agent(st.Runtime().Name)})
+			if !c.send(check{ev: ev, delivery: ev.Type == events.TypeDelivery && exact, agent: agentlog.Agent(st.Runtime().Name)}) {
+				return c.stop(rep, nil)
+			}
 		}
 		if err := st.Apply(ev); err != nil {
 			return c.stop(rep, err)

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/tasklog/tasklog/events"
@@ -46,6 +48,9 @@ type checks struct {
 	err   error
 	at    uint64
 	panic any
+	stack []byte
+	// ended is set once in is closed.
+	ended bool
 }
 
 // startChecks starts the checks of the replay r.
@@ -63,7 +68,7 @@ func (c *checks) run() {
 		// A fault of the checks is the caller's, as it was when they ran on its goroutine:
 		// stop raises it there.
 		if p := recover(); p != nil {
-			c.panic = p
+			c.panic, c.stack = p, debug.Stack()
 			c.failed.Store(true)
 			for range c.in {
 			}
@@ -144,10 +149,10 @@ func (c *checks) send(d check) bool {
 // and changes, and the replay's error: a check's, which concerns an event the fold had read no
 // further than, else err, the fold's own.
 func (c *checks) stop(rep Report, err error) (Report, error) {
-	close(c.in)
+	c.end()
 	<-c.done
 	if c.panic != nil {
-		panic(c.panic)
+		panic(fmt.Sprintf("%v\n\nraised by the replay's checks, at:\n%s", c.panic, c.stack))
 	}
 	rep.Decisions, rep.Deliveries, rep.Changed = c.rep.Decisions, c.rep.Deliveries, c.rep.Changed
 	rep.Changes = append(rep.Changes, c.rep.Changes...)
@@ -156,4 +161,13 @@ func (c *checks) stop(rep Report, err error) (Report, error) {
 		return rep, c.err
 	}
 	return rep, err
+}
+
+// end tells the checks that nothing more comes: they finish those handed over and their
+// goroutine ends. It may be called again; a fold that panics ends them in a deferred call.
+func (c *checks) end() {
+	if !c.ended {
+		c.ended = true
+		close(c.in)
+	}
 }

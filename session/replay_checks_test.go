@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tasklog/tasklog/events"
 )
@@ -132,4 +134,85 @@ func eventsOf(evs []events.Event) iter.Seq2[events.Event, error] {
 			}
 		}
 	}
+}
+
+// TestReplayStopsAtACheckFault: once a decision's check fails, the fold reads no further than
+// the decision after those it had handed over (at most checksAhead, and one it was handing over), and a
+// fault of the fold itself (here a Progress that panics) leaves no goroutine of the checks
+// behind. A fault of the checks that is a panic reaches the caller.
+func TestReplayStopsAtACheckFault(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	for i := range 40 {
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("c%d", i), json.RawMessage(fmt.Sprintf(`{"path":"services/api/f%d.ts"}`, i))); err != nil {
+			t.Fatal(err)
+		}
+		decide(t, s)
+	}
+	var log, decisions []events.Event
+	for ev, err := range db.Events(ctx, s.Task(), 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, ev)
+		if ev.Type == events.TypeDecision {
+			decisions = append(decisions, ev)
+		}
+	}
+	bad := slices.Clone(log)
+	d, err := bad[decisions[1].Seq-1].Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := *d.(*events.Decision)
+	wrong.Base = 1
+	ev, err := events.New(&wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[decisions[1].Seq-1].Data = ev.Data
+
+	var read uint64
+	_, err = replay(db, s.Task(), ReplayOptions{Progress: func(seq uint64) { read = seq }}, eventsOf(bad))
+	if err == nil || !strings.Contains(err.Error(), "written against seq 1") {
+		t.Fatalf("replay of a log whose second decision is written against seq 1: %v", err)
+	}
+	// Handed over when the check failed: the decisions in the channel, and one the fold was
+	// waiting to hand over; it reads one more before it finds the checks failed.
+	if limit := decisions[1+checksAhead+2].Seq; read > limit {
+		t.Errorf("the fold read on to seq %d after the check of seq %d failed; want it stopped by seq %d",
+			read, decisions[1].Seq, limit)
+	}
+
+	before := runtime.NumGoroutine()
+	func() {
+		defer func() {
+			if p := recover(); p != "progress fails" {
+				t.Errorf("the fold's panic: %v", p)
+			}
+		}()
+		replay(db, s.Task(), ReplayOptions{Progress: func(seq uint64) {
+			if seq == decisions[3].Seq+1 {
+				panic("progress fails")
+			}
+		}}, eventsOf(log))
+	}()
+	// The checks' goroutine ends once it has checked what it was handed.
+	for deadline := time.Now().Add(time.Minute); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines a minute after the fold's panic, %d before it", runtime.NumGoroutine(), before)
+		}
+		runtime.Gosched()
+	}
+
+	c := startChecks(&replayer{})
+	c.send(check{ev: decisions[0]}) // no rule set: the evaluation panics
+	defer func() {
+		if p, _ := recover().(string); !strings.Contains(p, "raised by the replay's checks, at:") {
+			t.Errorf("a panic of the checks reached the caller as %q", p)
+		}
+	}()
+	c.stop(Report{}, nil)
+	t.Error("stop returned after the checks panicked")
 }

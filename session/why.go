@@ -129,7 +129,9 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 	default:
 		out = append(out, fmt.Sprintf("tasklog did not apply it (%s): %s.", o.Reason, o.Detail))
 	}
-	if len(conds) == 0 || !slices.Contains([]string{rules.ReasonNoEvidence, rules.ReasonNoMatch}, o.Reason) {
+	// A condition that lists no pattern holds for no path: the reason says so.
+	noPatterns := slices.ContainsFunc(conds, func(pats []string) bool { return len(pats) == 0 })
+	if len(conds) == 0 || noPatterns || !slices.Contains([]string{rules.ReasonNoEvidence, rules.ReasonNoMatch}, o.Reason) {
 		return out
 	}
 	if !a.listed {
