@@ -347,8 +347,13 @@ func (im *importer) event(l events.Line) error {
 			return err
 		}
 	}
-	if err := im.fold(t, ev); err != nil {
-		return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+	// The second pass reads only the lines the first checked (chunkSums), and a line with a
+	// hash carries its turn: it needs the fold only for a hand-written line, whose turn is the
+	// fold's.
+	if !im.writing || !l.HasHash {
+		if err := im.fold(t, ev); err != nil {
+			return fmt.Errorf("%s:%d: %w", im.name, l.No, err)
+		}
 	}
 	t.n, t.prev, t.turn = ev.Seq, ev.Hash, ev.Turn
 	if !im.writing || ev.Seq <= t.stored {
