@@ -56,7 +56,7 @@ type checks struct {
 // startChecks starts the checks of the replay r.
 func startChecks(r *replayer) *checks {
 	r.deliveries = newDeliveryCheck()
-	r.spareContexts = make(chan []rules.ContextPath, 2)
+	r.spareContexts = make(chan []rules.ContextPath, checksAhead+2)
 	c := &checks{r: r, in: make(chan check, checksAhead), done: make(chan struct{})}
 	go c.run()
 	return c
