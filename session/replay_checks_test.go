@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/events"
+	"github.com/tasklog/tasklog/store"
 )
 
 // TestReplayReportsTheFirstFault replays logs with a fault the checks find (a decision written
@@ -19,23 +20,7 @@ import (
 // not decode), in either order. The checks run beside the fold, behind it, yet the replay ends
 // at the first fault in the log's order, with the counts and the position of that moment.
 func TestReplayReportsTheFirstFault(t *testing.T) {
-	ctx := context.Background()
-	db := openDB(t)
-	s := newSession(t, db, clineWorkspace(), Options{})
-	s.UserMessage(ctx, "add a page under apps/web")
-	for i := range 12 {
-		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("c%d", i), json.RawMessage(fmt.Sprintf(`{"path":"services/api/f%d.ts"}`, i))); err != nil {
-			t.Fatal(err)
-		}
-		decide(t, s)
-	}
-	var log []events.Event
-	for ev, err := range db.Events(ctx, s.Task(), 1) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		log = append(log, ev)
-	}
+	db, s, log := decidedReads(t, 12)
 	// decisionsBefore counts the decisions before seq; nth finds the seq of the nth event of
 	// a type (from 1).
 	decisionsBefore := func(seq uint64) int {
@@ -60,19 +45,7 @@ func TestReplayReportsTheFirstFault(t *testing.T) {
 	}
 	// badBase writes the decision at seq against the task's first event; badPayload makes the
 	// tool call at seq undecodable.
-	badBase := func(log []events.Event, seq uint64) {
-		d, err := log[seq-1].Payload()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad := *d.(*events.Decision)
-		bad.Base = 1
-		ev, err := events.New(&bad)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log[seq-1].Data = ev.Data
-	}
+	badBase := func(log []events.Event, seq uint64) { log[seq-1].Data = againstTheFirst(t, log[seq-1]) }
 	badPayload := func(log []events.Event, seq uint64) { log[seq-1].Data = []byte(`{"tool":`) }
 	const checksFault = "written against seq 1"
 
@@ -141,40 +114,18 @@ func eventsOf(evs []events.Event) iter.Seq2[events.Event, error] {
 // fault of the fold itself (here a Progress that panics) leaves no goroutine of the checks
 // behind. A fault of the checks that is a panic reaches the caller.
 func TestReplayStopsAtACheckFault(t *testing.T) {
-	ctx := context.Background()
-	db := openDB(t)
-	s := newSession(t, db, clineWorkspace(), Options{})
-	for i := range 40 {
-		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("c%d", i), json.RawMessage(fmt.Sprintf(`{"path":"services/api/f%d.ts"}`, i))); err != nil {
-			t.Fatal(err)
-		}
-		decide(t, s)
-	}
-	var log, decisions []events.Event
-	for ev, err := range db.Events(ctx, s.Task(), 1) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		log = append(log, ev)
+	db, s, log := decidedReads(t, 40)
+	var decisions []events.Event
+	for _, ev := range log {
 		if ev.Type == events.TypeDecision {
 			decisions = append(decisions, ev)
 		}
 	}
 	bad := slices.Clone(log)
-	d, err := bad[decisions[1].Seq-1].Payload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrong := *d.(*events.Decision)
-	wrong.Base = 1
-	ev, err := events.New(&wrong)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad[decisions[1].Seq-1].Data = ev.Data
+	bad[decisions[1].Seq-1].Data = againstTheFirst(t, decisions[1])
 
 	var read uint64
-	_, err = replay(db, s.Task(), ReplayOptions{Progress: func(seq uint64) { read = seq }}, eventsOf(bad))
+	_, err := replay(db, s.Task(), ReplayOptions{Progress: func(seq uint64) { read = seq }}, eventsOf(bad))
 	if err == nil || !strings.Contains(err.Error(), "written against seq 1") {
 		t.Fatalf("replay of a log whose second decision is written against seq 1: %v", err)
 	}
@@ -215,4 +166,44 @@ func TestReplayStopsAtACheckFault(t *testing.T) {
 	}()
 	c.stop(Report{}, nil)
 	t.Error("stop returned after the checks panicked")
+}
+
+// decidedReads records, in a new session, n reads of files of services/api, each followed by a
+// decision, and returns the database, the session and its log.
+func decidedReads(t *testing.T, n int) (store.Store, *Session, []events.Event) {
+	t.Helper()
+	ctx := context.Background()
+	db := openDB(t)
+	s := newSession(t, db, clineWorkspace(), Options{})
+	for i := range n {
+		if _, err := s.ToolCall(ctx, "read_file", fmt.Sprintf("c%d", i), json.RawMessage(fmt.Sprintf(`{"path":"services/api/f%d.ts"}`, i))); err != nil {
+			t.Fatal(err)
+		}
+		decide(t, s)
+	}
+	var log []events.Event
+	for ev, err := range db.Events(ctx, s.Task(), 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, ev)
+	}
+	return db, s, log
+}
+
+// againstTheFirst is the data of the decision ev written against the task's first event, no
+// decision: the checks refuse it ("written against seq 1").
+func againstTheFirst(t *testing.T, ev events.Event) []byte {
+	t.Helper()
+	d, err := ev.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *d.(*events.Decision)
+	bad.Base = 1
+	wrong, err := events.New(&bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wrong.Data
 }
