@@ -47,7 +47,7 @@ func classify(f *File, rd reading) fileClass {
 		return fileClass{kind: kindLegacy, name: strings.TrimPrefix(p, ".")}
 	case p == ".codeium/windsurf/memories/global_rules.md":
 		return fileClass{kind: kindLegacy, name: "global_rules"}
-	case f.Provider == ProviderClaude && p == "CLAUDE.local.md" && rd > readingV3:
+	case isRootLocalMemory(f, rd):
 		return fileClass{kind: kindMemory, name: "CLAUDE.local"} // Claude Code's personal memory file
 	case p == ".github/copilot-instructions.md":
 		return fileClass{kind: kindMain, name: "copilot-instructions"}

@@ -157,15 +157,13 @@ func TestEngineVersionsReadTheLegacyClineFile(t *testing.T) {
 // rules/4, as Cline sends it, and scoped by its block read line by line under the versions
 // before it; a Cursor file with the same kind of block is read line by line under all of them.
 func TestEngineVersionsReadClineFrontmatterStrictly(t *testing.T) {
-	cline := func(path, content string) File {
-		return File{Provider: ProviderCline, Scope: ScopeWorkspace, Root: "/ws", Path: path, Content: []byte(content)}
-	}
+	cline := func(path, content string) File { return workspaceFile(ProviderCline, path, content) }
 	rs := Load([]File{
 		cline(".clinerules/alias.md", "---\npaths: [**/*.ts]\n---\nUse strict TypeScript."),
 		cline(".clinerules/twice.md", "---\npaths:\n  - \"docs/**\"\npaths:\n  - \"src/**\"\n---\nKeep the docs in step."),
 		cline(".clinerules", "---\npaths:\n\t- \"api/**\"\n---\nValidate bodies."),
 		cline(".clinerules/good.md", "---\npaths:\n  - \"src/**\"\n---\nGood."),
-		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/tsx.mdc", Content: []byte("---\nglobs: **/*.tsx\n---\nTSX.")},
+		workspaceFile(ProviderCursor, ".cursor/rules/tsx.mdc", "---\nglobs: **/*.tsx\n---\nTSX."),
 	})
 	readme := ctxPaths("README.md")
 	for _, tc := range []struct {
@@ -220,8 +218,8 @@ func TestEngineVersionsReadClineFrontmatterStrictly(t *testing.T) {
 // as they would, it is a rule file, hidden by the Cursor rule.
 func TestEngineVersionsReadClaudeLocalMD(t *testing.T) {
 	rs := Load([]File{
-		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.local.md", Content: []byte("My sandbox is localhost:3001.")},
-		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/CLAUDE.local.mdc", Content: []byte("---\nalwaysApply: true\n---\nCursor's.")},
+		workspaceFile(ProviderClaude, "CLAUDE.local.md", "My sandbox is localhost:3001."),
+		workspaceFile(ProviderCursor, ".cursor/rules/CLAUDE.local.mdc", "---\nalwaysApply: true\n---\nCursor's."),
 	})
 	for _, tc := range []struct {
 		engine   string
@@ -242,8 +240,10 @@ func TestEngineVersionsReadClaudeLocalMD(t *testing.T) {
 		}
 	}
 	for _, r := range rs.Rules() {
-		if r.Provider == ProviderClaude && (r.ShadowedBy != "" || r.Address() != "rule://"+r.ID && r.Address() != "rule://CLAUDE.local") {
-			t.Errorf("CLAUDE.local.md: shadowed by %q, address %s", r.ShadowedBy, r.Address())
+		// The name reaches the Cursor rule; the memory file is reached by its id.
+		want := map[Provider]string{ProviderClaude: "rule://" + r.ID, ProviderCursor: "rule://CLAUDE.local"}[r.Provider]
+		if r.ShadowedBy != "" || r.Address() != want {
+			t.Errorf("%s: shadowed by %q, address %s; want not shadowed, at %s", r.ID, r.ShadowedBy, r.Address(), want)
 		}
 	}
 }
@@ -251,14 +251,12 @@ func TestEngineVersionsReadClaudeLocalMD(t *testing.T) {
 // Imports expand in the root's CLAUDE.local.md from rules/4 on, and never in a CLAUDE.local.md
 // of .claude/rules, a rule file of that folder, whose body every version keeps as written.
 func TestEngineVersionsExpandImportsOfClaudeLocalMD(t *testing.T) {
-	claude := func(p, content string) File {
-		return File{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: p, Content: []byte(content)}
-	}
+	claude := func(path, content string) File { return workspaceFile(ProviderClaude, path, content) }
 	rs := Load([]File{
 		claude("CLAUDE.local.md", "Mine.\n@notes/me.md"),
 		claude(".claude/rules/CLAUDE.local.md", "Personal notes.\n@../../AGENTS.md"),
-		{Provider: ProviderImport, Scope: ScopeWorkspace, Root: "/ws", Path: "notes/me.md", Content: []byte("My notes.")},
-		{Provider: ProviderImport, Scope: ScopeWorkspace, Root: "/ws", Path: "AGENTS.md", Content: []byte("Team rules.")},
+		workspaceFile(ProviderImport, "notes/me.md", "My notes."),
+		workspaceFile(ProviderImport, "AGENTS.md", "Team rules."),
 	})
 	for _, tc := range []struct {
 		engine string
@@ -269,13 +267,21 @@ func TestEngineVersionsExpandImportsOfClaudeLocalMD(t *testing.T) {
 		{EngineV3, map[string]string{"CLAUDE.local.md": "Mine.\n@notes/me.md", ".claude/rules/CLAUDE.local.md": "Personal notes.\n@../../AGENTS.md"}},
 		{EngineV2, map[string]string{"CLAUDE.local.md": "Mine.\n@notes/me.md", ".claude/rules/CLAUDE.local.md": "Personal notes.\n@../../AGENTS.md"}},
 	} {
+		seen := 0
 		for _, r := range rs.As(tc.engine).Rules() {
-			if want, ok := tc.want[r.Path]; ok && r.Body != want {
+			want, ok := tc.want[r.Path]
+			if ok {
+				seen++
+			}
+			if ok && r.Body != want {
 				t.Errorf("%s, %s: body %q, want %q", tc.engine, r.Path, r.Body, want)
 			}
 			if hasCode(r.Diagnostics, DiagImportMissing) {
 				t.Errorf("%s, %s: %+v", tc.engine, r.Path, r.Diagnostics)
 			}
+		}
+		if seen != len(tc.want) {
+			t.Errorf("%s: %d of the %d CLAUDE.local.md files read as rules", tc.engine, seen, len(tc.want))
 		}
 	}
 }
@@ -455,8 +461,8 @@ func TestManualMention(t *testing.T) {
 // path in another root, is no mention.
 func TestManualFileMentioned(t *testing.T) {
 	rs := Load([]File{
-		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/deploy.mdc", Content: []byte("---\ndescription:\nglobs:\nalwaysApply: false\n---\nDeploy steps")},
-		{Provider: ProviderWindsurf, Scope: ScopeWorkspace, Root: "/ws", Path: ".windsurf/rules/release.md", Content: []byte("---\ntrigger: manual\n---\nRelease steps")},
+		workspaceFile(ProviderCursor, ".cursor/rules/deploy.mdc", "---\ndescription:\nglobs:\nalwaysApply: false\n---\nDeploy steps"),
+		workspaceFile(ProviderWindsurf, ".windsurf/rules/release.md", "---\ntrigger: manual\n---\nRelease steps"),
 	})
 	const deploy, release = "cursor:/ws/.cursor/rules/deploy.mdc", "windsurf:/ws/.windsurf/rules/release.md"
 	mention := Source{Kind: SourceMention, Seq: 7, Turn: 2, Detail: ".cursor/rules/deploy.mdc"}
@@ -767,7 +773,7 @@ func TestDetailMemoDescribesAsAnew(t *testing.T) {
 // conditional rule applied.
 func TestMentionedIsNoConditionalRuleApplied(t *testing.T) {
 	rs := Load([]File{
-		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/deploy.mdc", Content: []byte("---\nalwaysApply: false\n---\nDeploy")},
+		workspaceFile(ProviderCursor, ".cursor/rules/deploy.mdc", "---\nalwaysApply: false\n---\nDeploy"),
 		clineFile("web.md", "---\npaths: [\"src/**\"]\n---\nWeb"),
 	})
 	d := rs.Evaluate(EvaluationContext{Paths: []ContextPath{
@@ -787,8 +793,8 @@ func TestMentionedIsNoConditionalRuleApplied(t *testing.T) {
 // CLAUDE.md was shadowed by .claude/CLAUDE.md and the user's by both.
 func TestEngineVersionsShadowMemoryFiles(t *testing.T) {
 	rs := Load([]File{
-		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.md", Content: []byte("Root.")},
-		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/CLAUDE.md", Content: []byte("Dot.")},
+		workspaceFile(ProviderClaude, "CLAUDE.md", "Root."),
+		workspaceFile(ProviderClaude, ".claude/CLAUDE.md", "Dot."),
 		{Provider: ProviderClaude, Scope: ScopeGlobal, Path: ".claude/CLAUDE.md", Content: []byte("User.")},
 	})
 	for _, tc := range []struct {
@@ -814,8 +820,8 @@ func TestEngineVersionsShadowMemoryFiles(t *testing.T) {
 // files, and every address is rule://NAME.
 func TestAddressesWithMemoryFiles(t *testing.T) {
 	rs := Load([]File{
-		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: "CLAUDE.md", Content: []byte("Root.")},
-		{Provider: ProviderClaude, Scope: ScopeWorkspace, Root: "/ws", Path: ".claude/CLAUDE.md", Content: []byte("Dot.")},
+		workspaceFile(ProviderClaude, "CLAUDE.md", "Root."),
+		workspaceFile(ProviderClaude, ".claude/CLAUDE.md", "Dot."),
 		{Provider: ProviderCursor, Scope: ScopeWorkspace, Root: "/ws", Path: ".cursor/rules/CLAUDE.mdc",
 			Content: []byte("---\ndescription: how to edit the CLAUDE.md files\n---\nKeep them short.")},
 	})
@@ -862,4 +868,9 @@ func TestTaggedAddressOfAnOnRequestRule(t *testing.T) {
 	if !strings.HasSuffix(d.Results[0].Detail, "through rule://release%20notes") {
 		t.Errorf("detail %q", d.Results[0].Detail)
 	}
+}
+
+// workspaceFile is a rule file of provider in the workspace root /ws.
+func workspaceFile(provider Provider, path, content string) File {
+	return File{Provider: provider, Scope: ScopeWorkspace, Root: "/ws", Path: path, Content: []byte(content)}
 }

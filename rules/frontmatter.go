@@ -204,8 +204,7 @@ func clineFence(trimmed string) (block, body string, ok bool) {
 //
 // text is the file's text as ParseFrontmatter made fm of it, normalized (normalizeText).
 func clineRejects(fm Frontmatter, text string) Frontmatter {
-	// JavaScript's trim: white space and line terminators, U+FEFF too, but not U+0085.
-	trimmed := strings.TrimFunc(text, func(r rune) bool { return r == '\ufeff' || r != '\u0085' && unicode.IsSpace(r) })
+	trimmed := strings.TrimFunc(text, isJSSpace)
 	block, body, found := clineFence(trimmed)
 	if !found {
 		if !fm.Present {
@@ -223,7 +222,7 @@ func clineRejects(fm Frontmatter, text string) Frontmatter {
 		// parse said already.
 		return clineRejectsParsed(fm, text)
 	}
-	lead := strings.Index(text, trimmed)
+	lead := len(text) - len(strings.TrimLeftFunc(text, isJSSpace)) // where trimmed starts in text
 	blockLine := strings.Count(text[:lead], "\n") + 2
 	bodyLine := strings.Count(text[:lead+len(trimmed)-len(body)], "\n") + 1
 	out := Frontmatter{Present: true, Body: body, BodyLine: bodyLine, blockLine: blockLine}
@@ -433,3 +432,7 @@ func decodeContent(b []byte) (text string, binary bool, invalidUTF8 bool) {
 	}
 	return string(b), false, false
 }
+
+// isJSSpace is what JavaScript's trim takes away: white space and line terminators, U+FEFF too,
+// but not U+0085.
+func isJSSpace(r rune) bool { return r == '\ufeff' || r != '\u0085' && unicode.IsSpace(r) }

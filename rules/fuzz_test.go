@@ -25,8 +25,16 @@ func FuzzParseFrontmatter(f *testing.F) {
 		if fm.Failed && fm.Body != normalizeText(s) {
 			t.Fatalf("a failed parse must keep the whole file as the body")
 		}
-		if cl := clineRejects(fm, normalizeText(s)); cl.Failed && cl.Body != normalizeText(s) {
+		text := normalizeText(s)
+		cl := clineRejects(fm, text)
+		if cl.Failed && cl.Body != text {
 			t.Fatalf("a file Cline fails open must keep the whole file as the body")
+		}
+		if cl.Failed && len(cl.Problems) == 0 {
+			t.Fatalf("a file Cline fails open must say why")
+		}
+		if lines := strings.Count(text, "\n") + 1; cl.Present && (cl.BodyLine < 1 || cl.BodyLine > lines+1) {
+			t.Fatalf("Cline's body starts at line %d of a file of %d lines", cl.BodyLine, lines)
 		}
 		for _, provider := range []Provider{ProviderCursor, ProviderCline, ProviderWindsurf, ProviderTasklog} {
 			files := []File{{Provider: provider, Scope: ScopeWorkspace, Path: ".x/r.md", Content: []byte(s)}}

@@ -168,7 +168,13 @@ func expandsImports(f *File, rd reading) bool {
 	if f.Provider != ProviderClaude {
 		return false
 	}
-	return path.Base(f.Path) == "CLAUDE.md" || rd > readingV3 && f.Scope == ScopeWorkspace && f.Path == "CLAUDE.local.md"
+	return path.Base(f.Path) == "CLAUDE.md" || isRootLocalMemory(f, rd)
+}
+
+// isRootLocalMemory reports whether f is the workspace root's CLAUDE.local.md, Claude Code's
+// personal memory file, which the engines read as one since rules/4.
+func isRootLocalMemory(f *File, rd reading) bool {
+	return rd > readingV3 && f.Provider == ProviderClaude && f.Scope == ScopeWorkspace && f.Path == "CLAUDE.local.md"
 }
 
 // expander expands the imports of one rule's body from the files of its collection.
