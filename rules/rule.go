@@ -108,6 +108,18 @@ func RuleURI(key string) string {
 	return b.String()
 }
 
+// PathConditions returns the rule's paths conditions, in order: every one must hold. A rule of
+// a nested folder has its folder's (From is FromLocation) and its own.
+func (r *Rule) PathConditions() []Condition {
+	var out []Condition
+	for _, c := range r.Conditions {
+		if c.Key == CondPaths {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Patterns returns the raw patterns of the rule's path condition, if it has one: the
 // nearest-miss information for a scoped rule that was not included.
 func (r *Rule) Patterns() []string {

@@ -87,10 +87,11 @@ func (a *AgentSession) deliveredBefore(ctx context.Context, h *agentlog.Hook) (s
 		if err != nil {
 			return "", err
 		}
-		if d, ok := p.(*events.Delivery); !ok || d.Hook != h.Event || d.Channel != h.Channel {
+		d, ok := p.(*events.Delivery)
+		if !ok || d.Hook != h.Event || d.Channel != h.Channel {
 			return "", nil
 		}
-		text, err := DeliveryText(ctx, a.db, a.task, seq)
+		text, err := deliveryText(ctx, a.db, a.task, seq, d)
 		if err != nil {
 			return "", fmt.Errorf("print again the delivery at seq %d: %w", seq, err)
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"iter"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -193,12 +195,16 @@ func TestRecordHookRefusesReservedTypes(t *testing.T) {
 	}
 }
 
+// DeliveryText renders a delivery again from three events, the delivery, its decision and
+// that decision's rules snapshot, however many came before it.
 func TestDeliveryTextOfAFullDelivery(t *testing.T) {
 	db := openDB(t)
 	ctx := context.Background()
 	a := openAgent(t, db, agentlog.Cursor)
-	if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord("1", "/ws/src/api/routes.ts")}); err != nil {
-		t.Fatal(err)
+	for i := range 40 {
+		if _, err := a.RecordHook(ctx, []agentlog.Record{toolRecord(fmt.Sprint(i), fmt.Sprintf("/ws/src/api/f%d.ts", i))}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	d, err := a.Decide(ctx)
 	if err != nil {
@@ -208,9 +214,13 @@ func TestDeliveryTextOfAFullDelivery(t *testing.T) {
 	if err != nil || del == nil {
 		t.Fatal(del, err)
 	}
-	text, err := DeliveryText(ctx, db, a.Task(), del.Seq)
+	counted := &eventsCounted{LogReader: db}
+	text, err := DeliveryText(ctx, counted, a.Task(), del.Seq)
 	if err != nil || text != del.Text {
 		t.Fatalf("DeliveryText = %q, %v; want %q", text, err, del.Text)
+	}
+	if counted.events != 3 || del.Seq < 40 {
+		t.Errorf("DeliveryText of seq %d read %d events; want 3", del.Seq, counted.events)
 	}
 	if _, err := DeliveryText(ctx, db, a.Task(), d.Seq); err == nil {
 		t.Fatal("DeliveryText of a decision did not fail")
@@ -377,5 +387,22 @@ func TestHookAgainPrintsItsOwnDelivery(t *testing.T) {
 				t.Fatalf("%d deliveries recorded, want 1", n)
 			}
 		})
+	}
+}
+
+// eventsCounted is a LogReader that counts the events its readers take.
+type eventsCounted struct {
+	LogReader
+	events int
+}
+
+func (c *eventsCounted) Events(ctx context.Context, task uuid.UUID, from uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		for ev, err := range c.LogReader.Events(ctx, task, from) {
+			c.events++
+			if !yield(ev, err) {
+				return
+			}
+		}
 	}
 }

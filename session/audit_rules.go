@@ -120,12 +120,15 @@ func (a *auditor) matching(pats []string, n int) (paths, outside []string) {
 
 // matchingEvery is matching for the paths conditions of a rule, every one of which a path must
 // meet (a nested folder's rule has its folder's and its own globs): up to n workspace paths that
-// one of each condition's patterns matches, and the patterns that lie outside every root. One
-// condition is matching's.
-func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []string) {
+// one of each condition's patterns matches, and the patterns that lie outside every root.
+// reachable tells whether a path could meet them all: each has a pattern inside the roots. One
+// condition is matching's, in its order (pattern by pattern).
+func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []string, reachable bool) {
 	if len(conds) == 1 {
-		return a.matching(conds[0], n)
+		paths, outside = a.matching(conds[0], n)
+		return paths, outside, len(outside) < len(conds[0])
 	}
+	reachable = true
 	compiled := make([][]*rules.Pattern, len(conds))
 	for i, pats := range conds {
 		for _, raw := range pats {
@@ -135,6 +138,7 @@ func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []strin
 				outside = append(outside, fmt.Sprintf("%q", raw))
 			}
 		}
+		reachable = reachable && len(compiled[i]) > 0
 	}
 	for _, path := range a.paths {
 		if len(paths) == n {
@@ -146,17 +150,15 @@ func (a *auditor) matchingEvery(conds [][]string, n int) (paths, outside []strin
 			paths = append(paths, path)
 		}
 	}
-	return paths, outside
+	return paths, outside, reachable
 }
 
 // pathConditions are the patterns of each paths condition of r, in its order; a condition that
 // lists none (no path meets it) has none.
 func pathConditions(r *rules.Rule) [][]string {
 	var conds [][]string
-	for _, c := range r.Conditions {
-		if c.Key == rules.CondPaths {
-			conds = append(conds, c.Values)
-		}
+	for _, c := range r.PathConditions() {
+		conds = append(conds, c.Values)
 	}
 	return conds
 }

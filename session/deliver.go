@@ -243,11 +243,14 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 	if err != nil {
 		return "", err
 	}
-	del := p.(*events.Delivery)
+	return deliveryText(ctx, lr, task, seq, p.(*events.Delivery))
+}
+
+// deliveryText is DeliveryText of the delivery del, the event at seq, already read.
+func deliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64, del *events.Delivery) (string, error) {
 	// What the decision was made from: the rules snapshot its head names, and its engine. A
 	// delivery follows its decision.
 	var snap []events.SnapshotFile
-	var engine string
 	if del.Decision == 0 || del.Decision >= seq {
 		return "", fmt.Errorf("task %s seq %d: %w: it names the decision at seq %d, which does not come before it",
 			task, seq, ErrDeliveryText, del.Decision)
@@ -260,7 +263,6 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 	if err != nil {
 		return "", fmt.Errorf("task %s seq %d: %w: the decision it names: %w", task, seq, ErrDeliveryText, err)
 	}
-	engine = h.Engine
 	if h.Snapshot != 0 {
 		sev, err := eventAt(ctx, lr, task, h.Snapshot)
 		if err != nil {
@@ -280,7 +282,7 @@ func DeliveryText(ctx context.Context, lr LogReader, task uuid.UUID, seq uint64)
 	if err != nil {
 		return "", err
 	}
-	rs := rules.Load(files).As(engine)
+	rs := rules.Load(files).As(h.Engine)
 	chosen := make([]events.RuleOutcome, len(del.Rules))
 	for i, r := range del.Rules {
 		chosen[i] = events.RuleOutcome{ID: r.ID, Name: r.Name}

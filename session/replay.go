@@ -150,7 +150,11 @@ func replay(lr LogReader, task uuid.UUID, opts ReplayOptions, evs iter.Seq2[even
 		case events.TypeDelivery, events.TypeInstructionsLoaded, events.TypeCompaction:
 			// What reached the model changes only with these; a delivery is derived again
 			// from its decision in an exact replay.
-			if !c.send(check{ev: ev, delivery: ev.Type == events.TypeDelivery && exact, agent: agentlog.Agent(st.Runtime().Name)}) {
+			d := check{ev: ev, delivery: ev.Type == events.TypeDelivery && exact}
+			if d.delivery {
+				d.agent = agentlog.Agent(st.Runtime().Name)
+			}
+			if !c.send(d) {
 				return c.stop(rep, nil)
 			}
 		}

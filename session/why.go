@@ -139,25 +139,17 @@ func (a *auditor) whyDecision(x Explanation, rec Recorded) []string {
 	}
 	// A path must meet every paths condition: a nested folder's rule names its folder's files
 	// that its own globs match.
-	match, outside := a.matchingEvery(conds, whyPaths)
+	match, outside, reachable := a.matchingEvery(conds, whyPaths)
 	if len(outside) > 0 {
 		out = append(out, fmt.Sprintf("Its pattern %s lies outside every workspace root: no path can match it.", strings.Join(outside, ", ")))
 	}
-	if len(match) == 0 && reachable(conds) {
+	if len(match) == 0 && reachable {
 		return append(out, "Its patterns match nothing in the workspace (listed now, not from the log): a path under them would apply it once the agent touches it.")
 	}
 	if len(match) == 0 {
 		return out
 	}
 	return append(out, fmt.Sprintf("A path the patterns match would apply it, in the workspace now: %s.", strings.Join(match, ", ")))
-}
-
-// reachable reports whether a path can meet every condition: each has a pattern inside the
-// workspace's roots.
-func reachable(conds [][]string) bool {
-	return !slices.ContainsFunc(conds, func(pats []string) bool {
-		return !slices.ContainsFunc(pats, func(raw string) bool { return rules.CompilePattern(raw).Usable() })
-	})
 }
 
 // whyMode says which mode the agent was in, where it recorded one (Cline's Plan and Act, Claude

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -66,7 +65,7 @@ type chunk struct {
 	// more is whether the chunk ended at its limits (limit records, chunkBytes bytes) with
 	// records left after it; a chunk that ends at the log's end or at bad has none.
 	more bool
-	// limit is the most records the chunk holds: chunkSize when 0.
+	// limit is the most records the chunk holds (at least 1).
 	limit int
 }
 
@@ -111,7 +110,7 @@ func (db *DB) readChunkInto(c *chunk, task uuid.UUID, from uint64) error {
 		c.prev = records.prev
 		// Values point into the mmap, valid only until the transaction ends: copy them now.
 		for ; k != nil; k, v = cur.Next() {
-			if len(c.seqs) == cmp.Or(c.limit, chunkSize) || len(c.buf) >= chunkBytes {
+			if len(c.seqs) == c.limit || len(c.buf) >= chunkBytes {
 				c.more = true
 				break
 			}

@@ -43,7 +43,7 @@ func (db *DB) verify(ctx context.Context, task uuid.UUID, each func(events.Event
 	// One chunk, and the verifier's one encoding buffer, serve the whole log: nothing of an event
 	// is kept once it is checked, so a verify allocates per chunk read, not per event. Events
 	// handed to each are kept, so then each chunk gets a buffer of its own.
-	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
+	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize), limit: chunkSize}
 	chain := NewChainVerifier(task)
 	broken := func(seq uint64, format string, args ...any) error {
 		return &VerifyError{Task: task, Seq: seq, Problem: fmt.Sprintf(format, args...)}
@@ -69,7 +69,7 @@ func (db *DB) verify(ctx context.Context, task uuid.UUID, each func(events.Event
 		}
 		first := chain.Next()
 		if each != nil && len(c.buf) > 0 {
-			c = chunk{buf: make([]byte, 0, cap(c.buf)), seqs: c.seqs, ends: c.ends}
+			c = chunk{buf: make([]byte, 0, cap(c.buf)), seqs: c.seqs, ends: c.ends, limit: c.limit}
 		}
 		if err := db.readChunkInto(&c, task, first); err != nil {
 			return problem(first, err)
@@ -159,7 +159,7 @@ func (db *DB) verifyIndex(ctx context.Context, task uuid.UUID, head uint64, logg
 // idProblem looks up the id of every event from 1 to last in the id index, a chunk at a time,
 // and returns the first that it does not map to the event's sequence number.
 func (db *DB) idProblem(ctx context.Context, task uuid.UUID, last uint64) error {
-	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize)}
+	c := chunk{buf: make([]byte, 0, firstChunkBytes), seqs: make([]uint64, 0, chunkSize), ends: make([]int, 0, chunkSize), limit: chunkSize}
 	ids := make([]ulid.ULID, 0, chunkSize)
 	for from := uint64(1); from <= last; from += uint64(len(ids)) {
 		if err := ctx.Err(); err != nil {

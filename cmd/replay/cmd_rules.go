@@ -295,10 +295,7 @@ func rulesPrintTable(w io.Writer, rs *rules.RuleSet, d rules.Decision, multiRoot
 		fmt.Fprintf(w, "%s (%s): %s\n", ruleLabel(r, multiRoot), r.Address(), res.Detail)
 		if !res.Included {
 			// Every paths condition must hold: a nested folder's rule has its folder's and its own.
-			for _, c := range r.Conditions {
-				if c.Key != rules.CondPaths {
-					continue
-				}
+			for _, c := range r.PathConditions() {
 				label := "patterns"
 				if c.From == rules.FromLocation {
 					label = "within"

@@ -158,12 +158,10 @@ func ruleAnswer(res rules.Result) RuleAnswer {
 	}
 	if !res.Included && !res.Listed && r.Category == rules.CategoryScoped {
 		// Every paths condition must hold: a nested folder's rule has its folder's and its own.
-		for _, c := range r.Conditions {
-			switch {
-			case c.Key != rules.CondPaths:
-			case c.From == rules.FromLocation:
+		for _, c := range r.PathConditions() {
+			if c.From == rules.FromLocation {
 				out.Within = append(out.Within, c.Values...)
-			default:
+			} else {
 				out.Patterns = append(out.Patterns, c.Values...)
 			}
 		}
