@@ -109,8 +109,9 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 			return s.key(k, "rule", 0) && s.str(&v.Rule) || s.key(k, "enabled", 1) && s.boolean(&v.Enabled)
 		})
 	case TypeDecision:
-		v := new(Decision)
-		p, ok = v, s.decision(v, true)
+		// A scanner of its own: the decision's readers are function values, which would move
+		// this scanner to the heap for every payload.
+		return decodeDecisionFast(data)
 	case TypeRuleTriggered:
 		v := slot(d, func(d *Decoder) *RuleTriggered { return &d.ruleTriggered })
 		p, ok = v, s.object(func(k []byte) bool {
@@ -122,6 +123,16 @@ func decodeFast(t Type, data []byte, d *Decoder) (Payload, bool) {
 		return nil, false
 	}
 	return p, true
+}
+
+// decodeDecisionFast is decodeFast of a decision, always into fresh memory.
+func decodeDecisionFast(data []byte) (Payload, bool) {
+	s := fastScanner{b: data}
+	v := new(Decision)
+	if !s.decision(v, true) || !s.end() {
+		return nil, false
+	}
+	return v, true
 }
 
 func (s *fastScanner) toolCall(v *ToolCall) bool {
@@ -192,11 +203,16 @@ func objects[T any](s *fastScanner, dst *[]T, member func(s *fastScanner, v *T, 
 }
 
 // guesses reads an array of Guess objects; like encoding/json, [] gives an empty, non-nil slice.
+// It reads with a copy of s, which objects moves to the heap (its reader is a function value),
+// so that the scanner of every other payload stays on the stack.
 func (s *fastScanner) guesses(out *[]Guess) bool {
-	return objects(s, out, func(s *fastScanner, g *Guess, k []byte) bool {
+	c := *s
+	ok := objects(&c, out, func(s *fastScanner, g *Guess, k []byte) bool {
 		return s.key(k, "path", 0) && s.str(&g.Path) || s.key(k, "confirmed", 1) && s.boolean(&g.Confirmed) ||
 			s.key(k, "why", 2) && s.str(&g.Why)
 	})
+	*s = c
+	return ok
 }
 
 // maxFastDepth bounds the nesting decodeFast follows; deeper values go to encoding/json.

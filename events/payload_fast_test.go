@@ -195,6 +195,24 @@ func TestDecoderReusesAndCopies(t *testing.T) {
 	}
 }
 
+// TestDecoderAllocatesNothingForAToolCall: a Decoder decodes the payload most events have into
+// its own memory, the tool name interned and the params pointing into the event's data, so
+// decoding it again allocates nothing (a scanner moved to the heap costs every event one
+// allocation: a reader passed as a function value, as decisions and guesses use, moves it).
+func TestDecoderAllocatesNothingForAToolCall(t *testing.T) {
+	var d Decoder
+	ev, err := New(&ToolCall{Tool: "Read", Params: json.RawMessage(`{"file_path":"/w/a.go"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Payload(ev); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _, _ = d.Payload(ev) }); n != 0 {
+		t.Errorf("Decoder.Payload of a tool call allocates %v times, want 0", n)
+	}
+}
+
 // TestAppendDataIsNewsData: AppendData appends exactly the bytes New gives, and NewInto makes New's
 // event in the buffer it is given; both fail as New does.
 func TestAppendDataIsNewsData(t *testing.T) {
