@@ -870,6 +870,28 @@ func TestTaggedAddressOfAnOnRequestRule(t *testing.T) {
 	}
 }
 
+// RuleURI keeps what a URI may hold and percent-encodes every other byte, in capitals, a
+// multi-byte character byte by byte.
+func TestRuleURIEscapes(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"api-style_v2.md", "rule://api-style_v2.md"},
+		{"web/components:@!$&'()*+,;=~", "rule://web/components:@!$&'()*+,;=~"},
+		{"release notes", "rule://release%20notes"},
+		{"100%", "rule://100%25"},
+		{"a#b?c", "rule://a%23b%3Fc"},
+		{"Größe", "rule://Gr%C3%B6%C3%9Fe"},
+		{"tab\there", "rule://tab%09here"},
+		{"", "rule://"},
+	} {
+		if got := RuleURI(c.key); got != c.want {
+			t.Errorf("RuleURI(%q) = %q, want %q", c.key, got, c.want)
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = RuleURI("release notes") }); n != 1 {
+		t.Errorf("RuleURI allocates %v times, want once", n)
+	}
+}
+
 // workspaceFile is a rule file of provider in the workspace root /ws.
 func workspaceFile(provider Provider, path, content string) File {
 	return File{Provider: provider, Scope: ScopeWorkspace, Root: "/ws", Path: path, Content: []byte(content)}

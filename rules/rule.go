@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -96,6 +95,7 @@ func (r *Rule) Address() string {
 func RuleURI(key string) string {
 	const keep = "-._~/:@!$&'()*+,;="
 	var b strings.Builder
+	b.Grow(len(RuleURIScheme) + len(key)) // one allocation, unless a byte is escaped
 	b.WriteString(RuleURIScheme)
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -103,7 +103,10 @@ func RuleURI(key string) string {
 			b.WriteByte(c)
 			continue
 		}
-		fmt.Fprintf(&b, "%%%02X", c)
+		const hex = "0123456789ABCDEF"
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
 	}
 	return b.String()
 }
