@@ -199,11 +199,12 @@ func readHead(data []byte) (DecisionHead, error) {
 			return h, nil
 		}
 	}
-	h = DecisionHead{}
-	if err := json.Unmarshal(data, &h); err != nil {
-		return h, err
+	// A variable of its own: h, handed to encoding/json, would go to the heap on the fast path too.
+	var whole DecisionHead
+	if err := json.Unmarshal(data, &whole); err != nil {
+		return whole, err
 	}
-	return h, nil
+	return whole, nil
 }
 
 // headField reads `key` and the decimal integer after it.

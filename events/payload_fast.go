@@ -364,12 +364,10 @@ func (s *fastScanner) str(dst *string) bool {
 func (s *fastScanner) strs(dst *[]string) bool {
 	out := []string{}
 	ok := s.array(func() bool {
-		var v string
-		if !s.str(&v) {
-			return false
-		}
-		out = append(out, v)
-		return true
+		// Read in place: a string variable of its own would go to the heap at every element
+		// (str's slow path hands it to encoding/json).
+		out = append(out, "")
+		return s.str(&out[len(out)-1])
 	})
 	*dst = out
 	return ok

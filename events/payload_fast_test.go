@@ -195,21 +195,40 @@ func TestDecoderReusesAndCopies(t *testing.T) {
 	}
 }
 
-// TestDecoderAllocatesNothingForAToolCall: a Decoder decodes the payload most events have into
-// its own memory, the tool name interned and the params pointing into the event's data, so
-// decoding it again allocates nothing (a scanner moved to the heap costs every event one
-// allocation: a reader passed as a function value, as decisions and guesses use, moves it).
-func TestDecoderAllocatesNothingForAToolCall(t *testing.T) {
+// TestHotReadsAllocateOnlyWhatTheyKeep: the reads every fold, verify and replay makes of each
+// event allocate only what the caller keeps. A scanner or a string moved to the heap costs every
+// event an allocation: a reader passed as a function value (as decisions and guesses use) moves
+// the scanner, a variable handed to encoding/json on a slow path moves it on the fast path too.
+func TestHotReadsAllocateOnlyWhatTheyKeep(t *testing.T) {
+	event := func(p Payload) Event {
+		ev, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
 	var d Decoder
-	ev, err := New(&ToolCall{Tool: "Read", Params: json.RawMessage(`{"file_path":"/w/a.go"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Payload(ev); err != nil {
-		t.Fatal(err)
-	}
-	if n := testing.AllocsPerRun(20, func() { _, _ = d.Payload(ev) }); n != 0 {
-		t.Errorf("Decoder.Payload of a tool call allocates %v times, want 0", n)
+	toolCall := event(&ToolCall{Tool: "Read", Params: json.RawMessage(`{"file_path":"/w/a.go"}`)})
+	tabs := event(&TabSnapshot{Open: []string{"/w/a.go", "/w/b.go"}})
+	decision := event(&Decision{Turn: 1, Snapshot: 1, Engine: "rules/4"})
+	for _, c := range []struct {
+		name string
+		read func() error
+		want float64
+	}{
+		// The tool name interned, the params pointing into the event's data: nothing.
+		{"a tool call into a Decoder", func() error { _, err := d.Payload(toolCall); return err }, 0},
+		// The two strings and the array, grown to one and then two.
+		{"a tab snapshot of two paths into a Decoder", func() error { _, err := d.Payload(tabs); return err }, 4},
+		// The engine's name.
+		{"a decision's head", func() error { _, err := Head(decision); return err }, 1},
+	} {
+		if err := c.read(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n := testing.AllocsPerRun(20, func() { _ = c.read() }); n != c.want {
+			t.Errorf("%s allocates %v times, want %v", c.name, n, c.want)
+		}
 	}
 }
 
