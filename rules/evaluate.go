@@ -120,7 +120,11 @@ func (rs *RuleSet) EvaluateLentAs(engine string, last Decision, into []Result, l
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	st := &evalState{ctx: &ctx, scratch: sc, lend: lend, v1: engine == EngineV1}
+	// The state and the context it reads live in the scratch: evaluators are function values,
+	// through which both would go to the heap at every evaluation.
+	sc.ctx = ctx
+	st := &sc.state
+	*st = evalState{ctx: &sc.ctx, scratch: sc, lend: lend, v1: engine == EngineV1}
 	// Candidates are named here and prepared for matching (split into segments) only when the
 	// rule set does not remember what they match (see collectHits).
 	st.candidates = slices.Grow(sc.candidates[:0], len(ctx.Paths))
@@ -298,6 +302,9 @@ type scratch struct {
 	ordered    []hit
 	// matches gathers a rule's matches before they are kept (see keep).
 	matches []Match
+	// state and ctx are the evaluation's (see EvaluateLentAs).
+	state evalState
+	ctx   EvaluationContext
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -315,6 +322,7 @@ func (sc *scratch) release() {
 	clear(sc.candidates[:cap(sc.candidates)])
 	clear(sc.matches[:cap(sc.matches)])
 	clear(sc.found[:cap(sc.found)])
+	sc.state, sc.ctx = evalState{}, EvaluationContext{}
 	scratchPool.Put(sc)
 }
 
