@@ -180,10 +180,12 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 				return
 			}
 			// Events are kept by callers, so each chunk gets a buffer of its own: after the
-			// first, of the size of the last.
-			hint = cap(c.buf)
+			// first, of the most bytes a chunk held yet and an eighth more (not the capacity a
+			// buffer grew to, which would carry each growth's overshoot to every chunk after it).
 			if limit != chunkSize {
-				hint, limit = max(hint, firstChunkBytes), chunkSize
+				hint, limit = firstChunkBytes, chunkSize
+			} else {
+				hint = max(hint, len(c.buf)+len(c.buf)/8)
 			}
 			prev := c.prev
 			for i, seq := range c.seqs {
