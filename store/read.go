@@ -17,7 +17,8 @@ import (
 // transaction (and so never blocks the file's growth) for long.
 const chunkSize = 512
 
-// firstChunkBytes is a first guess at a chunk's size; later chunks start at the size of the last.
+// firstChunkBytes is a first guess at a full chunk's size; later chunks start at the most bytes
+// one held yet and an eighth more (see Events).
 const firstChunkBytes = chunkSize * 256
 
 // firstChunkSize is how many events the first chunk of Events copies out: a caller that reads
@@ -184,9 +185,8 @@ func (db *DB) Events(ctx context.Context, task uuid.UUID, fromSeq uint64) iter.S
 			// buffer grew to, which would carry each growth's overshoot to every chunk after it).
 			if limit != chunkSize {
 				hint, limit = firstChunkBytes, chunkSize
-			} else {
-				hint = max(hint, len(c.buf)+len(c.buf)/8)
 			}
+			hint = max(hint, len(c.buf)+len(c.buf)/8)
 			prev := c.prev
 			for i, seq := range c.seqs {
 				ev, err := decodeAt(task, seq, c.value(i), prev)
