@@ -499,13 +499,21 @@ func TestListFilters(t *testing.T) {
 	}
 }
 
+// patientHandler is Handler with all the time a list page could want for the audits it reads
+// itself: on a busy machine the default budget may pass before the first, leaving it pending.
+func patientHandler(src Source) http.Handler {
+	hd, h := newHandler(src, Options{})
+	hd.auditBudget = time.Hour
+	return h
+}
+
 // TestListFindings: the list counts each task's audit findings (a rule the agent, which reports
 // its loads, never loaded), and the column shows only when a task has one.
 func TestListFindings(t *testing.T) {
 	db := openDB(t)
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	recordOrigin(t, db, uuid.MustParse("a1111111-1111-4111-8111-111111111111"), "my-agent", "m", "u", "no loads reported", at)
-	_, page := get(t, Handler(&storeSource{db: db}), "/")
+	_, page := get(t, patientHandler(&storeSource{db: db}), "/")
 	if strings.Contains(page, "audit findings") {
 		t.Errorf("the list shows an audit column while no task has a finding")
 	}
@@ -520,7 +528,7 @@ func TestListFindings(t *testing.T) {
 		}
 		t.Errorf("want one missed_by_agent finding for the claude-code task, none for the other")
 	}
-	_, page = get(t, Handler(&storeSource{db: db}), "/")
+	_, page = get(t, patientHandler(&storeSource{db: db}), "/")
 	if !strings.Contains(page, `<th scope="col">audit findings</th>`) || !strings.Contains(page, `data-label="audit findings"><a href="/task/a2222222-2222-4222-8222-222222222222#audit-section">1</a>`) {
 		t.Errorf("the list does not show the claude-code task's finding")
 	}
