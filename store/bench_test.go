@@ -541,11 +541,17 @@ func BenchmarkAppendBatch(b *testing.B) {
 		for _, batch := range []int{1_000, 10_000} {
 			b.Run(fmt.Sprintf("ids=%s/batch=%d", ids, batch), func(b *testing.B) {
 				evs, _ := mix.Realistic(b, n)
-				if ids == "hook" {
-					for i := range evs {
+				for i := range evs {
+					if ids == "hook" {
 						sum := sha256.Sum256(fmt.Appendf(nil, "hook key %d", i))
 						copy(evs[i].ID[:], sum[:16])
+						continue
 					}
+					id, err := testIDs.New(evs[i].Time)
+					if err != nil {
+						b.Fatal(err)
+					}
+					evs[i].ID = id
 				}
 				var took time.Duration
 				var allocated uint64

@@ -195,6 +195,8 @@ type stagedTask struct {
 	hash events.Hash
 	log  *bolt.Bucket
 	ids  *bolt.Bucket
+	// order is how the transaction's ids go into ids.
+	order idOrder
 }
 
 // task returns the staged state of a task, reading its head from the log on first use.
@@ -250,8 +252,8 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 			return Appended{}, nil, err
 		}
 	}
-	// Sequence keys only ever grow, and ids from one source mostly do: pages can be packed full.
-	st.log.FillPercent, st.ids.FillPercent = 1.0, 1.0
+	// Sequence keys only ever grow: the log's pages can be packed full.
+	st.log.FillPercent = 1.0
 	prev := st.hash
 	for i := range r.evs {
 		ev := &r.evs[i]
@@ -279,6 +281,7 @@ func (w *writer) stage(r *appendRequest) (a Appended, refused, storage error) {
 		if err := st.log.Put(seqKey, val); err != nil {
 			return Appended{}, nil, err
 		}
+		st.order.put(st.ids, ev.ID)
 		if err := st.ids.Put(id, seqKey); err != nil {
 			return Appended{}, nil, err
 		}

@@ -4,7 +4,9 @@ package mix
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,7 +33,8 @@ const mixDecisions = 6
 // the recorded session's events in their order, over and over, with one event in a hundred a
 // decision, the recorded ones in turn (on average 47 KB: full ones alternating with ones
 // written against their base). The events have ids, times and turns, and no task; the same n
-// gives the same events.
+// gives the same events. As in a task the hooks record, the decisions' ids grow with time and
+// the other events' ids are hashes.
 func Realistic(tb testing.TB, n int) (evs []events.Event, payloadBytes int) {
 	tb.Helper()
 	var decisions, others []events.Event
@@ -62,7 +65,15 @@ func Realistic(tb testing.TB, n int) (evs []events.Event, payloadBytes int) {
 			ev, o = others[o%len(others)], o+1
 		}
 		ev.Time = start.Add(time.Duration(i) * 300 * time.Millisecond)
-		ev.ID = ulid.MustNew(ulid.Timestamp(ev.Time), mixEntropy(i))
+		if i%100 == 99 {
+			// A decision's id is the session's: it grows with time.
+			ev.ID = ulid.MustNew(ulid.Timestamp(ev.Time), mixEntropy(i))
+		} else {
+			// A hook's events get ids hashed from their keys (a tool call's id, a prompt's
+			// session and time), spread over the whole key space.
+			sum := sha256.Sum256(fmt.Appendf(nil, "mix hook event %d", i))
+			ev.ID = ulid.ULID(sum[:16])
+		}
 		ev.Turn = 1 + i/40
 		evs[i] = ev
 		payloadBytes += len(ev.Data)
