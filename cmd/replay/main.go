@@ -75,6 +75,7 @@ var commands = map[string]command{
 	"serve":     {cmdServe, "the resident server of a database: hooks and other runtimes over a Unix socket"},
 	"otel":      {cmdOtel, "otel export: send recorded tasks to an OpenTelemetry collector as traces"},
 	"migrate":   {cmdMigrate, "copy a NATS stream of an earlier layout into a new stream of the current one"},
+	"compact":   {cmdCompact, "copy the database file into a new file, every page packed full, and verify the copy"},
 }
 
 func main() {

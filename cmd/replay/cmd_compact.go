@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/tasklog/tasklog/store"
+)
+
+// cmdCompact copies the database file into a new file, every page packed full, and checks the
+// copy: the same tasks at the same heads, each task's chain and id index sound.
+func cmdCompact(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("compact", "NEW", stderr)
+	pos, code := f.parseOrExit(args, 1, 1)
+	if code >= 0 {
+		return code
+	}
+	if f.loc.Shared() {
+		return fail(stderr, errors.New("compact copies a database file; a NATS stream has no pages to pack ('replay migrate' copies a stream)"))
+	}
+	dst := pos[0]
+	if _, err := os.Lstat(dst); err == nil {
+		return fail(stderr, fmt.Errorf("%s exists: compact writes a new file and never over another", dst))
+	}
+	opened, err := f.openReadOnly()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer opened.Close()
+	src, ok := opened.(*store.DB)
+	if !ok {
+		return fail(stderr, fmt.Errorf("%s is not a database file", opened.Path()))
+	}
+	tmp, err := temps.create(filepath.Dir(dst), ".replay-compact-*.db")
+	if err != nil {
+		return fail(stderr, fmt.Errorf("compact: %w", err))
+	}
+	tmp.Close()
+	defer func() {
+		os.Remove(tmp.Name()) // gone already once linked to dst
+		temps.forget(tmp.Name())
+	}()
+	if err := src.CompactTo(tmp.Name()); err != nil {
+		return fail(stderr, err)
+	}
+	tasks, events, err := checkCompacted(src, tmp.Name())
+	if err != nil {
+		fmt.Fprintf(safeWriter{stderr}, "%s: the copy of %s does not verify, and was removed: %v\n", errorPrefix(stderr), src.Path(), err)
+		return exitFailed
+	}
+	// A link, unlike a rename, fails rather than replace a file made at dst meanwhile.
+	if err := os.Link(tmp.Name(), dst); err != nil {
+		return fail(stderr, fmt.Errorf("compact: %w", err))
+	}
+	fmt.Fprintf(safeWriter{stdout}, "compacted %s (%s) into %s (%s): %s, %s; every task's chain and id index verified\n",
+		src.Path(), fileSizeText(src.Path()), dst, fileSizeText(dst), plural(tasks, "task"), plural(events, "event"))
+	return exitOK
+}
+
+// checkCompacted opens the copy at path and checks that it holds src's tasks at the same heads,
+// each task's chain and id index sound, and returns how many tasks and events it holds.
+func checkCompacted(src *store.DB, path string) (tasks, events int, err error) {
+	cp, err := store.Open(path, &store.Options{ReadOnly: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cp.Close()
+	want, err := src.Tasks()
+	if err != nil {
+		return 0, 0, err
+	}
+	got, err := cp.Tasks()
+	if err != nil {
+		return 0, 0, err
+	}
+	if !slices.Equal(got, want) {
+		return 0, 0, fmt.Errorf("it holds %s, the source %s", plural(len(got), "task"), plural(len(want), "task"))
+	}
+	for _, ti := range got {
+		if err := cp.Verify(context.Background(), ti.Task); err != nil {
+			return 0, 0, err // it names the task
+		}
+		events += int(ti.Events)
+	}
+	return len(got), events, nil
+}
+
+// fileSizeText is the size of the file at path in MB (of 1,048,576 bytes), or "size unknown".
+func fileSizeText(path string) string {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "size unknown"
+	}
+	return fmt.Sprintf("%.1f MB", float64(info.Size())/(1<<20))
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// compactedLine is what a compact that succeeded prints.
+var compactedLine = regexp.MustCompile(`^compacted .*tasklog\.db \([0-9.]+ MB\) into .*copy\.db \([0-9.]+ MB\): 1 task, [0-9]+ events; every task's chain and id index verified\n$`)
+
+// 'replay compact' copies the hooks' database into a new file that holds the same tasks and
+// verifies; it never writes over a file, and a copy it cannot make leaves nothing behind.
+func TestCompact(t *testing.T) {
+	t.Setenv("TASKLOG_SERVE", "off")
+	ws, _ := hookWorkspace(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tasklog.db")
+	for i := range 40 {
+		if _, stderr, code := runHook(t, "claude-code", db, benchReadPayload("compact-session", ws, i)); code != 0 || stderr != "" {
+			t.Fatalf("hook %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	replay := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	out, stderr, code := replay("compact", "--db", db, copyPath)
+	if code != exitOK || !compactedLine.MatchString(out) {
+		t.Fatalf("compact: exit %d\n%s%s", code, out, stderr)
+	}
+	wantTasks, _, _ := replay("tasks", "--db", db)
+	gotTasks, _, _ := replay("tasks", "--db", copyPath)
+	if gotTasks != strings.ReplaceAll(wantTasks, db, copyPath) {
+		t.Errorf("the copy's tasks:\n%s\nthe source's:\n%s", gotTasks, wantTasks)
+	}
+	if out, stderr, code := replay("verify", "--db", copyPath); code != exitOK {
+		t.Errorf("verify the copy: exit %d\n%s%s", code, out, stderr)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"into a file that exists", []string{"compact", "--db", db, copyPath}, "exists: compact writes a new file and never over another"},
+		{"a database that is not there", []string{"compact", "--db", filepath.Join(dir, "none.db"), filepath.Join(dir, "new.db")}, "none.db"},
+		{"a NATS stream", []string{"compact", "--store", "nats://127.0.0.1:1/T", filepath.Join(dir, "new.db")}, "a NATS stream has no pages to pack"},
+		{"into a folder that is not there", []string{"compact", "--db", db, filepath.Join(dir, "gone", "new.db")}, "compact: open"},
+		{"no new file named", []string{"compact", "--db", db}, "missing NEW"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dirNames(t, dir)
+			copyBefore, _ := os.ReadFile(copyPath)
+			_, stderr, code := replay(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+			if after := dirNames(t, dir); after != before {
+				t.Errorf("the folder held %s and now holds %s", before, after)
+			}
+			if copyAfter, _ := os.ReadFile(copyPath); !bytes.Equal(copyAfter, copyBefore) {
+				t.Error("the copy made before was changed")
+			}
+		})
+	}
+}
+
+// A database whose records were changed is copied, but the copy does not verify: compact says
+// so, exits 1, and leaves no copy.
+func TestCompactRefusesADamagedLog(t *testing.T) {
+	t.Setenv("TASKLOG_SERVE", "off")
+	ws, _ := hookWorkspace(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tasklog.db")
+	for i := range 10 {
+		if _, stderr, code := runHook(t, "claude-code", db, benchReadPayload("damaged-session", ws, i)); code != 0 || stderr != "" {
+			t.Fatalf("hook %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	b, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, log *bolt.Bucket) error {
+			if len(name) != 16 { // a task's log is named by its 16 id bytes
+				return nil
+			}
+			k, v := log.Cursor().Last()
+			v = bytes.Clone(v)
+			v[len(v)-1] ^= 0xff
+			return log.Put(bytes.Clone(k), v)
+		})
+	})
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dirNames(t, dir)
+	var out, errb bytes.Buffer
+	code := run([]string{"compact", "--db", db, filepath.Join(dir, "copy.db")}, &out, &errb)
+	t.Log(strings.TrimSpace(errb.String()))
+	if code != exitFailed || !strings.Contains(errb.String(), "does not verify, and was removed") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if after := dirNames(t, dir); after != before {
+		t.Errorf("the folder held %s and now holds %s", before, after)
+	}
+}
+
+// dirNames lists the names in dir, sorted, as one string.
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
