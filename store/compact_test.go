@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -78,11 +79,17 @@ func TestCompactTo(t *testing.T) {
 	if seq, data, err := cp.Snapshot(session, "context"); err != nil || seq != 50 || string(data) != `{"paths":["a.go"]}` {
 		t.Errorf("the copy's snapshot: %d %q %v", seq, data, err)
 	}
+	if err := src.SameContents(cp); err != nil {
+		t.Errorf("the copy's contents: %v", err)
+	}
 	// The copy goes on as the source would: the next append chains to the last event, and
 	// an id already in the task is still found.
 	next := mustAppend(t, cp, hooks, 4000, msgs(t, 1, "after")...)
 	if next.Events[0].Prev != collect(t, src, hooks, 4000)[0].Hash {
 		t.Error("the copy's next event does not chain to the last one copied")
+	}
+	if err := src.SameContents(cp); err == nil {
+		t.Error("SameContents finds no difference once the copy holds one more event")
 	}
 	first := collect(t, src, hooks, 1)[0]
 	if res, err := cp.Append(t.Context(), hooks, 4001, first); err != nil || !res.Duplicate || res.First != 1 {
@@ -90,7 +97,7 @@ func TestCompactTo(t *testing.T) {
 	}
 }
 
-// Compacting into a database that holds something refuses and leaves it as it was.
+// Compacting into a file that holds something refuses and leaves it as it was.
 func TestCompactToRefusesAFileInUse(t *testing.T) {
 	dir := t.TempDir()
 	src := openAt(t, filepath.Join(dir, "tasks.db"), &Options{NoSync: true})
@@ -103,8 +110,8 @@ func TestCompactToRefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := src.CompactTo(otherPath)
-	if !errors.Is(err, bolt.ErrBucketExists) {
-		t.Fatalf("compact into a database in use: %v, want ErrBucketExists", err)
+	if !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("compact into a database in use: %v, want ErrNotEmpty", err)
 	}
 	reopened := openAt(t, otherPath, &Options{NoSync: true})
 	tasks, _ := reopened.Tasks()
@@ -163,4 +170,26 @@ func indexPackedFull(t *testing.T, db *DB, task uuid.UUID) *DB {
 		t.Fatal(err)
 	}
 	return openAt(t, path, &Options{NoSync: true})
+}
+
+// A page of the source that bbolt cannot read fails the copy with ErrCorrupt, as a read does,
+// rather than panic.
+func TestCompactToDamagedPage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tasks.db")
+	fixture, err := os.ReadFile(filepath.Join("testdata", "format2.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Page 12's flags say no page type bbolt knows.
+	copy(fixture[12*4096+8:], []byte{0x55, 0x55})
+	if err := os.WriteFile(path, fixture, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := openAt(t, path, &Options{ReadOnly: true})
+	err = src.CompactTo(filepath.Join(dir, "copy.db"))
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("compact a file with a damaged page: %v, want ErrCorrupt", err)
+	}
+	t.Log(err)
 }

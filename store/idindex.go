@@ -185,7 +185,7 @@ func (db *DB) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
 // after the index's last id: the pages they fill are not written again, so they are packed
 // full. The ids of a hook's events are hashes of their keys, spread over the whole key space:
 // in pages packed full, every id put into a full page splits off a page holding one or two
-// ids, and such an index grows to 7 times its ids' bytes (13% of its pages in use) and makes
+// ids, and such an index grows to 7 times its entries' bytes (13% of its pages in use) and makes
 // each commit write more pages. So once an id of the transaction goes before the index's last,
 // its pages are split as bbolt splits pages by default, at half a page.
 type idOrder struct {

@@ -36,6 +36,10 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return fail(stderr, fmt.Errorf("%s is not a database file", opened.Path()))
 	}
+	want, err := src.Tasks()
+	if err != nil {
+		return fail(stderr, err)
+	}
 	tmp, err := temps.create(filepath.Dir(dst), ".replay-compact-*.db")
 	if err != nil {
 		return fail(stderr, fmt.Errorf("compact: %w", err))
@@ -46,9 +50,13 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 		temps.forget(tmp.Name())
 	}()
 	if err := src.CompactTo(tmp.Name()); err != nil {
+		if errors.Is(err, store.ErrCorrupt) {
+			fmt.Fprintf(safeWriter{stderr}, "%s: %v; nothing was written\n", errorPrefix(stderr), err)
+			return exitFailed
+		}
 		return fail(stderr, err)
 	}
-	tasks, events, err := checkCompacted(src, tmp.Name())
+	events, err := checkCompacted(src, want, tmp.Name())
 	if err != nil {
 		fmt.Fprintf(safeWriter{stderr}, "%s: the copy of %s does not verify, and was removed: %v\n", errorPrefix(stderr), src.Path(), err)
 		return exitFailed
@@ -57,37 +65,50 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 	if err := os.Link(tmp.Name(), dst); err != nil {
 		return fail(stderr, fmt.Errorf("compact: %w", err))
 	}
-	fmt.Fprintf(safeWriter{stdout}, "compacted %s (%s) into %s (%s): %s, %s; every task's chain and id index verified\n",
-		src.Path(), fileSizeText(src.Path()), dst, fileSizeText(dst), plural(tasks, "task"), plural(events, "event"))
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return fail(stderr, fmt.Errorf("compact: %s is written, but its folder could not be synced: %w", dst, err))
+	}
+	fmt.Fprintf(safeWriter{stdout}, "compacted %s (%s) into %s (%s): %s, %s; every task of the copy verified\n",
+		src.Path(), fileSizeText(src.Path()), dst, fileSizeText(dst), plural(len(want), "task"), plural(events, "event"))
 	return exitOK
 }
 
-// checkCompacted opens the copy at path and checks that it holds src's tasks at the same heads,
-// each task's chain and id index sound, and returns how many tasks and events it holds.
-func checkCompacted(src *store.DB, path string) (tasks, events int, err error) {
+// checkCompacted opens the copy at path and checks that it holds src's buckets with as many
+// keys, want's tasks at the same heads, and every task's chain and id index sound; it returns
+// how many events the copy holds.
+func checkCompacted(src *store.DB, want []store.TaskInfo, path string) (events int, err error) {
 	cp, err := store.Open(path, &store.Options{ReadOnly: true})
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer cp.Close()
-	want, err := src.Tasks()
-	if err != nil {
-		return 0, 0, err
+	if err := src.SameContents(cp); err != nil {
+		return 0, err
 	}
 	got, err := cp.Tasks()
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	if !slices.Equal(got, want) {
-		return 0, 0, fmt.Errorf("it holds %s, the source %s", plural(len(got), "task"), plural(len(want), "task"))
+		return 0, fmt.Errorf("its tasks differ from the source's: %v, the source %v", got, want)
 	}
 	for _, ti := range got {
 		if err := cp.Verify(context.Background(), ti.Task); err != nil {
-			return 0, 0, err // it names the task
+			return 0, err // it names the task
 		}
 		events += int(ti.Events)
 	}
-	return len(got), events, nil
+	return events, nil
+}
+
+// syncDir makes a name just linked into dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // fileSizeText is the size of the file at path in MB (of 1,048,576 bytes), or "size unknown".
