@@ -17,15 +17,7 @@ var compactedLine = regexp.MustCompile(`^compacted .*tasklog\.db \([0-9.]+ MB\) 
 // 'replay compact' copies the hooks' database into a new file that holds the same tasks and
 // verifies; it never writes over a file, and a copy it cannot make leaves nothing behind.
 func TestCompact(t *testing.T) {
-	t.Setenv("TASKLOG_SERVE", "off")
-	ws, _ := hookWorkspace(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "tasklog.db")
-	for i := range 40 {
-		if _, stderr, code := runHook(t, "claude-code", db, benchReadPayload("compact-session", ws, i)); code != 0 || stderr != "" {
-			t.Fatalf("hook %d: exit %d: %s", i, code, stderr)
-		}
-	}
+	dir, db := hooksDB(t, 40)
 	replay := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
 		code := run(args, &out, &errb)
@@ -76,15 +68,7 @@ func TestCompact(t *testing.T) {
 // A database whose records were changed is copied, but the copy does not verify: compact says
 // so, exits 1, and leaves no copy.
 func TestCompactRefusesADamagedLog(t *testing.T) {
-	t.Setenv("TASKLOG_SERVE", "off")
-	ws, _ := hookWorkspace(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "tasklog.db")
-	for i := range 10 {
-		if _, stderr, code := runHook(t, "claude-code", db, benchReadPayload("damaged-session", ws, i)); code != 0 || stderr != "" {
-			t.Fatalf("hook %d: exit %d: %s", i, code, stderr)
-		}
-	}
+	dir, db := hooksDB(t, 10)
 	b, err := bolt.Open(db, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +123,22 @@ func TestCompactDamagedPage(t *testing.T) {
 	if after := dirNames(t, dir); after != before {
 		t.Errorf("the folder held %s and now holds %s", before, after)
 	}
+}
+
+// hooksDB is a folder holding tasklog.db, into which 'replay hook claude-code' recorded n
+// reads of a session, without a server.
+func hooksDB(t *testing.T, n int) (dir, db string) {
+	t.Helper()
+	t.Setenv("TASKLOG_SERVE", "off")
+	ws, _ := hookWorkspace(t)
+	dir = t.TempDir()
+	db = filepath.Join(dir, "tasklog.db")
+	for i := range n {
+		if _, stderr, code := runHook(t, "claude-code", db, benchReadPayload("compact-session", ws, i)); code != 0 || stderr != "" {
+			t.Fatalf("hook %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	return dir, db
 }
 
 // dirNames lists the names in dir, sorted, as one string.
