@@ -118,3 +118,34 @@ func sameBucket(tx, otx *bolt.Tx, name []byte) error {
 	}
 	return nil
 }
+
+// PageUse is how much of a database file its data takes.
+type PageUse struct {
+	// File is the file's size in bytes.
+	File int64
+	// Pages is the bytes of the pages the file's buckets hold; the rest of the file is free
+	// pages, its meta pages and room to grow.
+	Pages int64
+	// InUse is the bytes of those pages that hold keys, values and their headers.
+	InUse int64
+}
+
+// PageUse measures how much of the file its data takes, walking every bucket's pages: a file
+// whose InUse is far below File is one CompactTo makes smaller.
+func (db *DB) PageUse() (PageUse, error) {
+	var u PageUse
+	info, err := os.Stat(db.path)
+	if err != nil {
+		return u, err
+	}
+	u.File = info.Size()
+	err = db.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			s := b.Stats()
+			u.Pages += int64(s.BranchAlloc + s.LeafAlloc)
+			u.InUse += int64(s.BranchInuse + s.LeafInuse + s.InlineBucketInuse)
+			return nil
+		})
+	})
+	return u, err
+}

@@ -82,6 +82,11 @@ func TestCompactTo(t *testing.T) {
 	if err := src.SameContents(cp); err != nil {
 		t.Errorf("the copy's contents: %v", err)
 	}
+	// The same data in under half the pages.
+	was, is := pageUse(t, src), pageUse(t, cp)
+	if is.Pages*2 > was.Pages || is.InUse > was.InUse || is.InUse*10 < was.InUse*9 {
+		t.Errorf("page use: the source %+v, the copy %+v; want the copy's data as large in under half the pages", was, is)
+	}
 	// The copy goes on as the source would: the next append chains to the last event, and
 	// an id already in the task is still found.
 	next := mustAppend(t, cp, hooks, 4000, msgs(t, 1, "after")...)
@@ -192,4 +197,16 @@ func TestCompactToDamagedPage(t *testing.T) {
 		t.Fatalf("compact a file with a damaged page: %v, want ErrCorrupt", err)
 	}
 	t.Log(err)
+}
+
+func pageUse(t *testing.T, db *DB) PageUse {
+	t.Helper()
+	u, err := db.PageUse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.InUse <= 0 || u.InUse > u.Pages || u.Pages > u.File {
+		t.Fatalf("page use %+v: want 0 < in use <= pages <= file", u)
+	}
+	return u
 }

@@ -111,11 +111,14 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// fileSizeText is the size of the file at path in MB (of 1,048,576 bytes), or "size unknown".
+// fileSizeText is the size of the file at path (megabytes), or "size unknown".
 func fileSizeText(path string) string {
 	info, err := os.Stat(path)
 	if err != nil {
 		return "size unknown"
 	}
-	return fmt.Sprintf("%.1f MB", float64(info.Size())/(1<<20))
+	return megabytes(info.Size())
 }
+
+// megabytes writes n bytes in MB of 1,048,576 bytes, to a tenth.
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,6 +123,64 @@ func TestCompactDamagedPage(t *testing.T) {
 	}
 	if after := dirNames(t, dir); after != before {
 		t.Errorf("the folder held %s and now holds %s", before, after)
+	}
+}
+
+// 'replay info' says when compact would make the file a quarter smaller or more, and how small:
+// here a file whose pages a bucket of 8 MB took and freed.
+func TestInfoSuggestsCompact(t *testing.T) {
+	dir, db := hooksDB(t, 10)
+	info := func(path string) string {
+		var out, errb bytes.Buffer
+		if code := run([]string{"info", "--db", path}, &out, &errb); code != exitOK {
+			t.Fatalf("info: exit %d: %s", code, errb.String())
+		}
+		return out.String()
+	}
+	if out := info(db); strings.Contains(out, "replay compact") {
+		t.Errorf("info suggests compact for a file without free pages:\n%s", out)
+	}
+	b, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fill := range []func(tx *bolt.Tx) error{
+		func(tx *bolt.Tx) error {
+			junk, err := tx.CreateBucket([]byte("junk"))
+			for i := 0; err == nil && i < 128; i++ {
+				err = junk.Put([]byte{byte(i)}, make([]byte, 64<<10))
+			}
+			return err
+		},
+		func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("junk")) },
+	} {
+		if err := b.Update(fill); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hint := regexp.MustCompile(`(?m)^its data takes ([0-9.]+) MB of the file's ([0-9.]+) MB: 'replay compact NEW' copies it into a file of about ([0-9.]+) MB$`)
+	m := hint.FindStringSubmatch(info(db))
+	if m == nil {
+		t.Fatalf("info does not suggest compact for a file of free pages:\n%s", info(db))
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	var out, errb bytes.Buffer
+	if code := run([]string{"compact", "--db", db, copyPath}, &out, &errb); code != exitOK {
+		t.Fatalf("compact: exit %d: %s", code, errb.String())
+	}
+	t.Logf("%s%s", m[0], out.String())
+	said, err := strconv.ParseFloat(m[3], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(copyPath); err != nil || float64(info.Size()) > said*(1<<20) {
+		t.Errorf("the copy takes %s, more than the %s MB info said (%v)", fileSizeText(copyPath), m[3], err)
+	}
+	if out := info(copyPath); strings.Contains(out, "replay compact") {
+		t.Errorf("info suggests compact for the copy:\n%s", out)
 	}
 }
 

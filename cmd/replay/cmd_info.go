@@ -53,5 +53,27 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 		n += int(t.Events)
 	}
 	fmt.Fprintf(w, "%s, %s\n", plural(len(tasks), "task"), plural(n, "event"))
+	if s, ok := db.(*store.DB); ok {
+		if hint := compactHint(s); hint != "" {
+			fmt.Fprintln(w, hint)
+		}
+	}
 	return exitOK
+}
+
+// compactHint says how much smaller 'replay compact' would make the file, when that is a
+// quarter of it or more: a file of free pages, or of pages its data fills only in part (the id
+// indexes of hooks' events written before their pages were split at half). A copy's file is
+// about its data and a twentieth, grown a megabyte at a time.
+func compactHint(db *store.DB) string {
+	u, err := db.PageUse()
+	if err != nil {
+		return ""
+	}
+	estimate := u.InUse + u.InUse/20 + 1<<20
+	if 4*estimate > 3*u.File {
+		return ""
+	}
+	return fmt.Sprintf("its data takes %s of the file's %s: 'replay compact NEW' copies it into a file of about %s",
+		megabytes(u.InUse), megabytes(u.File), megabytes(estimate))
 }
