@@ -34,7 +34,16 @@ func (db *DB) CompactTo(path string) (err error) {
 		return fmt.Errorf("compact %q into %q: %w", db.path, path, err)
 	}
 	dst.AllocSize = allocSize // the file grows as a store's does, not by bbolt's 16 MiB
-	err = db.compactInto(dst)
+	// A file written between the look above and the open is refused too.
+	err = dst.View(func(tx *bolt.Tx) error {
+		if k, _ := tx.Cursor().First(); k != nil {
+			return ErrNotEmpty
+		}
+		return nil
+	})
+	if err == nil {
+		err = db.compactInto(dst)
+	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -61,6 +70,9 @@ func (db *DB) compactInto(dst *bolt.DB) (err error) {
 // made by CompactTo holds when nothing was appended to db meanwhile. The first difference is
 // the error.
 func (db *DB) SameContents(other *DB) error {
+	if other == db {
+		return nil
+	}
 	return db.view(func(tx *bolt.Tx) error {
 		return other.view(func(otx *bolt.Tx) error {
 			var names [][]byte
@@ -95,8 +107,8 @@ func sameBucket(tx, otx *bolt.Tx, name []byte) error {
 	if ob == nil {
 		return errors.New("missing in the copy")
 	}
-	if k, ok := b.Stats().KeyN, ob.Stats().KeyN; k != ok {
-		return fmt.Errorf("%d keys in the copy, %d in the source", ok, k)
+	if n, cn := b.Stats().KeyN, ob.Stats().KeyN; n != cn {
+		return fmt.Errorf("%d keys in the copy, %d in the source", cn, n)
 	}
 	if s, cs := b.Sequence(), ob.Sequence(); s != cs {
 		return fmt.Errorf("sequence %d in the copy, %d in the source", cs, s)
@@ -123,11 +135,15 @@ func sameBucket(tx, otx *bolt.Tx, name []byte) error {
 type PageUse struct {
 	// File is the file's size in bytes.
 	File int64
-	// Pages is the bytes of the pages the file's buckets hold; the rest of the file is free
-	// pages, its meta pages and room to grow.
+	// Pages is the bytes of the pages the file's buckets hold (a bucket small enough to live
+	// inside its parent's page counts its bytes); the rest of the file is the root's pages,
+	// free pages, the meta pages and room to grow.
 	Pages int64
 	// InUse is the bytes of those pages that hold keys, values and their headers.
 	InUse int64
+	// Overflow is the bytes of the pages beyond the first of leaves larger than a page: the
+	// records and blobs of several kilobytes, whose pages a copy packs no fuller.
+	Overflow int64
 }
 
 // PageUse measures how much of the file its data takes, walking every bucket's pages: a file
@@ -142,8 +158,9 @@ func (db *DB) PageUse() (PageUse, error) {
 	err = db.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
 			s := b.Stats()
-			u.Pages += int64(s.BranchAlloc + s.LeafAlloc)
+			u.Pages += int64(s.BranchAlloc + s.LeafAlloc + s.InlineBucketInuse)
 			u.InUse += int64(s.BranchInuse + s.LeafInuse + s.InlineBucketInuse)
+			u.Overflow += int64(s.LeafOverflowN) * int64(db.bolt.Info().PageSize)
 			return nil
 		})
 	})

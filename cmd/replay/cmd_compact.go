@@ -27,7 +27,15 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Lstat(dst); err == nil {
 		return fail(stderr, fmt.Errorf("%s exists: compact writes a new file and never over another", dst))
 	}
+	// A damaged file is the copy's failure (exit 1) wherever it is found.
+	damaged := func(err error) int {
+		fmt.Fprintf(safeWriter{stderr}, "%s: %v; nothing was written\n", errorPrefix(stderr), err)
+		return exitFailed
+	}
 	opened, err := f.openReadOnly()
+	if errors.Is(err, store.ErrCorrupt) {
+		return damaged(err)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -37,6 +45,9 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("%s is not a database file", opened.Path()))
 	}
 	want, err := src.Tasks()
+	if errors.Is(err, store.ErrCorrupt) {
+		return damaged(err)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -51,8 +62,7 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 	}()
 	if err := src.CompactTo(tmp.Name()); err != nil {
 		if errors.Is(err, store.ErrCorrupt) {
-			fmt.Fprintf(safeWriter{stderr}, "%s: %v; nothing was written\n", errorPrefix(stderr), err)
-			return exitFailed
+			return damaged(err)
 		}
 		return fail(stderr, err)
 	}

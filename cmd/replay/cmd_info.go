@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/tasklog/tasklog/store"
 	"github.com/tasklog/tasklog/store/natsstore"
@@ -64,16 +65,22 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 // compactHint says how much smaller 'replay compact' would make the file, when that is a
 // quarter of it or more: a file of free pages, or of pages its data fills only in part (the id
 // indexes of hooks' events written before their pages were split at half). A copy's file is
-// about its data and a twentieth, grown a megabyte at a time.
+// taken to be its data and a twentieth, the pages of records larger than a page as they are
+// (a copy packs those no fuller), and a megabyte to grow by: an estimate on the large side.
+// A file under 1.4 MB could never get a hint, and its pages are not read.
 func compactHint(db *store.DB) string {
+	const grow = 1 << 20
+	if info, err := os.Stat(db.Path()); err != nil || 4*grow > 3*info.Size() {
+		return ""
+	}
 	u, err := db.PageUse()
 	if err != nil {
 		return ""
 	}
-	estimate := u.InUse + u.InUse/20 + 1<<20
+	estimate := u.InUse + u.InUse/20 + u.Overflow + grow
 	if 4*estimate > 3*u.File {
 		return ""
 	}
-	return fmt.Sprintf("its data takes %s of the file's %s: 'replay compact NEW' copies it into a file of about %s",
+	return fmt.Sprintf("its data takes %s of the file's %s: 'replay compact NEW' copies it into a file of about %s or less",
 		megabytes(u.InUse), megabytes(u.File), megabytes(estimate))
 }
