@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tasklog/tasklog/events"
@@ -308,13 +309,13 @@ func (w *writer) duplicate(st *stagedTask, r *appendRequest) (a Appended, err er
 	// An id after the index's last is not in it: ids that grow with time make a large batch of
 	// new events one look at the index's end rather than a look-up per event. A hook's few
 	// events, whose ids are hashed, are looked up as they are.
-	var last []byte
+	var last ulid.ULID // zero: every id is looked up
 	if st.ids != nil && len(r.evs) >= lastIDMin {
-		last, _ = st.ids.Cursor().Last()
+		last = st.order.last(st.ids)
 	}
 	for i := range r.evs {
 		ev := &r.evs[i]
-		if last != nil && bytes.Compare(ev.ID[:], last) > 0 {
+		if last != (ulid.ULID{}) && bytes.Compare(ev.ID[:], last[:]) > 0 {
 			missing++
 			continue
 		}

@@ -181,36 +181,43 @@ func (db *DB) HasEvents(task uuid.UUID, ids ...ulid.ULID) (bool, error) {
 }
 
 // idOrder chooses, for one transaction, how full the pages of a task's id index are packed
-// when the commit writes them. Ids that grow with time, such as the ULIDs a session makes, go
-// after the index's last id: the pages they fill are not written again, so they are packed
-// full. The ids of a hook's events are hashes of their keys, spread over the whole key space:
-// in pages packed full, every id put into a full page splits off a page holding one or two
-// ids, and such an index grows to 7 times its entries' bytes (13% of its pages in use) and makes
-// each commit write more pages. So once an id of the transaction goes before the index's last,
-// its pages are split as bbolt splits pages by default, at half a page.
+// when the commit writes them, and keeps the index's last id for it. Ids that grow with time,
+// such as the ULIDs a session makes, go after the index's last id: the pages they fill are not
+// written again, so they are packed full. The ids of a hook's events are hashes of their keys,
+// spread over the whole key space: in pages packed full, every id put into a full page splits
+// off a page holding one or two ids, and such an index grows to 7 times its entries' bytes
+// (13% of its pages in use) and makes each commit write more pages. So once an id of the
+// transaction goes before the index's last, its pages are split as bbolt splits pages by
+// default, at half a page.
 type idOrder struct {
-	last      ulid.ULID
+	max       ulid.ULID // the index's last id, once known
 	known     bool
 	scattered bool
 }
 
-// put notes that id goes into the index b next and sets b's fill accordingly.
-func (o *idOrder) put(b *bolt.Bucket, id ulid.ULID) {
-	if o.scattered {
-		return
-	}
+// last is the index b's last id as the transaction has left it so far: one look at the index's
+// end per transaction, then the largest id put since. Zero for an empty index, which no
+// event's id is.
+func (o *idOrder) last(b *bolt.Bucket) ulid.ULID {
 	if !o.known {
-		// An empty index leaves last zero, which no event's id is.
 		if k, _ := b.Cursor().Last(); k != nil {
-			copy(o.last[:], k)
+			copy(o.max[:], k)
 		}
 		o.known = true
 	}
-	if bytes.Compare(id[:], o.last[:]) <= 0 {
+	return o.max
+}
+
+// put notes that id goes into the index b next and sets b's fill accordingly.
+func (o *idOrder) put(b *bolt.Bucket, id ulid.ULID) {
+	if last := o.last(b); bytes.Compare(id[:], last[:]) > 0 {
+		o.max = id
+	} else {
 		o.scattered = true
-		b.FillPercent = bolt.DefaultFillPercent
-		return
 	}
-	o.last = id
-	b.FillPercent = 1.0
+	if o.scattered {
+		b.FillPercent = bolt.DefaultFillPercent
+	} else {
+		b.FillPercent = 1.0
+	}
 }
