@@ -105,7 +105,7 @@ func TestCompactRefusesADamagedLog(t *testing.T) {
 }
 
 // A file with a page bbolt cannot read: compact says which page, exits 1 and writes nothing,
-// whether the page is found by the task list or only by the copy.
+// for a page the task list reads (28) as for one only the copy reads (12).
 func TestCompactDamagedPage(t *testing.T) {
 	fixture, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "format2.db"))
 	if err != nil {
