@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tasklog/tasklog/store/internal/mix"
 )
 
 // A compacted copy holds the same tasks, records, blobs and snapshots in fewer pages, verifies,
@@ -128,7 +130,7 @@ func TestCompactToRefusesAFileInUse(t *testing.T) {
 // indexPackedFull closes db, writes task's id index again as it was written before a commit
 // split the pages of hashed ids at half (each page packed full, an event's id or two a
 // commit, in the order of the log), and opens db again.
-func indexPackedFull(t *testing.T, db *DB, task uuid.UUID) *DB {
+func indexPackedFull(t testing.TB, db *DB, task uuid.UUID) *DB {
 	t.Helper()
 	path := db.Path()
 	var ids, seqs [][]byte
@@ -199,7 +201,7 @@ func TestCompactToDamagedPage(t *testing.T) {
 	t.Log(err)
 }
 
-func pageUse(t *testing.T, db *DB) PageUse {
+func pageUse(t testing.TB, db *DB) PageUse {
 	t.Helper()
 	u, err := db.PageUse()
 	if err != nil {
@@ -209,4 +211,40 @@ func pageUse(t *testing.T, db *DB) PageUse {
 		t.Fatalf("page use %+v: want 0 < in use <= pages <= file", u)
 	}
 	return u
+}
+
+// BenchmarkCompactTo copies a file of the realistic mix with a hook's ids (100,000 events
+// appended one to three at a time, as hooks append), whose id index was packed full as before
+// hooks' ids split its pages at half, and reports the source's and the copy's file sizes and
+// pages in use.
+func BenchmarkCompactTo(b *testing.B) {
+	evs, _ := mix.Realistic(b, 100_000)
+	dir := b.TempDir()
+	src := openAt(b, filepath.Join(dir, "tasks.db"), &Options{NoSync: true})
+	task := uuid.New()
+	for i, k := 0, 0; i < len(evs); k++ {
+		j := min(len(evs), i+1+k%3)
+		if _, err := src.Append(b.Context(), task, uint64(i), evs[i:j]...); err != nil {
+			b.Fatal(err)
+		}
+		i = j
+	}
+	src = indexPackedFull(b, src, task)
+	var copied PageUse
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "copy.db")
+		if err := src.CompactTo(path); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cp := openAt(b, path, &Options{ReadOnly: true})
+		copied = pageUse(b, cp)
+		cp.Close()
+		b.StartTimer()
+	}
+	was := pageUse(b, src)
+	b.ReportMetric(float64(was.File)/(1<<20), "source-MB")
+	b.ReportMetric(float64(was.InUse)/(1<<20), "source-inuse-MB")
+	b.ReportMetric(float64(copied.File)/(1<<20), "copy-MB")
+	b.ReportMetric(float64(copied.InUse)/(1<<20), "copy-inuse-MB")
 }
