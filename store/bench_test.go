@@ -346,9 +346,16 @@ func BenchmarkDiskUsageRealistic(b *testing.B) {
 	}
 }
 
-// writeHookSized appends evs to a new task in appends of one, two and three events in turn,
-// and returns the bytes of the file's pages in use and the file's size.
+// writeHookSized appends evs to a new task as appendHookSized does, and returns the bytes of
+// the file's pages in use and the file's size.
 func writeHookSized(b *testing.B, db *DB, evs []events.Event) (inUse, size int64) {
+	appendHookSized(b, db, evs)
+	return diskInUse(b, db)
+}
+
+// appendHookSized appends evs to a new task in appends of one, two and three events in turn,
+// as hooks append, and returns the task.
+func appendHookSized(b *testing.B, db *DB, evs []events.Event) uuid.UUID {
 	task := uuid.New()
 	for i, k := 0, 0; i < len(evs); k++ {
 		j := min(len(evs), i+1+k%3)
@@ -357,7 +364,7 @@ func writeHookSized(b *testing.B, db *DB, evs []events.Event) (inUse, size int64
 		}
 		i = j
 	}
-	return diskInUse(b, db)
+	return task
 }
 
 // logStats adds up bbolt's statistics of the task logs' buckets (not their id indexes).

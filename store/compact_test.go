@@ -221,15 +221,7 @@ func BenchmarkCompactTo(b *testing.B) {
 	evs, _ := mix.Realistic(b, 100_000)
 	dir := b.TempDir()
 	src := openAt(b, filepath.Join(dir, "tasks.db"), &Options{NoSync: true})
-	task := uuid.New()
-	for i, k := 0, 0; i < len(evs); k++ {
-		j := min(len(evs), i+1+k%3)
-		if _, err := src.Append(b.Context(), task, uint64(i), evs[i:j]...); err != nil {
-			b.Fatal(err)
-		}
-		i = j
-	}
-	src = indexPackedFull(b, src, task)
+	src = indexPackedFull(b, src, appendHookSized(b, src, evs))
 	var copied PageUse
 	for b.Loop() {
 		path := filepath.Join(b.TempDir(), "copy.db")
