@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,10 +31,22 @@ type appendRequest struct {
 	evs      []events.Event
 	// prepared, when set, holds the records' bodies of evs (see Prepare).
 	prepared *Prepared
-	// result has room for the one answer, so the leader never blocks on a caller.
-	result chan appendResult
-	// lead hands the request's writer the commit (see submit).
-	lead chan struct{}
+	// res is the answer, and answered is set with it, by the commit that answers the request.
+	// Only leaders read answered, and the request's writer once woken.
+	res      appendResult
+	answered bool
+	// wake, made only for a request that waits while another writer commits (see submit), has
+	// room for one signal: the request was answered, or the commit was handed to its writer.
+	// A writer that leads itself needs none: its own commit answers it.
+	wake chan struct{}
+}
+
+// answer sets r's answer and wakes its writer if it waits.
+func (r *appendRequest) answer(res appendResult) {
+	r.res, r.answered = res, true
+	if r.wake != nil {
+		r.wake <- struct{}{}
+	}
 }
 
 type appendResult struct {
@@ -74,25 +87,35 @@ func (db *DB) Append(ctx context.Context, task uuid.UUID, expectedVersion uint64
 // commitBatch is Append of a checked batch, with its records' bodies from p when p is set (see
 // AppendPrepared).
 func (db *DB) commitBatch(ctx context.Context, task uuid.UUID, expectedVersion uint64, evs []events.Event, p *Prepared) (Appended, error) {
-	r := &appendRequest{
+	if err := ctx.Err(); err != nil {
+		return Appended{}, err
+	}
+	r := requests.Get().(*appendRequest)
+	*r = appendRequest{
 		ctx:      ctx,
 		task:     task,
 		expected: expectedVersion,
 		// The caller keeps its slice (and p stays as it was made); the committer fills in a copy.
 		evs:      append([]events.Event(nil), evs...),
 		prepared: p,
-		result:   make(chan appendResult, 1),
-		lead:     make(chan struct{}, 1),
-	}
-	if err := ctx.Err(); err != nil {
-		return Appended{}, err
 	}
 	res, err := db.submit(r)
+	if r.wake == nil {
+		// Committed on this goroutine by its own lead, or refused before it was queued: no
+		// other writer holds r.
+		*r = appendRequest{}
+		requests.Put(r)
+	}
 	if err != nil {
 		return Appended{}, err
 	}
 	return res.appended, res.err
 }
+
+// requests recycles the requests of writers that committed them themselves: most appends
+// (a lone writer's) then allocate no request. A request that waited for another writer's
+// commit was held by that writer too, and is left to the collector.
+var requests = sync.Pool{New: func() any { return new(appendRequest) }}
 
 // CheckBatch refuses what no state of the log could make valid, before it costs a transaction:
 // a nil task, no events, an event CheckEvent refuses, an id twice in the batch

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,7 +311,7 @@ func TestGroupCommitIsolatesRequests(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := func(ctx context.Context, task uuid.UUID, expected uint64, evs ...events.Event) *appendRequest {
-		return &appendRequest{ctx: ctx, task: task, expected: expected, evs: evs, result: make(chan appendResult, 1)}
+		return &appendRequest{ctx: ctx, task: task, expected: expected, evs: evs, wake: make(chan struct{}, 1)}
 	}
 	bg := context.Background()
 	batch := []*appendRequest{
@@ -321,7 +324,8 @@ func TestGroupCommitIsolatesRequests(t *testing.T) {
 	db.commit(batch)
 	got := make([]appendResult, len(batch))
 	for i, r := range batch {
-		got[i] = <-r.result
+		<-r.wake
+		got[i] = r.res
 	}
 	if got[0].err != nil || got[0].appended.Last != 2 {
 		t.Errorf("a: %+v", got[0])
@@ -513,6 +517,83 @@ func TestPanicAfterACommitDoesNotWedgeTheDatabase(t *testing.T) {
 	}
 }
 
+// TestPanicAnswersTheWaitersOfItsCommit panics after a group commit led by a writer that had
+// waited: the leader's caller gets the panic, the other writer of that commit an error naming
+// it, and the database goes on.
+func TestPanicAnswersTheWaitersOfItsCommit(t *testing.T) {
+	db := openTest(t)
+	first, second, third := uuid.New(), uuid.New(), uuid.New()
+	queued := func(n int) bool {
+		db.cmu.Lock()
+		defer db.cmu.Unlock()
+		return len(db.queue) == n
+	}
+	// The first commit waits until the two other writers are queued behind it; the second,
+	// theirs, panics once it has committed.
+	staging, release := make(chan struct{}), make(chan struct{})
+	var commits atomic.Int32
+	db.stageHook = func(r *appendRequest, i int) error {
+		if r.task == first {
+			close(staging)
+			<-release
+		}
+		return nil
+	}
+	db.committedHook = func() {
+		if commits.Add(1) == 2 {
+			panic("index broke")
+		}
+	}
+	type outcome struct {
+		task uuid.UUID
+		err  error
+		p    any
+	}
+	out := make(chan outcome, 3)
+	appendTo := func(task uuid.UUID) {
+		o := outcome{task: task}
+		defer func() {
+			o.p = recover()
+			out <- o
+		}()
+		_, o.err = db.Append(context.Background(), task, 0, msg(t, 1, "one"))
+	}
+	go appendTo(first)
+	<-staging
+	go appendTo(second)
+	for !queued(1) {
+		runtime.Gosched()
+	}
+	go appendTo(third)
+	for !queued(2) {
+		runtime.Gosched()
+	}
+	close(release)
+	got := map[uuid.UUID]outcome{}
+	for range 3 {
+		o := <-out
+		got[o.task] = o
+	}
+	if o := got[first]; o.err != nil || o.p != nil {
+		t.Errorf("the first writer: %v, %v", o.err, o.p)
+	}
+	// The oldest writer waiting leads the next commit.
+	led, waited := got[second], got[third]
+	if led.p != "index broke" || led.err != nil {
+		t.Errorf("the leader of the second commit: %v, %v; want the panic", led.err, led.p)
+	}
+	if waited.p != nil || waited.err == nil || !strings.Contains(waited.err.Error(), "commit failed: index broke") {
+		t.Errorf("the writer that waited in the second commit: %v, %v; want an error naming the panic", waited.err, waited.p)
+	}
+	db.stageHook, db.committedHook = nil, nil
+	if _, err := db.Append(context.Background(), first, 1, msg(t, 1, "after")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A repeat staged in the same group commit as the original finds the original's ids and events,
 // written earlier in the same transaction.
 func TestRepeatInTheSameCommit(t *testing.T) {
@@ -521,7 +602,7 @@ func TestRepeatInTheSameCommit(t *testing.T) {
 	e := msgs(t, 2, "once")
 	req := func(expected uint64, evs ...events.Event) *appendRequest {
 		return &appendRequest{ctx: context.Background(), task: task, expected: expected,
-			evs: append([]events.Event(nil), evs...), result: make(chan appendResult, 1)}
+			evs: append([]events.Event(nil), evs...), wake: make(chan struct{}, 1)}
 	}
 	edited := e[1]
 	edited.Data = []byte(`{"text":"edited"}`)
@@ -529,7 +610,8 @@ func TestRepeatInTheSameCommit(t *testing.T) {
 	db.commit(batch)
 	got := make([]appendResult, len(batch))
 	for i, r := range batch {
-		got[i] = <-r.result
+		<-r.wake
+		got[i] = r.res
 	}
 	if got[0].err != nil || got[0].appended.Duplicate {
 		t.Fatalf("original: %+v", got[0])

@@ -30,21 +30,22 @@ func (db *DB) submit(r *appendRequest) (appendResult, error) {
 		db.cmu.Unlock()
 		return appendResult{}, ErrClosed
 	}
-	db.queue = append(db.queue, r)
 	if db.committing {
+		r.wake = make(chan struct{}, 1)
+		db.queue = append(db.queue, r)
 		db.cmu.Unlock()
-		select {
-		case res := <-r.result:
-			return res, nil
-		case <-r.lead:
-			// The leader answered its own request and handed on: r is the oldest waiting.
+		if <-r.wake; r.answered {
+			return r.res, nil
 		}
+		// The leader answered its own request and handed on: r is the oldest waiting.
 	} else {
+		db.queue = append(db.queue, r)
 		db.committing = true
 		db.cmu.Unlock()
 	}
+	// A leader commits until its own request is answered, on this goroutine.
 	db.lead(r)
-	return <-r.result, nil
+	return r.res, nil
 }
 
 // lead commits queued batches until its own request is answered, then hands leadership to the
@@ -58,9 +59,8 @@ func (db *DB) lead(own *appendRequest) {
 		// panic goes on up the leader's own goroutine.
 		if p := recover(); p != nil {
 			for _, r := range batch {
-				select {
-				case r.result <- appendResult{err: fmt.Errorf("append to task %s: commit failed: %v", r.task, p)}:
-				default: // already answered
+				if !r.answered {
+					r.answer(appendResult{err: fmt.Errorf("append to task %s: commit failed: %v", r.task, p)})
 				}
 			}
 			db.handOff()
@@ -110,7 +110,7 @@ func (db *DB) handOff() {
 	}
 	next := db.queue[0]
 	db.cmu.Unlock()
-	next.lead <- struct{}{}
+	next.wake <- struct{}{}
 }
 
 // commit writes batch in one transaction. A request refused by validation is answered with its
@@ -119,7 +119,6 @@ func (db *DB) handOff() {
 // own true answer.
 func (db *DB) commit(batch []*appendRequest) {
 	db.commits.Add(1)
-	results := make([]appendResult, len(batch))
 	// A panic in a commit of one request is reported with that request's task (see viewTask).
 	task := uuid.Nil
 	if len(batch) == 1 {
@@ -129,9 +128,9 @@ func (db *DB) commit(batch []*appendRequest) {
 	db.arena, db.enc = nil, nil // w's until the transaction is over
 	err := db.updateTask(task, func(tx *bolt.Tx) error {
 		w.tx = tx
-		for i, r := range batch {
+		for _, r := range batch {
 			var err error
-			results[i].appended, results[i].err, err = w.stage(r)
+			r.res.appended, r.res.err, err = w.stage(r)
 			if err != nil {
 				return err
 			}
@@ -155,11 +154,11 @@ func (db *DB) commit(batch []*appendRequest) {
 		db.committedHook()
 	}
 	db.wokeOthers = len(batch) > 1
-	for i, r := range batch {
+	for _, r := range batch {
 		if err != nil {
-			results[i] = appendResult{err: fmt.Errorf("append to task %s: %w", r.task, err)}
+			r.res = appendResult{err: fmt.Errorf("append to task %s: %w", r.task, err)}
 		}
-		r.result <- results[i]
+		r.answer(r.res)
 	}
 }
 
@@ -172,9 +171,11 @@ type writer struct {
 	tx *bolt.Tx
 	// staged is the state of every task this transaction touches, as it will be if it commits.
 	staged map[uuid.UUID]*stagedTask
-	// first is the first task staged, kept out of staged: most transactions touch one task.
-	first   *stagedTask
-	firstID uuid.UUID
+	// first is the first task staged (when hasFirst), kept out of staged and in the writer:
+	// most transactions touch one task.
+	first    stagedTask
+	firstID  uuid.UUID
+	hasFirst bool
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
@@ -202,8 +203,8 @@ type stagedTask struct {
 
 // task returns the staged state of a task, reading its head from the log on first use.
 func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
-	if w.first != nil && w.firstID == id {
-		return w.first, nil
+	if w.hasFirst && w.firstID == id {
+		return &w.first, nil
 	}
 	if st := w.staged[id]; st != nil {
 		return st, nil
@@ -213,14 +214,16 @@ func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &stagedTask{head: h.seq, hash: h.hash, log: tb, ids: w.tx.Bucket(indexName(id))}
-	if st.head > 0 && st.ids == nil {
-		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, st.head)
+	staged := stagedTask{head: h.seq, hash: h.hash, log: tb, ids: w.tx.Bucket(indexName(id))}
+	if staged.head > 0 && staged.ids == nil {
+		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, staged.head)
 	}
-	if w.first == nil {
-		w.first, w.firstID = st, id
-		return st, nil
+	if !w.hasFirst {
+		w.first, w.firstID, w.hasFirst = staged, id, true
+		return &w.first, nil
 	}
+	st := new(stagedTask)
+	*st = staged
 	if w.staged == nil {
 		w.staged = make(map[uuid.UUID]*stagedTask)
 	}
