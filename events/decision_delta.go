@@ -11,10 +11,22 @@ import (
 // prev used another rules snapshot or has other diagnostics. Both decisions must be full, with
 // their context sorted by path and root and their outcomes by id, as decisions are.
 func Written(prev, next *Decision, base uint64) (delta *Decision, ok bool) {
-	if prev.Snapshot != next.Snapshot || !slices.Equal(prev.Diagnostics, next.Diagnostics) {
+	delta = new(Decision)
+	if !WrittenInto(delta, prev, next, base) {
 		return nil, false
 	}
-	d := *next
+	return delta, true
+}
+
+// WrittenInto is Written into delta, which it overwrites whole, for a caller that encodes the
+// delta and is done with it (a decision recorded after every prompt). delta shares arrays with
+// next. It reports Written's ok and leaves delta as it was when that is false.
+func WrittenInto(delta, prev, next *Decision, base uint64) bool {
+	if prev.Snapshot != next.Snapshot || !slices.Equal(prev.Diagnostics, next.Diagnostics) {
+		return false
+	}
+	d := delta
+	*d = *next
 	d.Base, d.Diagnostics = base, nil
 	d.Context, d.Gone = diffContext(prev.Context, next.Context)
 	if sameArray(prev.Included, next.Included) && sameArray(prev.Excluded, next.Excluded) {
@@ -23,7 +35,7 @@ func Written(prev, next *Decision, base uint64) (delta *Decision, ok bool) {
 	} else {
 		d.Included, d.Excluded, d.Removed = diffOutcomes(prev, next)
 	}
-	return &d, true
+	return true
 }
 
 // sameArray reports whether a and b are the same elements of the same array.

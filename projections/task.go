@@ -369,6 +369,10 @@ func (t *Task) Config() Config { return t.cfg }
 // each rule. Rules never toggled are absent.
 func (t *Task) Toggles() map[string]bool { return maps.Clone(t.toggles) }
 
+// TogglesAre reports whether m holds the rule toggles folded, as Toggles would return them: a
+// caller that kept a copy can tell it is still current without making another.
+func (t *Task) TogglesAre(m map[string]bool) bool { return maps.Equal(t.toggles, m) }
+
 // Toggled returns the latest toggle of a rule, and whether it was ever toggled.
 func (t *Task) Toggled(ruleID string) (enabled, ok bool) {
 	enabled, ok = t.toggles[ruleID]

@@ -135,7 +135,7 @@ func OpenAgent(ctx context.Context, db store.Store, task uuid.UUID, opts AgentOp
 			s.Close()
 			return nil, fmt.Errorf("open task %s as %s: %w (%q)", task, opts.Agent, ErrAgentMismatch, agent)
 		}
-		s.opts.Roots = on(s.state.Roots())
+		s.setRoots(on(s.state.Roots()))
 	}
 	a := &AgentSession{Session: s, agent: agent}
 	if err := a.loadDeliveries(ctx); err != nil {

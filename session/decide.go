@@ -106,7 +106,11 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		// evidence): the new one shares the evidence of the paths that did not change with it.
 		ec, dropped = s.state.NextAfter(s.evaluated.ec, take(&s.spareContext))
 	}
-	toggles := rules.Toggles(s.state.Toggles())
+	// The last evaluation's copy of the toggles, while it is current (the evaluation keeps it).
+	toggles := s.evaluated.toggles
+	if toggles == nil || !s.state.TogglesAre(toggles) {
+		toggles = rules.Toggles(s.state.Toggles())
+	}
 	turn := s.state.Turn()
 	// holdsLast: the caller hands back the decision that holds the last record (matchArrays).
 	holdsLast := into != nil && s.last != nil && into.rec == s.last
@@ -115,7 +119,10 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	ev.state, ev.version, ev.dropped = s.state, version, dropped
 	rd := ev.rd
 	at := len(payloads) // the decision's place in the batch
-	evs := make([]events.Event, at+1)
+	// The batch's array is the session's: nothing keeps the events once they are appended (a
+	// store keeps no reference to them, and the fold takes them by value).
+	evs := slices.Grow(s.batch[:0], at+1)[:at+1]
+	defer func() { s.batch = clearedBatch(evs) }()
 	for i, p := range payloads {
 		if evs[i], err = events.New(p); err != nil {
 			return nil, err
@@ -191,6 +198,18 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 		d.Prompt, d.Tagged = s.render(rs, rd)
 	}
 	return d, nil
+}
+
+// maxKeptBatch bounds the events array a session keeps for its next decision's batch.
+const maxKeptBatch = 64
+
+// clearedBatch is evs emptied, for the next decision's batch, or nil when it is large.
+func clearedBatch(evs []events.Event) []events.Event {
+	if cap(evs) > maxKeptBatch {
+		return nil
+	}
+	clear(evs[:cap(evs)])
+	return evs[:0]
 }
 
 // refill is slices.Clone(from), in to's array when there is one (grown if it is too short).
@@ -475,8 +494,10 @@ type deltaChain struct {
 // maxDeltaTurns), else in full.
 func (s *Session) encodeDecision(rec *events.Decision, turn int) (ev events.Event, delta bool, err error) {
 	if s.last != nil && s.last.Turn == turn-1 && s.deltas.turns < maxDeltaTurns-1 {
-		if d, ok := events.Written(s.last, rec, s.lastSeq); ok {
-			if ev, err = s.newDecisionEvent(d); err != nil {
+		if events.WrittenInto(&s.delta, s.last, rec, s.lastSeq) {
+			ev, err = s.newDecisionEvent(&s.delta)
+			s.delta = events.Decision{} // what it shares with rec is not kept alive by it
+			if err != nil {
 				return ev, false, err
 			}
 			if s.deltas.bytes+len(ev.Data) <= s.deltas.full {
@@ -516,14 +537,19 @@ func (s *Session) ruleSet(seq uint64, files []rules.File) *rules.RuleSet {
 	return s.rules
 }
 
-func (s *Session) workspace() rules.Workspace {
+func (s *Session) workspace() rules.Workspace { return s.ws }
+
+// setRoots sets the session's roots, and the workspace its decisions read the rule files of.
+// Only Open and OpenAgent call it, before the session is handed out.
+func (s *Session) setRoots(roots []Root) {
+	s.opts.Roots = roots
 	ws := rules.Workspace{Home: s.opts.Home, Remote: s.opts.Remote, MaxFilesPerFolder: s.opts.MaxFilesPerFolder}
-	for _, r := range s.opts.Roots {
+	for _, r := range roots {
 		if r.FS != nil {
 			ws.Roots = append(ws.Roots, rules.Root{Name: r.Path, FS: r.FS, Dir: r.Dir})
 		}
 	}
-	return ws
+	s.ws = ws
 }
 
 // sameFile reports whether two collected files are recorded alike in a snapshot.

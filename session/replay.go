@@ -206,8 +206,10 @@ type replayer struct {
 	recorded chain
 	// deliveries follows what reached the model.
 	deliveries *deliveryCheck
-	// buf holds a recomputed decision's bytes, reused from one decision to the next.
-	buf []byte
+	// buf holds a recomputed decision's bytes, reused from one decision to the next, and delta
+	// the decision as it is written against the one before, before it is encoded.
+	buf   []byte
+	delta events.Decision
 	// lastContext is the context of the last decision the fold prepared; spareContexts hands
 	// it, from the checks, the arrays of contexts nothing reads any more (see prepare).
 	lastContext   rules.EvaluationContext
@@ -310,10 +312,12 @@ func (r *replayer) recompute(d check) ([]Change, error) {
 	}
 	written, ok := &now, true
 	if head.Base != 0 {
-		written, ok = events.Written(recorded.full, &now, head.Base)
+		written, ok = &r.delta, events.WrittenInto(&r.delta, recorded.full, &now, head.Base)
 	}
 	if ok {
-		if r.buf, err = events.AppendData(r.buf[:0], written); err != nil {
+		r.buf, err = events.AppendData(r.buf[:0], written)
+		r.delta = events.Decision{} // what it shares with now is not kept alive by it
+		if err != nil {
 			return nil, err
 		}
 		if bytes.Equal(r.buf, ev.Data) {

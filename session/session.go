@@ -146,12 +146,18 @@ type Session struct {
 	foldMore func(events.Event) error
 	// matches keeps the matches arrays the evaluations made that nobody else holds (matchArrays).
 	matches matchArrays
-	// decisionBuf is the memory the next decision's bytes are encoded into (newDecisionEvent).
+	// decisionBuf is the memory the next decision's bytes are encoded into (newDecisionEvent),
+	// delta the decision as it is written against the one before, until it is encoded, and
+	// batch the array of the events a decision appends (see decideLocked).
 	decisionBuf []byte
+	delta       events.Decision
+	batch       []events.Event
 	// rendered is the last rendering of the prompt sections (see render).
 	rendered rendered
-	// reader remembers the rule files it read, so a decision reads again only what changed.
+	// reader remembers the rule files it read, so a decision reads again only what changed;
+	// ws is the workspace it reads them in (setRoots).
 	reader *rules.Reader
+	ws     rules.Workspace
 	// watch is what Watch keeps between calls (watch.go).
 	watch watchState
 	// stale is set when the projection went ahead of the log (see ErrStale): every append
@@ -178,6 +184,7 @@ func Open(ctx context.Context, db store.Store, task uuid.UUID, opts Options) (*S
 		task = uuid.New()
 	}
 	s := &Session{db: db, task: task, opts: opts, reader: &rules.Reader{}}
+	s.setRoots(opts.Roots)
 	head, err := db.Head(task)
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
