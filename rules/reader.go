@@ -71,7 +71,7 @@ func (r *Reader) unchanged(root Root, maxFiles int) ([]File, bool) {
 	if rw == nil || rw.w == nil {
 		return nil, false
 	}
-	if now, err := os.Stat(root.Dir); err != nil || !os.SameFile(now, rw.dir) || rw.maxFiles != maxFiles || rw.w.changed() {
+	if !sameFolder(root.Dir, rw.dir) || rw.maxFiles != maxFiles || rw.w.changed() {
 		rw.w.close()
 		delete(r.roots, root.Name)
 		return nil, false

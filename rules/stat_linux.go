@@ -25,7 +25,8 @@ const oPath = 0x200000
 const maxStatName = 512
 
 // statAt is stat(2) of name relative to the folder fd, following links as os.Stat does. done
-// is false for a name it does not take (too long, or holding a NUL byte).
+// is false for a name it does not take (too long, or holding a NUL byte). Its error is the
+// syscall.Errno, which names no path.
 func statAt(fd int, name string) (si statInfo, done bool, err error) {
 	return fstatat(fd, name, 0)
 }
@@ -55,11 +56,10 @@ func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err er
 			continue
 		}
 		if e != 0 {
-			op := "stat"
-			if flags&atSymlinkNofollow != 0 {
-				op = "lstat"
-			}
-			return si, true, &fs.PathError{Op: op, Path: name, Err: e}
+			// The errno alone (errors.Is(err, fs.ErrNotExist) holds for a missing name): every
+			// caller only asks whether the name is there, most names looked up are not, and a
+			// PathError would be an allocation for each.
+			return si, true, e
 		}
 		break
 	}

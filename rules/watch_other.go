@@ -2,7 +2,16 @@
 
 package rules
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
+
+// sameFolder reports whether the folder at path is still the one info described.
+func sameFolder(path string, info os.FileInfo) bool {
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(now, info)
+}
 
 type watcher struct{}
 
