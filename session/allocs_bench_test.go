@@ -9,6 +9,12 @@ import (
 // decideFrame is the function every allocation of a decision has on its stack.
 const decideFrame = "github.com/tasklog/tasklog/session.(*Session).decide"
 
+// allocRuns is how many calls reportDecideAllocs counts: a multiple of the 256 events after
+// which a session writes its projection snapshot (of 128 calls that each record a tool call and
+// decide, of 256 that only decide), so that the snapshots are counted at the rate decisions
+// pay for them whatever the phase the count starts in.
+const allocRuns = 512
+
 // reportDecideAllocs runs body n times with every allocation recorded and reports the bytes a
 // decision allocated per call in bbolt's code (bbolt-B/op: the page and node copies of its
 // commit, which the choice of bbolt sets) and in tasklog's (tasklog-B/op), as benchmark

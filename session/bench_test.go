@@ -164,7 +164,7 @@ func benchDecideAgain(b *testing.B, decide func() error) {
 	}
 	b.StopTimer()
 	took.report(b)
-	reportDecideAllocs(b, 100, run)
+	reportDecideAllocs(b, allocRuns, run)
 }
 
 // BenchmarkDecideAfterToolCall is a turn as it happens: the model read one more file (a path
@@ -198,7 +198,7 @@ func BenchmarkDecideAfterToolCall(b *testing.B) {
 			}
 			b.StopTimer()
 			took.report(b)
-			reportDecideAllocs(b, 100, func() { record(); decide() })
+			reportDecideAllocs(b, allocRuns, func() { record(); decide() })
 		})
 	}
 }

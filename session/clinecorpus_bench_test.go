@@ -230,7 +230,7 @@ func benchClineCell(b *testing.B, corpus string, c clineCell, watched, durable, 
 	}
 	b.StopTimer()
 	took.report(b)
-	reportDecideAllocs(b, 100, func() {
+	reportDecideAllocs(b, allocRuns, func() {
 		if toolCall {
 			record()
 		}
