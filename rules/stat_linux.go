@@ -39,19 +39,40 @@ func lstatAt(fd int, name string) (si statInfo, done bool, err error) {
 const atSymlinkNofollow = 0x100
 
 func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err error) {
+	var st syscall.Stat_t
+	if done, err = rawFstatat(fd, name, flags, &st); !done || err != nil {
+		return si, done, err
+	}
+	return statInfo{size: st.Size, mode: fileMode(uint32(st.Mode)), modTime: time.Unix(st.Mtim.Unix()),
+		ino: uint64(st.Ino), ctime: st.Ctim.Nano()}, true, nil
+}
+
+// atFDCWD is AT_FDCWD: a name looked up in it is relative to the working folder, or absolute.
+const atFDCWD = -0x64
+
+// folderIs reports whether the file at path, followed as os.Stat follows it, is the one on
+// device dev with inode ino. done is false for a path it does not take (see statAt).
+func folderIs(path string, dev, ino uint64) (same, done bool) {
+	var st syscall.Stat_t
+	done, err := rawFstatat(atFDCWD, path, 0, &st)
+	return done && err == nil && uint64(st.Dev) == dev && uint64(st.Ino) == ino, done
+}
+
+// rawFstatat is fstatat(2) of name in the folder fd into st, without an allocation. done is
+// false for a name it does not take (too long, or holding a NUL byte); err is the errno.
+func rawFstatat(fd int, name string, flags uintptr, st *syscall.Stat_t) (done bool, err error) {
 	var buf [maxStatName + 1]byte
 	if len(name) > maxStatName {
-		return si, false, nil
+		return false, nil
 	}
 	for i := 0; i < len(name); i++ {
 		if name[i] == 0 {
-			return si, false, nil
+			return false, nil
 		}
 		buf[i] = name[i]
 	}
-	var st syscall.Stat_t
 	for {
-		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&st)), flags, 0, 0)
+		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), flags, 0, 0)
 		if e == syscall.EINTR {
 			continue
 		}
@@ -59,12 +80,10 @@ func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err er
 			// The errno alone (errors.Is(err, fs.ErrNotExist) holds for a missing name): every
 			// caller only asks whether the name is there, most names looked up are not, and a
 			// PathError would be an allocation for each.
-			return si, true, e
+			return true, e
 		}
-		break
+		return true, nil
 	}
-	return statInfo{size: st.Size, mode: fileMode(uint32(st.Mode)), modTime: time.Unix(st.Mtim.Unix()),
-		ino: uint64(st.Ino), ctime: st.Ctim.Nano()}, true, nil
 }
 
 // fileMode converts a stat(2) mode as package os does.

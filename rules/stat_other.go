@@ -9,3 +9,5 @@ func closeDirFD(int) {}
 func statAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil }
 
 func lstatAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil }
+
+func folderIs(string, uint64, uint64) (same, done bool) { return false, false }

@@ -45,6 +45,9 @@ func sameFolder(path string, info os.FileInfo) bool {
 	if !ok {
 		return false
 	}
+	if same, done := folderIs(path, uint64(was.Dev), uint64(was.Ino)); done {
+		return same
+	}
 	var now syscall.Stat_t
 	if err := syscall.Stat(path, &now); err != nil {
 		return false

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -185,4 +186,49 @@ func TestLocalFS(t *testing.T) {
 	} else if !errors.Is(err, errNotLocal) {
 		t.Errorf("newWatcher: %v, want errNotLocal", err)
 	}
+}
+
+// sameFolder tells a watched root's folder from another put at its path, and checks it, at every
+// collection, without an allocation.
+func TestSameFolder(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "ws")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameFolder(root, info) {
+		t.Fatal("the folder is not the one it was")
+	}
+	if n := testing.AllocsPerRun(100, func() { sameFolder(root, info) }); n != 0 {
+		t.Errorf("the check allocates %v times", n)
+	}
+	if err := os.Rename(root, root+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if sameFolder(root, info) {
+		t.Error("a folder that is gone is the same")
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if sameFolder(root, info) {
+		t.Error("another folder put at its path is the same")
+	}
+	long := root + strings.Repeat("/.", 300) // longer than statAt takes
+	if !sameFolder(long, mustStat(t, root)) {
+		t.Error("a long path to the new folder is not the same")
+	}
+}
+
+func mustStat(t *testing.T, p string) os.FileInfo {
+	t.Helper()
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }
