@@ -75,8 +75,12 @@ func (t *Task) Marshal() ([]byte, error) {
 		s.Triggers = append(s.Triggers, events.Count{Name: rule, N: n})
 	}
 	slices.SortFunc(s.Triggers, func(a, b events.Count) int { return cmp.Compare(a.Name, b.Name) })
+	s.Evidence = make([]snapshotSet, 0, numKinds)
 	for k := range numKinds {
 		set := snapshotSet{Kind: string(kindNames[k])}
+		if n := t.sets[k].len(); n > 0 {
+			set.Entries = make([]snapshotEntry, 0, n)
+		}
 		for e := t.sets[k].oldest; e != nil; e = e.newer {
 			set.Entries = append(set.Entries, snapshotEntry{Root: e.key.root, Path: e.key.rel,
 				Sources: e.sources})

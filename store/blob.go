@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 
@@ -150,8 +151,14 @@ func (db *DB) PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte) 
 	if name == "" {
 		return fmt.Errorf("put snapshot of task %s: the name is empty", task)
 	}
-	val := append(uint64ToBytes(seq), data...)
 	err := db.update(func(tx *bolt.Tx) error {
+		// bbolt keeps a reference to the value until the commit, and one write transaction
+		// runs at a time: the DB's buffer is this one's until it ends.
+		val := binary.BigEndian.AppendUint64(db.snapshotVal[:0], seq)
+		val = append(val, data...)
+		if db.snapshotVal = nil; cap(val) <= maxKeptArena {
+			db.snapshotVal = val[:0]
+		}
 		return tx.Bucket(bucketSnapshots).Put(snapshotKey(task, name), val)
 	})
 	if err != nil {

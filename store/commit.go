@@ -89,12 +89,16 @@ func (db *DB) lead(own *appendRequest) {
 			return
 		}
 		n := min(len(db.queue), db.maxBatch)
-		batch = make([]*appendRequest, n)
-		copy(batch, db.queue)
+		batch = append(db.batch[:0], db.queue[:n]...) // the leader's, as db.arena
+		db.batch = nil
 		db.queue = append(db.queue[:0], db.queue[n:]...)
 		db.cmu.Unlock()
 		answered = slices.Contains(batch, own)
 		db.commit(batch)
+		if cap(batch) <= maxKeptBatch {
+			clear(batch) // it keeps no request alive
+			db.batch, batch = batch[:0], nil
+		}
 	}
 }
 
@@ -161,6 +165,9 @@ func (db *DB) commit(batch []*appendRequest) {
 		r.answer(r.res)
 	}
 }
+
+// maxKeptBatch bounds the array of requests a DB keeps from one commit for the next.
+const maxKeptBatch = 64
 
 // maxKeptArena bounds the arena a DB keeps from one commit for the next: a commit of a huge
 // batch does not hold its memory after.
