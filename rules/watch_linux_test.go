@@ -189,7 +189,7 @@ func TestLocalFS(t *testing.T) {
 }
 
 // sameFolder tells a watched root's folder from another put at its path, and checks it, at every
-// collection, without an allocation.
+// collection, without an allocation on linux/amd64 and arm64.
 func TestSameFolder(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "ws")
@@ -203,8 +203,12 @@ func TestSameFolder(t *testing.T) {
 	if !sameFolder(root, info) {
 		t.Fatal("the folder is not the one it was")
 	}
-	if n := testing.AllocsPerRun(100, func() { sameFolder(root, info) }); n != 0 {
-		t.Errorf("the check allocates %v times", n)
+	// Where the look-up without an allocation exists (folderIs takes the path), the check
+	// makes none; elsewhere it falls back to syscall.Stat.
+	if _, done := folderIs(root, 0, 0); done {
+		if n := testing.AllocsPerRun(100, func() { sameFolder(root, info) }); n != 0 {
+			t.Errorf("the check allocates %v times", n)
+		}
 	}
 	if err := os.Rename(root, root+".old"); err != nil {
 		t.Fatal(err)

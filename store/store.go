@@ -7,8 +7,8 @@
 // ids beside them, so that opening a task and appending to it cost the same whatever its
 // length. Append checks an expected
 // version, assigns sequence numbers, seals the chain and is idempotent by event id; concurrent
-// appends to any number of tasks are group-committed into shared, fsynced transactions by one
-// committer goroutine. Reads stream a task from any sequence in chunks without holding a
+// appends to any number of tasks are group-committed into shared, fsynced transactions, each
+// committed by one of the writers in turn (see commit.go). Reads stream a task from any sequence in chunks without holding a
 // transaction while the caller works. Beside the logs the file holds content-addressed blobs and
 // projection snapshots. The store never decodes a payload: what an event means is not its concern.
 //
