@@ -63,7 +63,7 @@ func TestImportCopyRemovedOnSignal(t *testing.T) {
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		exit int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		t.Run(tt.sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
 			cmd := startPipeImport(t, bin, tmp, 1)

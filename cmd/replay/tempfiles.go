@@ -9,8 +9,8 @@ import (
 )
 
 // tempFiles are this process's temporary files (import's copy of a pipe, an output file being
-// written): SIGINT or SIGTERM removes them before the process exits, with the status a shell
-// gives a process that signal ended (130, 143). The signal handling runs only while there are
+// written, compact's copy): SIGINT, SIGTERM or SIGHUP (the terminal closed) removes them before
+// the process exits, with the status a shell gives a process that signal ended (130, 143, 129). The signal handling runs only while there are
 // some, so that otherwise the signals act as they always do.
 type tempFiles struct {
 	mu    sync.Mutex
@@ -59,7 +59,7 @@ func (t *tempFiles) forget(path string) {
 func (t *tempFiles) handle() func() {
 	ch := make(chan os.Signal, 1)
 	done := make(chan struct{})
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case sig := <-ch:
