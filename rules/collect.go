@@ -60,6 +60,13 @@ var internalDirs = map[string]string{
 	".ruff_cache": "a cache", ".dart_tool": "build output", ".expo": "build output", ".vercel": "build output",
 }
 
+// skipsFolder reports whether the search for AGENTS.md and CLAUDE.md does not enter a folder
+// of that name: skipReason then says why.
+func skipsFolder(name string) bool {
+	_, internal := internalDirs[name]
+	return internal || skippedDirs[name]
+}
+
 // skipReason says why the search for AGENTS.md and CLAUDE.md does not enter the folder name
 // of dir ("" when it does).
 func skipReason(dir, name string) string {
@@ -447,8 +454,8 @@ func (c *collector) memoryFiles(r Root) {
 				if name == ".cursor" && dir != "." {
 					c.nestedCursor(r, full) // the root's is one of the workspace sources
 				}
-				if why := skipReason(dir, name); why != "" {
-					c.skippedMemory(r, full, why)
+				if skipsFolder(name) {
+					c.skippedMemory(r, full, dir, name)
 					continue
 				}
 				if depth >= MaxDepth {
