@@ -67,9 +67,9 @@ func skipsFolder(name string) bool {
 	return internal || skippedDirs[name]
 }
 
-// skipReason says why the search for AGENTS.md and CLAUDE.md does not enter the folder name
-// of dir ("" when it does).
-func skipReason(dir, name string) string {
+// skipReason says why the search for AGENTS.md and CLAUDE.md does not enter a folder of that
+// name ("" when it does).
+func skipReason(name string) string {
 	if skippedDirs[name] {
 		return "it holds dependencies or build output"
 	}
@@ -455,7 +455,7 @@ func (c *collector) memoryFiles(r Root) {
 					c.nestedCursor(r, full) // the root's is one of the workspace sources
 				}
 				if skipsFolder(name) {
-					c.skippedMemory(r, full, dir, name)
+					c.skippedMemory(r, full)
 					continue
 				}
 				if depth >= MaxDepth {

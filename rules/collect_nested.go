@@ -14,11 +14,11 @@ func (c *collector) nestedCursor(r Root, dotCursor string) {
 	c.source(r.FS, ScopeWorkspace, r.Name, source{provider: ProviderCursor, dir: dotCursor + "/rules", accept: hasExt(".mdc", ".md")})
 }
 
-// skippedMemory reports an AGENTS.md or CLAUDE.md directly inside dir, the folder name of
-// parent that the search does not enter, with the reason (skipReason), so that it does not
-// vanish without a word; one that a rules source of the root reads (the root's
-// .claude/CLAUDE.md, a file of .clinerules/) is that source's rule, not skipped.
-func (c *collector) skippedMemory(r Root, dir, parent, folder string) {
+// skippedMemory reports an AGENTS.md or CLAUDE.md directly inside a folder the search does
+// not enter, with the reason (skipReason), so that it does not vanish without a word; one that
+// a rules source of the root reads (the root's .claude/CLAUDE.md, a file of .clinerules/) is
+// that source's rule, not skipped.
+func (c *collector) skippedMemory(r Root, dir string) {
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		full := path.Join(dir, name)
 		if sourceReads(full) {
@@ -33,7 +33,7 @@ func (c *collector) skippedMemory(r Root, dir, parent, folder string) {
 			provider = ProviderClaude
 		}
 		c.files = append(c.files, File{Provider: provider, Scope: ScopeWorkspace, Root: r.Name, Path: full,
-			ReadError: fmt.Sprintf("%s: not read, because %s", DiagMemorySkipped, skipReason(parent, folder))})
+			ReadError: fmt.Sprintf("%s: not read, because %s", DiagMemorySkipped, skipReason(path.Base(dir)))})
 	}
 }
 

@@ -61,6 +61,17 @@ type rootWatch struct {
 	maxFiles int
 }
 
+// sameFolder reports whether the folder at path is still the one info described, as
+// os.SameFile(os.Stat(path), info) does: where folderIs can tell, without allocating the
+// FileInfo, since a watched root is checked at every collection.
+func sameFolder(path string, info os.FileInfo) bool {
+	if same, done := folderIs(path, info); done {
+		return same
+	}
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(now, info)
+}
+
 // unchanged returns the files the last collection of root found, when its watches report no
 // change that matters since and its folder is still the one watched. A change uses the entry
 // up: whoever sees it, every later collection reads the root again until one remembers it.

@@ -50,12 +50,17 @@ func fstatat(fd int, name string, flags uintptr) (si statInfo, done bool, err er
 // atFDCWD is AT_FDCWD: a name looked up in it is relative to the working folder, or absolute.
 const atFDCWD = -0x64
 
-// folderIs reports whether the file at path, followed as os.Stat follows it, is the one on
-// device dev with inode ino. done is false for a path it does not take (see statAt).
-func folderIs(path string, dev, ino uint64) (same, done bool) {
+// folderIs reports whether the file at path, followed as os.Stat follows it, is the one info
+// describes (its device and inode), without an allocation. done is false for a path it does
+// not take (see statAt) or an info without a stat(2) record.
+func folderIs(path string, info fs.FileInfo) (same, done bool) {
+	was, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, false
+	}
 	var st syscall.Stat_t
 	done, err := rawFstatat(atFDCWD, path, 0, &st)
-	return done && err == nil && uint64(st.Dev) == dev && uint64(st.Ino) == ino, done
+	return done && err == nil && st.Dev == was.Dev && st.Ino == was.Ino, done
 }
 
 // rawFstatat is fstatat(2) of name in the folder fd into st, without an allocation. done is

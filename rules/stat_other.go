@@ -2,6 +2,8 @@
 
 package rules
 
+import "io/fs"
+
 func openDirFD(string) (int, bool) { return 0, false }
 
 func closeDirFD(int) {}
@@ -10,4 +12,4 @@ func statAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil
 
 func lstatAt(int, string) (statInfo, bool, error) { return statInfo{}, false, nil }
 
-func folderIs(string, uint64, uint64) (same, done bool) { return false, false }
+func folderIs(string, fs.FileInfo) (same, done bool) { return false, false }

@@ -4,7 +4,6 @@ package rules
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -35,24 +34,6 @@ func localFS(magic int64) bool {
 		return true
 	}
 	return false
-}
-
-// sameFolder reports whether the folder at path is still the one info described, as
-// os.SameFile(os.Stat(path), info) does, without allocating the FileInfo: a watched root is
-// checked at every collection.
-func sameFolder(path string, info os.FileInfo) bool {
-	was, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return false
-	}
-	if same, done := folderIs(path, uint64(was.Dev), uint64(was.Ino)); done {
-		return same
-	}
-	var now syscall.Stat_t
-	if err := syscall.Stat(path, &now); err != nil {
-		return false
-	}
-	return now.Dev == was.Dev && now.Ino == was.Ino
 }
 
 // watcher is one root's inotify instance.

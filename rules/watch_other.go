@@ -2,16 +2,7 @@
 
 package rules
 
-import (
-	"errors"
-	"os"
-)
-
-// sameFolder reports whether the folder at path is still the one info described.
-func sameFolder(path string, info os.FileInfo) bool {
-	now, err := os.Stat(path)
-	return err == nil && os.SameFile(now, info)
-}
+import "errors"
 
 type watcher struct{}
 
