@@ -43,7 +43,7 @@ func (a *AgentSession) hookInOneCommit(ctx context.Context, h *agentlog.Hook) (t
 	ids = append(ids, deliveryID(key))
 
 	s := a.Session
-	files, err := s.reader.Collect(s.workspace())
+	files, err := s.reader.Collect(s.ws)
 	if err != nil {
 		return "", false, nil // the two steps record the events, then report it
 	}

@@ -64,7 +64,7 @@ func (s *Session) DecideInto(ctx context.Context, d *Decision) error {
 // one it will have) and returns events to append after it in the same batch, so that the
 // decision and what follows from it are one commit. The events' ids are kept when set.
 func (s *Session) decide(ctx context.Context, into *Decision, then func(d *Decision) ([]events.Event, error)) (*Decision, error) {
-	files, err := s.reader.Collect(s.workspace())
+	files, err := s.reader.Collect(s.ws)
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read rule files: %w", s.task, err)
 	}
@@ -108,7 +108,7 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	}
 	// The last evaluation's copy of the toggles, while it is current (the evaluation keeps it).
 	toggles := s.evaluated.toggles
-	if toggles == nil || !s.state.TogglesAre(toggles) {
+	if !s.state.TogglesAre(toggles) {
 		toggles = rules.Toggles(s.state.Toggles())
 	}
 	turn := s.state.Turn()
@@ -536,8 +536,6 @@ func (s *Session) ruleSet(seq uint64, files []rules.File) *rules.RuleSet {
 	}
 	return s.rules
 }
-
-func (s *Session) workspace() rules.Workspace { return s.ws }
 
 // setRoots sets the session's roots, and the workspace its decisions read the rule files of.
 // Only Open and OpenAgent call it, before the session is handed out.
