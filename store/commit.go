@@ -89,16 +89,12 @@ func (db *DB) lead(own *appendRequest) {
 			return
 		}
 		n := min(len(db.queue), db.maxBatch)
-		batch = append(db.batch[:0], db.queue[:n]...) // the leader's, as db.arena
-		db.batch = nil
+		batch = make([]*appendRequest, n)
+		copy(batch, db.queue)
 		db.queue = append(db.queue[:0], db.queue[n:]...)
 		db.cmu.Unlock()
 		answered = slices.Contains(batch, own)
 		db.commit(batch)
-		if cap(batch) <= maxKeptBatch {
-			clear(batch) // it keeps no request alive
-			db.batch, batch = batch[:0], nil
-		}
 	}
 }
 
@@ -166,9 +162,6 @@ func (db *DB) commit(batch []*appendRequest) {
 	}
 }
 
-// maxKeptBatch bounds the array of requests a DB keeps from one commit for the next.
-const maxKeptBatch = 64
-
 // maxKeptArena bounds the arena a DB keeps from one commit for the next: a commit of a huge
 // batch does not hold its memory after.
 const maxKeptArena = 1 << 20
@@ -178,11 +171,10 @@ type writer struct {
 	tx *bolt.Tx
 	// staged is the state of every task this transaction touches, as it will be if it commits.
 	staged map[uuid.UUID]*stagedTask
-	// first is the first task staged (when hasFirst), kept out of staged and in the writer:
-	// most transactions touch one task.
-	first    stagedTask
-	firstID  uuid.UUID
-	hasFirst bool
+	// first is the first task staged, firstID its id (nil before one is: no task's id is nil),
+	// kept out of staged and in the writer: most transactions touch one task.
+	first   stagedTask
+	firstID uuid.UUID
 	// arena holds the keys and values of the transaction: bbolt keeps references to them, not
 	// copies, until the commit. Slices taken from it stay valid when it grows.
 	arena []byte
@@ -210,7 +202,7 @@ type stagedTask struct {
 
 // task returns the staged state of a task, reading its head from the log on first use.
 func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
-	if w.hasFirst && w.firstID == id {
+	if w.firstID == id {
 		return &w.first, nil
 	}
 	if st := w.staged[id]; st != nil {
@@ -225,8 +217,8 @@ func (w *writer) task(id uuid.UUID) (*stagedTask, error) {
 	if staged.head > 0 && staged.ids == nil {
 		return nil, fmt.Errorf("%w: the task has %d events and no id index", ErrCorrupt, staged.head)
 	}
-	if !w.hasFirst {
-		w.first, w.firstID, w.hasFirst = staged, id, true
+	if w.firstID == uuid.Nil {
+		w.first, w.firstID = staged, id
 		return &w.first, nil
 	}
 	st := new(stagedTask)

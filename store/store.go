@@ -91,9 +91,6 @@ type DB struct {
 	// copies what a transaction put into its pages when it commits and keeps nothing of it
 	// after. Only the leader of the moment uses it, as wokeOthers.
 	arena []byte
-	// batch is the array of the last commit's requests, for the next commit's; the leader's,
-	// as arena.
-	batch []*appendRequest
 	// enc is the last commit's buffer for an event's encoding before compression, for the
 	// next commit's; the leader's, as arena.
 	enc []byte
