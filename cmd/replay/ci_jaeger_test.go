@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestCIJaegerWait runs the bounded wait of .ci/run for the Jaeger build (.ci/jaeger.bash) with
@@ -18,7 +20,7 @@ func TestCIJaegerWait(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid is not installed (util-linux)")
 	}
-	lib := filepath.Join(repoRoot(t), ".ci", "jaeger.bash")
+	lib := filepath.Join(testenv.RepoRoot(t), ".ci", "jaeger.bash")
 	for _, tc := range []struct {
 		name, build string
 		rc          string

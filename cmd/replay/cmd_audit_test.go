@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tasklog/tasklog/audit"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session"
 )
 
@@ -17,7 +18,7 @@ import (
 // order, into a new database. It returns the workspace and the database.
 func auditScenario(t *testing.T, name string) (ws, db string) {
 	t.Helper()
-	src := filepath.Join(repoRoot(t), "testdata", "audit", name)
+	src := filepath.Join(testenv.RepoRoot(t), "testdata", "audit", name)
 	dir := t.TempDir()
 	ws, db = filepath.Join(dir, "shop"), filepath.Join(dir, "tasklog.db")
 	if err := os.CopyFS(ws, os.DirFS(filepath.Join(src, "shop"))); err != nil {
@@ -63,7 +64,7 @@ func TestAuditJSON(t *testing.T) {
 	if code != exitFailed || !strings.HasPrefix(errOut, "replay audit: task ") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("audit --json: exit %d (want 1: there are findings), stderr %q (want only the line naming the task)", code, errOut)
 	}
-	golden := filepath.Join(repoRoot(t), "testdata", "audit", "claude-code", "audit.golden.json")
+	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "audit", "claude-code", "audit.golden.json")
 	if *update {
 		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
@@ -32,7 +33,7 @@ func benchReadPayload(session, ws string, i int) []byte {
 // server ($TASKLOG_SERVE=off). It reports the median and the 99th percentile of the wall time
 // per hook.
 func BenchmarkHookRoundTrip(b *testing.B) {
-	bin := replayBinary(b)
+	bin := testenv.ReplayBinary(b)
 	dir, ws, db := benchHookTask(b)
 	env := []string{"HOME=" + dir}
 	times := make([]time.Duration, 0, b.N)
@@ -134,7 +135,7 @@ func BenchmarkHookInProcess(b *testing.B) {
 // BenchmarkProcessStart is the floor under BenchmarkHookRoundTrip: starting the replay binary
 // to print its version, on the same machine at the same time.
 func BenchmarkProcessStart(b *testing.B) {
-	bin := replayBinary(b)
+	bin := testenv.ReplayBinary(b)
 	times := make([]time.Duration, 0, b.N)
 	for range b.N {
 		start := time.Now()

@@ -13,27 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
 // hookClientBinaries builds replay and the small hook program replay-hook into one temporary
 // folder, as 'go install ./cmd/replay/...' puts them side by side.
-func hookClientBinaries(tb testing.TB) (replay, client string) {
-	tb.Helper()
-	if testing.Short() {
-		tb.Skip("builds the replay and replay-hook binaries; skipped with -short")
-	}
-	dir := tb.TempDir()
-	replay, client = filepath.Join(dir, "replay"), filepath.Join(dir, "replay-hook")
-	for _, b := range [][2]string{{replay, "."}, {client, "./replay-hook"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			tb.Fatalf("go build %s: %v\n%s", b[1], err, out)
-		}
-	}
-	return replay, client
-}
-
 // clientProcess runs replay-hook with the payload on stdin and the environment added to this
 // process's (the last value of a variable wins), with slowBudget unless extra sets a budget.
 func clientProcess(bin, agent, db string, payload []byte, env []string, extra ...string) hookResult {
@@ -44,11 +30,11 @@ func clientProcess(bin, agent, db string, payload []byte, env []string, extra ..
 }
 
 // waitServer waits for the server of the database db (or of a NATS store's side file) to
-// answer and returns its pid; failing, after serverWait, it shows the server's and the hooks'
+// answer and returns its pid; failing, after testenv.ServerWait, it shows the server's and the hooks'
 // logs.
 func waitServer(tb testing.TB, db string) int {
 	tb.Helper()
-	for deadline := time.Now().Add(serverWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if pid := serverPID(db); pid != 0 {
 			return pid
 		}
@@ -65,7 +51,7 @@ func waitServer(tb testing.TB, db string) int {
 // socket refuses connections, the payload through run starts one if none came up.
 func serverAgain(t *testing.T, db string, killed int, run func(payload []byte) hookResult, payload []byte) int {
 	t.Helper()
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(20 * time.Millisecond) {
 		if pid := serverPID(db); pid != 0 && pid != killed {
 			return pid
 		}
@@ -76,7 +62,7 @@ func serverAgain(t *testing.T, db string, killed int, run func(payload []byte) h
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed server's socket still takes connections after %v", serverWait)
+			t.Fatalf("the killed server's socket still takes connections after %v", testenv.ServerWait)
 		}
 	}
 	t.Logf("no server came up after the kill; one more hook starts it")
@@ -107,7 +93,7 @@ func helloBinary(tb testing.TB) string {
 // hook start its server, stopped when b ends; it returns the binaries, the workspace, the
 // database and the hooks' environment.
 func clientBenchServer(b *testing.B) (replay, client, ws, db string, env []string) {
-	replay, client = hookClientBinaries(b)
+	replay, client = testenv.Binaries(b)
 	dir, ws, db := benchHookTask(b)
 	env = []string{"HOME=" + dir, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=1m"}
 	b.Cleanup(func() { exec.Command(replay, "serve", "--stop", "--db", db).Run() })
@@ -238,7 +224,7 @@ func TestHookStart(t *testing.T) {
 // passes. A replay-hook with no replay to fall back on gets its rule from the server. A payload that is not JSON gets the neutral reply and a line in the hook log; -h
 // prints replay hook's usage.
 func TestHookClient(t *testing.T) {
-	replay, client := hookClientBinaries(t)
+	replay, client := testenv.Binaries(t)
 	ws, home := hookWorkspace(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	env := []string{"HOME=" + home, "TASKLOG_SERVE=on", "TASKLOG_SERVE_IDLE=30s", "TASKLOG_DB=", "TASKLOG_STORE="}
@@ -284,34 +270,4 @@ func TestHookClient(t *testing.T) {
 	if out, err := exec.Command(replay, "verify", "--db", db).CombinedOutput(); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-}
-
-// TestAgentHookClientEndToEnd is TestAgentsEndToEnd's scenario for the real Codex with
-// replay-hook installed beside replay, so that install's hooks run it: the first hook finds no
-// server and runs replay hook, which starts one; the rest go through replay-hook. The rules
-// reach the model, the hooks log no fault, and the log holds what happened.
-func TestAgentHookClientEndToEnd(t *testing.T) {
-	a := newAgentRun(t, codexDriver)
-	replay, _ := hookClientBinaries(t)
-	db := filepath.Join(a.tmp, "t.db")
-	a.write(t, e2eRead, "export const routes = ['/users'];\n")
-	for rel, content := range e2eRules(codexDriver.name) {
-		a.write(t, rel, content)
-	}
-	if out, code := runReplay(t, replay, a.home, "install", codexDriver.name, "--project", a.ws, "--db", db); code != 0 {
-		t.Fatalf("replay install: exit %d\n%s", code, out)
-	}
-	hooks, err := os.ReadFile(filepath.Join(a.ws, ".codex", "hooks.json"))
-	if err != nil || !strings.Contains(string(hooks), filepath.Join(filepath.Dir(replay), "replay-hook")+" codex") {
-		t.Fatalf("hooks.json (%v) does not run replay-hook:\n%s", err, hooks)
-	}
-	stop := func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) }
-	t.Cleanup(stop)
-	agentOut := a.run(t, e2ePrompt)
-	stop()
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err == nil {
-		t.Errorf("the hooks logged errors:\n%s", b)
-	}
-	checkModelSaw(t, a)
-	checkLog(t, a, replay, db, agentOut)
 }

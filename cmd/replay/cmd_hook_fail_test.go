@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/serve"
@@ -129,7 +130,7 @@ func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 		takeOver bool
 	}{{"replay hook", false}, {"replay hook", true}, {"replay-hook", false}, {"replay-hook", true}} {
 		if tc.via == "replay-hook" && client == "" {
-			_, client = hookClientBinaries(t)
+			_, client = testenv.Binaries(t)
 		}
 		name := tc.via
 		if tc.takeOver {
@@ -172,7 +173,7 @@ func TestHookPrintsWhatADyingServerDelivered(t *testing.T) {
 			if tc.takeOver {
 				return // the server holds the database
 			}
-			if n := countType(taskEvents(t, db), events.TypeDelivery); n != 1 {
+			if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeDelivery); n != 1 {
 				t.Fatalf("%d deliveries recorded, want 1", n)
 			}
 		})

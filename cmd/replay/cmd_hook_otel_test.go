@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/otelexport/otlptest"
 )
 
@@ -65,7 +66,7 @@ func TestHookOtelFlags(t *testing.T) {
 // receiver gets the trace 'replay otel export' sends afterwards: every decision, delivery and
 // prompt, and the task when the server stops.
 func TestHookOtelServerStarted(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	for _, how := range []string{"flag", "environment"} {
 		t.Run(how, func(t *testing.T) {
 			rcv := otlptest.NewReceiver()
@@ -120,7 +121,7 @@ func waitSpans(t *testing.T, rcv *otlptest.Receiver, n int) []otlptest.Span {
 // OTEL_EXPORTER_OTLP_ENDPOINT set). Without a server the hooks record only: the hook log says so
 // once, and 'replay otel export' sends the whole task afterwards.
 func TestHookOtelHungCollector(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -13,36 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
 )
-
-// replayBinary is the replay command built for the tests that need real processes (a file lock
-// is per process): built once per run of the test binary, into a folder TestMain removes, and
-// shared by every test, since none of them changes it.
-func replayBinary(t testing.TB) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the replay binary; skipped with -short")
-	}
-	built.once.Do(func() {
-		built.path = filepath.Join(buildDir, "replay")
-		if out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
-}
-
-// built is the replay binary of this run, made by the first test that asks for it.
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
 
 type hookResult struct {
 	stdout, stderr string
@@ -81,7 +55,7 @@ func runHookCommand(cmd *exec.Cmd) hookResult {
 // run twice (two settings scopes). Every call is recorded exactly once, every process exits 0
 // within its budget, and the scoped rule reaches the model once.
 func TestHook32Processes(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	env := []string{"HOME=" + home}
@@ -120,7 +94,7 @@ func TestHook32Processes(t *testing.T) {
 // TestHookBadInput: whatever goes wrong, the hook replies neutrally, exits 0, logs the error
 // beside the database, and leaves the database as it was.
 func TestHookBadInput(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	env := []string{"HOME=" + home}
 	pre := []byte(`{"session_id":"s-bad","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + ws + `/src/api/routes.ts"},"tool_use_id":"toolu_1"}`)
@@ -157,7 +131,7 @@ func TestHookBadInput(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "additionalContext") {
 			t.Fatalf("exit %d, reply %q", r.code, r.stdout)
 		}
-		if n := countType(taskEvents(t, db), events.TypeToolCall); n != 1 {
+		if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall); n != 1 {
 			t.Fatalf("%d tool calls, want 1", n)
 		}
 	})
@@ -184,8 +158,8 @@ func TestHookBadInput(t *testing.T) {
 		if r := hookProcess(bin, "claude-code", db, stop, env); r.code != 0 {
 			t.Fatalf("next hook: %+v", r)
 		}
-		evs := taskEvents(t, db)
-		if countType(evs, events.TypeToolCall) != 1 || countType(evs, events.TypeAgentStopped) != 1 {
+		evs := testenv.TaskEvents(t, db)
+		if testenv.CountType(evs, events.TypeToolCall) != 1 || testenv.CountType(evs, events.TypeAgentStopped) != 1 {
 			t.Fatalf("after draining: %d events %v", len(evs), evs)
 		}
 		left, _ := filepath.Glob(filepath.Join(spoolDir(db), "*"))

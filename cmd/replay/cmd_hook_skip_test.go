@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/hookconf"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
 )
@@ -77,7 +78,7 @@ func TestHookLeavesAServerThatDidNotAnswerAlone(t *testing.T) {
 	for _, via := range []string{"replay hook", "replay-hook"} {
 		client := ""
 		if via == "replay-hook" {
-			_, client = hookClientBinaries(t)
+			_, client = testenv.Binaries(t)
 		}
 		t.Run(via, func(t *testing.T) {
 			ws, home := hookWorkspace(t)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
@@ -200,7 +201,7 @@ func TestHookTwice(t *testing.T) {
 	if delivered == 0 {
 		t.Fatal("no hook delivered anything")
 	}
-	evs := taskEvents(t, db)
+	evs := testenv.TaskEvents(t, db)
 	seen := map[string]int{}
 	for _, ev := range evs {
 		seen[ev.ID.String()]++
@@ -208,34 +209,9 @@ func TestHookTwice(t *testing.T) {
 			t.Fatalf("event id %s recorded twice", ev.ID)
 		}
 	}
-	if n := countType(evs, events.TypeToolCall); n != 6 {
+	if n := testenv.CountType(evs, events.TypeToolCall); n != 6 {
 		t.Errorf("%d tool calls recorded, want 6 (one per call id)", n)
 	}
-}
-
-func taskEvents(t *testing.T, db string) []events.Event {
-	t.Helper()
-	d, err := store.Open(db, &store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	tasks, err := d.Tasks()
-	if err != nil || len(tasks) != 1 {
-		t.Fatalf("tasks: %v, %v", tasks, err)
-	}
-	var out []events.Event
-	for ev, err := range d.Events(context.Background(), tasks[0].Task, 1) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
-func countType(evs []events.Event, typ events.Type) int {
-	return len(slices.DeleteFunc(slices.Clone(evs), func(e events.Event) bool { return e.Type != typ }))
 }
 
 // readOnlyDB creates the database at db (a hook can then read it but not write it) and opens
@@ -298,7 +274,7 @@ func TestHookSpoolDrainKeepsWhatItCannotRecordNow(t *testing.T) {
 	if _, err := os.Stat(good[0]); !os.IsNotExist(err) {
 		t.Fatalf("the payload was not removed once recorded: %v", err)
 	}
-	if n := countType(taskEvents(t, db), events.TypeToolCall); n != 1 {
+	if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall); n != 1 {
 		t.Fatalf("%d tool calls recorded, want 1", n)
 	}
 }
@@ -317,7 +293,7 @@ func TestHookRecordsItsOwnPayloadFirst(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	var order []string
-	for _, ev := range taskEvents(t, db) {
+	for _, ev := range testenv.TaskEvents(t, db) {
 		if ev.Type != events.TypeToolCall {
 			continue
 		}
@@ -348,7 +324,7 @@ func TestHookSpoolsWhatItCouldNotRecord(t *testing.T) {
 	if _, errOut, code := runHook(t, "claude-code", db, hookPayload(t, filepath.Join(fixtures, "07-PostToolUse.json"), ws)); code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if n := countType(taskEvents(t, db), events.TypeToolCall); n != 2 {
+	if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall); n != 2 {
 		t.Errorf("%d tool calls recorded, want 2 (the spooled one too)", n)
 	}
 }
@@ -380,7 +356,7 @@ func TestHookRecordsDespiteWrongValues(t *testing.T) {
 		if log, err := os.ReadFile(filepath.Join(filepath.Dir(db), hookLogName)); err != nil || !strings.Contains(string(log), tc.says) {
 			t.Errorf("%q: hook log (%v) does not hold %q:\n%s", tc.flags, err, tc.says, log)
 		}
-		if n := countType(taskEvents(t, db), events.TypeToolCall); n != 1 {
+		if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall); n != 1 {
 			t.Errorf("%q: %d tool calls recorded, want 1", tc.flags, n)
 		}
 	}
@@ -453,7 +429,7 @@ func TestHookServerErrorFallsBack(t *testing.T) {
 			}
 			n := 0
 			if _, err := os.Stat(db); err == nil {
-				n = countType(taskEvents(t, db), events.TypeToolCall)
+				n = testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall)
 			}
 			if n != tc.recorded {
 				t.Errorf("%d tool calls recorded, want %d", n, tc.recorded)
@@ -525,7 +501,7 @@ func TestHookStartsServerOnlyWhenNothingListens(t *testing.T) {
 					t.Fatalf("after hook %d: %d servers started, want %d", i+1, started, tc.starts[i])
 				}
 			}
-			if n := countType(taskEvents(t, db), events.TypeToolCall); n != 2 {
+			if n := testenv.CountType(testenv.TaskEvents(t, db), events.TypeToolCall); n != 2 {
 				t.Errorf("%d tool calls recorded, want 2", n)
 			}
 		})

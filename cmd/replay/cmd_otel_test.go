@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/otelexport"
 	"github.com/tasklog/tasklog/session/otelexport/otlptest"
@@ -20,7 +21,7 @@ import (
 // database path and the payloads (written for the copy) in order.
 func otelScenario(t *testing.T) (ws, home, db string, payloads [][]byte) {
 	t.Helper()
-	src := filepath.Join(repoRoot(t), "testdata", "audit", "claude-code")
+	src := filepath.Join(testenv.RepoRoot(t), "testdata", "audit", "claude-code")
 	dir := t.TempDir()
 	ws, home, db = filepath.Join(dir, "shop"), filepath.Join(dir, "home"), filepath.Join(dir, "tasklog.db")
 	if err := os.CopyFS(ws, os.DirFS(filepath.Join(src, "shop"))); err != nil {
@@ -101,7 +102,7 @@ func sameTree(t *testing.T, got []otlptest.Span, want []otelexport.Span, skipRoo
 // after-the-fact export has). Then 'replay otel export' sends the recorded task to a second
 // receiver: every span, with the recorded times.
 func TestOtelServeLive(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	_, home, db, payloads := otelScenario(t)
@@ -146,7 +147,7 @@ func TestOtelServeLive(t *testing.T) {
 // replies; the log holds every event and verifies; the server stops all the same and its log
 // counts the spans it could not send.
 func TestOtelServeHungCollector(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestOtelServeHungCollector(t *testing.T) {
 // connections and never answers. The three servers take hooks in turn, so the machine's load
 // falls on each alike; it reports each one's median and 99th percentile per hook.
 func BenchmarkServeHookOtel(b *testing.B) {
-	bin := replayBinary(b)
+	bin := testenv.ReplayBinary(b)
 	modes := []string{"off", "receiver", "hung"}
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()

@@ -9,30 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/serve"
 )
 
 // serverPID asks the database's server for its pid; 0 when none answers.
 func serverPID(db string) int { return serverPIDAt(serve.SocketPath(db)) }
-
-// serverWait is how long a test waits for a server to answer: its start on a machine many
-// times slower than usual.
-const serverWait = time.Minute
-
-// dialWhenUp waits for a server to answer on sock, for serverWait at most, and returns the
-// connection; the error is the last try's.
-func dialWhenUp(sock string) (*serve.Client, error) {
-	deadline := time.Now().Add(serverWait)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := serve.Dial(ctx, sock, "test")
-		cancel()
-		if err == nil || time.Now().After(deadline) {
-			return c, err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // serverPIDAt asks the server on sock for its pid; 0 when none answers (within 10 s, for a
 // server that accepts and is slow to answer on a busy machine).
@@ -52,7 +34,7 @@ func serverPIDAt(sock string) int {
 // exits 0 within its budget, every tool call is recorded exactly once, the scoped rule reaches
 // the model once, and verify passes.
 func TestServe32HooksKilled(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	// hookProcess turns the server off; the last value of a variable wins.
@@ -84,7 +66,7 @@ func TestServe32HooksKilled(t *testing.T) {
 // its hold period (a pause between hooks; the pause is not timed), and without a server
 // (TASKLOG_SERVE=off: the hook opens the database itself).
 func BenchmarkServeHookRoundTrip(b *testing.B) {
-	bin := replayBinary(b)
+	bin := testenv.ReplayBinary(b)
 	for _, mode := range []string{"warm", "cold", "direct"} {
 		b.Run(mode, func(b *testing.B) {
 			dir := b.TempDir()
@@ -132,7 +114,7 @@ func reportPercentiles(b *testing.B, times []time.Duration) { reportNamedPercent
 // A server whose environment sets no GOGC runs its garbage collector at serveGCPercent, one
 // given GOGC keeps that setting, and its log says which.
 func TestServeCollectorSetting(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	for _, c := range []struct {
 		name, gogc, want string
 	}{
@@ -154,7 +136,7 @@ func TestServeCollectorSetting(t *testing.T) {
 				exec.Command(bin, "serve", "--stop", "--db", db).Run()
 				cmd.Wait()
 			})
-			cl, err := dialWhenUp(serve.SocketPath(db))
+			cl, err := testenv.DialWhenUp(serve.SocketPath(db))
 			if err != nil {
 				t.Fatalf("the server does not answer: %v", err)
 			}

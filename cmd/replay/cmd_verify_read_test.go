@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
@@ -39,7 +40,7 @@ func readFaultTasks(t *testing.T) (slowBlobs, []uuid.UUID) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	logs := filepath.Join(repoRoot(t), "testdata", "logs")
+	logs := filepath.Join(testenv.RepoRoot(t), "testdata", "logs")
 	var tasks []uuid.UUID
 	for _, name := range []string{"bad-drift", "toggle", "remote"} {
 		f, err := os.Open(filepath.Join(logs, name+".jsonl"))

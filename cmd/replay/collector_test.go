@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session"
 )
 
@@ -39,7 +40,7 @@ func TestVerifyCollectorSetting(t *testing.T) {
 	was := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(was)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
-	if code, _, stderr := replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--db", db); code != 0 {
+	if code, _, stderr := replayHere("import", filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--db", db); code != 0 {
 		t.Fatalf("import: exit %d\n%s", code, stderr)
 	}
 	for _, c := range []struct {

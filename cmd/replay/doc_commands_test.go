@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // docRunElsewhere names, for each command of the README and docs/ that is not a replay verb, the
@@ -15,24 +17,24 @@ var docRunElsewhere = map[string]string{
 	"go install ./cmd/replay/...":                                 "TestInstallBinaries",
 	"go test -race -count=1 -run 'TestHook|TestServe|TestMCPProcess|TestOtelServe|TestImportCopyRemovedOnSignal' -skip 'TestServePi' ./cmd/replay/...": ".ci/run",
 	"go test -race -count=1 ./session/serve/... ./session/mcp/... ./session/web/...":                                                                   ".ci/run",
-	"go test -race -timeout 30m ./...":                                           ".ci/run",
-	"bash .ci/install-agents":                                                    ".ci/run",
-	"go test ./cmd/replay -run TestAgentsEndToEnd -v":                            "TestAgentsEndToEnd",
-	"go test ./cmd/replay -run Resume -v":                                        "TestCodexResume",
-	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run TestAgentHarness -v":     "TestAgentHarness",
-	"go test ./cmd/replay -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v":   "TestQwenHTTPHooks",
-	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem": "BenchmarkHookOverHTTP",
-	"go install github.com/nats-io/nats-server/v2@v2.15.2":                       ".ci/run",
-	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":    "TestNATSServerBinary", // the same configuration
-	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                         "TestNATSServerBinary",
-	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                 "TestNATSScripts", // the scripts' environment
-	"go test ./cmd/replay -run TestOtelJaeger -v":                                "TestOtelJaeger",
+	"go test -race -timeout 30m ./...":                                             ".ci/run",
+	"bash .ci/install-agents":                                                      ".ci/run",
+	"go test ./cmd/replay/e2e -run TestAgentsEndToEnd -v":                          "TestAgentsEndToEnd",
+	"go test ./cmd/replay/e2e -run Resume -v":                                      "TestCodexResume",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay/e2e -run TestAgentHarness -v":   "TestAgentHarness",
+	"go test ./cmd/replay/e2e -run 'TestAgentsEndToEnd/qwen|TestQwenHTTPHooks' -v": "TestQwenHTTPHooks",
+	"go test ./session/serve -run '^$' -bench 'BenchmarkHookOverHTTP' -benchmem":   "BenchmarkHookOverHTTP",
+	"go install github.com/nats-io/nats-server/v2@v2.15.2":                         ".ci/run",
+	"mkdir -p ~/tasklog-nats && cat > ~/tasklog-nats/nats-server.conf <<CONF":      "TestNATSServerBinary", // the same configuration
+	"nats-server -js -c ~/tasklog-nats/nats-server.conf":                           "TestNATSServerBinary",
+	"export TASKLOG_STORE=nats://127.0.0.1:4222":                                   "TestNATSScripts", // the scripts' environment
+	"go test ./cmd/replay -run TestOtelJaeger -v":                                  "TestOtelJaeger",
 
 	// Gemini CLI and Copilot CLI in the end-to-end tests, which install each agent they drive so.
-	"go test ./cmd/replay -run 'TestAgentsEndToEnd/gemini' -v":                        "TestAgentsEndToEnd",
-	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay -run 'TestAgentHarness/gemini' -v": "TestAgentHarness",
-	"go test ./cmd/replay -run 'TestAgentsEndToEnd/copilot-cli' -v":                   "TestAgentsEndToEnd",
-	"replay install copilot-cli --project DIR --db PATH":                              "TestAgentsEndToEnd",
+	"go test ./cmd/replay/e2e -run 'TestAgentsEndToEnd/gemini' -v":                        "TestAgentsEndToEnd",
+	"TASKLOG_AGENTS_HARNESS=1 go test ./cmd/replay/e2e -run 'TestAgentHarness/gemini' -v": "TestAgentHarness",
+	"go test ./cmd/replay/e2e -run 'TestAgentsEndToEnd/copilot-cli' -v":                   "TestAgentsEndToEnd",
+	"replay install copilot-cli --project DIR --db PATH":                                  "TestAgentsEndToEnd",
 
 	// The three nodes of a cluster on one machine, and the store URL naming them.
 	"nats-server -js -c node1.conf": "TestNATSReplicas",
@@ -109,7 +111,7 @@ func manualPages(t *testing.T, root string) []docPage {
 // testdata/script_nats, either as it stands or under a "# doc: COMMAND" line naming it, and every
 // other command is one a script runs with exec, or one docRunElsewhere maps to an existing test.
 func TestDocCommands(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	run := scriptCommands(t)
 	sources := goTestSources(t, root)
 	n := 0

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // docLink is a Markdown link: [text](target), or [text](target "title").
@@ -59,7 +61,7 @@ func headingAnchors(page string) map[string]bool {
 // TestDocLinks: every link of the README and docs/ to a file of the repository names one that
 // exists, and every link to a heading (page.md#anchor, #anchor) names a heading of that page.
 func TestDocLinks(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	pages := manualPages(t, root)
 	anchorsOf := map[string]map[string]bool{}
 	for _, page := range pages {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store"
 )
@@ -68,7 +69,7 @@ func TestExportFailureKeepsTheLastFile(t *testing.T) {
 		t.Errorf("the failed export left %v beside the file", names)
 	}
 	// A successful export replaces the file whole and keeps its mode.
-	code, _, stderr = replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--db", dbPath)
+	code, _, stderr = replayHere("import", filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--db", dbPath)
 	if code != exitOK {
 		t.Fatal(stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 )
 
@@ -53,7 +54,7 @@ func writeFiles(tb testing.TB, dir string, files map[string]string) {
 func checkToolCallsOnce(t *testing.T, db string, want int) {
 	t.Helper()
 	calls := map[string]int{}
-	for _, ev := range taskEvents(t, db) {
+	for _, ev := range testenv.TaskEvents(t, db) {
 		if ev.Type != events.TypeToolCall {
 			continue
 		}

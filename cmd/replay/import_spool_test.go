@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // spoolCopies lists the copies in the spool folder of TMPDIR tmp.
@@ -38,7 +40,7 @@ func startPipeImport(t *testing.T, bin, tmp string, copies int) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	log, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"))
+	log, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "monorepo.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func startPipeImport(t *testing.T, bin, tmp string, copies int) *exec.Cmd {
 // TestImportCopyRemovedOnSignal: SIGINT and SIGTERM end an import of a pipe with its copy
 // removed; a copy left by SIGKILL is removed by the next import, even one of a regular file.
 func TestImportCopyRemovedOnSignal(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		exit int
@@ -90,7 +92,7 @@ func TestImportCopyRemovedOnSignal(t *testing.T) {
 		}
 		next := func() {
 			t.Helper()
-			cmd := exec.Command(bin, "import", filepath.Join(repoRoot(t), "testdata", "logs", "toggle.jsonl"),
+			cmd := exec.Command(bin, "import", filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "toggle.jsonl"),
 				"--db", filepath.Join(t.TempDir(), "t.db"))
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 			if out, err := cmd.CombinedOutput(); err != nil {

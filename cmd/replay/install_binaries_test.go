@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestInstallBinaries runs the README's install from the checkout, `go install ./cmd/replay/...`
@@ -19,7 +21,7 @@ func TestInstallBinaries(t *testing.T) {
 	}
 	gobin := t.TempDir()
 	cmd := exec.Command("go", "install", "./cmd/replay/...")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testenv.RepoRoot(t)
 	cmd.Env = append(cmd.Environ(), "GOBIN="+gobin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go install ./cmd/replay/...: %v\n%s", err, out)
@@ -46,7 +48,7 @@ func TestInstallRefusesGoRun(t *testing.T) {
 	project, data := t.TempDir(), t.TempDir()
 	for round := range 2 { // the first build is made in a temporary folder, the next comes from the build cache
 		cmd := exec.Command("go", "run", "./cmd/replay", "install", "claude-code", "--project", project)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = testenv.RepoRoot(t)
 		cmd.Env = append(cmd.Environ(), "XDG_DATA_HOME="+data)
 		out, err := cmd.CombinedOutput()
 		// go run says how the program exited, and exits 1 itself.

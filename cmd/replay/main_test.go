@@ -14,83 +14,26 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/replaytest"
 	testsamples "github.com/tasklog/tasklog/session/replaytest/samples"
 	"github.com/tasklog/tasklog/session/serve"
 	"github.com/tasklog/tasklog/store"
-	"github.com/tasklog/tasklog/store/location"
 )
 
 var update = flag.Bool("update", false, "rewrite the recorded logs under testdata/logs")
 
 func TestMain(m *testing.M) {
-	testscript.Main(privateDataHome{m}, map[string]func(){
+	testscript.Main(testenv.Private(m), map[string]func(){
 		"replay": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 
-// privateDataHome runs the tests with the user's data folder ($XDG_DATA_HOME) in a temporary
-// folder of their own and without $TASKLOG_DB or $TASKLOG_STORE: a test that forgets --db
-// writes there, never into the task log of the user running the tests.
-type privateDataHome struct{ m *testing.M }
-
-func (p privateDataHome) Run() int {
-	dir, err := os.MkdirTemp("", "tasklog-test-data-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if buildDir, err = os.MkdirTemp("", "tasklog-test-bin-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(buildDir)
-	os.Setenv("XDG_DATA_HOME", dir)
-	os.Setenv("GORACE", quickRaceExit(os.Getenv("GORACE")))
-	os.Unsetenv("TASKLOG_DB")
-	os.Unsetenv(location.Env)
-	// The machine and user task_started records: the same on every machine the tests run on.
-	os.Setenv("TASKLOG_MACHINE", testMachine)
-	os.Setenv("TASKLOG_USER", testUser)
-	return p.m.Run()
-}
-
-// buildDir is the folder of the replay binary replayBinary builds, removed when the tests end.
-var buildDir string
-
-// quickRaceExit is the GORACE setting for the processes the tests start: under -race, each
-// process otherwise sleeps a second before it exits (the race detector's atexit_sleep_ms, to
-// let other goroutines finish reporting), and the scripts start hundreds of them. A race is
-// still reported; it fails the process with exit code 66 as before. A value the user set wins.
-func quickRaceExit(gorace string) string {
-	if strings.Contains(gorace, "atexit_sleep_ms") {
-		return gorace
-	}
-	return strings.TrimSpace(gorace + " atexit_sleep_ms=10")
-}
-
-// testMachine and testUser are the machine and user the tests' hooks record.
-const (
-	testMachine = "devbox"
-	testUser    = "dev"
-)
-
-// repoRoot is the repository root, where testdata/ is shared by the demo and the tests.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	abs, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
-
 // TestScripts runs the CLI transcripts in testdata/script/*.txtar. $ROOT is the repository root.
 func TestScripts(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -102,8 +45,8 @@ func TestScripts(t *testing.T) {
 			// /no-home, which root could create.
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".data"))
 			env.Setenv("UID", strconv.Itoa(os.Getuid()))
-			env.Setenv("TASKLOG_MACHINE", testMachine)
-			env.Setenv("TASKLOG_USER", testUser)
+			env.Setenv("TASKLOG_MACHINE", testenv.Machine)
+			env.Setenv("TASKLOG_USER", testenv.User)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -129,7 +72,7 @@ func TestScripts(t *testing.T) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: serverup DB")
 				}
-				c, err := dialWhenUp(serve.SocketPath(ts.MkAbs(args[0])))
+				c, err := testenv.DialWhenUp(serve.SocketPath(ts.MkAbs(args[0])))
 				ts.Check(err)
 				ts.Check(c.Close())
 			},
@@ -184,7 +127,7 @@ func TestScripts(t *testing.T) {
 // the export with testdata/logs/NAME.jsonl: recording is deterministic, and the stored logs are
 // what today's code records (go test ./cmd/replay -update rewrites them; review the diff).
 func TestRecordedLogs(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	data := filepath.Join(root, "testdata")
 	scripts, _ := filepath.Glob(filepath.Join(data, "sessions", "*.jsonl"))
 	if len(scripts) < 6 {
@@ -231,12 +174,12 @@ func recordFixture(t *testing.T, data, script, name string) []byte {
 
 // TestRecordedLogsReplay is the regression test a runtime writes: every recorded log replays.
 func TestRecordedLogsReplay(t *testing.T) {
-	replaytest.Dir(t, filepath.Join(repoRoot(t), "testdata", "logs"))
+	replaytest.Dir(t, filepath.Join(testenv.RepoRoot(t), "testdata", "logs"))
 }
 
 // TestBrokenLogs asserts the exact first line a person reads for each deliberately broken log.
 func TestBrokenLogs(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "testdata", "logs")
+	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "logs")
 	if *update {
 		writeBrokenLogs(t, dir)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/store"
@@ -100,7 +101,7 @@ exporters:
 		cmd.Wait()
 	})
 	j := jaeger{otlp: fmt.Sprintf("http://127.0.0.1:%d", otlp), query: fmt.Sprintf("http://127.0.0.1:%d", query)}
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(50 * time.Millisecond) {
 		resp, err := http.Get(j.query + "/api/services")
 		if err == nil {
 			resp.Body.Close()
@@ -113,7 +114,7 @@ exporters:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("jaeger did not answer within %s: %v\n%s", serverWait, err, out.String())
+			t.Fatalf("jaeger did not answer within %s: %v\n%s", testenv.ServerWait, err, out.String())
 		}
 	}
 }
@@ -159,7 +160,7 @@ func (j jaeger) findTrace(t *testing.T, sid string, want int) jaegerTrace {
 	q := url.Values{"service": {"tasklog"}, "tags": {string(tags)}, "limit": {"20"},
 		"start": {fmt.Sprint(time.Now().Add(-30 * 24 * time.Hour).UnixMicro())}, "end": {fmt.Sprint(time.Now().Add(time.Hour).UnixMicro())}}
 	var last string
-	for deadline := time.Now().Add(serverWait); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get(j.query + "/api/traces?" + q.Encode())
 		if err != nil {
 			last = err.Error()
@@ -264,7 +265,7 @@ func checkJaegerTrace(t *testing.T, tr jaegerTrace, db store.Store, sid string) 
 // export' and finds that trace too, with the recorded times.
 func TestOtelJaeger(t *testing.T) {
 	j := startJaeger(t)
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	_, home, db, payloads := otelScenario(t)
 	sid := fmt.Sprintf("jaeger-live-%d", time.Now().UnixNano())
 	srv, srvOut := startOtelServe(t, bin, db, home, j.otlp)
@@ -292,7 +293,7 @@ func TestOtelJaeger(t *testing.T) {
 	// After the fact: the recorded log of the same scenario, with the times it recorded.
 	rec := filepath.Join(t.TempDir(), "recorded.db")
 	var out, errb bytes.Buffer
-	if code := run([]string{"import", filepath.Join(repoRoot(t), "session", "otelexport", "testdata", "claude-code.jsonl"), "--db", rec}, &out, &errb); code != 0 {
+	if code := run([]string{"import", filepath.Join(testenv.RepoRoot(t), "session", "otelexport", "testdata", "claude-code.jsonl"), "--db", rec}, &out, &errb); code != 0 {
 		t.Fatalf("import: %s", errb.String())
 	}
 	if code := run([]string{"otel", "export", "--db", rec, "--otel-endpoint", j.otlp, otelTask}, &out, &errb); code != 0 {

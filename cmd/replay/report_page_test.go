@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session"
 	"github.com/tasklog/tasklog/session/report"
@@ -63,7 +64,7 @@ func TestReportPage(t *testing.T) {
 		})
 	}
 	if *update {
-		root := repoRoot(t)
+		root := testenv.RepoRoot(t)
 		for _, shot := range []struct {
 			view pageView
 			file string
@@ -404,7 +405,7 @@ func writeReportPage(t *testing.T, dir, name string, data report.Page) string {
 // monorepoReport is the report of the monorepo fixture, recorded as the demo records it.
 func monorepoReport(t *testing.T) report.Page {
 	t.Helper()
-	data := filepath.Join(repoRoot(t), "testdata")
+	data := filepath.Join(testenv.RepoRoot(t), "testdata")
 	db := openTestDB(t)
 	s, _, err := recordScript(db, filepath.Join(data, "sessions", "monorepo.jsonl"), fixtureWorkspace(data, "monorepo"), nil)
 	if err != nil {

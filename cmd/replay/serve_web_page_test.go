@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/serve"
 )
 
@@ -37,7 +38,7 @@ func TestServeWebLive(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium not on PATH: install Debian's chromium package to check the live web app")
 	}
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	env := []string{"HOME=" + home, "TASKLOG_SERVE=on"}
@@ -456,10 +457,10 @@ func startWebServerArgs(t *testing.T, bin, db string, env []string, args ...stri
 	select {
 	case a := <-addr:
 		base, said = a[0], a[1]
-	case <-time.After(serverWait):
-		t.Fatalf("replay serve --http did not say where its web app is within %s", serverWait)
+	case <-time.After(testenv.ServerWait):
+		t.Fatalf("replay serve --http did not say where its web app is within %s", testenv.ServerWait)
 	}
-	c, err := dialWhenUp(serve.SocketPath(db))
+	c, err := testenv.DialWhenUp(serve.SocketPath(db))
 	if err != nil {
 		t.Fatalf("the server does not answer on its socket: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/web"
 )
 
@@ -15,7 +16,7 @@ import (
 // hook without the token is answered 401; ?token= logs a browser in with an HttpOnly,
 // SameSite=Strict cookie, which opens the pages; the hooks take the same token as a bearer.
 func TestServeWebPublic(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	db := filepath.Join(t.TempDir(), "tasklog.db")
 	base, said := startWebServerArgs(t, bin, db, nil, "--http-public")
 	tokenFile := db + ".http-token"

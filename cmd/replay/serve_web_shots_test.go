@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session/web/webtest"
 	"github.com/tasklog/tasklog/store"
@@ -45,7 +46,7 @@ func TestServeWebScreenshots(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium not on PATH: install Debian's chromium package to lay out the web app")
 	}
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	writeFiles(t, ws, map[string]string{"src/ui/Health.tsx": "export function Health() {}\n"})
 	db := filepath.Join(t.TempDir(), "tasklog.db")
@@ -89,7 +90,7 @@ func TestServeWebScreenshots(t *testing.T) {
 	// The first list may leave an audit to the background reader when the machine is busy (it
 	// says "counting"): ask again until the audits are in.
 	list := get(t, base)
-	for deadline := time.Now().Add(serverWait); strings.Contains(list, "counting the audit") && time.Now().Before(deadline); list = get(t, base) {
+	for deadline := time.Now().Add(testenv.ServerWait); strings.Contains(list, "counting the audit") && time.Now().Before(deadline); list = get(t, base) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, m := range regexp.MustCompile(`<a href="/task/([0-9a-f-]{36})">Add a /health`).FindAllStringSubmatch(list, -1) {
@@ -227,7 +228,7 @@ func TestServeWebBigPage(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium not on PATH: install Debian's chromium package to time the web app")
 	}
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	path := filepath.Join(t.TempDir(), "tasklog.db")
 	db, err := store.Open(path, &store.Options{NoSync: true})
 	if err != nil {

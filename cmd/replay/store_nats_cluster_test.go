@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/store/location"
 )
 
@@ -73,7 +74,7 @@ func (n *natsNode) start(t *testing.T, bin string) {
 	cmd := n.cmd
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	addr := fmt.Sprintf("127.0.0.1:%d", n.port)
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			return
@@ -119,10 +120,10 @@ func startNATSCluster(t *testing.T, bin string) ([]*natsNode, string) {
 }
 
 // untilOK runs a verb until it succeeds (a cluster electing its leaders answers "no
-// responders" or "JetStream cluster not available" meanwhile), for at most serverWait.
+// responders" or "JetStream cluster not available" meanwhile), for at most testenv.ServerWait.
 func untilOK(t *testing.T, args ...string) string {
 	t.Helper()
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(200 * time.Millisecond) {
 		code, out, stderr := replayHere(args...)
 		if code == exitOK {
 			return out
@@ -133,7 +134,7 @@ func untilOK(t *testing.T, args ...string) string {
 	}
 }
 
-// streamInfo reads a stream's state from the cluster, waiting (at most serverWait) while the
+// streamInfo reads a stream's state from the cluster, waiting (at most testenv.ServerWait) while the
 // cluster does not answer: a node that just started, or leaders being elected.
 func streamInfo(t *testing.T, servers, stream string) *jetstream.StreamInfo {
 	t.Helper()
@@ -146,7 +147,7 @@ func streamInfo(t *testing.T, servers, stream string) *jetstream.StreamInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var info *jetstream.StreamInfo
 		st, err := js.Stream(ctx, stream)
@@ -176,7 +177,7 @@ func testNATSCluster(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", filepath.Join(t.TempDir(), "data"))
 	url := servers + "/TASKLOG?replicas=3"
 	t.Setenv(storeEnv, url)
-	logs := filepath.Join(repoRoot(t), "testdata", "logs")
+	logs := filepath.Join(testenv.RepoRoot(t), "testdata", "logs")
 	untilOK(t, "import", filepath.Join(logs, "monorepo.jsonl"))
 	info := streamInfo(t, servers, "TASKLOG")
 	if info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
@@ -205,7 +206,7 @@ func testNATSCluster(t *testing.T) {
 
 	// The killed node comes back and catches up: all three replicas current again.
 	leader.start(t, bin)
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(200 * time.Millisecond) {
 		info = streamInfo(t, servers, "TASKLOG")
 		current := 0
 		for _, r := range info.Cluster.Replicas {
@@ -236,7 +237,7 @@ func TestNATSClusterHooksLeaderKilled(t *testing.T) {
 	if bin == "" {
 		t.Skip("nats-server is not on PATH nor in $(go env GOPATH)/bin (go install github.com/nats-io/nats-server/v2@v2.15.2)")
 	}
-	replay := replayBinary(t)
+	replay := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	nodes, servers := startNATSCluster(t, bin)
 	url := servers + "/TASKLOG?replicas=3"

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/store/location"
 	"github.com/tasklog/tasklog/store/natsstore"
@@ -19,7 +20,7 @@ import (
 // the model once, and once the next hook has recorded what the others spooled, every tool call
 // is in the stream exactly once and verify passes.
 func TestNATSServe32HooksKilled(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	dir := t.TempDir()
 	url := natsServer(t, filepath.Join(dir, "nats"), 0).ClientURL()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/store/location"
 )
@@ -96,7 +97,7 @@ func (m *machine) payloads(prompt string) []string {
 // store. 'replay tasks --store' lists the three tasks with their machine, user and agent and
 // filters by each; audit, explain, report and verify answer for every task from a fourth place.
 func TestNATSManyMachines(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	dir := t.TempDir()
 	url := natsServer(t, filepath.Join(dir, "nats"), 0).ClientURL()
 	runtimeDir := filepath.Join(dir, "run")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/store/natsstore"
@@ -48,7 +49,7 @@ func testNATSMachineLosesTheCluster(t *testing.T, direct bool) {
 	if natsBin == "" {
 		t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2)")
 	}
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	dir := t.TempDir()
 	runtimeDir := filepath.Join(dir, "run")
 	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/mcp"
 	"github.com/tasklog/tasklog/session/serve"
@@ -39,7 +40,7 @@ func natsServer(t testing.TB, dir string, port int) *server.Server {
 		t.Fatal(err)
 	}
 	go ns.Start()
-	if !ns.ReadyForConnections(serverWait) {
+	if !ns.ReadyForConnections(testenv.ServerWait) {
 		ns.Shutdown()
 		t.Fatal("the NATS server did not get ready in 10s")
 	}
@@ -51,7 +52,7 @@ func natsServer(t testing.TB, dir string, port int) *server.Server {
 // its own: $NATS is its URL (nats://127.0.0.1:PORT, no stream). 'logged RE' greps the hook log
 // of the store $TASKLOG_STORE names.
 func TestNATSScripts(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script_nats",
 		Setup: func(env *testscript.Env) error {
@@ -61,8 +62,8 @@ func TestNATSScripts(t *testing.T) {
 			env.Setenv("TASKLOG_DB", filepath.Join(env.WorkDir, "tasklog.db"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			env.Setenv("TASKLOG_SERVE", "off")
-			env.Setenv("TASKLOG_MACHINE", testMachine)
-			env.Setenv("TASKLOG_USER", testUser)
+			env.Setenv("TASKLOG_MACHINE", testenv.Machine)
+			env.Setenv("TASKLOG_USER", testenv.User)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -149,7 +150,7 @@ func TestNATSServerDown(t *testing.T) {
 	}{
 		{[]string{"tasks", "--store", url}, "TASKLOG"},
 		{[]string{"log", "0b3c", "--store", url + "/AUDIT"}, "AUDIT"},
-		{[]string{"import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url}, "TASKLOG"},
+		{[]string{"import", filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url}, "TASKLOG"},
 		{[]string{"verify", "--all", "--store", url}, "TASKLOG"},
 	} {
 		args, stream := append(tt.args, "--timeout", "1s"), tt.stream
@@ -232,7 +233,7 @@ func TestNATSServe(t *testing.T) {
 	var serveErr bytes.Buffer
 	go func() { done <- cmdServe([]string{"--store", url, "--idle", "1m"}, &bytes.Buffer{}, &serveErr) }()
 	sock := serve.SocketPath(natsLoc(url).SideFile())
-	c, err := dialWhenUp(sock)
+	c, err := testenv.DialWhenUp(sock)
 	if err != nil {
 		t.Fatalf("the server did not listen on %s: %v\n%s", sock, err, serveErr.String())
 	}
@@ -275,7 +276,7 @@ func TestNATSServe(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("serve exited %d: %s", code, serveErr.String())
 		}
-	case <-time.After(serverWait):
+	case <-time.After(testenv.ServerWait):
 		t.Fatal("serve did not exit after --stop")
 	}
 	if code, out, _ := replayHere("verify", task, "--store", url); code != exitOK {
@@ -352,7 +353,7 @@ func TestNATSServerBinary(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(serverWait); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.ServerWait); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			break
@@ -363,7 +364,7 @@ func TestNATSServerBinary(t *testing.T) {
 	}
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	url := "nats://" + addr
-	code, out, stderr := replayHere("demo", "--testdata", filepath.Join(repoRoot(t), "testdata"), "--store", url)
+	code, out, stderr := replayHere("demo", "--testdata", filepath.Join(testenv.RepoRoot(t), "testdata"), "--store", url)
 	if code != exitOK || strings.Count(out, "verified") != 6 {
 		t.Fatalf("demo against nats-server: exit %d\n%s%s\nserver log:\n%s", code, out, stderr, logb())
 	}
@@ -396,7 +397,7 @@ jetstream {
 func TestNATSMCP(t *testing.T) {
 	ns := natsServer(t, t.TempDir(), 0)
 	url := ns.ClientURL() + "/MCP"
-	if code, _, stderr := replayHere("import", filepath.Join(repoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url); code != exitOK {
+	if code, _, stderr := replayHere("import", filepath.Join(testenv.RepoRoot(t), "testdata", "logs", "monorepo.jsonl"), "--store", url); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
 	loc := natsLoc(url)
@@ -415,7 +416,7 @@ func TestNATSMCP(t *testing.T) {
 // TestNATSHookStartsServer: a hook process on a NATS store starts 'replay serve --store URL' on
 // demand, as it does for a file, and later hooks go through it.
 func TestNATSHookStartsServer(t *testing.T) {
-	bin := replayBinary(t)
+	bin := testenv.ReplayBinary(t)
 	ws, home := hookWorkspace(t)
 	dir := t.TempDir()
 	ns := natsServer(t, filepath.Join(dir, "nats"), 0)
@@ -485,7 +486,7 @@ func TestNATSReplicas(t *testing.T) {
 }
 
 // withJetStream connects to the server at url and runs f with its JetStream API, for at most
-// serverWait.
+// testenv.ServerWait.
 func withJetStream(url string, f func(ctx context.Context, js jetstream.JetStream) error) error {
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -496,7 +497,7 @@ func withJetStream(url string, f func(ctx context.Context, js jetstream.JetStrea
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.ServerWait)
 	defer cancel()
 	return f(ctx, js)
 }

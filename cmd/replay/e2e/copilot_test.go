@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Copilot CLI's driver, kept apart from the others': it is driven through install's
 // .github/hooks file, in a trusted folder, against the fake model's Chat Completions API.

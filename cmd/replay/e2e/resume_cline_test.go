@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os/exec"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestClineResume runs the real Cline CLI twice on one session ('cline --json PROMPT', then
@@ -54,6 +55,6 @@ func TestClineResume(t *testing.T) {
 	}
 	a.run(t, "Look at the routes again.")
 	checkResumedOnce(t, resumed.ModelRequests(), a.describeRequests(), scopedMarker, alwaysMarker)
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
 }

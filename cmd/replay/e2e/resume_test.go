@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 )
 
@@ -25,8 +26,7 @@ import (
 func TestClaudeResume(t *testing.T) {
 	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, claudeDriver)
-	build := &replayBuilder{dir: t.TempDir()}
-	replay := build.binary(t)
+	replay := testenv.ReplayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, content := range e2eRules("claude-code") {
@@ -37,10 +37,10 @@ func TestClaudeResume(t *testing.T) {
 	a.write(t, ".claude/rules/routes.md", "---\npaths: [\"src/api/**\"]\n---\nROUTES-RULE-5B1E: routes are listed in one file.\n")
 	a.write(t, ".claude/rules/jobs.md", "---\npaths: [\"src/jobs/**\"]\n---\nJOBS-RULE-C7D2: jobs are idempotent.\n")
 	a.write(t, ".cursor/rules/style.mdc", "---\nalwaysApply: true\n---\nSTYLE-RULE-0A9F: two spaces, no tabs.\n")
-	if out, code := runReplay(t, replay, a.home, "install", "claude-code", "--project", a.ws, "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "install", "claude-code", "--project", a.ws, "--db", db); code != 0 {
 		t.Fatalf("replay install: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	t.Cleanup(func() { testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
 	read := fakemodel.Call("Read", map[string]any{"file_path": filepath.Join(a.ws, e2eRead)})
 	write := fakemodel.Call("Write", map[string]any{"file_path": filepath.Join(a.ws, "src/jobs/nightly.ts"), "content": "export const nightly = 1;\n"})
 
@@ -78,10 +78,10 @@ func TestClaudeResume(t *testing.T) {
 	if n := strings.Count(last.Text(), scopedMarker); n != 1 {
 		t.Errorf("resumed session: the request after the Read holds the scoped rule %d times, want once (parts %d)", n, len(last.Parts))
 	}
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 
 	var versions []string
-	evs := taskEvents(t, db)
+	evs := testenv.TaskEvents(t, db)
 	for _, ev := range evs {
 		if ev.Type != events.TypeSettingsChanged {
 			continue
@@ -93,7 +93,7 @@ func TestClaudeResume(t *testing.T) {
 	if want := claudeInstalledVersion(t); !slices.Contains(versions, want) {
 		t.Errorf("the agent versions recorded: %q, want %s (the installed Claude Code)", versions, want)
 	}
-	if n := countType(evs, events.TypeCompaction); n != 0 {
+	if n := testenv.CountType(evs, events.TypeCompaction); n != 0 {
 		t.Errorf("%d compactions recorded; Claude Code's resume keeps the hook text, want none", n)
 	}
 
@@ -103,7 +103,7 @@ func TestClaudeResume(t *testing.T) {
 // auditOf reads 'replay audit --json' of the only task in db.
 func auditOf(t *testing.T, replay, home, db string) auditJSON {
 	t.Helper()
-	out, _ := runReplay(t, replay, home, "audit", "--json", "--db", db)
+	out, _ := testenv.RunReplay(t, replay, home, "audit", "--json", "--db", db)
 	var rep auditJSON
 	// Findings make audit exit 1, and then stderr (the task it picked) follows the JSON.
 	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil || len(rep.Requests) == 0 {

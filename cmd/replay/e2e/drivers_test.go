@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // How each real agent is configured, run and scripted (see ../shared/agents/README.md).
 

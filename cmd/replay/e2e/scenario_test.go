@@ -1,25 +1,20 @@
-package main
+package e2e
 
 // The scenario of tasklog inside the real agents: replay install sets up the hooks, the agent
 // runs the fake model's script (read src/api/routes.ts, write src/api/health.ts, edit it, run a
 // shell command), and the test checks what the model was given and what the log holds.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events/agentlog"
 )
 
@@ -52,7 +47,7 @@ func checkOwnLoads(t *testing.T, a *agentRun, replay, db string) {
 	if n := strings.Count(reqs[len(reqs)-1].Text(), ownMarker); n != 1 {
 		t.Errorf("the last request holds the agent's own AGENTS.md %d times, want once", n)
 	}
-	out, _ := runReplay(t, replay, a.home, "audit", "--json", "--db", db)
+	out, _ := testenv.RunReplay(t, replay, a.home, "audit", "--json", "--db", db)
 	var rep struct {
 		AgentLoads string `json:"agent_loads"`
 		auditJSON
@@ -95,42 +90,12 @@ const e2ePrompt = "Add a health check endpoint next to the existing routes."
 // 2.1.197 sent it in a user message, 2.1.332 in a system one).
 var deliveredAs = map[string]string{"claude-code": "system", "codex": "developer", "cline": "user", "gemini": "user", "qwen": "tool", "copilot-cli": "user", "opencode": "tool"}
 
-// replayBuilder builds the replay binary once for a test and its subtests.
-type replayBuilder struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func (b *replayBuilder) binary(t *testing.T) string {
-	t.Helper()
-	b.once.Do(func() {
-		b.path = filepath.Join(b.dir, "replay")
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			b.err = fmt.Errorf("go not found on PATH: %w", err)
-			return
-		}
-		cmd := exec.Command(gobin, "build", "-o", b.path, "./cmd/replay")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build ./cmd/replay: %w\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
-
 func TestAgentsEndToEnd(t *testing.T) {
-	build := &replayBuilder{dir: t.TempDir()}
 	for _, d := range allDrivers {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel() // at most -parallel (GOMAXPROCS) agents at once
 			a := newAgentRun(t, d)
-			replay := build.binary(t)
+			replay := testenv.ReplayBinary(t)
 			db := filepath.Join(a.tmp, "t.db")
 			a.write(t, e2eRead, "export const routes = ['/users'];\n")
 			for rel, content := range e2eRules(d.name) {
@@ -142,7 +107,7 @@ func TestAgentsEndToEnd(t *testing.T) {
 			if d.reportsLoads {
 				a.write(t, "AGENTS.md", ownMarker+": the agent loads this file by itself.\n")
 			}
-			out, code := runReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db)
+			out, code := testenv.RunReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db)
 			if code != 0 {
 				t.Fatalf("replay install %s: exit %d\n%s", d.name, code, out)
 			}
@@ -154,7 +119,7 @@ func TestAgentsEndToEnd(t *testing.T) {
 			stop := func() {
 				if !stopped {
 					stopped = true
-					out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+					out, code := testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 					if code != 0 {
 						t.Errorf("replay serve --stop: exit %d\n%s", code, out)
 					}
@@ -179,25 +144,6 @@ func TestAgentsEndToEnd(t *testing.T) {
 
 // runReplay runs the built replay binary with HOME set to home and returns its exit status and
 // its output: stdout alone when it succeeds (so JSON stays parseable), stdout and stderr when not.
-func runReplay(t *testing.T, replay, home string, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, replay, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return stdout.String() + stderr.String(), exit.ExitCode()
-	case err != nil:
-		t.Fatalf("replay %s: %v", strings.Join(args, " "), err)
-	}
-	return stdout.String(), 0
-}
-
 // checkModelSaw asserts from the fake model's requests: the scoped rule reaches the model in
 // the first request after the Read, in a message of the role the agent gives hook text, and once:
 // never before, and exactly once in every later request (it stays in the conversation and is
@@ -262,7 +208,7 @@ type logEvent struct {
 // that delivery names the Read as the evidence and shows the delivery.
 func checkLog(t *testing.T, a *agentRun, replay, db, agentOut string) {
 	t.Helper()
-	tasksOut, code := runReplay(t, replay, a.home, "tasks", "--json", "--db", db)
+	tasksOut, code := testenv.RunReplay(t, replay, a.home, "tasks", "--json", "--db", db)
 	var tasks []struct {
 		Task    string `json:"task"`
 		Runtime string `json:"runtime"`
@@ -280,7 +226,7 @@ func checkLog(t *testing.T, a *agentRun, replay, db, agentOut string) {
 		t.Errorf("task runtime %q, want %q", tasks[0].Runtime, a.driver.name)
 	}
 
-	logOut, code := runReplay(t, replay, a.home, "log", id, "--json", "--db", db)
+	logOut, code := testenv.RunReplay(t, replay, a.home, "log", id, "--json", "--db", db)
 	if code != 0 {
 		t.Fatalf("replay log: exit %d\n%s", code, logOut)
 	}
@@ -288,7 +234,7 @@ func checkLog(t *testing.T, a *agentRun, replay, db, agentOut string) {
 	checkRecorded(t, a, evs)
 	readSeq, api := checkDeliveries(t, a, evs)
 
-	if out, code := runReplay(t, replay, a.home, "verify", id, "--db", db); code != 0 || !strings.HasPrefix(out, "ok") {
+	if out, code := testenv.RunReplay(t, replay, a.home, "verify", id, "--db", db); code != 0 || !strings.HasPrefix(out, "ok") {
 		t.Errorf("replay verify: exit %d\n%s", code, out)
 	}
 	if readSeq == 0 || api.seq == 0 {
@@ -440,7 +386,7 @@ func checkExplain(t *testing.T, a *agentRun, replay, db, id string, evs []logEve
 	if turn == 0 {
 		t.Fatalf("the delivery of api names decision seq %d, which is not a decision", api.decision)
 	}
-	out, code := runReplay(t, replay, a.home, "explain", id, "--turn", fmt.Sprint(turn), "--json", "--db", db)
+	out, code := testenv.RunReplay(t, replay, a.home, "explain", id, "--turn", fmt.Sprint(turn), "--json", "--db", db)
 	var ex struct {
 		Included []struct {
 			Name    string
@@ -467,7 +413,7 @@ func checkExplain(t *testing.T, a *agentRun, replay, db, id string, evs []logEve
 	if !evidence {
 		t.Errorf("explain --turn %d --json does not name the read (seq %d) as the evidence of api:\n%s", turn, readSeq, out)
 	}
-	text, code := runReplay(t, replay, a.home, "explain", id, "--turn", fmt.Sprint(turn), "--rule", "api", "--db", db)
+	text, code := testenv.RunReplay(t, replay, a.home, "explain", id, "--turn", fmt.Sprint(turn), "--rule", "api", "--db", db)
 	lower := strings.ToLower(text)
 	if code != 0 || !strings.Contains(lower, "deliver") || !strings.Contains(text, api.hook) ||
 		!strings.Contains(text, fmt.Sprintf("seq %d", api.seq)) {

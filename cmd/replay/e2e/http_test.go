@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestQwenHTTPHooks runs the scenario of TestAgentsEndToEnd in the real Qwen Code with its hooks
@@ -17,8 +19,7 @@ import (
 func TestQwenHTTPHooks(t *testing.T) {
 	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, qwenDriver)
-	build := &replayBuilder{dir: t.TempDir()}
-	replay := build.binary(t)
+	replay := testenv.ReplayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, content := range e2eRules("qwen") {
@@ -26,12 +27,12 @@ func TestQwenHTTPHooks(t *testing.T) {
 	}
 	a.write(t, "AGENTS.md", ownMarker+": the agent loads this file by itself.\n")
 
-	if out, code := runReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db, "--http"); code == 0 ||
+	if out, code := testenv.RunReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db, "--http"); code == 0 ||
 		!strings.Contains(out, "no 'replay serve --http' is running") {
 		t.Errorf("install --http with no server: exit %d, want a failure naming the missing server:\n%s", code, out)
 	}
 	startHTTPServer(t, replay, a.home, db)
-	out, code := runReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db, "--http")
+	out, code := testenv.RunReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db, "--http")
 	if code != 0 {
 		t.Fatalf("replay install qwen --http: exit %d\n%s", code, out)
 	}
@@ -41,7 +42,7 @@ func TestQwenHTTPHooks(t *testing.T) {
 	}
 
 	agentOut := a.run(t, e2ePrompt)
-	if out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
 		t.Errorf("replay serve --stop: exit %d\n%s", code, out)
 	}
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(db), "tasklog-hook.log")); err == nil {
@@ -52,7 +53,7 @@ func TestQwenHTTPHooks(t *testing.T) {
 	checkOwnLoads(t, a, replay, db)
 
 	// Back to the command hook: install without --http replaces the HTTP entries.
-	out, code = runReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db)
+	out, code = testenv.RunReplay(t, replay, a.home, "install", "qwen", "--project", a.ws, "--db", db)
 	if types := qwenHookTypes(t, a.ws); code != 0 || len(types) != 1 || types["command"] == 0 {
 		t.Errorf("install without --http: exit %d, hook types %v, want command only\n%s", code, types, out)
 	}
@@ -98,7 +99,7 @@ func startHTTPServer(t *testing.T, replay, home, db string) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		runReplay(t, replay, home, "serve", "--stop", "--db", db)
+		testenv.RunReplay(t, replay, home, "serve", "--stop", "--db", db)
 		select {
 		case <-exited:
 		case <-time.After(time.Minute):
@@ -109,7 +110,8 @@ func startHTTPServer(t *testing.T, replay, home, db string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		if b, err := os.ReadFile(httpAddrFile(db)); err == nil && strings.HasPrefix(string(b), "http://127.0.0.1:") {
+		// The server writes its address to DB.http (docs/server.md).
+		if b, err := os.ReadFile(db + ".http"); err == nil && strings.HasPrefix(string(b), "http://127.0.0.1:") {
 			return
 		}
 		select {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/extension"
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/session/serve"
 )
@@ -41,7 +42,7 @@ func newPiRun(t *testing.T, db string, steps ...fakemodel.Step) *piRun {
 		t.Skipf("pi %s is not installed in %s (found %q; run .ci/install-agents)", want, e2eAgentsDir(), v)
 	}
 	dir := t.TempDir()
-	r := &piRun{t: t, pi: piBin, bin: replayBinary(t), ws: filepath.Join(dir, "shop"),
+	r := &piRun{t: t, pi: piBin, bin: testenv.ReplayBinary(t), ws: filepath.Join(dir, "shop"),
 		agentDir: filepath.Join(dir, "pi-agent"), home: filepath.Join(dir, "home"), db: db}
 	if r.db == "" {
 		r.db = filepath.Join(dir, "tasklog.db")
@@ -79,7 +80,7 @@ func (r *piRun) serve() *exec.Cmd {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { srv.Process.Signal(syscall.SIGCONT); srv.Process.Kill(); srv.Wait() })
-	c, err := dialWhenUp(serve.SocketPath(r.db))
+	c, err := testenv.DialWhenUp(serve.SocketPath(r.db))
 	if err != nil {
 		r.t.Fatalf("replay serve did not listen: %v", err)
 	}
@@ -123,7 +124,7 @@ func (r *piRun) stop() []events.Event {
 	if out, err := exec.Command(r.bin, "verify", "--db", r.db).CombinedOutput(); err != nil {
 		r.t.Fatalf("verify: %v\n%s", err, out)
 	}
-	return taskEvents(r.t, r.db)
+	return testenv.TaskEvents(r.t, r.db)
 }
 
 // TestServePiExtension runs the real pi with its extension (internal/extension), a TypeScript extension
@@ -179,7 +180,7 @@ func TestServePiContinue(t *testing.T) {
 	if len(prompts) != 2 || prompts[0] != "Look at the API routes." || prompts[1] != "And the handlers?" {
 		t.Errorf("prompts recorded %q, want both runs' prompts in order", prompts)
 	}
-	if n := countType(evs, events.TypeAgentStopped); n < 2 {
+	if n := testenv.CountType(evs, events.TypeAgentStopped); n < 2 {
 		t.Errorf("%d agent_stopped events, want one per run's end at least", n)
 	}
 }
@@ -255,7 +256,7 @@ func TestServePiInstalled(t *testing.T) {
 func wantOneReadTwoDeliveries(t *testing.T, evs []events.Event) {
 	t.Helper()
 	for typ, want := range map[events.Type]int{events.TypeUserMessage: 1, events.TypeToolCall: 1, events.TypeDelivery: 2} {
-		if n := countType(evs, typ); n != want {
+		if n := testenv.CountType(evs, typ); n != want {
 			t.Errorf("%d %s events, want %d", n, typ, want)
 		}
 	}

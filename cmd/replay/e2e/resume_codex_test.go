@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tasklog/tasklog/audit"
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestCodexResume runs the real Codex twice on one session: 'codex exec' reads
@@ -46,7 +47,7 @@ func TestCodexResume(t *testing.T) {
 	a.driver = cont
 	a.run(t, "Look at the routes again.")
 	checkResumedOnce(t, resumed.ModelRequests(), a.describeRequests(), scopedMarker, alwaysMarker)
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})
 }
 

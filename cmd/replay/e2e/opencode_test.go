@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // opencode's driver, kept apart from the others': it has no command hooks, so tasklog reaches
 // it through the plugin 'replay install opencode' writes into .opencode/plugin, and the harness's
@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/session/serve"
 )
 
@@ -109,10 +110,10 @@ export const Hand = async () => ({
 func TestOpencodeHungServer(t *testing.T) {
 	t.Parallel() // a real agent: runs beside the others, at most -parallel at once
 	a := newAgentRun(t, opencodeDriver)
-	replay := replayBinary(t)
+	replay := testenv.ReplayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
-	if out, code := runReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
 		t.Fatalf("replay install opencode: exit %d\n%s", code, out)
 	}
 	srv := exec.Command(replay, "serve", "--db", db, "--idle", "2m")
@@ -121,7 +122,7 @@ func TestOpencodeHungServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Signal(syscall.SIGCONT); srv.Process.Kill(); srv.Wait() })
-	c, err := dialWhenUp(serve.SocketPath(db))
+	c, err := testenv.DialWhenUp(serve.SocketPath(db))
 	if err != nil {
 		t.Fatalf("replay serve did not listen: %v", err)
 	}
@@ -155,16 +156,16 @@ func TestOpencodeResume(t *testing.T) {
 		return []fakemodel.Step{read(ws), fakemodel.Final("The routes are empty.")}
 	}
 	a := newAgentRun(t, d)
-	replay := replayBinary(t)
+	replay := testenv.ReplayBinary(t)
 	db := filepath.Join(a.tmp, "t.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, content := range e2eRules("opencode") {
 		a.write(t, rel, content)
 	}
-	if out, code := runReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "install", "opencode", "--project", a.ws, "--db", db); code != 0 {
 		t.Fatalf("replay install opencode: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	t.Cleanup(func() { testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
 	a.run(t, "Look at the API routes.")
 	first := a.model.ModelRequests()
 	for _, m := range []string{scopedMarker, alwaysMarker} {
@@ -186,7 +187,7 @@ func TestOpencodeResume(t *testing.T) {
 	}
 	a.run(t, "Look at the routes again.")
 	checkResumedOnce(t, resumed.ModelRequests(), "", scopedMarker, alwaysMarker)
-	if out, code := runReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db); code != 0 {
 		t.Fatalf("replay serve --stop: exit %d\n%s", code, out)
 	}
 	checkResumeAudit(t, replay, a.home, db, map[string]bool{"api": true, "general": true})

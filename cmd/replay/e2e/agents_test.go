@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The real coding agents (Claude Code, Codex, Cline, Copilot CLI), installed from npm by .ci/install-agents,
 // driven against the scripted fake model of internal/fakemodel. This file holds the harness: where
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // agentRunLimit bounds one agent run. The scripted task takes a few seconds of CPU, but a
@@ -287,15 +288,15 @@ func (d agentDriver) loggedTool(tool string) string {
 func installedRun(t *testing.T, d agentDriver) (a *agentRun, replay, db string) {
 	t.Helper()
 	a = newAgentRun(t, d)
-	replay = (&replayBuilder{dir: t.TempDir()}).binary(t)
+	replay = testenv.ReplayBinary(t)
 	db = filepath.Join(a.tmp, "t.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, content := range e2eRules(d.name) {
 		a.write(t, rel, content)
 	}
-	if out, code := runReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db); code != 0 {
+	if out, code := testenv.RunReplay(t, replay, a.home, "install", d.name, "--project", a.ws, "--db", db); code != 0 {
 		t.Fatalf("replay install: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() { runReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
+	t.Cleanup(func() { testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db) })
 	return a, replay, db
 }

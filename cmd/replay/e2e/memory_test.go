@@ -1,10 +1,11 @@
-package main
+package e2e
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 )
 
 // TestClaudeLoadsEveryMemoryFile runs the real Claude Code in a project with a CLAUDE.md at the
@@ -94,6 +95,6 @@ func claudeMemoryAudit(t *testing.T, files map[string]string, markers ...string)
 			t.Fatalf("Claude Code %s did not send %s in its first request\n%s", installedVersion(claudeDriver.pkg), m, a.describeRequests())
 		}
 	}
-	runReplay(t, replay, a.home, "serve", "--stop", "--db", db)
+	testenv.RunReplay(t, replay, a.home, "serve", "--stop", "--db", db)
 	return auditOf(t, replay, a.home, db)
 }

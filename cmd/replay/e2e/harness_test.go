@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The harness proves itself without tasklog: each real agent runs the fake model's script, calls
 // a hand-written hook on its tool calls, and carries the hook's text back to the model.

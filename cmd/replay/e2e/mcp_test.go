@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Claude Code with tasklog's MCP server in its .mcp.json and tasklog's hooks installed, driven
 // by the fake model: the model reads a file (the hooks deliver the rule scoped to it), calls
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tasklog/tasklog/cmd/replay/internal/fakemodel"
+	"github.com/tasklog/tasklog/cmd/replay/internal/testenv"
 	"github.com/tasklog/tasklog/events"
 	"github.com/tasklog/tasklog/events/agentlog"
 	"github.com/tasklog/tasklog/session/mcp"
@@ -60,7 +61,7 @@ func TestMCPInClaudeCode(t *testing.T) {
 		return append(configure(t, a), "ENABLE_TOOL_SEARCH=false")
 	}
 	a := newAgentRun(t, d)
-	replay := replayBinary(t)
+	replay := testenv.ReplayBinary(t)
 	db := filepath.Join(a.tmp, "tasklog.db")
 	a.write(t, e2eRead, "export const routes = ['/users'];\n")
 	for rel, body := range mcpE2ERules {
