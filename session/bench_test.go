@@ -170,7 +170,13 @@ func benchDecideAgain(b *testing.B, decide func() error) {
 // BenchmarkDecideAfterToolCall is a turn as it happens: the model read one more file (a path
 // the task has not seen, which pushes the oldest out of the 100) and the next prompt is built.
 // Only Decide is timed.
-func BenchmarkDecideAfterToolCall(b *testing.B) {
+func BenchmarkDecideAfterToolCall(b *testing.B) { benchAfterToolCall(b, false) }
+
+// BenchmarkDecideIntoAfterToolCall is BenchmarkDecideAfterToolCall with the last decision given
+// back (DecideInto).
+func BenchmarkDecideIntoAfterToolCall(b *testing.B) { benchAfterToolCall(b, true) }
+
+func benchAfterToolCall(b *testing.B, into bool) {
 	for _, kind := range []string{"folder", "watched"} {
 		b.Run("rules="+kind, func(b *testing.B) {
 			s := benchSession(b, 100, benchRoot(b, kind))
@@ -185,8 +191,15 @@ func BenchmarkDecideAfterToolCall(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			var d Decision
 			decide := func() {
-				if _, err := s.Decide(ctx); err != nil {
+				var err error
+				if into {
+					err = s.DecideInto(ctx, &d)
+				} else {
+					_, err = s.Decide(ctx)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

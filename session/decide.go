@@ -167,13 +167,28 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	// whole). A record is private (only the decision it was written into holds it) when it
 	// shares no context array, or shares that of a record nobody holds any more.
 	prev := s.last
-	shares := prev != nil && cap(prev.Context) > 0 && cap(rec.Context) > 0 && &prev.Context[:1][0] == &rec.Context[:1][0]
-	if handedBack && !shares && cap(prev.Context) > 0 {
-		s.spareRecord = emptied(prev.Context)
+	var prevIn, prevOut []events.RuleOutcome
+	if prev != nil {
+		prevIn, prevOut = prev.Included, prev.Excluded
+	}
+	shares := prev != nil && sameBacking(prev.Context, rec.Context)
+	if handedBack {
+		// So are the outcome lists it made for itself, unless this record shares them.
+		if !shares && cap(prev.Context) > 0 {
+			s.spareRecord.context = emptied(prev.Context)
+		}
+		if s.lastOwns[0] && !sameBacking(prevIn, rec.Included) {
+			s.spareRecord.included = emptied(prevIn)
+		}
+		if s.lastOwns[1] && !sameBacking(prevOut, rec.Excluded) {
+			s.spareRecord.excluded = emptied(prevOut)
+		}
 	}
 	// The next decision is written against this one. The caller gets copies (Recorded), so
-	// nothing it does can change the base.
+	// nothing it does can change the base. A list of this record's that is not the last
+	// record's array is its own (recordAfter shares the last record's or makes one).
 	s.last, s.lastSeq, s.lastPrivate = &rec, d.Seq, into != nil && (!shares || handedBack)
+	s.lastOwns = [2]bool{cap(rec.Included) > 0 && !sameBacking(prevIn, rec.Included), cap(rec.Excluded) > 0 && !sameBacking(prevOut, rec.Excluded)}
 	if size := len(evs[at].Data); delta {
 		s.deltas.turns++
 		s.deltas.bytes += size
@@ -256,7 +271,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	}
 	if last := s.evaluated; last.rs == rs && s.last != nil && samePaths(last.ec, ec) && maps.Equal(last.toggles, toggles) &&
 		rs.SameMentionEvidence(last.ec, ec) {
-		return s.resourced(ec), s.recordResourced(ec, turn, dropped, take(&s.spareRecord)), true
+		return s.resourced(ec), s.recordResourced(ec, turn, dropped, take(&s.spareRecord.context)), true
 	}
 	// The last evaluation's matches that did not change are taken again, and the results are
 	// written in the spare array (see spareResults), when there is one.
@@ -266,7 +281,9 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 	}
 	rd := rs.EvaluateLent(last, take(&s.spare), s.matches.lend, ec, toggles)
 	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
-	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, take(&s.spareRecord)), false
+	spares := s.spareRecord
+	s.spareRecord = recordSpares{}
+	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, spares), false
 }
 
 // contextArray is an array of n context paths, spare's when it is large enough; its elements
@@ -600,15 +617,28 @@ func LoadSnapshot(br BlobReader, files []events.SnapshotFile) ([]rules.File, err
 // Decide and Verify build a decision, so a recorded decision and its recomputation can only
 // differ when their inputs or the engine do.
 func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision) events.Decision {
-	return recordAfter(nil, turn, snapshot, ec, dropped, rd, nil)
+	return recordAfter(nil, turn, snapshot, ec, dropped, rd, recordSpares{})
+}
+
+// sameBacking reports whether two slices, neither of capacity zero, start in the same memory.
+func sameBacking[T any](a, b []T) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+// recordSpares are arrays of a record nobody holds any more, for the next record to be written
+// in: its context array and the outcome lists it made for itself.
+type recordSpares struct {
+	context            []events.ContextPath
+	included, excluded []events.RuleOutcome
 }
 
 // recordAfter is record for a decision that follows base, a record nothing changes (a
 // session's last, or nil): a path's evidence and a rule's matches that are equal to base's
-// are base's memory, so that a decision after a tool call costs what changed. The record is
-// the same either way.
+// are base's memory, so that a decision after a tool call costs what changed. What it does not
+// share with base it writes in spare's arrays when they are large enough. The record is the
+// same either way.
 func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.EvaluationContext, dropped []events.Count, rd rules.Decision,
-	spare []events.ContextPath) events.Decision {
+	spare recordSpares) events.Decision {
 	var prev []events.ContextPath
 	var prevIn, prevOut []events.RuleOutcome
 	if base != nil {
@@ -626,9 +656,9 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 	}
 	d := events.Decision{Turn: turn, Snapshot: snapshot, Engine: rd.EngineVersion,
 		Mode: ec.Mode, Provider: ec.Provider, Model: ec.Model, OS: ec.OS,
-		Context: contextArray(spare, len(ec.Paths)), Dropped: dropped}
-	in := sharedList[events.RuleOutcome]{base: prevIn, size: nIncluded, same: events.RuleOutcome.Equal}
-	out := sharedList[events.RuleOutcome]{base: prevOut, size: len(rd.Results) - nIncluded, same: events.RuleOutcome.Equal}
+		Context: contextArray(spare.context, len(ec.Paths)), Dropped: dropped}
+	in := sharedList[events.RuleOutcome]{base: prevIn, size: nIncluded, same: events.RuleOutcome.Equal, spare: spare.included}
+	out := sharedList[events.RuleOutcome]{base: prevOut, size: len(rd.Results) - nIncluded, same: events.RuleOutcome.Equal, spare: spare.excluded}
 	// One array each for every path's evidence and every rule's matches that base does not
 	// have; their sizes are known once base's are found.
 	j := 0
@@ -700,13 +730,15 @@ func recordAfter(base *events.Decision, turn int, snapshot uint64, ec rules.Eval
 // sharedList builds a record's list in the array of its base's list while every element added
 // is the base's at the same place (same), as most of a decision's outcomes and all its
 // diagnostics are the last one's: records are never changed, so they share what did not
-// change. Once an element differs the list gets an array of its own, of size elements.
+// change. Once an element differs the list gets an array of its own, of size elements: spare,
+// when it is large enough.
 type sharedList[T any] struct {
-	base []T
-	size int
-	same func(a, b T) bool
-	n    int // the elements added while the list is base's
-	own  []T
+	base  []T
+	size  int
+	same  func(a, b T) bool
+	spare []T
+	n     int // the elements added while the list is base's
+	own   []T
 }
 
 func (l *sharedList[T]) add(v T) {
@@ -715,7 +747,11 @@ func (l *sharedList[T]) add(v T) {
 			l.n++
 			return
 		}
-		l.own = make([]T, l.n, l.size)
+		if cap(l.spare) >= l.size {
+			l.own = l.spare[:l.n]
+		} else {
+			l.own = make([]T, l.n, l.size)
+		}
 		copy(l.own, l.base)
 	}
 	l.own = append(l.own, v)

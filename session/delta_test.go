@@ -562,7 +562,7 @@ func TestDecideIntoReusesTheCallersArrays(t *testing.T) {
 }
 
 // A session that writes its decisions into the one handed back writes the next records in the
-// context arrays of records nobody holds any more, and never in one a caller still holds: a
+// context arrays and outcome lists of records nobody holds any more, and never in one a caller still holds: a
 // decision of Decide, or one of DecideInto not handed back. Its log is that of a session that
 // decides with Decide, event data for event data.
 func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
@@ -585,20 +585,25 @@ func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
 	var holds []held
 	hold := func(d *Decision) { holds = append(holds, held{d, d.Recorded()}) }
 	var x Decision
-	seen := map[*events.ContextPath]int{} // the context arrays of the records, by step
-	recycled := 0
+	seen := map[*events.ContextPath]int{}         // the context arrays of the records, by step
+	seenOutcomes := map[*events.RuleOutcome]int{} // their outcome lists' arrays
+	recycled, recycledOutcomes := 0, 0
 	// "" is a decision with nothing new: right after a read of a path the context holds, the
 	// last record is taken again whole, its context array with it (steps 2 and 17, after the
 	// decisions the caller holds).
 	app, a, b, docs, index := "apps/web/src/App.tsx", "services/api/a.ts", "services/api/b.ts", "docs/README.md", "apps/web/src/pages/index.tsx"
-	paths := []string{app, app, "", a, app, b, "", "", a, docs, index, app, b, app, a, app, app, "", docs, app, a, "", index, app, b, app, app, "", a, b}
+	// From step 30: a decision the caller holds, then one written into the decision handed
+	// back whose outcomes are the same (its lists are the held record's arrays, which it must
+	// never recycle), then decisions whose outcomes change.
+	paths := []string{app, app, "", a, app, b, "", "", a, docs, index, app, b, app, a, app, app, "", docs, app, a, "", index, app, b, app, app, "", a, b,
+		"docs/a.md", "docs/b.md", "services/api/c.ts", "services/api/d.ts", app, "docs/c.md"}
 	for i, p := range paths {
 		if p != "" {
 			tool(p)
 		}
 		decide(t, plain)
 		switch {
-		case i == 1:
+		case i == 1 || i == 30:
 			hold(decide(t, into)) // handed out: its record is the caller's
 		case i == 16:
 			var y Decision // written into, never handed back
@@ -617,6 +622,14 @@ func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
 			}
 			seen[&c[0]] = i
 		}
+		for _, list := range [][]events.RuleOutcome{into.last.Included, into.last.Excluded} {
+			if len(list) > 0 {
+				if at, ok := seenOutcomes[&list[0]]; ok && at < i-1 {
+					recycledOutcomes++
+				}
+				seenOutcomes[&list[0]] = i
+			}
+		}
 	}
 	for _, h := range holds {
 		if got := h.d.Recorded(); !reflect.DeepEqual(got, h.rec) {
@@ -625,6 +638,9 @@ func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
 	}
 	if recycled == 0 {
 		t.Error("no record was written in the context array of a record before: the test does not test recycling")
+	}
+	if recycledOutcomes == 0 {
+		t.Error("no record's outcomes were written in the array of a record before: the test does not test their recycling")
 	}
 	if got, want := eventData(t, intoDB, into.Task()), eventData(t, plainDB, plain.Task()); !slices.Equal(got, want) {
 		t.Errorf("DecideInto wrote\n%s\nDecide\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

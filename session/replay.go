@@ -293,7 +293,7 @@ func (r *replayer) recompute(d check) ([]Change, error) {
 	// The record copies what it keeps of rd: its results array is the next one's spare.
 	r.spareResults = emptied(r.lastRules.Results)
 	r.lastRules = rd
-	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, d.dropped, rd, nil)
+	now := recordAfter(recorded.full, head.Turn, head.Snapshot, ec, d.dropped, rd, recordSpares{})
 	if err := recorded.checkBase(ev, head.Base); err != nil {
 		return nil, err
 	}

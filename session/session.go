@@ -121,12 +121,14 @@ type Session struct {
 	rulesSeq uint64
 	// last is the full form of the decision this session last wrote, at seq lastSeq: the
 	// next decision is written against it. lastPrivate tells that only the decision DecideInto
-	// wrote it into holds it; spareRecord is a context array for the next record, that of a
-	// record nobody holds any more (see decideLocked).
+	// wrote it into holds it; lastOwns, that its Included and Excluded arrays are its own, not
+	// the record's before it. spareRecord are arrays for the next record, those of a record
+	// nobody holds any more (see decideLocked).
 	last        *events.Decision
 	lastSeq     uint64
 	lastPrivate bool
-	spareRecord []events.ContextPath
+	lastOwns    [2]bool
+	spareRecord recordSpares
 	// deltas is what was written since the last decision written in full.
 	deltas deltaChain
 	// files are the rule files the last decision collected, recorded in the snapshot at
