@@ -668,9 +668,9 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := EvaluationContext{Mode: "act"}
 	var last Decision
-	var lastApplied []AppliedRule
+	var lastApplied, beforeApplied []AppliedRule
 	var spare []Result
-	shared, written := 0, 0
+	shared, written, appliedWritten := 0, 0, 0
 	// Every other decision is made with arrays lent for its new matches, full of other matches:
 	// what they held must not show.
 	junk := Match{Condition: CondPaths, Pattern: "junk/**", Path: "junk/x", Root: "/junk"}
@@ -720,7 +720,21 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("context %d: decided after the last\n%+v\nfresh\n%+v", i, got.Results, want.Results)
 		}
-		applied := got.ConditionalRulesAppliedAfter(after, lastApplied)
+		// Every other list is written in the list before the last, full of junk, as a session
+		// hands it back.
+		var applied []AppliedRule
+		if i%2 == 0 {
+			applied = got.ConditionalRulesAppliedAfter(after, lastApplied)
+		} else {
+			spareApplied := beforeApplied[:0]
+			for k := range cap(spareApplied) {
+				spareApplied[:cap(spareApplied)][k] = AppliedRule{Name: "junk", RuleID: "junk"}
+			}
+			applied = got.ConditionalRulesAppliedInto(after, lastApplied, spareApplied)
+			if cap(spareApplied) > 0 && len(applied) > 0 && &spareApplied[:1][0] == &applied[0] {
+				appliedWritten++
+			}
+		}
 		if wantApplied := want.ConditionalRulesApplied(); !reflect.DeepEqual(applied, wantApplied) {
 			t.Fatalf("context %d: applied after the last\n%+v\nfresh\n%+v", i, applied, wantApplied)
 		}
@@ -741,7 +755,10 @@ func TestEvaluateAfterIsEvaluate(t *testing.T) {
 		// The last decision's array is the next one's, as a session hands it back.
 		spare = last.Results
 		clear(spare)
-		last, lastApplied = got, applied
+		last, lastApplied, beforeApplied = got, applied, lastApplied
+	}
+	if appliedWritten == 0 {
+		t.Fatal("no list of conditional rules applied was written in the array handed in")
 	}
 	if shared == 0 || written == 0 || used == 0 {
 		t.Fatalf("%d rules took the last decision's matches, %d decisions were written in the array handed in and %d matches in an array lent; want some of each",

@@ -112,6 +112,14 @@ func (d Decision) ConditionalRulesApplied() []AppliedRule {
 // RuleSet.EvaluateAfter), whose list was lastApplied: a rule whose matches are last's own
 // (the same memory) is listed as lastApplied lists it, sharing what the entry points to.
 func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []AppliedRule) []AppliedRule {
+	return d.ConditionalRulesAppliedInto(last, lastApplied, nil)
+}
+
+// ConditionalRulesAppliedInto is ConditionalRulesAppliedAfter written in spare's array when it
+// is large enough, as a caller that no longer needs a list made before hands it back: spare's
+// elements are overwritten, so it must be no list the caller still reads (lastApplied among
+// them).
+func (d Decision) ConditionalRulesAppliedInto(last Decision, lastApplied, spare []AppliedRule) []AppliedRule {
 	if len(last.Results) != len(d.Results) {
 		last.Results = nil
 	}
@@ -124,7 +132,10 @@ func (d Decision) ConditionalRulesAppliedAfter(last Decision, lastApplied []Appl
 	if n == 0 {
 		return nil
 	}
-	out := make([]AppliedRule, 0, n)
+	out := spare[:0]
+	if cap(out) < n {
+		out = make([]AppliedRule, 0, n)
+	}
 	j := 0 // lastApplied is in rule ID order too
 	for i, res := range d.Results {
 		if !conditional(res) {

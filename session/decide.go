@@ -206,6 +206,10 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
 		s.spareContext = emptied(prev)
 	}
+	// And its list of conditional rules applied (each decision has a copy of its own).
+	if prev := s.evaluated.applied; cap(prev) > 0 && !sameBacking(prev, ev.applied) {
+		s.spareApplied = emptied(prev)
+	}
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
 		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
@@ -280,7 +284,7 @@ func (s *Session) evaluate(rs *rules.RuleSet, ec rules.EvaluationContext, kept b
 		last = s.evaluated.rd
 	}
 	rd := rs.EvaluateLent(last, take(&s.spare), s.matches.lend, ec, toggles)
-	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedAfter(last, s.evaluated.applied)}
+	ev = evaluated{rs: rs, ec: ec, toggles: toggles, rd: rd, applied: rd.ConditionalRulesAppliedInto(last, s.evaluated.applied, take(&s.spareApplied))}
 	spares := s.spareRecord
 	s.spareRecord = recordSpares{}
 	return ev, recordAfter(s.last, turn, snapSeq, ec, dropped, rd, spares), false

@@ -138,10 +138,12 @@ type Session struct {
 	// evaluated is the last recorded evaluation (see evaluate).
 	evaluated evaluated
 	// spare is a results array for the next evaluation that reuses the last one's outcomes
-	// (see spareResults), spareContext a paths array for the next context, and changed the
-	// indexes of the paths whose evidence changed (see resourced).
+	// (see spareResults), spareContext a paths array for the next context, spareApplied an
+	// array for its list of conditional rules applied, and changed the indexes of the paths
+	// whose evidence changed (see resourced).
 	spare        []rules.Result
 	spareContext []rules.ContextPath
+	spareApplied []rules.AppliedRule
 	changed      []int
 	// foldMore, when set, folds each event the session appends, after the projection, into what a
 	// session built on this one keeps beside it (AgentSession's Deliveries fold).
