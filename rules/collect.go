@@ -94,7 +94,9 @@ func Collect(ws Workspace) ([]File, error) {
 // collect is Collect, with cache's memory when it is set; the array it returns is a new one or
 // cache's scratch (see Reader.Collect), never one cache keeps.
 func collect(ws Workspace, cache *Reader) ([]File, error) {
-	c := collector{cache: cache, maxFiles: ws.maxFiles()}
+	c := cache.takeCollector()
+	defer cache.putCollector(c)
+	*c = collector{cache: cache, maxFiles: ws.maxFiles()}
 	defer c.closeDir()
 	if cache != nil {
 		c.files = cache.takeScratch()
@@ -112,7 +114,10 @@ func collect(ws Workspace, cache *Reader) ([]File, error) {
 			continue
 		}
 		w, dir, gen := cache.watchRoot(r)
-		c.watch, c.whole, c.armed, c.named, c.root = w, true, map[string]watchKind{}, nil, r
+		c.watch, c.whole, c.armed, c.named, c.root = w, true, nil, nil, r
+		if w != nil {
+			c.armed = map[string]watchKind{}
+		}
 		start := len(c.files)
 		c.workspace(r)
 		if c.watch != nil {
@@ -449,7 +454,10 @@ func (c *collector) memoryFiles(r Root) {
 				return
 			}
 			name := e.Name()
-			full := path.Join(dir, name)
+			full := name // path.Join(dir, name) of an entry's name, without a copy at the root
+			if dir != "." {
+				full = dir + "/" + name
+			}
 			if e.IsDir() { // symlinked folders are not followed here: they are often loops
 				if name == ".cursor" && dir != "." {
 					c.nestedCursor(r, full) // the root's is one of the workspace sources

@@ -47,7 +47,9 @@ type Reader struct {
 	// the same files; scratch is an array of a collection that found them, which the next one
 	// builds in (see Collect).
 	lastFiles, scratch []File
-	closes             int // how many times Close ran
+	// collector is the state of a collection that ended, for the next one to start from.
+	collector *collector
+	closes    int // how many times Close ran
 }
 
 // rootWatch is what the last collection of a watched root found, and its watches. A root
@@ -218,6 +220,33 @@ func (r *Reader) Collect(ws Workspace) ([]File, error) {
 	}
 	r.lastFiles = slices.Clip(files)
 	return r.lastFiles, nil
+}
+
+// takeCollector returns a collector to collect with: the one of a collection that ended, or a
+// new one; a nil Reader makes a new one.
+func (r *Reader) takeCollector() *collector {
+	if r == nil {
+		return new(collector)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.collector
+	r.collector = nil
+	if c == nil {
+		c = new(collector)
+	}
+	return c
+}
+
+// putCollector keeps c, emptied, for the next collection; c is not used after.
+func (r *Reader) putCollector(c *collector) {
+	if r == nil {
+		return
+	}
+	*c = collector{} // it keeps nothing of the collection alive
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.collector = c
 }
 
 // takeScratch returns an empty array for a collection to build in: the scratch array when there

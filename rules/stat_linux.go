@@ -11,8 +11,21 @@ import (
 
 // openDirFD opens a folder to look names up in, without reading it.
 func openDirFD(dir string) (int, bool) {
-	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	return fd, err == nil
+	const flags = oPath | syscall.O_DIRECTORY | syscall.O_CLOEXEC
+	var buf [maxStatName + 1]byte
+	if !cName(&buf, dir) {
+		fd, err := syscall.Open(dir, flags, 0)
+		return fd, err == nil
+	}
+	// openat(2) from a name in memory on the stack: syscall.Open makes a copy of it.
+	cwd := atFDCWD
+	for {
+		fd, _, e := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(&buf[0])), flags, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		return int(fd), e == 0
+	}
 }
 
 func closeDirFD(fd int) { syscall.Close(fd) }
@@ -67,14 +80,8 @@ func folderIs(path string, info fs.FileInfo) (same, done bool) {
 // false for a name it does not take (too long, or holding a NUL byte); err is the errno.
 func rawFstatat(fd int, name string, flags uintptr, st *syscall.Stat_t) (done bool, err error) {
 	var buf [maxStatName + 1]byte
-	if len(name) > maxStatName {
+	if !cName(&buf, name) {
 		return false, nil
-	}
-	for i := 0; i < len(name); i++ {
-		if name[i] == 0 {
-			return false, nil
-		}
-		buf[i] = name[i]
 	}
 	for {
 		_, _, e := syscall.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), flags, 0, 0)
@@ -89,6 +96,22 @@ func rawFstatat(fd int, name string, flags uintptr, st *syscall.Stat_t) (done bo
 		}
 		return true, nil
 	}
+}
+
+// cName writes name into buf as the system takes a name, ended by a NUL byte; false for a name
+// longer than maxStatName or holding a NUL byte.
+func cName(buf *[maxStatName + 1]byte, name string) bool {
+	if len(name) > maxStatName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == 0 {
+			return false
+		}
+		buf[i] = name[i]
+	}
+	buf[len(name)] = 0
+	return true
 }
 
 // fileMode converts a stat(2) mode as package os does.

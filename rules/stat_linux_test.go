@@ -68,3 +68,50 @@ func TestStatAtIsOSStat(t *testing.T) {
 		t.Error("a name with a NUL byte was looked up")
 	}
 }
+
+// TestOpenDirFD opens folders by a short path without an allocation and by one longer than a
+// look-up takes through syscall.Open, and refuses a file, a missing folder and a NUL byte.
+func TestOpenDirFD(t *testing.T) {
+	dir := t.TempDir()
+	long := dir
+	for len(long) <= maxStatName {
+		long = filepath.Join(long, "a-folder-name-of-some-length")
+	}
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir  string
+		open bool
+	}{{dir, true}, {long, true}, {filepath.Join(dir, "file"), false}, {filepath.Join(dir, "gone"), false}, {dir + "\x00", false}} {
+		fd, ok := openDirFD(tc.dir)
+		if ok != tc.open {
+			t.Errorf("%.60s…: opened %v, want %v", tc.dir, ok, tc.open)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var st, want syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Stat(tc.dir, &want); err != nil {
+			t.Fatal(err)
+		}
+		if st.Ino != want.Ino || st.Dev != want.Dev {
+			t.Errorf("%.60s…: opened another folder", tc.dir)
+		}
+		closeDirFD(fd)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if fd, ok := openDirFD(dir); ok {
+			closeDirFD(fd)
+		}
+	}); n != 0 {
+		t.Errorf("opening a folder allocates %v times", n)
+	}
+}
