@@ -59,7 +59,20 @@ type snapshotEntry struct {
 
 // Marshal encodes the Task's whole state, tagged with Version. The session stores the bytes
 // next to the log and opens the task later with Restore plus the events after LastSeq.
-func (t *Task) Marshal() ([]byte, error) {
+func (t *Task) Marshal() ([]byte, error) { return t.AppendMarshal(nil) }
+
+// AppendMarshal appends Marshal's bytes to dst, so that a caller that writes snapshots one after
+// the other encodes each in the memory of the one before.
+func (t *Task) AppendMarshal(dst []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	if err := json.NewEncoder(buf).Encode(t.snapshot()); err != nil {
+		return dst, fmt.Errorf("projections: marshal snapshot: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil // Encode ends with a newline; json.Marshal does not
+}
+
+// snapshot is the Task's whole state as Marshal encodes it.
+func (t *Task) snapshot() snapshot {
 	s := snapshot{
 		Version: Version, Started: t.started, LastSeq: t.lastSeq, Decisions: t.decisions,
 		UserMessages: t.userMsgs, Roots: t.roots, Runtime: t.runtime, OS: t.os, Mode: t.mode,
@@ -87,11 +100,7 @@ func (t *Task) Marshal() ([]byte, error) {
 		}
 		s.Evidence = append(s.Evidence, set)
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("projections: marshal snapshot: %w", err)
-	}
-	return b, nil
+	return s
 }
 
 // Restore rebuilds a Task from bytes Marshal wrote. A snapshot of another Version returns

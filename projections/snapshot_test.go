@@ -94,6 +94,7 @@ func TestIncrementalFoldResume(t *testing.T) {
 			incremental := New()
 			want := make([][]byte, n+1) // want[i]: after i events
 			snaps := make([][]byte, n+1)
+			var reused []byte
 			for i := 0; i <= n; i++ {
 				if i > 0 {
 					if err := incremental.Apply(b.evs[i-1]); err != nil {
@@ -106,6 +107,14 @@ func TestIncrementalFoldResume(t *testing.T) {
 					t.Fatal(err)
 				}
 				snaps[i] = s
+				// Encoded in the memory of the snapshot before, as a session does, and as
+				// json.Marshal encodes the state.
+				if reused, err = incremental.AppendMarshal(reused[:0]); err != nil || !bytes.Equal(reused, s) {
+					t.Fatalf("after %d events: AppendMarshal %s (%v), Marshal %s", i, reused, err, s)
+				}
+				if plain, err := json.Marshal(incremental.snapshot()); err != nil || !bytes.Equal(plain, s) {
+					t.Fatalf("after %d events: json.Marshal %s (%v), Marshal %s", i, plain, err, s)
+				}
 			}
 			for i := 0; i <= n; i += 1 + r.IntN(7) {
 				full := New()

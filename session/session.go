@@ -116,6 +116,8 @@ type Session struct {
 	// bytesSinceSnapshot their payloads' bytes.
 	sinceSnapshot      int
 	bytesSinceSnapshot int
+	// snapshotBuf is the memory of the last projection snapshot written, for the next one's.
+	snapshotBuf []byte
 	// rules caches the rule set of the latest snapshot, keyed by that snapshot's sequence.
 	rules    *rules.RuleSet
 	rulesSeq uint64
@@ -440,13 +442,21 @@ func (s *Session) snapshotDue() {
 	}
 }
 
+// maxKeptSnapshot bounds the memory a session keeps for its next projection snapshot: a
+// snapshot is bounded as the projection is, tens of kilobytes in practice.
+const maxKeptSnapshot = 1 << 20
+
 func (s *Session) writeSnapshot() error {
 	if s.stale != nil {
 		return nil // the projection is not the log's
 	}
-	data, err := s.state.Marshal()
+	data, err := s.state.AppendMarshal(s.snapshotBuf[:0])
 	if err != nil {
 		return fmt.Errorf("task %s: snapshot projection: %w", s.task, err)
+	}
+	// The store keeps no reference to the bytes: the next snapshot is encoded in them.
+	if s.snapshotBuf = nil; cap(data) <= maxKeptSnapshot {
+		s.snapshotBuf = data[:0]
 	}
 	if err := s.db.PutSnapshot(s.task, snapshotName, s.state.LastSeq(), data); err != nil {
 		return fmt.Errorf("task %s: write projection snapshot: %w", s.task, err)

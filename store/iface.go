@@ -36,6 +36,7 @@ type Store interface {
 	// HasBlob reports whether content with the hex SHA-256 sum is stored.
 	HasBlob(sum string) (bool, error)
 	// PutSnapshot stores a projection's state as of seq under name, replacing any earlier one.
+	// It keeps no reference to data once it returns.
 	PutSnapshot(task uuid.UUID, name string, seq uint64, data []byte) error
 	// Snapshot returns the named snapshot's sequence number and state, or ErrNoSnapshot.
 	Snapshot(task uuid.UUID, name string) (seq uint64, data []byte, err error)
