@@ -56,6 +56,7 @@ var (
 		Benchtime: "400x", Quick: "20x", Needs: []Input{clineCorpus}}
 	benchDecide  = Bench{Pkg: "session", Regexp: "^BenchmarkDecide$/^events=100$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
 	benchInto    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideInto$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
+	benchAfterTC = Bench{Pkg: "session", Regexp: "^Benchmark(Decide|DecideInto)AfterToolCall$/^rules=(watched|folder)$", Benchtime: "2000x", Quick: "50x"}
 	benchMany    = Bench{Pkg: "session", Regexp: "^BenchmarkDecideManyRules$", Benchtime: "50x", Quick: "3x"}
 	benchRecord  = Bench{Pkg: "session", Regexp: "^BenchmarkRecord$", Benchtime: "2000x", Quick: "50x"}
 	benchHookIn  = Bench{Pkg: "session", Regexp: "^BenchmarkHookSampleRules$", Benchtime: "2000x", Quick: "50x", Needs: []Input{samples}}
@@ -192,6 +193,13 @@ var Rows = []Row{
 		Bench: benchInto, Parts: []Part{
 			{Name: "BenchmarkDecideInto/rules=watched", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 			{Name: "BenchmarkDecideInto/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
+		}},
+	{What: "allocated by tasklog per decision after a tool call that brings a new path (100 paths, 50 rules), watched / checked file by file: `Decide`, then `DecideInto` (the last decision given back)",
+		Bench: benchAfterTC, Parts: []Part{
+			{Name: "BenchmarkDecideAfterToolCall/rules=watched", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
+			{Name: "BenchmarkDecideAfterToolCall/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
+			{Name: "BenchmarkDecideIntoAfterToolCall/rules=watched", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
+			{Name: "BenchmarkDecideIntoAfterToolCall/rules=folder", Metric: Metric{Unit: "tasklog-B/op", Kind: Bytes}},
 		}},
 	{What: "allocated by tasklog per decision after a tool call on Cline's corpus, the folder watched, 50 rules × 10 / × 100 paths: `Decide` / `DecideInto` (the last decision given back)",
 		Bench: benchCline, Parts: []Part{
