@@ -165,7 +165,9 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	// The record before this one is nobody's when the decision handed back held it: its context
 	// array serves the next record, unless this record shares it (the last one taken again
 	// whole). A record is private (only the decision it was written into holds it) when it
-	// shares no context array, or shares that of a record nobody holds any more.
+	// shares no context array, or shares that of a record nobody holds any more. A private
+	// record may still share the outcome lists of one a caller holds (its outcomes were that
+	// one's): lastOwns tells which lists are its own, and only those serve the next record.
 	prev := s.last
 	var prevIn, prevOut []events.RuleOutcome
 	if prev != nil {

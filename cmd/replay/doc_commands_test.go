@@ -120,8 +120,8 @@ func TestDocCommands(t *testing.T) {
 		for _, cmd := range docCommands(page.text) {
 			n++
 			if by, ok := docRunElsewhere[cmd]; ok {
-				if by != ".ci/run" && !strings.Contains(sources, "func "+by+"(") {
-					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file defines", rel, cmd, by)
+				if by != ".ci/run" && !definedIn(sources, cmd, by) {
+					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file of the packages it names defines", rel, cmd, by)
 				}
 				continue
 			}
@@ -141,8 +141,8 @@ func TestDocCommands(t *testing.T) {
 					t.Errorf("%s: %q is no replay command and docRunElsewhere does not name the test that runs it", rel, part)
 					continue
 				}
-				if by != ".ci/run" && !strings.Contains(sources, "func "+by+"(") {
-					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file defines", rel, part, by)
+				if by != ".ci/run" && !definedIn(sources, part, by) {
+					t.Errorf("%s: %q: docRunElsewhere names %s, which no test file of the packages it names defines", rel, part, by)
 				}
 				break // the rest of a line run elsewhere is that test's
 			}
@@ -287,8 +287,8 @@ func scriptCommands(t *testing.T) map[string]bool {
 }
 
 // goTestSources returns the text of every _test.go file of the repository, to find test names in.
-func goTestSources(t *testing.T, root string) string {
-	var b strings.Builder
+func goTestSources(t *testing.T, root string) map[string]string {
+	sources := map[string]string{} // by folder, relative to root, in slash form
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -301,14 +301,43 @@ func goTestSources(t *testing.T, root string) string {
 			if err != nil {
 				return err
 			}
-			b.Write(src)
+			dir, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			sources[filepath.ToSlash(dir)] += string(src)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	return sources
+}
+
+// definedIn reports whether a test file defines the function fn in a package the command cmd
+// names ("./cmd/replay", "./store/..."), or in any package when it names none.
+func definedIn(sources map[string]string, cmd, fn string) bool {
+	var pkgs []string
+	for _, f := range strings.Fields(cmd) {
+		if strings.HasPrefix(f, "./") {
+			pkgs = append(pkgs, strings.TrimPrefix(f, "./"))
+		}
+	}
+	for dir, src := range sources {
+		if !strings.Contains(src, "func "+fn+"(") {
+			continue
+		}
+		if len(pkgs) == 0 {
+			return true
+		}
+		for _, p := range pkgs {
+			if tree, all := strings.CutSuffix(p, "..."); all && (tree == "" || strings.HasPrefix(dir+"/", tree)) || dir == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // taskToken is an argument that names a task: a unique prefix of an id, or a whole one.
