@@ -18,8 +18,6 @@ import (
 	"github.com/tasklog/tasklog/session/serve/wire"
 )
 
-// hookClientBinaries builds replay and the small hook program replay-hook into one temporary
-// folder, as 'go install ./cmd/replay/...' puts them side by side.
 // clientProcess runs replay-hook with the payload on stdin and the environment added to this
 // process's (the last value of a variable wins), with slowBudget unless extra sets a budget.
 func clientProcess(bin, agent, db string, payload []byte, env []string, extra ...string) hookResult {

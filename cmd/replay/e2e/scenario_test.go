@@ -142,8 +142,6 @@ func TestAgentsEndToEnd(t *testing.T) {
 	}
 }
 
-// runReplay runs the built replay binary with HOME set to home and returns its exit status and
-// its output: stdout alone when it succeeds (so JSON stays parseable), stdout and stderr when not.
 // checkModelSaw asserts from the fake model's requests: the scoped rule reaches the model in
 // the first request after the Read, in a message of the role the agent gives hook text, and once:
 // never before, and exactly once in every later request (it stays in the conversation and is

@@ -156,7 +156,8 @@ func RepoRoot(tb testing.TB) string {
 }
 
 // RunReplay runs the replay binary with args, HOME set to home and PATH as the test's, for a
-// minute at most; it returns the output (stderr after stdout when it fails) and the exit code.
+// minute at most, and returns its output and exit status: stdout alone when it succeeds (so JSON
+// stays parseable), stdout and stderr when not.
 func RunReplay(t *testing.T, replay, home string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -176,8 +177,8 @@ func RunReplay(t *testing.T, replay, home string, args ...string) (string, int) 
 	return stdout.String(), 0
 }
 
-// ServerWait is how long a test waits for a server to answer: room for a machine ten times
-// slower than the slowest seen.
+// ServerWait is how long a test waits for a server to answer: its start on a machine many
+// times slower than usual.
 const ServerWait = time.Minute
 
 // DialWhenUp waits for a server to answer on sock, for ServerWait at most, and returns the
