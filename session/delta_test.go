@@ -592,18 +592,19 @@ func TestDecideIntoRecyclesOnlyWhatNobodyHolds(t *testing.T) {
 	// last record is taken again whole, its context array with it (steps 2 and 17, after the
 	// decisions the caller holds).
 	app, a, b, docs, index := "apps/web/src/App.tsx", "services/api/a.ts", "services/api/b.ts", "docs/README.md", "apps/web/src/pages/index.tsx"
-	// From step 30: a decision the caller holds, then one written into the decision handed
-	// back whose outcomes are the same (its lists are the held record's arrays, which it must
-	// never recycle), then decisions whose outcomes change.
+	// From step 30: reads that match no rule, until the scoped rules' evidence has aged out and
+	// only the always rules are included; at step 33 a decision the caller holds, then one
+	// written into the decision handed back whose outcomes are the same (its lists are the held
+	// record's arrays, which it must never recycle), then decisions whose outcomes change.
 	paths := []string{app, app, "", a, app, b, "", "", a, docs, index, app, b, app, a, app, app, "", docs, app, a, "", index, app, b, app, app, "", a, b,
-		"docs/a.md", "docs/b.md", "services/api/c.ts", "services/api/d.ts", app, "docs/c.md"}
+		"docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md", "services/api/c.ts", "services/api/d.ts", app, "docs/f.md"}
 	for i, p := range paths {
 		if p != "" {
 			tool(p)
 		}
 		decide(t, plain)
 		switch {
-		case i == 1 || i == 30:
+		case i == 1 || i == 33:
 			hold(decide(t, into)) // handed out: its record is the caller's
 		case i == 16:
 			var y Decision // written into, never handed back
