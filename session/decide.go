@@ -168,27 +168,25 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	// shares no context array, or shares that of a record nobody holds any more. A private
 	// record may still share the outcome lists of one a caller holds (its outcomes were that
 	// one's): lastOwns tells which lists are its own, and only those serve the next record.
-	prev := s.last
+	var prevContext []events.ContextPath
 	var prevIn, prevOut []events.RuleOutcome
-	if prev != nil {
-		prevIn, prevOut = prev.Included, prev.Excluded
+	if s.last != nil {
+		prevContext, prevIn, prevOut = s.last.Context, s.last.Included, s.last.Excluded
 	}
-	shares := prev != nil && sameBacking(prev.Context, rec.Context)
 	if handedBack {
 		// So are the outcome lists it made for itself, unless this record shares them.
-		if !shares && cap(prev.Context) > 0 {
-			s.spareRecord.context = emptied(prev.Context)
+		recycle(&s.spareRecord.context, prevContext, rec.Context)
+		if s.lastOwns[0] {
+			recycle(&s.spareRecord.included, prevIn, rec.Included)
 		}
-		if s.lastOwns[0] && !sameBacking(prevIn, rec.Included) {
-			s.spareRecord.included = emptied(prevIn)
-		}
-		if s.lastOwns[1] && !sameBacking(prevOut, rec.Excluded) {
-			s.spareRecord.excluded = emptied(prevOut)
+		if s.lastOwns[1] {
+			recycle(&s.spareRecord.excluded, prevOut, rec.Excluded)
 		}
 	}
 	// The next decision is written against this one. The caller gets copies (Recorded), so
 	// nothing it does can change the base. A list of this record's that is not the last
 	// record's array is its own (recordAfter shares the last record's or makes one).
+	shares := sameBacking(prevContext, rec.Context)
 	s.last, s.lastSeq, s.lastPrivate = &rec, d.Seq, into != nil && (!shares || handedBack)
 	s.lastOwns = [2]bool{cap(rec.Included) > 0 && !sameBacking(prevIn, rec.Included), cap(rec.Excluded) > 0 && !sameBacking(prevOut, rec.Excluded)}
 	if size := len(evs[at].Data); delta {
@@ -199,19 +197,13 @@ func (s *Session) decideLocked(ctx context.Context, files []rules.File, pre []ev
 	}
 	s.files, s.filesSeq = files, snapSeq
 	s.matches.written(s.evaluated.rd.Results, rd.Results)
-	// The last evaluation's results array is nobody's now, unless this one took it again.
-	if prev := s.evaluated.rd.Results; len(prev) > 0 && (len(rd.Results) == 0 || &prev[0] != &rd.Results[0]) {
-		s.spare = emptied(prev) // nothing it points to is kept alive by it
-	}
-	// So is the last context's paths array (the decisions and records copy or share only
-	// what its elements point to).
-	if prev := s.evaluated.ec.Paths; cap(prev) > 0 && (cap(ev.ec.Paths) == 0 || &prev[:1][0] != &ev.ec.Paths[:1][0]) {
-		s.spareContext = emptied(prev)
-	}
-	// And its list of conditional rules applied (each decision has a copy of its own).
-	if prev := s.evaluated.applied; cap(prev) > 0 && !sameBacking(prev, ev.applied) {
-		s.spareApplied = emptied(prev)
-	}
+	// The last evaluation's results array is nobody's now, unless this one took it again; so
+	// are the last context's paths array (the decisions and records copy or share only what its
+	// elements point to) and its list of conditional rules applied (each decision has a copy of
+	// its own).
+	recycle(&s.spare, s.evaluated.rd.Results, rd.Results)
+	recycle(&s.spareContext, s.evaluated.ec.Paths, ev.ec.Paths)
+	recycle(&s.spareApplied, s.evaluated.applied, ev.applied)
 	s.evaluated = ev
 	if reused && s.rendered.rs == rs {
 		d.Prompt, d.Tagged = s.rendered.prompt, s.rendered.tagged
@@ -629,6 +621,14 @@ func record(turn int, snapshot uint64, ec rules.EvaluationContext, dropped []eve
 // sameBacking reports whether two slices, neither of capacity zero, start in the same memory.
 func sameBacking[T any](a, b []T) bool {
 	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+// recycle makes prev's array, emptied (nothing it points to is kept alive by it), the spare
+// array *spare, unless now starts in it: the caller knows nothing else holds prev.
+func recycle[T any](spare *[]T, prev, now []T) {
+	if cap(prev) > 0 && !sameBacking(prev, now) {
+		*spare = emptied(prev)
+	}
 }
 
 // recordSpares are arrays of a record nobody holds any more, for the next record to be written
