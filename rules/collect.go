@@ -94,13 +94,9 @@ func Collect(ws Workspace) ([]File, error) {
 // collect is Collect, with cache's memory when it is set; the array it returns is a new one or
 // cache's scratch (see Reader.Collect), never one cache keeps.
 func collect(ws Workspace, cache *Reader) ([]File, error) {
-	c := cache.takeCollector()
+	c := cache.takeCollector(ws.maxFiles())
 	defer cache.putCollector(c)
-	*c = collector{cache: cache, maxFiles: ws.maxFiles()}
 	defer c.closeDir()
-	if cache != nil {
-		c.files = cache.takeScratch()
-	}
 	for _, r := range ws.Roots {
 		if r.FS == nil {
 			return nil, fmt.Errorf("collect root %q: %w", r.Name, ErrNoFS)

@@ -47,7 +47,7 @@ type Reader struct {
 	// the same files; scratch is an array of a collection that found them, which the next one
 	// builds in (see Collect).
 	lastFiles, scratch []File
-	// collector is the state of a collection that ended, for the next one to start from.
+	// collector is the memory of a collector whose collection ended, emptied, for the next.
 	collector *collector
 	closes    int // how many times Close ran
 }
@@ -222,19 +222,25 @@ func (r *Reader) Collect(ws Workspace) ([]File, error) {
 	return r.lastFiles, nil
 }
 
-// takeCollector returns a collector to collect with: the one of a collection that ended, or a
-// new one; a nil Reader makes a new one.
-func (r *Reader) takeCollector() *collector {
+// takeCollector returns a collector to collect with, of at most maxFiles files a rules folder:
+// the memory of one whose collection ended, or new, with r's memory and an empty array to build
+// in, the scratch array when there is one as large as the last collection found, else a new one
+// that size. A nil Reader makes a new collector without memory.
+func (r *Reader) takeCollector(maxFiles int) *collector {
 	if r == nil {
-		return new(collector)
+		return &collector{maxFiles: maxFiles}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.collector
-	r.collector = nil
-	if c == nil {
+	if r.collector = nil; c == nil {
 		c = new(collector)
 	}
+	files := r.scratch
+	if r.scratch = nil; cap(files) < r.last {
+		files = make([]File, 0, r.last)
+	}
+	*c = collector{cache: r, maxFiles: maxFiles, files: files}
 	return c
 }
 
@@ -247,19 +253,6 @@ func (r *Reader) putCollector(c *collector) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.collector = c
-}
-
-// takeScratch returns an empty array for a collection to build in: the scratch array when there
-// is one as large as the last collection found, else a new one that size.
-func (r *Reader) takeScratch() []File {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.scratch
-	r.scratch = nil
-	if cap(s) < r.last {
-		return make([]File, 0, r.last)
-	}
-	return s
 }
 
 // identicalFile reports whether two files are equal in every field (a test checks it knows
