@@ -102,30 +102,32 @@ func ReplayBinary(tb testing.TB) string {
 	return built.path
 }
 
-// built is the replay binary of this run, made by the first test that asks for it.
+// built is the replay binary of this run, made by the first test that asks for it, and the
+// replay-hook binary beside it, made by the first that asks for both.
 var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
+	once       sync.Once
+	dir        string
+	path       string
+	err        error
+	clientOnce sync.Once
+	client     string
+	clientErr  error
 }
 
-// Binaries builds replay and replay-hook side by side in a folder of the test's own, as
-// 'go install ./cmd/replay/...' puts them, so that 'replay install' writes hooks that run
-// replay-hook.
+// Binaries is ReplayBinary and the replay-hook binary beside it, as 'go install
+// ./cmd/replay/...' puts them, so that 'replay install' writes hooks that run replay-hook: built
+// once per run of the test binary, like ReplayBinary, and shared by every test.
 func Binaries(tb testing.TB) (replay, client string) {
 	tb.Helper()
-	if testing.Short() {
-		tb.Skip("builds the replay and replay-hook binaries; skipped with -short")
+	replay = ReplayBinary(tb)
+	built.clientOnce.Do(func() {
+		built.client = filepath.Join(built.dir, "replay-hook")
+		built.clientErr = goBuild(built.client, clientPkg)
+	})
+	if built.clientErr != nil {
+		tb.Fatal(built.clientErr)
 	}
-	dir := tb.TempDir()
-	replay, client = filepath.Join(dir, "replay"), filepath.Join(dir, "replay-hook")
-	for _, b := range [][2]string{{replay, replayPkg}, {client, clientPkg}} {
-		if err := goBuild(b[0], b[1]); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return replay, client
+	return replay, built.client
 }
 
 func goBuild(out, pkg string) error {
