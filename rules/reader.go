@@ -232,12 +232,12 @@ func (r *Reader) takeCollector(maxFiles int) *collector {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.collector
-	if r.collector = nil; c == nil {
+	c, files := r.collector, r.scratch
+	r.collector, r.scratch = nil, nil
+	if c == nil {
 		c = new(collector)
 	}
-	files := r.scratch
-	if r.scratch = nil; cap(files) < r.last {
+	if cap(files) < r.last {
 		files = make([]File, 0, r.last)
 	}
 	*c = collector{cache: r, maxFiles: maxFiles, files: files}

@@ -96,7 +96,8 @@ func (m *matchArrays) written(last, results []rules.Result) {
 	}
 }
 
-// sameArray reports whether two non-empty match slices start in the same memory.
+// sameArray reports whether two non-empty match slices start in the same memory: an empty
+// slice counts as no array here, where sameBacking looks at capacity.
 func sameArray(a, b []rules.Match) bool {
-	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
+	return len(a) > 0 && len(b) > 0 && sameBacking(a, b)
 }

@@ -455,7 +455,8 @@ func (s *Session) writeSnapshot() error {
 		return fmt.Errorf("task %s: snapshot projection: %w", s.task, err)
 	}
 	// The store keeps no reference to the bytes: the next snapshot is encoded in them.
-	if s.snapshotBuf = nil; cap(data) <= maxKeptSnapshot {
+	s.snapshotBuf = nil
+	if cap(data) <= maxKeptSnapshot {
 		s.snapshotBuf = data[:0]
 	}
 	if err := s.db.PutSnapshot(s.task, snapshotName, s.state.LastSeq(), data); err != nil {
